@@ -1,0 +1,115 @@
+"""CLI subcommands of the target flow: `doctor` and `selftest`. app/cli.py wires them in with
+`add_target_commands(subparsers)`; each sets `func(args) -> int` (the exit status).
+
+Exit status of selftest: 0 PASS, 1 FAIL, 2 bad input or missing tool (the message has the install
+command), 3 build or run failure (fault, hang, no result), 130 cancelled."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import TextIO
+
+from backend_core.errors import Cancelled, CmlensError
+from backend_core.targets import DEFAULT_TARGET, TARGETS
+
+
+def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add `doctor` and `selftest` to an argparse subparsers object."""
+    d = subparsers.add_parser(
+        "doctor", help="check the toolchain, simulators and ExecuTorch checkout",
+        description="Find arm-none-eabi-gcc, newlib, cmake, ninja, qemu-system-arm, the Corstone FVPs, "
+                    "graphviz, the ExecuTorch checkout and CMSIS-NN; print versions and, for anything "
+                    "missing, the command that installs it. Exit 0 when the QEMU flow can run, else 2.")
+    d.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
+    d.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
+    d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    d.set_defaults(func=cmd_doctor)
+
+    from backend_core.target.selftest import VARIANTS
+
+    s = subparsers.add_parser(
+        "selftest", help="build the self-test firmware and run it on a simulator",
+        description="Cross-compile the self-test firmware (int8 arithmetic, FPU/DSP/MVE checks, cycle "
+                    "counter; no ExecuTorch needed) for a Cortex-M CPU and run it on QEMU or a Corstone "
+                    "FVP. Exit 0 PASS, 1 FAIL, 2 bad input or missing tool, 3 build/run failure.")
+    s.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
+    s.add_argument("--target", default=DEFAULT_TARGET, metavar="CPU",
+                   help=f"CPU, one of {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+    s.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                   help="stop the simulator after S seconds (default: 30)")
+    s.add_argument("--firmware", choices=tuple(VARIANTS), default="selftest",
+                   help="selftest (default), or a diagnostic firmware: selftest-fail reports a FAIL, "
+                        "hang never ends, fault / fault-udf crash on purpose")
+    s.add_argument("--build-dir", type=Path, metavar="DIR",
+                   help="root of the build directories (default: ~/.cache/cmlens/build)")
+    s.add_argument("--quiet", action="store_true", help="do not echo build output")
+    s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    s.set_defaults(func=cmd_selftest)
+
+
+def _error(exc: CmlensError, err: TextIO) -> int:
+    print(f"error: {exc.message}", file=err)
+    if exc.hint:
+        print(exc.hint, file=err)
+    if exc.detail:
+        print("--- last output ---\n" + exc.detail, file=err)
+    return exc.exit_code
+
+
+def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Print the doctor report; 0 when everything the QEMU flow needs is present, else 2."""
+    from backend_core.target.doctor import run_doctor
+
+    out = out or sys.stdout
+    report = run_doctor(et_root=getattr(args, "et_root", None), cmsis_nn=getattr(args, "cmsis_nn", None))
+    if getattr(args, "json", False):
+        print(json.dumps(report.to_dict(), indent=2), file=out)
+    else:
+        print(report.to_text(), file=out)
+    return 0 if report.ok else 2
+
+
+def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Build + run the self-test, streaming build and UART output; returns the exit status."""
+    from backend_core.target.boards import board_for
+    from backend_core.target.selftest import run_selftest
+
+    out, err = out or sys.stdout, err or sys.stderr
+    quiet = getattr(args, "quiet", False)
+
+    def on_line(stream: str, line: str) -> None:
+        if stream == "uart":
+            print(f"uart> {line}", file=out, flush=True)
+        elif stream == "cmlens":
+            print(f"cmlens: {line}", file=out, flush=True)
+        elif stream == "stderr" and not quiet:
+            print(f"  ! {line}", file=out, flush=True)
+        elif not quiet:
+            print(f"  | {line}", file=out, flush=True)
+
+    try:
+        board = board_for(args.target, args.sim)
+        print(f"cmlens: self-test '{args.firmware}' for {board.cpu} on {board.name} ({board.simulator}), "
+              f"time limit {args.timeout:g} s", file=out, flush=True)
+        result = run_selftest(args.target, args.sim, args.timeout, variant=args.firmware,
+                              build_root=args.build_dir, on_line=on_line)
+    except Cancelled as exc:
+        print(f"cancelled: {exc.message}", file=err)
+        return 130
+    except KeyboardInterrupt:
+        print("cancelled", file=err)
+        return 130
+    except CmlensError as exc:
+        return _error(exc, err)
+    print("-" * 60, file=out)
+    print(result.summary(), file=out)
+    if getattr(args, "json", False):
+        data = asdict(result)
+        data["elf"] = str(result.elf)
+        print(json.dumps(data, indent=2, default=str), file=out)
+    if result.passed:
+        return 0
+    return 1 if result.outcome == "FAIL" else 3

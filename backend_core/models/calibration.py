@@ -1,0 +1,86 @@
+"""Calibration inputs: the example inputs plus N random samples, or a folder of `.pt`/`.npy`
+files loaded safely (`weights_only=True`, `allow_pickle=False`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInputError
+
+
+def random_samples(example_inputs: tuple, n: int, seed: int = 0) -> list[tuple]:
+    """N samples spanning the example inputs' value range (integer inputs are repeated)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    out: list[tuple] = []
+    for _ in range(n):
+        sample = []
+        for x in example_inputs:
+            if isinstance(x, torch.Tensor) and x.is_floating_point():
+                lo, hi = float(x.min()), float(x.max())
+                if hi <= lo:
+                    lo, hi = lo - 1.0, lo + 1.0
+                y = torch.rand(x.shape, generator=g) * (hi - lo) + lo
+                sample.append(y.to(x.dtype))
+            else:
+                sample.append(x)
+        out.append(tuple(sample))
+    return out
+
+
+def _load_one(path: Path) -> tuple:
+    import numpy as np
+    import torch
+
+    try:
+        if path.suffix == ".npy":
+            data: Any = torch.from_numpy(np.load(path, allow_pickle=False))
+        else:
+            data = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as e:  # noqa: BLE001
+        raise BadInputError(f"Cannot read input file {path}: {type(e).__name__}: {str(e)[:200]}",
+                            "Inputs must be tensors saved with torch.save (.pt) or numpy.save (.npy, "
+                            "no pickled objects).") from e
+    if isinstance(data, torch.Tensor):
+        return (data,)
+    if isinstance(data, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in data):
+        return tuple(data)
+    raise BadInputError(f"{path} holds a {type(data).__name__}, not a tensor or a tuple of tensors.",
+                        "Save one input sample per file: a tensor or a tuple of tensors.")
+
+
+def load_input_folder(folder: str, example_inputs: tuple) -> list[tuple]:
+    """Every `.pt`/`.npy` file of `folder`, sorted by name, checked against the example shapes."""
+    p = Path(folder).expanduser()
+    if not p.is_dir():
+        raise BadInputError(f"Input folder not found: {p}", "Pass a folder of .pt or .npy files.")
+    files = sorted(f for f in p.iterdir() if f.suffix in (".pt", ".npy"))
+    if not files:
+        raise BadInputError(f"{p} has no .pt or .npy files.",
+                            "Put one sample per file there (torch.save or numpy.save).")
+    samples = []
+    for f in files:
+        s = _load_one(f)
+        if len(s) != len(example_inputs):
+            raise BadInputError(f"{f.name} has {len(s)} tensors but the model takes {len(example_inputs)}.",
+                                "Save a tuple with one tensor per model input.")
+        for i, (t, ref) in enumerate(zip(s, example_inputs)):
+            if tuple(t.shape) != tuple(ref.shape):
+                raise BadInputError(
+                    f"{f.name}: input {i} has shape {tuple(t.shape)}, the model expects {tuple(ref.shape)}.",
+                    "Save inputs with the model's input shape (including the batch dimension).")
+        samples.append(tuple(t.to(ref.dtype) for t, ref in zip(s, example_inputs)))
+    return samples
+
+
+def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples: list[tuple] | None
+                    ) -> list[tuple]:
+    """The samples used to calibrate: example inputs first, then the folder / random / user ones."""
+    samples = [example_inputs]
+    if isinstance(calib, str) and not calib.isdigit():
+        return samples + load_input_folder(calib, example_inputs)
+    n = int(calib) if calib is not None else 8
+    if user_samples:
+        return samples + list(user_samples)
+    return samples + random_samples(example_inputs, n)

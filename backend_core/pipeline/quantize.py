@@ -1,0 +1,76 @@
+"""PT2E quantization with CortexMQuantizer, keeping the QuantizerReporter's verdicts as data."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Q_ANNOTATION_KEY = "quantization_annotation"
+
+
+@dataclass
+class QuantizerVerdicts:
+    """What the quantizer decided per node: accepted patterns, rejections with the checker's
+    words, and the nodes nobody annotated. Keyed by the node names of the exported graph."""
+
+    accepted: dict[str, str] = field(default_factory=dict)        # node -> quantizer label
+    rejected: dict[str, list[str]] = field(default_factory=dict)  # node -> reasons
+    not_annotated: list[str] = field(default_factory=list)
+    report_text: str = ""
+    quantizers: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "rejected": self.rejected,
+                "not_annotated": self.not_annotated, "report_text": self.report_text,
+                "quantizers": self.quantizers}
+
+
+def collect_verdicts(quantizer: Any, prepared: Any) -> QuantizerVerdicts:
+    v = QuantizerVerdicts()
+    reporter = None
+    for q in getattr(quantizer, "quantizers", []):
+        reporter = getattr(q, "reporter", None)
+        if reporter is not None:
+            break
+    if reporter is not None:
+        for q, rep in reporter.quantizers.items():
+            info = rep.quantizer_info
+            label = f"{info.name} ({info.qconfig_label.rsplit('.', 1)[-1]})"
+            entry = {"name": info.name, "targets": info.targeted_nodes_description,
+                     "qconfig": info.qconfig_label, "accepted": [], "rejected": []}
+            for acc in rep.accepted_patterns:
+                names = [n.name for n in acc.nodes]
+                entry["accepted"].append(names)
+                for n in names:
+                    v.accepted.setdefault(n, label)
+            for rej in rep.rejected_patterns:
+                entry["rejected"].append({"nodes": list(rej.node_names), "reason": rej.rejection_reason})
+                if rej.rejection_reason == "Tried annotating already quantized node.":
+                    continue
+                for n in rej.node_names:
+                    v.rejected.setdefault(n, [])
+                    if rej.rejection_reason not in v.rejected[n]:
+                        v.rejected[n].append(rej.rejection_reason)
+            v.quantizers.append(entry)
+        try:
+            v.report_text = reporter.get_quantization_report(prepared, True)
+        except Exception as e:  # noqa: BLE001 - the text report is a nicety
+            v.report_text = f"(quantization report unavailable: {e})"
+    v.not_annotated = [n.name for n in prepared.graph.nodes
+                       if n.op == "call_function" and Q_ANNOTATION_KEY not in n.meta
+                       and "observer" not in n.name and "activation_post_process" not in n.name]
+    return v
+
+
+def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str
+             ) -> tuple[Any, QuantizerVerdicts]:
+    """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule)."""
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    quantizer = CortexMQuantizer(use_explicit_layout=(flow == "explicit"))
+    prepared = prepare_pt2e(module, quantizer)
+    verdicts = collect_verdicts(quantizer, prepared)
+    for sample in calibration:
+        prepared(*sample)
+    converted = convert_pt2e(prepared)
+    return converted, verdicts

@@ -1,0 +1,189 @@
+"""The stepped lowering pipeline: a generator that yields one Stage at a time, so callers show
+progress and can stop between stages.
+
+float export → quantized (PT2E, CortexMQuantizer) → edge → one stage per CortexMPassManager pass
+→ final (after lift_constant_tensor_pass). Each stage is snapshotted before the next runs,
+because several Cortex-M passes edit their input graph in place.
+"""
+from __future__ import annotations
+
+import copy
+
+import time
+import traceback
+from typing import Any, Iterator
+
+from ..errors import BadInputError, StageFailedError
+from ..models.calibration import calibration_set
+from ..models.loaded import LoadedModel
+from ..snapshot.capture import capture
+from ..snapshot.model import GraphSnapshot
+from ..targets import normalise_target, target_config
+from .logs import capture_logs
+from .passes import host_runnable, pass_list, run_pass, stage_names
+from .quantize import QuantizerVerdicts, quantize
+from .stages import PipelineOptions, Stage
+
+STAGE_EXPORT = "float export"
+STAGE_QUANTIZED = "quantized"
+STAGE_EDGE = "edge"
+STAGE_FINAL = "final"
+
+
+def planned_stage_names(flow: str) -> list[str]:
+    """Every stage name in order, for progress bars (imports ExecuTorch)."""
+    return [STAGE_EXPORT, STAGE_QUANTIZED, STAGE_EDGE, *stage_names(pass_list(flow)), STAGE_FINAL]
+
+
+def _failing_node(exc: BaseException) -> str | None:
+    """The FX node a pass was working on when it raised: the innermost frame holding `node`."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        cand = tb.tb_frame.f_locals.get("node")
+        if hasattr(cand, "op") and hasattr(cand, "graph") and hasattr(cand, "name"):
+            found = cand.name
+        tb = tb.tb_next
+    return found
+
+
+def to_layout(inputs: tuple, flow: str) -> tuple:
+    """Legacy flow expects channels-last 4-D inputs (CMSIS-NN is NHWC); explicit flow takes NCHW."""
+    import torch
+
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last if flow == "legacy" else torch.contiguous_format)
+        out.append(x)
+    return tuple(out)
+
+
+class LoweringPipeline:
+    """Holds the live state of one lowering; iterate `run()` to advance stage by stage."""
+
+    def __init__(self, model: LoadedModel, options: PipelineOptions) -> None:
+        if options.flow not in ("legacy", "explicit"):
+            raise BadInputError(f"Unknown flow {options.flow!r}.", "Use --flow legacy or --flow explicit.")
+        self.model = model
+        self.options = PipelineOptions(normalise_target(options.target), options.flow,
+                                       options.calib, options.seed)
+        self.snapshots: list[GraphSnapshot] = []
+        self.verdicts = QuantizerVerdicts()
+        self.quantized_module: Any = None
+        self.example_inputs: tuple = ()
+        self.final_program: Any = None
+        self.edge_program: Any = None
+        self.stage_warnings: dict[str, list[str]] = {}
+
+    # -- the generator -------------------------------------------------------------------
+    def run(self) -> Iterator[Stage]:
+        import torch
+
+        opts = self.options
+        inputs = to_layout(self.model.example_inputs, opts.flow)
+        self.example_inputs = inputs
+        calib = [to_layout(s, opts.flow) for s in
+                 calibration_set(self.model.example_inputs, opts.calib, self.model.calibration_inputs)]
+        torch.manual_seed(opts.seed)
+
+        # 1. float export
+        t0 = time.perf_counter()
+        try:
+            with capture_logs() as log:
+                if self.model.exported is not None:
+                    ep = self.model.exported
+                else:
+                    ep = torch.export.export(self.model.module, inputs)
+        except Exception as e:  # noqa: BLE001
+            raise self._export_error(e) from e
+        yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())
+
+        # 2. PT2E quantization
+        t0 = time.perf_counter()
+        try:
+            with capture_logs() as log:
+                gm = ep.module(check_guards=False)
+                converted, self.verdicts = quantize(gm, inputs, calib, opts.flow)
+                self.quantized_module = converted
+        except Exception as e:  # noqa: BLE001
+            raise self._stage_error(STAGE_QUANTIZED, e) from e
+        yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, log.warnings())
+
+        # 3. edge dialect
+        t0 = time.perf_counter()
+        try:
+            with capture_logs() as log:
+                from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+                from executorch.exir import to_edge
+
+                qep = torch.export.export(converted, inputs)
+                edge = to_edge(qep, compile_config=cortex_m_edge_compile_config())
+                program = edge.exported_program()
+                self.edge_program = copy.deepcopy(program)
+        except Exception as e:  # noqa: BLE001
+            raise self._stage_error(STAGE_EDGE, e) from e
+        yield self._stage(program, STAGE_EDGE, "edge", t0, log.warnings())
+
+        # 4. one stage per Cortex-M pass
+        cfg = target_config(opts.target)
+        passes = pass_list(opts.flow)
+        names = stage_names(passes)
+        runnable = host_runnable(names)
+        for pass_cls, name, can_run in zip(passes, names, runnable):
+            t0 = time.perf_counter()
+            try:
+                with capture_logs() as log:
+                    new_program = run_pass(pass_cls, program, cfg)
+            except Exception as e:  # noqa: BLE001
+                raise self._stage_error(name, e, node=_failing_node(e)) from e
+            changed = new_program is not program
+            program = new_program
+            yield self._stage(program, name, "pass", t0, log.warnings(), changed=changed,
+                              runnable=can_run)
+
+        # 5. final: constants introduced by passes lifted to buffers
+        t0 = time.perf_counter()
+        try:
+            from executorch.exir.program._program import lift_constant_tensor_pass
+
+            with capture_logs() as log:
+                program = lift_constant_tensor_pass(program)
+        except Exception as e:  # noqa: BLE001
+            raise self._stage_error(STAGE_FINAL, e) from e
+        self.final_program = program
+        yield self._stage(program, STAGE_FINAL, "final", t0, log.warnings(), final=True)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _stage(self, program: Any, name: str, kind: str, t0: float, warnings: list[str], *,
+               changed: bool = True, runnable: bool = True, final: bool = False) -> Stage:
+        seconds = time.perf_counter() - t0
+        snap = capture(program, name, len(self.snapshots), kind, final=final, seconds=seconds,
+                       log=warnings, changed=changed, runnable_on_host=runnable)
+        self.snapshots.append(snap)
+        self.stage_warnings[name] = warnings
+        return Stage(name, snap.index, snap, program, seconds, warnings)
+
+    def _export_error(self, e: BaseException) -> StageFailedError:
+        text = f"{type(e).__name__}: {e}"
+        hint = "torch.export could not trace the model."
+        low = text.lower()
+        if "data-dependent" in low or "guardondatadependent" in low or "control flow" in low:
+            hint = ("The model has data-dependent control flow (an `if` or loop on tensor values). "
+                    "Rewrite it with torch.where / torch.cond, or move the decision out of forward().")
+        return StageFailedError(STAGE_EXPORT, f"Exporting the float model failed: {_first_lines(text)}",
+                                hint, detail=traceback.format_exc())
+
+    def _stage_error(self, stage: str, e: BaseException, node: str | None = None) -> StageFailedError:
+        where = f" on node {node}" if node else ""
+        return StageFailedError(
+            stage, f"Stage '{stage}' failed{where}: {type(e).__name__}: {_first_lines(str(e))}",
+            "This is raised inside ExecuTorch; the traceback (--verbose) shows the pass's own frames. "
+            "Earlier stages are still available.", node=node, detail=traceback.format_exc())
+
+
+def _first_lines(text: str, n: int = 6) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return "\n".join(lines[:n]) + ("\n…" if len(lines) > n else "")
+
+

@@ -1,0 +1,28 @@
+"""What the pipeline yields per step."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..snapshot.model import GraphSnapshot
+
+
+@dataclass
+class Stage:
+    name: str
+    index: int
+    snapshot: GraphSnapshot
+    program: Any = None            # the live program; valid only until the next stage runs
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    target: str = "cortex-m55"
+    flow: str = "legacy"
+    calib: str | int | None = None   # N random samples, or a folder of .pt/.npy
+    seed: int = 0
+
+    def key(self) -> str:
+        return f"{self.target}|{self.flow}|{self.calib}|{self.seed}"

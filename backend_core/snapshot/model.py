@@ -1,0 +1,235 @@
+"""Immutable, JSON-serialisable snapshots of one pipeline stage's graph.
+
+Everything downstream (views, diffs, reports, caches) reads these, never live FX objects:
+Cortex-M passes mutate their input graphs, so a live object would change under a viewer.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+# Node kinds, shared by the classifier, the reports and the GUI legend.
+KIND_CMSIS = "cmsis_nn"                 # cortex_m.* compute backed by a CMSIS-NN kernel
+KIND_FALLBACK = "portable_fallback"     # aten compute left on portable kernels (final graph)
+KIND_ATEN = "aten_compute"              # aten compute before lowering finished
+KIND_DATA = "data_movement"             # view/clone/permute... on portable kernels
+KIND_QUANT = "quant_boundary"           # quantize / dequantize
+KIND_PLUMBING = "plumbing"              # alloc, getitem, output
+KIND_INPUT = "input"                    # user inputs
+KIND_WEIGHT = "weight"                  # parameters, buffers, constants
+
+ALL_KINDS = (KIND_CMSIS, KIND_FALLBACK, KIND_ATEN, KIND_DATA, KIND_QUANT, KIND_PLUMBING,
+             KIND_INPUT, KIND_WEIGHT)
+KIND_LABELS = {
+    KIND_CMSIS: "CMSIS-NN kernel",
+    KIND_FALLBACK: "portable compute fallback",
+    KIND_ATEN: "ATen compute (not lowered yet)",
+    KIND_DATA: "data movement",
+    KIND_QUANT: "quantization boundary",
+    KIND_PLUMBING: "plumbing",
+    KIND_INPUT: "input",
+    KIND_WEIGHT: "weight / constant",
+}
+
+
+@dataclass(frozen=True)
+class QParam:
+    """One tensor's quantization, in one form whatever the stage it was read from."""
+
+    dtype: str
+    scale: float                       # per-tensor scale, or the mean of per-channel scales
+    zero_point: int
+    qmin: int
+    qmax: int
+    per_channel: bool = False
+    axis: int | None = None
+    scales: tuple[float, ...] = ()     # per-channel scales (empty for per-tensor)
+    source: str = ""                   # "q/dq args", "meta", "cortex_m args"
+
+    def summary(self) -> str:
+        if self.per_channel and self.scales:
+            return (f"{self.dtype} per-channel(axis={self.axis}, n={len(self.scales)}) "
+                    f"scale∈[{min(self.scales):.3g}, {max(self.scales):.3g}] zp={self.zero_point}")
+        return f"{self.dtype} scale={self.scale:.6g} zp={self.zero_point}"
+
+
+@dataclass(frozen=True)
+class Requant:
+    """A cortex_m op's fixed-point requantisation, decoded back to effective scales."""
+
+    multipliers: tuple[int, ...]
+    shifts: tuple[int, ...]
+    effective_scales: tuple[float, ...]
+    input_offset: int | None = None
+    output_offset: int | None = None
+    activation_min: int | None = None
+    activation_max: int | None = None
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    file: str
+    line: int
+    code: str = ""
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class FallbackReason:
+    """Why a compute node stayed on portable kernels: data, not a log line."""
+
+    category: str
+    message: str
+    evidence: tuple[str, ...]
+    suggestion: str = ""
+    stage: str = ""                    # the stage that last touched the node
+
+
+@dataclass(frozen=True)
+class NodeSnapshot:
+    id: str                            # unique within the stage (the FX node name)
+    name: str
+    op: str                            # placeholder | call_function | get_attr | output
+    target: str                        # as ExecuTorch prints it, e.g. aten.convolution.default
+    kind: str
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    inputs: tuple[str, ...] = ()       # ids of argument nodes, in argument order
+    args: tuple[str, ...] = ()         # short text of every argument, for the inspector
+    input_qparams: tuple[tuple[int, QParam], ...] = ()
+    output_qparams: QParam | None = None
+    requant: Requant | None = None
+    debug_handle: int | None = None
+    module_path: str = ""              # nn.Module path, e.g. "features.3.conv"
+    module_type: str = ""
+    source: SourceLocation | None = None
+    origin: tuple[str, ...] = ()       # names of the nodes this came from (from_node chain)
+    flags: tuple[tuple[str, str], ...] = ()   # meta["custom"]["cortex_m"] and similar
+    schema: str = ""
+    fallback: FallbackReason | None = None
+
+    def qparams_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.input_qparams:
+            out["inputs"] = {str(i): asdict(q) for i, q in self.input_qparams}
+        if self.output_qparams is not None:
+            out["output"] = asdict(self.output_qparams)
+        if self.requant is not None:
+            out["requant"] = asdict(self.requant)
+        return out
+
+
+@dataclass(frozen=True)
+class EdgeSnapshot:
+    src: str
+    dst: str
+    arg_index: int
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    qparams: QParam | None = None
+
+
+@dataclass(frozen=True)
+class GraphSnapshot:
+    stage: str                         # e.g. "float export", "FoldAndAnnotateQParamsPass"
+    index: int                         # position in the pipeline
+    kind: str                          # export | quantize | edge | pass | final
+    nodes: tuple[NodeSnapshot, ...]
+    edges: tuple[EdgeSnapshot, ...]
+    seconds: float = 0.0               # time the stage took
+    runnable_on_host: bool = True
+    log: tuple[str, ...] = ()          # warnings the stage logged
+    changed: bool = True               # False when a pass returned its input unchanged
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def node(self, node_id: str) -> NodeSnapshot | None:
+        return self.node_map().get(node_id)
+
+    def node_map(self) -> dict[str, NodeSnapshot]:
+        cache = self.__dict__.get("_node_map")
+        if cache is None:
+            cache = {n.id: n for n in self.nodes}
+            object.__setattr__(self, "_node_map", cache)
+        return cache
+
+    def content_hash(self) -> str:
+        """Hash of the graph structure and labels, for layout caches."""
+        h = hashlib.sha1()
+        for n in self.nodes:
+            h.update(f"{n.id}|{n.target}|{n.kind}|{n.shape}|{n.module_path};".encode())
+        for e in self.edges:
+            h.update(f"{e.src}>{e.dst}:{e.arg_index};".encode())
+        return h.hexdigest()
+
+    def count_by_kind(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for n in self.nodes:
+            counts[n.kind] = counts.get(n.kind, 0) + 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("_node_map", None)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), default=_json_default)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "GraphSnapshot":
+        return snapshot_from_dict(d)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, float):
+        return o
+    return str(o)
+
+
+def _qp(d: dict[str, Any] | None) -> QParam | None:
+    if d is None:
+        return None
+    d = dict(d)
+    d["scales"] = tuple(d.get("scales") or ())
+    return QParam(**d)
+
+
+def _tuple_or_none(v: Any) -> tuple[int, ...] | None:
+    return tuple(v) if v is not None else None
+
+
+def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
+    fb = d.get("fallback")
+    rq = d.get("requant")
+    src = d.get("source")
+    return NodeSnapshot(
+        id=d["id"], name=d["name"], op=d["op"], target=d["target"], kind=d["kind"],
+        dtype=d.get("dtype"), shape=_tuple_or_none(d.get("shape")),
+        inputs=tuple(d.get("inputs", ())), args=tuple(d.get("args", ())),
+        input_qparams=tuple((int(i), _qp(q)) for i, q in d.get("input_qparams", ())),
+        output_qparams=_qp(d.get("output_qparams")),
+        requant=Requant(**{k: tuple(v) if isinstance(v, list) else v for k, v in rq.items()})
+        if rq else None,
+        debug_handle=d.get("debug_handle"), module_path=d.get("module_path", ""),
+        module_type=d.get("module_type", ""),
+        source=SourceLocation(**src) if src else None,
+        origin=tuple(d.get("origin", ())),
+        flags=tuple(tuple(f) for f in d.get("flags", ())),
+        schema=d.get("schema", ""),
+        fallback=FallbackReason(**{**fb, "evidence": tuple(fb.get("evidence", ()))}) if fb else None,
+    )
+
+
+def snapshot_from_dict(d: dict[str, Any]) -> GraphSnapshot:
+    return GraphSnapshot(
+        stage=d["stage"], index=d["index"], kind=d["kind"],
+        nodes=tuple(node_from_dict(n) for n in d["nodes"]),
+        edges=tuple(EdgeSnapshot(src=e["src"], dst=e["dst"], arg_index=e["arg_index"],
+                                 dtype=e.get("dtype"), shape=_tuple_or_none(e.get("shape")),
+                                 qparams=_qp(e.get("qparams"))) for e in d["edges"]),
+        seconds=d.get("seconds", 0.0), runnable_on_host=d.get("runnable_on_host", True),
+        log=tuple(d.get("log", ())), changed=d.get("changed", True), extra=d.get("extra", {}),
+    )

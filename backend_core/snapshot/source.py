@@ -1,0 +1,55 @@
+"""Pick the user's own file and line out of an FX node's stack trace, skipping framework
+frames (torch, torchao, ExecuTorch's compiler, this tool)."""
+from __future__ import annotations
+
+import re
+
+from .model import SourceLocation
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
+
+_FRAMEWORK_MARKERS = (
+    "/torch/", "/torchao/", "/executorch/exir/", "/executorch/backends/", "/executorch/devtools/",
+    "/backend_core/pipeline/", "/backend_core/snapshot/", "/backend_core/numerics/", "/contextlib.py", "/functools.py", "<frozen", "/site-packages/_pytest/",
+    "/threading.py", "/runpy.py",
+)
+
+
+def is_framework_frame(path: str) -> bool:
+    return any(m in path for m in _FRAMEWORK_MARKERS)
+
+
+def user_source(stack_trace: str | None) -> SourceLocation | None:
+    """The innermost frame that belongs to model code, or None when there is none."""
+    if not stack_trace:
+        return None
+    best: SourceLocation | None = None
+    for m in _FRAME.finditer(stack_trace):
+        path = m.group("file")
+        if is_framework_frame(path):
+            continue
+        best = SourceLocation(file=path, line=int(m.group("line")),
+                              code=m.group("code").strip(), function=m.group("func").strip())
+    return best
+
+
+def module_path_from_stack(nn_module_stack: dict | None) -> tuple[str, str]:
+    """(path, type name) of the innermost nn.Module, e.g. ("blocks.2.conv", "Conv2d")."""
+    if not nn_module_stack:
+        return "", ""
+    path, typ = list(nn_module_stack.values())[-1]
+    path = normalise_module_path(str(path))
+    typ_name = typ if isinstance(typ, str) else getattr(typ, "__name__", str(typ))
+    typ_name = typ_name.rsplit(".", 1)[-1]
+    if "<locals>" in str(typ) and not path:
+        return "", ""   # export's own wrapper module, not the user's
+    return path, typ_name
+
+
+def normalise_module_path(path: str) -> str:
+    """`L['self'].features._modules['3'].conv` -> `features.3.conv`."""
+    path = path.replace("L['self']", "").replace("L__self__", "")
+    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"getattr\(([^,]+), '([^']+)'\)", r"\1.\2", path)
+    return path.strip(".")

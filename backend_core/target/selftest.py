@@ -1,0 +1,104 @@
+"""Build and run the kernels/ self-test firmware (no ExecuTorch needed): the quickest check that the
+toolchain, the board layer and the simulator work for a CPU."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .boards import Board, board_for
+from .build import BuildRequest, BuildResult, KernelBuilder
+from .faults import FaultReport
+from .process import LineCallback
+from .simulator import EventCallback, SimResult, runner_for
+from .uart import CycleReport, TestResult
+
+# Firmware variants of kernels/selftest (CMake target names).
+VARIANTS: dict[str, str] = {
+    "selftest": "cmlens_selftest",
+    "selftest-fail": "cmlens_selftest_fail",   # one known answer corrupted: must report FAIL
+    "hang": "cmlens_hang",                     # never exits: the time limit must stop it
+    "fault": "cmlens_fault",                   # BusFault: reads an unmapped address
+    "fault-udf": "cmlens_fault_udf",           # UsageFault: undefined instruction
+}
+
+
+@dataclass
+class SelftestResult:
+    """Outcome of one self-test run, with the build and run numbers."""
+
+    target: str
+    board: Board
+    variant: str
+    outcome: str                     # PASS / FAIL / FAULT / TIMEOUT / NO RESULT
+    exit_code: int | None
+    tests: list[TestResult]
+    cycles: CycleReport | None
+    fault: FaultReport | None
+    problem: str
+    elf: Path
+    configure_s: float
+    build_s: float
+    run_s: float
+    uart: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """PASS lines only, at least one, and exit status 0."""
+        return self.outcome == "PASS" and self.exit_code == 0
+
+    def summary(self) -> str:
+        """A few lines for the console."""
+        n_pass = sum(t.passed for t in self.tests)
+        lines = [f"{self.variant} on {self.board.name} ({self.target}, {self.board.simulator}): {self.outcome}"
+                 f" - {n_pass}/{len(self.tests)} tests passed, exit status {self.exit_code}"]
+        if self.cycles is not None:
+            if self.cycles.available:
+                lines.append(f"cycles: {self.cycles.total} ({self.cycles.label})")
+            else:
+                lines.append(f"cycles: unavailable ({self.cycles.reason})")
+        if self.problem:
+            lines.append(f"problem: {self.problem}")
+        if self.fault is not None and self.fault.flags:
+            regs = " ".join(f"{k}=0x{v:08x}" for k, v in self.fault.registers.items()
+                            if k in ("cfsr", "hfsr", "bfar", "mmfar", "pc", "lr"))
+            lines.append(f"fault registers: {regs} [{', '.join(self.fault.flags)}]")
+        lines.append(f"build {self.configure_s + self.build_s:.1f} s (configure {self.configure_s:.1f} s), "
+                     f"run {self.run_s:.2f} s; firmware {self.elf}")
+        return "\n".join(lines)
+
+
+def _outcome(sim: SimResult) -> str:
+    out = sim.outcome
+    if out == "PASS" and sim.exit_code not in (0, None):
+        return "FAIL"  # every line said PASS but the firmware reported failure
+    return out
+
+
+def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float = 30.0, *,
+                 variant: str = "selftest", build_root: Path | None = None,
+                 on_line: LineCallback | None = None, on_event: EventCallback | None = None,
+                 cancel_event: threading.Event | None = None, build: BuildResult | None = None) -> SelftestResult:
+    """Build (incrementally) and run a self-test firmware for `target` on `sim`.
+
+    Raises UnsupportedTargetError / ToolMissingError (exit 2), BuildError / SimulatorError (exit 3),
+    Cancelled. A FAIL, fault or hang is a result, not an exception."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown self-test variant {variant!r}; known: {', '.join(VARIANTS)}")
+    board = board_for(target, sim)
+    fw = VARIANTS[variant]
+    cancel_event = cancel_event or threading.Event()
+    runner = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event)
+    runner.require()  # a missing simulator is reported before a build that could not be run anyway
+    if build is None or fw not in build.elfs:
+        req = BuildRequest(board, (fw,), build_root=build_root)
+        build = KernelBuilder(req, on_line=on_line, cancel_event=cancel_event).run()
+    elf = build.elfs[fw]
+    if on_line:
+        on_line("cmlens", f"$ {' '.join(runner.command(elf))}")
+    result = runner.run(elf, timeout=timeout)
+    return SelftestResult(
+        target=board.cpu, board=board, variant=variant, outcome=_outcome(result), exit_code=result.exit_code,
+        tests=result.report.tests, cycles=result.report.cycles,
+        fault=result.report.faults[0] if result.report.faults else None, problem=result.problem, elf=elf,
+        configure_s=build.configure_s, build_s=build.build_s, run_s=result.elapsed_s, uart=result.uart)
