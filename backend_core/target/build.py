@@ -89,11 +89,12 @@ class BuildResult:
 
 # (pattern in the output, cause, fix) for failures users can act on.
 _DIAGNOSES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"No CMAKE_C_COMPILER could be found|arm-none-eabi-gcc.*(not found|No such file)"),
-     "the cross compiler arm-none-eabi-gcc is missing", apt_install(APT_TOOLCHAIN)),
     (re.compile(r"nano\.specs|cannot find -lc_nano|cannot find -lc\b|stdio\.h: No such file"),
      "newlib (the C library for arm-none-eabi) is missing",
      apt_install("libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib")),
+    (re.compile(r"No CMAKE_C_COMPILER could be found|arm-none-eabi-gcc\S*: (command )?not found|"
+                r"arm-none-eabi-gcc\S*\" is not a full path to an existing compiler"),
+     "the cross compiler arm-none-eabi-gcc is missing", apt_install(APT_TOOLCHAIN)),
     (re.compile(r"CMAKE_MAKE_PROGRAM is not set|Ninja.*not found|could not find ninja", re.I),
      "ninja is missing", apt_install("ninja-build")),
     (re.compile(r"Does not match the generator used previously|CMakeCache\.txt directory .* is different"),

@@ -55,7 +55,8 @@ class _Run:
         self.cancel_event.set()
 
     def _execute(self, board: Board, argv: list[str], timeout: float, cwd: str | Path | None = None,
-                 env: Mapping[str, str] | None = None) -> SimResult:
+                 env: Mapping[str, str] | None = None, limit_s: float | None = None) -> SimResult:
+        """Run argv; `timeout` is the host-side kill limit, `limit_s` the limit reported to the user."""
         parser = UartParser()
         uart: list[str] = []
 
@@ -78,7 +79,8 @@ class _Run:
                 self.on_event(ev)
         if res.cancelled:
             raise Cancelled(f"The run on {board.name} was cancelled.")
-        result = SimResult(board, argv, None if res.timed_out else res.returncode, res.elapsed_s, timeout,
+        result = SimResult(board, argv, None if res.timed_out else res.returncode, res.elapsed_s,
+                           timeout if limit_s is None else limit_s,
                            res.timed_out or parser.report.sim_time_exceeded, parser.report, uart, res.stderr)
         result.problem = _problem(result)
         return result
@@ -196,7 +198,7 @@ class FvpRunner(_Run):
         if not Path(elf).is_file():
             raise SimulatorError(f"Firmware {elf} does not exist.", "Build it first.")
         argv = self.command(elf, timeout, cwd, cmd_line)
-        return self._execute(self.board, argv, timeout + 30.0, cwd, self.env())
+        return self._execute(self.board, argv, timeout + 30.0, cwd, self.env(), limit_s=timeout)
 
 
 def runner_for(board: Board, **kw) -> QemuRunner | FvpRunner:

@@ -121,12 +121,15 @@ class UartReport:
 
     @property
     def outcome(self) -> str:
-        """PASS, FAIL, FAULT or NO RESULT (a fault wins: its TEST lines cannot be trusted)."""
+        """FAIL when a test failed (ExecuTorch's runner aborts after a FAIL, so a fault may follow),
+        else FAULT when the firmware faulted, else PASS, or NO RESULT without TEST lines."""
+        if self.passed is False:
+            return "FAIL"
         if self.faults:
             return "FAULT"
         if self.passed is None:
             return "NO RESULT"
-        return "PASS" if self.passed else "FAIL"
+        return "PASS"
 
 
 class UartParser:
