@@ -54,7 +54,9 @@ def to_layout(inputs: tuple, flow: str) -> tuple:
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.dim() == 4:
-            x = x.contiguous(memory_format=torch.channels_last if flow == "legacy" else torch.contiguous_format)
+            # .to() and not .contiguous(): a 1-channel tensor passes both contiguity checks while
+            # keeping NCHW strides, and the legacy conv checker reads the strides.
+            x = x.to(memory_format=torch.channels_last if flow == "legacy" else torch.contiguous_format)
         out.append(x)
     return tuple(out)
 
@@ -91,10 +93,16 @@ class LoweringPipeline:
         t0 = time.perf_counter()
         try:
             with capture_logs() as log:
-                if self.model.exported is not None:
+                module = self.model.module
+                if opts.flow == "legacy":
+                    # CMSIS-NN kernels are NHWC: the legacy quantizer only accepts convs whose
+                    # tensors are channels-last (as ExecuTorch's aot_arm_compiler does).
+                    module = module.to(memory_format=torch.channels_last)
+                    ep = torch.export.export(module, inputs)
+                elif self.model.exported is not None:
                     ep = self.model.exported
                 else:
-                    ep = torch.export.export(self.model.module, inputs)
+                    ep = torch.export.export(module, inputs)
         except Exception as e:  # noqa: BLE001
             raise self._export_error(e) from e
         yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())

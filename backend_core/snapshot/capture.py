@@ -147,7 +147,7 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
         mpath, mtype = module_path_from_stack(n.meta.get("nn_module_stack"))
         schema = getattr(n.target, "_schema", None)
         nodes.append(NodeSnapshot(
-            id=n.name, name=n.name, op=n.op, target=tname,
+            id=n.name, name=n.name, fx_op=n.op, target=tname,
             kind=classify(n.op, tname, is_user_input=n.name in user_inputs, final=final),
             dtype=dtype, shape=shape,
             inputs=tuple(dict.fromkeys(x.name for x in n.all_input_nodes)),

@@ -92,7 +92,7 @@ class FallbackReason:
 class NodeSnapshot:
     id: str                            # unique within the stage (the FX node name)
     name: str
-    op: str                            # placeholder | call_function | get_attr | output
+    fx_op: str                         # placeholder | call_function | get_attr | output
     target: str                        # as ExecuTorch prints it, e.g. aten.convolution.default
     kind: str
     dtype: str | None = None
@@ -206,7 +206,7 @@ def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
     rq = d.get("requant")
     src = d.get("source")
     return NodeSnapshot(
-        id=d["id"], name=d["name"], op=d["op"], target=d["target"], kind=d["kind"],
+        id=d["id"], name=d["name"], fx_op=d["fx_op"], target=d["target"], kind=d["kind"],
         dtype=d.get("dtype"), shape=_tuple_or_none(d.get("shape")),
         inputs=tuple(d.get("inputs", ())), args=tuple(d.get("args", ())),
         input_qparams=tuple((int(i), _qp(q)) for i, q in d.get("input_qparams", ())),

@@ -1,0 +1,56 @@
+"""On-disk cache of lowering results, keyed by model source + options + stack versions, so
+lowering the same model again returns in about a second."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .versions import stack_versions
+
+FORMAT_VERSION = "3"
+
+
+def cache_root() -> Path:
+    root = os.environ.get("CMLENS_CACHE")
+    if root:
+        return Path(root)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cmlens"
+
+
+def cache_key(fingerprint: str, options_key: str) -> str:
+    blob = json.dumps([FORMAT_VERSION, fingerprint, options_key, stack_versions()], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+class ResultCache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = (root or cache_root()) / "lower"
+
+    def _dir(self, key: str) -> Path:
+        return self.root / key
+
+    def load(self, key: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
+        d = self._dir(key)
+        f = d / "result.json"
+        if not f.is_file():
+            return None
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+        blobs = {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pte", ".bpte")}
+        return data, blobs
+
+    def store(self, key: str, data: dict[str, Any], blobs: dict[str, bytes]) -> None:
+        d = self._dir(key)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, b in blobs.items():
+            (d / name).write_bytes(b)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, d / "result.json")   # atomic: a crash never leaves half a result

@@ -1,0 +1,139 @@
+"""One call that the CLI, the GUI worker and the tests share: lower a model source with
+options, stage by stage, with a result that survives a failed stage, and a cache."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .cache import ResultCache, cache_key
+from .errors import CmlensError, StageFailedError
+from .fallback import FallbackContext, explain_fallbacks
+from .models import load_model, parse_model_source
+from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
+from .pipeline.stages import Stage
+from .report.json_report import build_report, snapshots_from_report
+from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from .versions import stack_versions
+
+StageCallback = Callable[[GraphSnapshot, list[str]], None]
+
+
+@dataclass
+class LoweringResult:
+    model: str
+    source: str
+    options: PipelineOptions
+    status: str                                   # done | failed | cancelled
+    snapshots: list[GraphSnapshot]
+    verdicts: dict[str, Any]
+    planned_stages: list[str]
+    error: dict[str, Any] | None = None
+    from_cache: bool = False
+    seconds: float = 0.0
+    blobs: dict[str, bytes] = field(default_factory=dict)   # "model.pte"/"model.bpte" bytes
+    pipeline: LoweringPipeline | None = None                # live objects (not after a cache hit)
+
+    @property
+    def final(self) -> GraphSnapshot | None:
+        return self.snapshots[-1] if self.snapshots and self.snapshots[-1].kind == "final" else None
+
+    def fallbacks(self) -> list[NodeSnapshot]:
+        f = self.final
+        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+
+    def report(self, artifacts: dict[str, str] | None = None) -> dict[str, Any]:
+        return build_report(model=self.model, source=self.source, target=self.options.target,
+                            flow=self.options.flow, status=self.status, snapshots=self.snapshots,
+                            verdicts=self.verdicts, error=self.error, versions=stack_versions(),
+                            artifacts=artifacts, planned_stages=self.planned_stages)
+
+
+def supported_targets() -> frozenset[str]:
+    """Targets AtenToCortexMPass has a substitution for, spelled as in snapshots."""
+    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
+
+    from .snapshot.capture import target_name
+
+    return frozenset(target_name(t) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)
+
+
+def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
+          on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
+          use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
+          on_status: Callable[[str], None] | None = None) -> LoweringResult:
+    """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
+    result with status "failed" and the stages before it."""
+    t_start = time.perf_counter()
+    spec = parse_model_source(source)
+    opts = PipelineOptions(options.target, options.flow, options.calib, options.seed)
+    from .targets import normalise_target
+
+    opts = PipelineOptions(normalise_target(opts.target), opts.flow, opts.calib, opts.seed)
+    cache = ResultCache()
+    key = cache_key(spec.fingerprint(), opts.key())
+    need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
+    if use_cache:
+        hit = cache.load(key)
+        if hit is not None and need <= set(hit[1]):
+            report, blobs = hit
+            snaps = snapshots_from_report(report)
+            for s in snaps:
+                if on_stage:
+                    on_stage(s, report["planned_stages"])
+            return LoweringResult(report["model"], source, opts, report["status"], snaps,
+                                  report["quantizer"], report["planned_stages"], report.get("error"),
+                                  from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs)
+
+    if on_status:
+        on_status("importing ExecuTorch")
+    planned = planned_stage_names(opts.flow)
+    if on_status:
+        on_status(f"loading {spec.name}")
+    model = load_model(spec)
+    pipe = LoweringPipeline(model, opts)
+    result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe)
+    stage: Stage
+    try:
+        for stage in pipe.run():
+            snap = stage.snapshot
+            if snap.kind == "final":
+                ctx = FallbackContext(list(pipe.snapshots), pipe.verdicts.to_dict(), opts.target,
+                                      opts.flow, supported_targets())
+                pipe.snapshots[-1] = explain_fallbacks(ctx)
+                snap = pipe.snapshots[-1]
+            if on_stage:
+                on_stage(snap, planned)
+            if should_stop and should_stop() and snap.kind != "final":
+                result.status = "cancelled"
+                break
+        else:
+            result.status = "done"
+    except StageFailedError as e:
+        result.status = "failed"
+        result.error = {"stage": e.stage, "node": e.node, "message": e.message, "hint": e.hint,
+                        "traceback": e.detail}
+    result.verdicts = pipe.verdicts.to_dict()
+    if result.status == "done":
+        try:
+            if want_pte:
+                from .pipeline.artifacts import pte_bytes
+
+                if on_status:
+                    on_status("serialising .pte")
+                result.blobs["model.pte"] = pte_bytes(pipe.final_program)
+            if want_bpte:
+                from .pipeline.artifacts import bpte_bytes
+
+                if on_status:
+                    on_status("building bundled .bpte")
+                result.blobs["model.bpte"] = bpte_bytes(pipe.final_program, pipe.quantized_module,
+                                                        pipe.example_inputs)
+        except CmlensError as e:
+            result.status = "failed"
+            result.error = {"stage": getattr(e, "stage", "artifacts"), "node": None,
+                            "message": e.message, "hint": e.hint, "traceback": e.detail}
+    result.seconds = time.perf_counter() - t_start
+    if result.status == "done":
+        cache.store(key, result.report(), result.blobs)
+    return result

@@ -1,0 +1,56 @@
+"""Serialise the lowered program: `.pte`, and a bundled `.bpte` whose reference outputs come from
+the PT2E-quantized model (so a target run checks the lowering, not the quantization)."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from ..errors import StageFailedError
+
+
+def _executorch_manager(final_program: Any) -> Any:
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+    from executorch.exir import EdgeProgramManager
+
+    # to_executorch() mutates its input: work on a copy so snapshots/numerics stay valid.
+    epm = EdgeProgramManager({"forward": copy.deepcopy(final_program)},
+                             compile_config=cortex_m_edge_compile_config())
+    return epm.to_executorch()
+
+
+def pte_bytes(final_program: Any) -> bytes:
+    try:
+        return bytes(_executorch_manager(final_program).buffer)
+    except Exception as e:  # noqa: BLE001
+        raise StageFailedError("to_executorch", f"Serialising the .pte failed: {type(e).__name__}: {e}",
+                               "The final graph could not be planned/serialised by ExecuTorch.") from e
+
+
+def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> bytes:
+    import torch
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.core import BundledProgram
+    from executorch.devtools.bundled_program.serialize import (
+        serialize_from_bundled_program_to_flatbuffer,
+    )
+
+    try:
+        with torch.no_grad():
+            expected = reference_module(*inputs)
+        if isinstance(expected, torch.Tensor):
+            expected = (expected,)
+        et = _executorch_manager(final_program)
+        suite = MethodTestSuite(method_name="forward", test_cases=[
+            MethodTestCase(inputs=list(inputs), expected_outputs=list(expected))])
+        return bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(et, [suite])))
+    except Exception as e:  # noqa: BLE001
+        raise StageFailedError("bundled program", f"Building the .bpte failed: {type(e).__name__}: {e}",
+                               "The reference outputs come from the quantized model on the example inputs.") from e
+
+
+def write_bytes(path: str, data: bytes) -> str:
+    p = Path(path).expanduser()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data)
+    return str(p)

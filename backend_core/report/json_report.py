@@ -1,0 +1,76 @@
+"""The JSON report: model, target, flow, status, stages (nodes, edges, added/removed/rewritten),
+fallbacks with reasons, the quantizer's verdicts. Lossless: `result_from_dict` rebuilds the
+snapshots from it, which is also how the cache and the GUI worker move results around."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..diff import diff_all
+from ..snapshot.model import KIND_FALLBACK, GraphSnapshot, snapshot_from_dict
+
+SCHEMA_VERSION = 1
+
+
+def node_entry(n_dict: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot node dict plus `op` (the target as ExecuTorch prints it) and `qparams`."""
+    out = dict(n_dict)
+    out["op"] = n_dict["target"]
+    qp: dict[str, Any] = {}
+    if n_dict.get("input_qparams"):
+        qp["inputs"] = {str(i): q for i, q in n_dict["input_qparams"]}
+    if n_dict.get("output_qparams"):
+        qp["output"] = n_dict["output_qparams"]
+    if n_dict.get("requant"):
+        qp["requant"] = n_dict["requant"]
+    out["qparams"] = qp
+    if out.get("fallback") is None:
+        out.pop("fallback", None)
+    return out
+
+
+def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
+    rows = []
+    for n in final.nodes:
+        if n.kind == KIND_FALLBACK and n.fallback is not None:
+            rows.append({"node": n.id, "op": n.target, "category": n.fallback.category,
+                         "reason": n.fallback.message, "evidence": list(n.fallback.evidence),
+                         "suggestion": n.fallback.suggestion, "stage": n.fallback.stage,
+                         "module_path": n.module_path,
+                         "source": f"{n.source.file}:{n.source.line}" if n.source else None})
+    return rows
+
+
+def build_report(*, model: str, source: str, target: str, flow: str, status: str,
+                 snapshots: list[GraphSnapshot], verdicts: dict[str, Any], error: dict | None,
+                 versions: dict[str, str], artifacts: dict[str, str] | None = None,
+                 planned_stages: list[str] | None = None) -> dict[str, Any]:
+    diffs = diff_all(snapshots)
+    stages = []
+    for snap, d in zip(snapshots, diffs):
+        sd = snap.to_dict()
+        sd["name"] = snap.stage
+        sd["nodes"] = [node_entry(n) for n in sd["nodes"]]
+        sd["counts"] = snap.count_by_kind()
+        dd = d.to_dict(snapshots[snap.index - 1], snap) if d else {"added": [], "removed": [],
+                                                                      "rewritten": [], "modified": []}
+        sd.update(dd)
+        stages.append(sd)
+    final_done = status == "done" and snapshots and snapshots[-1].kind == "final"
+    return {
+        "schema": SCHEMA_VERSION, "model": model, "source": source, "target": target, "flow": flow,
+        "status": status, "error": error, "versions": versions, "artifacts": artifacts or {},
+        "planned_stages": planned_stages or [s.stage for s in snapshots],
+        "stages": stages,
+        "fallbacks": fallback_rows(snapshots[-1]) if final_done else [],
+        "quantizer": verdicts,
+    }
+
+
+def snapshots_from_report(report: dict[str, Any]) -> list[GraphSnapshot]:
+    out = []
+    for st in report["stages"]:
+        d = {k: v for k, v in st.items() if k not in ("name", "counts", "added", "removed",
+                                                     "rewritten", "modified")}
+        d["nodes"] = [{k: v for k, v in n.items() if k not in ("op", "qparams")} for n in st["nodes"]]
+        out.append(snapshot_from_dict(d))
+    return out
