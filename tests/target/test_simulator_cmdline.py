@@ -2,7 +2,6 @@
 FVP on this machine, so FVP tests check the command line or use a stand-in script."""
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from pathlib import Path
