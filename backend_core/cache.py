@@ -21,8 +21,20 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cmlens"
 
 
+def code_fingerprint() -> str:
+    """Hash of this package's sources: a change to the analysis invalidates cached results."""
+    h = hashlib.sha1()
+    pkg = Path(__file__).resolve().parent
+    for f in sorted(pkg.rglob("*.py")):
+        if "target" in f.relative_to(pkg).parts[:1]:
+            continue
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(fingerprint: str, options_key: str) -> str:
-    blob = json.dumps([FORMAT_VERSION, fingerprint, options_key, stack_versions()], sort_keys=True)
+    blob = json.dumps([FORMAT_VERSION, fingerprint, options_key, stack_versions(), code_fingerprint()],
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

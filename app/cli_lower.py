@@ -1,0 +1,152 @@
+"""`cmlens lower MODEL`: lower stage by stage, print per-stage counts and a fallback table,
+write JSON/HTML/.pte/.bpte. Exit 0 done, 1 fallbacks with --fail-on-fallback, 2 bad input,
+3 a stage failed."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import textwrap
+import time
+from typing import Any
+
+from backend_core.targets import DEFAULT_TARGET, TARGETS
+
+
+def add_lower_command(sub: Any, epilog: str = "") -> None:
+    p = sub.add_parser("lower", help="quantize and lower a model, explain every fallback",
+                       description="Quantize (PT2E, CortexMQuantizer), lower to edge and run every "
+                       "CortexMPassManager pass, snapshotting each stage; explain every op left on "
+                       "portable kernels.", epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"],
+                   help="legacy pass list, or the explicit-layout one (default %(default)s)")
+    p.add_argument("--calib", default=None, metavar="DIR|N",
+                   help="calibration: N random samples (default 8) or a folder of .pt/.npy files")
+    p.add_argument("--json", metavar="F", help="write the JSON report")
+    p.add_argument("--html", metavar="F", help="write a standalone HTML report")
+    p.add_argument("--pte", metavar="F", help="write the ExecuTorch program")
+    p.add_argument("--bpte", metavar="F", help="write a bundled program with reference outputs")
+    p.add_argument("--fail-on-fallback", action="store_true", help="exit 1 if any op falls back")
+    p.add_argument("--no-cache", action="store_true", help="ignore cached results")
+    p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
+    p.set_defaults(func=run_lower)
+
+
+def _progress(verbose: bool):  # noqa: ANN202
+    state = {"t": time.perf_counter()}
+
+    def on_stage(snap: Any, planned: list[str]) -> None:
+        total = len(planned)
+        print(f"[{snap.index + 1:2d}/{total}] {snap.stage:42s} {len(snap.nodes):5d} nodes  {snap.seconds:6.2f} s",
+              file=sys.stderr, flush=True)
+        if verbose:
+            for w in snap.log:
+                print(f"         warning: {w}", file=sys.stderr)
+
+    def on_status(text: str) -> None:
+        print(f"… {text}", file=sys.stderr, flush=True)
+    return on_stage, on_status, state
+
+
+def print_stage_table(report: dict[str, Any], out=sys.stdout) -> None:  # noqa: ANN001
+    print(f"\n{'#':>2}  {'stage':42s} {'nodes':>5} {'Δ':>5}  {'+add':>4} {'-rem':>4} {'~rw':>4}  "
+          f"{'cmsis':>5} {'fallbk':>6}", file=out)
+    prev = None
+    for st in report["stages"]:
+        n = len(st["nodes"])
+        delta = "" if prev is None else f"{n - prev:+d}"
+        c = st["counts"]
+        changed = "" if st.get("changed", True) else "  (unchanged)"
+        print(f"{st['index']:2d}  {st['name']:42s} {n:5d} {delta:>5}  {len(st['added']):4d} {len(st['removed']):4d} "
+              f"{len(st['rewritten']):4d}  {c.get('cmsis_nn', 0):5d} {c.get('portable_fallback', 0):6d}{changed}",
+              file=out)
+        prev = n
+
+
+def print_fallbacks(report: dict[str, Any], out=sys.stdout) -> None:  # noqa: ANN001
+    fbs = report["fallbacks"]
+    if not fbs:
+        print("\nNo fallbacks: every compute op runs on a CMSIS-NN kernel.", file=out)
+        return
+    print(f"\n{len(fbs)} fallback(s) to portable kernels:", file=out)
+    for f in fbs:
+        where = f"  [{f['source']}]" if f.get("source") else ""
+        print(f"\n  {f['node']}  ({f['op']})  — {f['category']}{where}", file=out)
+        for line in textwrap.wrap(f["reason"], 92):
+            print(f"      {line}", file=out)
+        if f.get("suggestion"):
+            for i, line in enumerate(textwrap.wrap(f["suggestion"], 88)):
+                print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
+
+
+def run_lower(args: argparse.Namespace) -> int:
+    from backend_core.errors import CmlensError
+    from backend_core.models import parse_model_source
+
+    if not args.verbose:
+        # Keep ExecuTorch/torch chatter off the terminal; the pipeline still captures the
+        # Cortex-M loggers itself (they are evidence for fallback reasons).
+        for name in ("", "torch", "executorch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        parse_model_source(args.model)          # fail fast, before the 8 s import
+        from backend_core.targets import normalise_target
+
+        normalise_target(args.target)
+        from backend_core.lowering import lower
+        from backend_core.pipeline.stages import PipelineOptions
+
+        calib: Any = args.calib
+        if isinstance(calib, str) and calib.isdigit():
+            calib = int(calib)
+        on_stage, on_status, _ = _progress(args.verbose)
+        result = lower(args.model, PipelineOptions(args.target, args.flow, calib), on_stage=on_stage,
+                       on_status=on_status, use_cache=not args.no_cache,
+                       want_pte=bool(args.pte), want_bpte=bool(args.bpte))
+    except CmlensError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        if e.hint:
+            print(f"  {e.hint}", file=sys.stderr)
+        if args.verbose and e.detail:
+            print(e.detail, file=sys.stderr)
+        return e.exit_code
+
+    artifacts: dict[str, str] = {}
+    from backend_core.pipeline.artifacts import write_bytes
+
+    if args.pte and "model.pte" in result.blobs:
+        artifacts["pte"] = write_bytes(args.pte, result.blobs["model.pte"])
+    if args.bpte and "model.bpte" in result.blobs:
+        artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
+    report = result.report(artifacts)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=1, default=str)
+        artifacts["json"] = args.json
+    if args.html:
+        from backend_core.report.html_report import write_html
+
+        artifacts["html"] = write_html(report, args.html)
+
+    cached = " (from cache)" if result.from_cache else ""
+    print(f"{result.model} → {result.options.target}, {result.options.flow} flow: {result.status} "
+          f"in {result.seconds:.1f} s{cached}")
+    print_stage_table(report)
+    if result.status == "failed":
+        err = result.error or {}
+        node = f" on node {err['node']}" if err.get("node") else ""
+        print(f"\nerror: stage '{err.get('stage')}' failed{node}:\n  {err.get('message')}", file=sys.stderr)
+        if err.get("hint"):
+            print(f"  {err['hint']}", file=sys.stderr)
+        if args.verbose and err.get("traceback"):
+            print(err["traceback"], file=sys.stderr)
+        return 3
+    print_fallbacks(report)
+    for kind, path in artifacts.items():
+        print(f"wrote {kind}: {path}")
+    if args.fail_on_fallback and report["fallbacks"]:
+        return 1
+    return 0

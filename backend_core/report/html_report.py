@@ -1,0 +1,86 @@
+"""A standalone HTML report (no server, no network): summary, fallback table with reasons, and
+each stage's graph as inline SVG from Graphviz."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from ..snapshot.model import KIND_LABELS
+from .dot_export import KIND_COLORS, render_svg, snapshot_to_dot
+from .json_report import snapshots_from_report
+
+_CSS = """
+body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#212121}
+table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #cfd8dc;padding:4px 8px;
+vertical-align:top;font-size:13px}th{background:#eceff1;text-align:left}
+.fb{color:#b71c1c;font-weight:bold}.ok{color:#2e7d32;font-weight:bold}
+.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border-radius:4px;font-size:12px}
+details{margin:6px 0}summary{cursor:pointer;font-weight:bold}.graph svg{max-width:100%;height:auto}
+ul.ev{margin:0;padding-left:16px;font-size:12px;color:#455a64}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
+    snaps = snapshots_from_report(report)
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>CortexM Lens — {_e(report['model'])}</title>"
+             f"<style>{_CSS}</style></head><body>"]
+    status_cls = "ok" if report["status"] == "done" else "fb"
+    parts.append(f"<h1>{_e(report['model'])} → {_e(report['target'])} ({_e(report['flow'])} flow)</h1>")
+    parts.append(f"<p>Status: <span class='{status_cls}'>{_e(report['status'])}</span>. "
+                 f"ExecuTorch {_e(report['versions'].get('executorch'))}, torch {_e(report['versions'].get('torch'))}.</p>")
+    if report.get("error"):
+        err = report["error"]
+        parts.append(f"<p class='fb'>Stage '{_e(err.get('stage'))}' failed"
+                     f"{' on node ' + _e(err['node']) if err.get('node') else ''}: {_e(err.get('message'))}</p>")
+    parts.append("<div class='legend'>" + "".join(
+        f"<span style='background:{KIND_COLORS[k]}'>{_e(v)}</span>" for k, v in KIND_LABELS.items()) + "</div>")
+
+    fbs = report.get("fallbacks", [])
+    parts.append(f"<h2>Fallbacks: {len(fbs)}</h2>")
+    if fbs:
+        parts.append("<table><tr><th>node</th><th>op</th><th>category</th><th>reason</th><th>suggestion</th>"
+                     "<th>evidence</th></tr>")
+        for f in fbs:
+            ev = "".join(f"<li>{_e(x)}</li>" for x in f["evidence"])
+            parts.append(f"<tr><td class='fb'>{_e(f['node'])}</td><td>{_e(f['op'])}</td><td>{_e(f['category'])}</td>"
+                         f"<td>{_e(f['reason'])}</td><td>{_e(f['suggestion'])}</td><td><ul class='ev'>{ev}</ul></td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p class='ok'>Every compute op runs on a CMSIS-NN kernel.</p>")
+
+    parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
+                 "<th>rewritten</th><th>seconds</th></tr>")
+    for st in report["stages"]:
+        parts.append(f"<tr><td>{st['index']}</td><td>{_e(st['name'])}</td><td>{len(st['nodes'])}</td>"
+                     f"<td>{len(st['added'])}</td><td>{len(st['removed'])}</td><td>{len(st['rewritten'])}</td>"
+                     f"<td>{st['seconds']:.2f}</td></tr>")
+    parts.append("</table>")
+
+    if with_graphs:
+        parts.append("<h2>Graphs</h2>")
+        last = len(snaps) - 1
+        for i, snap in enumerate(snaps):
+            try:
+                svg = render_svg(snapshot_to_dot(snap))
+            except (RuntimeError, OSError) as e:
+                svg = f"<p class='fb'>{_e(e)}</p>"
+            opened = " open" if i == last else ""
+            parts.append(f"<details{opened}><summary>{i}. {_e(snap.stage)} — {len(snap.nodes)} nodes</summary>"
+                         f"<div class='graph'>{svg}</div></details>")
+    qt = report.get("quantizer", {}).get("report_text")
+    if qt:
+        parts.append(f"<h2>Quantizer report</h2><pre>{_e(qt)}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_html(report: dict[str, Any], path: str, *, with_graphs: bool = True) -> str:
+    p = Path(path).expanduser()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(render_html(report, with_graphs=with_graphs), encoding="utf-8")
+    return str(p)
