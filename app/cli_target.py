@@ -1,7 +1,7 @@
-"""CLI subcommands of the target flow: `doctor` and `selftest`. app/cli.py wires them in with
+"""CLI subcommands of the target flow: `doctor`, `selftest` and `run`. app/cli.py wires them in with
 `add_target_commands(subparsers)`; each sets `func(args) -> int` (the exit status).
 
-Exit status of selftest: 0 PASS, 1 FAIL, 2 bad input or missing tool (the message has the install
+Exit status of selftest and run: 0 PASS, 1 FAIL, 2 bad input or missing tool (the message has the install
 command), 3 build or run failure (fault, hang, no result), 130 cancelled."""
 from __future__ import annotations
 
@@ -49,6 +49,33 @@ def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
     s.set_defaults(func=cmd_selftest)
 
+    r = subparsers.add_parser(
+        "run", help="lower a model, build ExecuTorch's Arm runner with it and run it on a simulator",
+        description="Lower MODEL to a bundled program (.bpte, reference outputs from the quantized model) or "
+                    "take a .pte/.bpte, check its operators against the ExecuTorch checkout, build the "
+                    "checkout's libraries for the CPU (once, cached, ~15 min) and its stock "
+                    "arm_executor_runner on the kernels/ board layer, run it on QEMU or a Corstone FVP and "
+                    "report PASS/FAIL, error stats, cycles and ETDump. Exit 0 PASS, 1 FAIL, 2 bad input or "
+                    "missing tool, 3 build/run failure.")
+    r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
+    r.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CPU",
+                   help=f"CPU, one of {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+    r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
+    r.add_argument("--cmsis-nn", metavar="PATH",
+                   help="CMSIS-NN source tree (default: $CMSIS_NN_PATH; else ExecuTorch's CMake downloads it)")
+    r.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                   help="stop the simulator after S seconds (default: 120)")
+    r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--etdump", action="store_true", help="build the runner with the event tracer (ETDump)")
+    r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
+    r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
+    r.add_argument("--cache-dir", type=Path, metavar="DIR",
+                   help="cache of library and runner builds (default: ~/.cache/cmlens)")
+    r.add_argument("--quiet", action="store_true", help="do not echo build output")
+    r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    r.set_defaults(func=cmd_run)
+
 
 def _error(exc: CmlensError, err: TextIO) -> int:
     print(f"error: {exc.message}", file=err)
@@ -70,6 +97,59 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         print(report.to_text(), file=out)
     return 0 if report.ok else 2
+
+
+def _printer(out: TextIO, quiet: bool):
+    def on_line(stream: str, line: str) -> None:
+        if stream == "uart":
+            print(f"uart> {line}", file=out, flush=True)
+        elif stream == "cmlens":
+            print(f"cmlens: {line}", file=out, flush=True)
+        elif stream == "stderr" and not quiet:
+            print(f"  ! {line}", file=out, flush=True)
+        elif not quiet:
+            print(f"  | {line}", file=out, flush=True)
+    return on_line
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
+    import os
+
+    from backend_core.target.run_model import RunOptions, run_model
+
+    out, err = out or sys.stdout, err or sys.stderr
+    et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
+    if not et_root:
+        print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
+        print("The runner and its libraries are built from the sources of a checkout:\n"
+              "  git clone https://github.com/pytorch/executorch && cd executorch && "
+              "git submodule update --init third-party/flatbuffers third-party/flatcc third-party/gflags "
+              "third-party/json backends/xnnpack/third-party/FXdiv\n"
+              "Offline, also pass --cmsis-nn PATH (a clone of https://github.com/ARM-software/CMSIS-NN).",
+              file=err)
+        return 2
+    opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
+                      atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir)
+    print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
+    try:
+        result = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts,
+                           on_line=_printer(out, args.quiet))
+    except Cancelled as exc:
+        print(f"cancelled: {exc.message}", file=err)
+        return 130
+    except KeyboardInterrupt:
+        print("cancelled", file=err)
+        return 130
+    except CmlensError as exc:
+        return _error(exc, err)
+    print("-" * 60, file=out)
+    print(result.summary(), file=out)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
+    if result.passed:
+        return 0
+    return 1 if result.outcome == "FAIL" else 3
 
 
 def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

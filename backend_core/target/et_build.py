@@ -1,0 +1,246 @@
+"""Build the ExecuTorch libraries for Arm bare metal from the user's checkout, once per
+(checkout commit, CPU, build type), into a cache directory; the runner (runner_build.py) links them.
+
+Recipe (measured in issue 5): the `arm-baremetal` preset without the Ethos-U parts (they fetch the
+Ethos-U SDK from Arm's GitLab, which fails offline), with CMSIS-NN from a local tree, then
+`cmake --build ... --target install`. About 15 minutes on 2 cores, so:
+- a stamp file (cmlens-libs.json) records the command lines and timings; a later request with the same
+  options reuses the build;
+- one build at a time per checkout: flatcc writes libflatccrt.a into the source tree and every
+  ExecuTorch configure deletes that folder, so two configures on one checkout break each other;
+- every command's output is streamed and the build can be cancelled from any thread."""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from .build import cache_dir, diagnose
+from .checkout import git_head
+from .errors import BadInputError, BuildError, Cancelled, ToolMissingError
+from .process import LineCallback, StreamingProcess
+from .tools import APT_TOOLCHAIN, apt_install
+
+STAMP = "cmlens-libs.json"
+# Marker that `--target install` finished: the CMake package the runner's find_package() reads.
+CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
+
+
+@dataclass
+class EtLibRequest:
+    """Which ExecuTorch libraries to build: checkout, CPU, build type, CMSIS-NN, Python for codegen."""
+
+    et_root: Path
+    cpu: str = "cortex-m55"
+    build_type: str = "Release"
+    cmsis_nn: Path | None = None          # None: ExecuTorch's CMake fetches it (needs network)
+    python: str = sys.executable          # needs torch/PyYAML for ExecuTorch's codegen scripts
+    cache_root: Path | None = None        # default: cache_dir()
+    etdump: bool = True                   # devtools: bundled_program (.bpte) + etdump (event tracer)
+    jobs: int | None = None
+    commit: str | None = None             # default: the checkout's git HEAD
+
+    def __post_init__(self) -> None:
+        self.et_root = Path(self.et_root)
+        if self.cmsis_nn is not None:
+            self.cmsis_nn = Path(self.cmsis_nn)
+        if self.commit is None:
+            self.commit = git_head(self.et_root)
+
+    @property
+    def key(self) -> str:
+        """`<commit12>-<cpu>-<build type>`; without git, a hash of the checkout's path."""
+        rev = (self.commit or "nogit-" + hashlib.sha1(str(self.et_root).encode()).hexdigest())[:12]
+        return f"{rev}-{self.cpu}-{self.build_type.lower()}"
+
+    @property
+    def root(self) -> Path:
+        base = Path(self.cache_root) if self.cache_root is not None else cache_dir()
+        return base / "executorch" / self.key
+
+    @property
+    def build_dir(self) -> Path:
+        return self.root / "build"
+
+    @property
+    def install_dir(self) -> Path:
+        return self.root / "install"
+
+    @property
+    def stamp(self) -> Path:
+        return self.root / STAMP
+
+    def defines(self) -> dict[str, str]:
+        """The -D options on top of the preset."""
+        d = {
+            "CMAKE_BUILD_TYPE": self.build_type,
+            "TARGET_CPU": self.cpu,
+            "EXECUTORCH_BUILD_ARM_BAREMETAL": "OFF",    # Ethos-U delegate: needs the Ethos-U SDK download
+            "EXECUTORCH_BUILD_PTHREADPOOL": "OFF",
+            "EXECUTORCH_BUILD_CPUINFO": "OFF",
+            "EXECUTORCH_BUILD_DEVTOOLS": "ON" if self.etdump else "OFF",
+            "EXECUTORCH_BUILD_ARM_ETDUMP": "ON" if self.etdump else "OFF",
+            "EXECUTORCH_BAREMETAL_SKIP_INSTALL": "OFF",
+            "CMAKE_INSTALL_PREFIX": str(self.install_dir),
+            "PYTHON_EXECUTABLE": str(self.python),
+        }
+        if self.cmsis_nn is not None:
+            d["FETCHCONTENT_SOURCE_DIR_CMSIS_NN"] = str(self.cmsis_nn)
+            d["FETCHCONTENT_FULLY_DISCONNECTED"] = "ON"
+        return d
+
+
+def library_configure_command(req: EtLibRequest, cmake: str = "cmake") -> list[str]:
+    """`cmake -S <checkout> -B <cache>/build --preset arm-baremetal -G Ninja -D...`."""
+    return [cmake, "-S", str(req.et_root), "-B", str(req.build_dir), "--preset", "arm-baremetal",
+            "-G", "Ninja", *[f"-D{k}={v}" for k, v in req.defines().items()]]
+
+
+def library_build_command(req: EtLibRequest, cmake: str = "cmake") -> list[str]:
+    """`cmake --build <cache>/build -j N --target install`."""
+    jobs = req.jobs or os.cpu_count() or 2
+    return [cmake, "--build", str(req.build_dir), "-j", str(jobs), "--target", "install"]
+
+
+@dataclass
+class EtLibraries:
+    """Installed ExecuTorch libraries for one CPU (install_dir holds lib/cmake/ExecuTorch)."""
+
+    request: EtLibRequest
+    install_dir: Path
+    cached: bool
+    configure_s: float
+    build_s: float
+    cold_build_s: float | None = None      # the first (full) build of this cache entry, from the stamp
+    log: list[str] = field(default_factory=list)
+
+
+def read_stamp(req: EtLibRequest) -> dict | None:
+    try:
+        return json.loads(req.stamp.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_built(req: EtLibRequest) -> bool:
+    """True when the cache holds an install made with the same options."""
+    stamp = read_stamp(req)
+    return (stamp is not None and stamp.get("defines") == req.defines()
+            and (req.install_dir / CONFIG_FILE).is_file())
+
+
+def checkout_lock_path(et_root: Path, cache_root: Path | None = None) -> Path:
+    base = Path(cache_root) if cache_root is not None else cache_dir()
+    digest = hashlib.sha1(str(Path(et_root).resolve()).encode()).hexdigest()[:16]
+    return base / "locks" / f"checkout-{digest}.lock"
+
+
+@contextlib.contextmanager
+def checkout_lock(et_root: Path, cancel_event: threading.Event, emit: LineCallback,
+                  cache_root: Path | None = None) -> Iterator[None]:
+    """Exclusive lock on the checkout (see the flatcc trap above), waiting cancellably."""
+    path = checkout_lock_path(et_root, cache_root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    emit("cmlens", f"waiting: another build is configuring {et_root} (one at a time per checkout)")
+                    waited = True
+                if cancel_event.wait(0.2):
+                    raise Cancelled("The ExecuTorch library build was cancelled.") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def run_step(argv: list[str], what: str, *, emit: LineCallback, cancel_event: threading.Event,
+             env: Mapping[str, str] | None = None, cwd: Path | None = None) -> float:
+    """Run one cmake step with streamed output; BuildError (cause + fix) or Cancelled."""
+    emit("cmlens", "$ " + " ".join(argv))
+    start = time.monotonic()
+    try:
+        res = StreamingProcess(argv, on_line=emit, env=env, cwd=cwd, cancel_event=cancel_event).run()
+    except FileNotFoundError as exc:
+        raise ToolMissingError(argv[0], apt_install("cmake"), what) from exc
+    if res.cancelled:
+        raise Cancelled(f"The {what} was cancelled.")
+    if res.returncode != 0:
+        lines = res.stdout + res.stderr
+        cause, fix = diagnose(lines)
+        raise BuildError(f"The {what} failed: {cause}.", f"Fix: {fix}", detail="\n".join(lines[-60:]))
+    return time.monotonic() - start
+
+
+def check_build_tools(env: Mapping[str, str]) -> tuple[str, str]:
+    """(cmake, ninja) paths; ToolMissingError with the install command otherwise."""
+    path = env.get("PATH")
+    cmake, ninja = shutil.which("cmake", path=path), shutil.which("ninja", path=path)
+    if not cmake:
+        raise ToolMissingError("cmake", apt_install("cmake"), "build ExecuTorch")
+    if not ninja:
+        raise ToolMissingError("ninja", apt_install("ninja-build"), "build ExecuTorch")
+    if not shutil.which("arm-none-eabi-gcc", path=path):
+        raise ToolMissingError("arm-none-eabi-gcc", apt_install(APT_TOOLCHAIN), "cross-compile ExecuTorch")
+    return cmake, ninja
+
+
+def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
+                     cancel_event: threading.Event | None = None, force: bool = False,
+                     env: Mapping[str, str] | None = None) -> EtLibraries:
+    """The installed libraries for `req`, building them first when the cache has none."""
+    cancel_event = cancel_event or threading.Event()
+    log: list[str] = []
+
+    def emit(stream: str, line: str) -> None:
+        log.append(line)
+        if on_line:
+            on_line(stream, line)
+
+    if not (req.et_root / "CMakePresets.json").is_file():
+        raise BadInputError(f"{req.et_root} has no CMakePresets.json: not an ExecuTorch checkout this "
+                            "build driver supports.", "Pass a checkout of pytorch/executorch from 2025 or later.")
+    env = dict(os.environ if env is None else env)
+    cmake, _ = check_build_tools(env)
+    stamp = read_stamp(req)
+    if not force and is_built(req):
+        emit("cmlens", f"ExecuTorch libraries for {req.cpu} ({req.key}) are cached in {req.install_dir}")
+        return EtLibraries(req, req.install_dir, True, 0.0, 0.0, (stamp or {}).get("cold_build_s"), log)
+    req.root.mkdir(parents=True, exist_ok=True)
+    with checkout_lock(req.et_root, cancel_event, emit, req.cache_root):
+        if not force and is_built(req):     # built by whoever held the lock before us
+            stamp = read_stamp(req)
+            return EtLibraries(req, req.install_dir, True, 0.0, 0.0, (stamp or {}).get("cold_build_s"), log)
+        emit("cmlens", f"building the ExecuTorch libraries for {req.cpu} from {req.et_root} "
+                       f"(commit {req.commit or 'unknown'}) into {req.root}; the first build takes ~15 min")
+        configure_argv = library_configure_command(req, cmake)
+        build_argv = library_build_command(req, cmake)
+        configure_s = run_step(configure_argv, "ExecuTorch configure", emit=emit, cancel_event=cancel_event,
+                               env=env, cwd=req.et_root)
+        build_s = run_step(build_argv, "ExecuTorch library build", emit=emit, cancel_event=cancel_event, env=env)
+    if not (req.install_dir / CONFIG_FILE).is_file():
+        raise BuildError(f"The ExecuTorch build finished but {req.install_dir / CONFIG_FILE} is missing.",
+                         "Check the install step in the output above.", detail="\n".join(log[-40:]))
+    cold = (stamp or {}).get("cold_build_s") if stamp and stamp.get("defines") == req.defines() else None
+    cold = cold if cold is not None else configure_s + build_s
+    req.stamp.write_text(json.dumps({
+        "commit": req.commit, "cpu": req.cpu, "build_type": req.build_type, "et_root": str(req.et_root),
+        "defines": req.defines(), "configure": configure_argv, "build": build_argv,
+        "configure_s": round(configure_s, 2), "build_s": round(build_s, 2), "cold_build_s": round(cold, 2),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }, indent=2))
+    return EtLibraries(req, req.install_dir, False, configure_s, build_s, cold, log)

@@ -1,0 +1,185 @@
+"""`run_model`: lower a model (or take a .pte/.bpte) -> check its ops against the checkout -> build the
+ExecuTorch libraries (cached) and the runner -> run on QEMU or the FVP -> parse the UART -> one
+structured result. Each step reports through `on_line(stream, line)` and honours `cancel_event`.
+
+Outcome: PASS / FAIL (a BundleIO comparison failed), FAULT, TIMEOUT, RAN (a plain .pte ran to the end:
+nothing to compare with), NO RESULT (no TEST line: the runner stopped early); errors before the run are exceptions (BadInputError exit 2,
+BuildError / SimulatorError exit 3, Cancelled)."""
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .boards import Board, board_for
+from .checkout import Checkout, find_cmsis_nn, inspect_checkout
+from .errors import BadInputError, SimulatorError
+from .et_build import EtLibRequest, ensure_libraries
+from .et_ops import OpCheck, check_checkout_ops
+from .process import LineCallback
+from .runner_build import RunnerRequest, build_runner
+from .simulator import EventCallback, SimResult, runner_for
+from .uart import NOT_CYCLE_ACCURATE
+
+
+class MissingOpsError(BadInputError):
+    """The model needs operators the checkout has no kernels for (exit 2)."""
+
+    def __init__(self, check: OpCheck) -> None:
+        super().__init__(check.summary() + ".", check.hint())
+        self.check = check
+
+
+@dataclass
+class RunOptions:
+    target: str = "cortex-m55"
+    sim: str = "qemu"
+    timeout: float = 120.0
+    build_type: str = "Release"
+    etdump: bool = False              # runner with the event tracer (needs libraries built with devtools)
+    atol: float = 0.01
+    rtol: float = 0.01
+    flow: str = "legacy"
+    cache_root: Path | None = None
+
+
+@dataclass
+class ModelRunResult:
+    model: str
+    target: str
+    board: Board
+    outcome: str                      # PASS / FAIL / FAULT / TIMEOUT / NO RESULT
+    exit_code: int | None
+    op_check: OpCheck
+    sim: SimResult
+    elf: Path
+    timings: dict[str, float] = field(default_factory=dict)   # lower_s, libs_s, runner_*_s, run_s
+    libs_cached: bool = False
+    cold_library_build_s: float | None = None
+    problem: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """PASS (or RAN for a .pte without reference outputs) and exit status 0."""
+        return self.outcome in ("PASS", "RAN") and self.exit_code == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.sim.report
+        cycles = r.cycles
+        return {
+            "model": self.model, "target": self.target, "board": self.board.name,
+            "simulator": self.board.simulator, "outcome": self.outcome, "exit_code": self.exit_code,
+            "problem": self.problem,
+            "tests": [{"suite": t.suite, "index": t.index, "passed": t.passed} for t in r.tests],
+            "error_stats": [vars(s) for s in r.error_stats],
+            "cycles": None if cycles is None else {
+                "available": cycles.available, "total": cycles.total, "per_inference": cycles.per_inference,
+                "label": NOT_CYCLE_ACCURATE, "reason": cycles.reason, "counters": cycles.counters},
+            "etdump": [{k: len(v) for k, v in b.files.items()} for b in r.etdumps],
+            "faults": [f.summary() for f in r.faults],
+            "errors": r.errors,
+            "outputs": len(r.outputs),
+            "ops": {"model": self.op_check.model_ops, "missing": self.op_check.missing},
+            "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
+            "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
+            "elf": str(self.elf),
+        }
+
+    def summary(self) -> str:
+        r = self.sim.report
+        lines = [f"{self.model} on {self.board.name} ({self.target}, {self.board.simulator}): {self.outcome}, "
+                 f"exit status {self.exit_code}"]
+        for s in r.error_stats:
+            lines.append(f"error stats testset {s.testset}: mean abs {s.mean_absolute_error}, max abs "
+                         f"{s.max_absolute_error}, mean rel {s.mean_relative_error}, max rel {s.max_relative_error}")
+        if r.cycles is not None and r.cycles.available:
+            lines.append(f"cycles: {r.cycles.total} ({NOT_CYCLE_ACCURATE})")
+        else:
+            lines.append(f"cycles: unavailable on {self.board.simulator} ({NOT_CYCLE_ACCURATE} anyway)")
+        if r.etdumps:
+            lines.append("etdump: " + ", ".join(f"{k} {len(v)} B" for b in r.etdumps for k, v in b.files.items()))
+        if self.problem:
+            lines.append(f"problem: {self.problem}")
+        t = self.timings
+        lines.append("time: " + ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in t.items())
+                     + (" (libraries cached)" if self.libs_cached else ""))
+        return "\n".join(lines)
+
+
+def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallback) -> tuple[Path, float]:
+    """A .pte/.bpte for `source`: the file itself, or the result of lowering it (a .bpte)."""
+    p = Path(source)
+    if p.suffix in (".pte", ".bpte"):
+        if not p.is_file():
+            raise BadInputError(f"Model file {p} does not exist.")
+        return p, 0.0
+    from ..lowering import lower
+    from ..pipeline import PipelineOptions
+
+    start = time.monotonic()
+    on_line("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow)")
+    res = lower(source, PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True, want_bpte=True,
+                on_status=lambda s: on_line("cmlens", s))
+    if res.status != "done" or "model.bpte" not in res.blobs:
+        err = res.error or {}
+        raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
+                            err.get("hint", ""), detail=err.get("traceback", ""))
+    out = workdir / f"{res.model}.bpte"
+    out.write_bytes(res.blobs["model.bpte"])
+    return out, time.monotonic() - start
+
+
+def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None = None,
+              options: RunOptions | None = None, on_line: LineCallback | None = None,
+              on_event: EventCallback | None = None, cancel_event: threading.Event | None = None,
+              workdir: Path | None = None) -> ModelRunResult:
+    opts = options or RunOptions()
+    emit = on_line or (lambda stream, line: None)
+    cancel_event = cancel_event or threading.Event()
+    board = board_for(opts.target, opts.sim)                       # UnsupportedTargetError: exit 2
+    checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
+    for w in checkout.warnings:
+        emit("cmlens", f"warning: {w}")
+    cmsis = find_cmsis_nn(cmsis_nn, checkout)
+    if cmsis.path is None:
+        emit("cmlens", f"note: {cmsis.note}")
+    sim = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event)
+    sim.require()                                                  # ToolMissingError before a long build
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="cmlens-run-"))
+    timings: dict[str, float] = {}
+
+    model, timings["lower_s"] = model_file(source, opts, workdir, emit)
+    check = check_checkout_ops(model, checkout.root)
+    emit("cmlens", f"ops: {check.summary()}")
+    if not check.ok:
+        raise MissingOpsError(check)
+
+    lib_req = EtLibRequest(checkout.root, board.cpu, opts.build_type, cmsis.path,
+                           cache_root=opts.cache_root, commit=checkout.commit, etdump=True)
+    start = time.monotonic()
+    libs = ensure_libraries(lib_req, on_line=on_line, cancel_event=cancel_event)
+    timings["libraries_s"] = time.monotonic() - start
+
+    rreq = RunnerRequest(board, libs, model=model, ops=check.model_ops, etdump=opts.etdump,
+                         atol=opts.atol, rtol=opts.rtol,
+                         build_root=None if opts.cache_root is None else Path(opts.cache_root) / "runner")
+    rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
+    timings["runner_configure_s"], timings["runner_build_s"] = rb.configure_s, rb.build_s
+
+    emit("cmlens", "$ " + " ".join(sim.command(rb.elf)))
+    result = sim.run(rb.elf, timeout=opts.timeout)
+    timings["run_s"] = result.elapsed_s
+    if result.exit_code not in (0, None) and not result.uart and result.problem:
+        raise SimulatorError(f"The simulator could not run the runner: {result.problem}")
+    outcome = result.outcome
+    if outcome == "PASS" and result.exit_code not in (0, None):
+        outcome = "FAIL"
+    if (outcome == "NO RESULT" and result.exit_code == 0 and not result.report.errors
+            and model.suffix == ".pte"):
+        outcome = "RAN"          # a plain .pte has no reference outputs to compare with
+    return ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
+                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
+                          result.problem)

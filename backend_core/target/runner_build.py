@@ -1,0 +1,142 @@
+"""Build ExecuTorch's stock Arm runner (examples/arm/executor_runner/arm_executor_runner.cpp from the
+user's checkout) on the kernels/ board layer against the cached libraries (et_build.py), per model.
+
+Two modes:
+- baked: the .pte/.bpte is compiled into the firmware (`ET_PTE_FILE_PATH`), with only the portable
+  ops it uses; one build directory per (libraries, board, model content), so the same model is a no-op;
+- semihosting: the runner reads the model and inputs from the host (`-m model.bpte -i in.bin`), built
+  once per (libraries, board, portable op set); a new model needs no rebuild if its ops are covered.
+The cortex_m ops are always registered in full (ExecuTorch installs `cortex_m_ops_lib`)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from .boards import Board
+from .build import KERNELS_DIR, cache_dir
+from .et_build import EtLibraries, check_build_tools, run_step
+from .process import LineCallback
+
+RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
+RUNNER_TARGET = "arm_executor_runner"
+
+
+def portable_ops(ops: list[str]) -> list[str]:
+    """The ops a portable/quantized kernel library must register (not cortex_m, not prim ops)."""
+    return sorted({op for op in ops if op.startswith(("aten::", "quantized_decomposed::"))})
+
+
+@dataclass
+class RunnerRequest:
+    """One runner firmware: board, libraries, model (baked) or op set (semihosting), options."""
+
+    board: Board
+    libs: EtLibraries
+    model: Path | None = None               # .pte / .bpte to bake in; None with semihosting=True
+    ops: list[str] = field(default_factory=list)
+    semihosting: bool = False
+    etdump: bool = False                    # event tracer: ETDump block in the UART log
+    dump_intermediate_outputs: bool = False
+    atol: float = 0.01
+    rtol: float = 0.01
+    build_root: Path | None = None          # default: cache_dir()/runner
+    python: str | None = None               # default: the one the libraries were built with
+
+    @property
+    def bundle_io(self) -> bool:
+        """.bpte models (and semihosting runners, which accept both) verify reference outputs."""
+        return self.semihosting or (self.model is not None and self.model.suffix == ".bpte")
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        if self.model is not None and not self.semihosting:
+            h.update(self.model.read_bytes())
+        h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
+                       self.atol, self.rtol, self.bundle_io)).encode())
+        return h.hexdigest()[:12]
+
+    @property
+    def build_dir(self) -> Path:
+        root = self.build_root if self.build_root is not None else cache_dir() / "runner"
+        mode = "semihosting" if self.semihosting else "baked"
+        return Path(root) / self.libs.request.key / f"{self.board.name}-{mode}-{self.fingerprint()}"
+
+    @property
+    def elf(self) -> Path:
+        return self.build_dir / f"{RUNNER_TARGET}.elf"
+
+    @property
+    def model_copy(self) -> Path:
+        """The model inside the build directory (a stable path for ET_PTE_FILE_PATH)."""
+        suffix = self.model.suffix if self.model is not None else ".pte"
+        return self.build_dir / f"model{suffix}"
+
+    def defines(self) -> dict[str, str]:
+        lib = self.libs.request
+        d = {
+            "CMAKE_TOOLCHAIN_FILE": str(KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"),
+            "CMLENS_BOARD": self.board.name,
+            "CMAKE_BUILD_TYPE": lib.build_type,
+            "EXECUTORCH_ROOT": str(lib.et_root),
+            "ET_INSTALL_DIR": str(self.libs.install_dir),
+            "PYTHON_EXECUTABLE": str(self.python or lib.python),
+            "ET_BUNDLE_IO": "ON" if self.bundle_io else "OFF",
+            "ET_ATOL": f"{self.atol:g}",
+            "ET_RTOL": f"{self.rtol:g}",
+            "EXECUTORCH_ENABLE_EVENT_TRACER": "ON" if self.etdump else "OFF",
+            "ET_DUMP_INTERMEDIATE_OUTPUTS": "ON" if self.dump_intermediate_outputs else "OFF",
+            "CMLENS_PORTABLE_OPS": ",".join(portable_ops(self.ops)),
+            "SEMIHOSTING": "ON" if self.semihosting else "OFF",
+        }
+        if not self.semihosting:
+            d["ET_PTE_FILE_PATH"] = str(self.model_copy)
+        return d
+
+
+def runner_configure_command(req: RunnerRequest, cmake: str = "cmake", ninja: str | None = None) -> list[str]:
+    """`cmake -G Ninja -S kernels/runner -B <build dir> -D...`."""
+    argv = [cmake, "-G", "Ninja", "-S", str(RUNNER_SOURCE_DIR), "-B", str(req.build_dir)]
+    if ninja:
+        argv.append(f"-DCMAKE_MAKE_PROGRAM={ninja}")
+    return argv + [f"-D{k}={v}" for k, v in req.defines().items()]
+
+
+def runner_build_command(req: RunnerRequest, cmake: str = "cmake") -> list[str]:
+    return [cmake, "--build", str(req.build_dir), "--target", RUNNER_TARGET]
+
+
+@dataclass
+class RunnerBuild:
+    request: RunnerRequest
+    elf: Path
+    configure_s: float
+    build_s: float
+    reused: bool                    # the build directory existed (same model and options)
+
+
+def build_runner(req: RunnerRequest, *, on_line: LineCallback | None = None,
+                 cancel_event: threading.Event | None = None,
+                 env: Mapping[str, str] | None = None) -> RunnerBuild:
+    """Configure (first time) and build the runner; BuildError / ToolMissingError / Cancelled."""
+    cancel_event = cancel_event or threading.Event()
+    env = dict(os.environ if env is None else env)
+    cmake, ninja = check_build_tools(env)
+    emit = on_line or (lambda stream, line: None)
+    req.build_dir.mkdir(parents=True, exist_ok=True)
+    if req.model is not None and not req.semihosting:
+        if not req.model_copy.is_file() or req.model_copy.read_bytes() != req.model.read_bytes():
+            shutil.copyfile(req.model, req.model_copy)
+    reused = (req.build_dir / "build.ninja").is_file()
+    configure_s = 0.0
+    if not reused:
+        configure_s = run_step(runner_configure_command(req, cmake, ninja), "runner configure",
+                               emit=emit, cancel_event=cancel_event, env=env)
+    start = time.monotonic()
+    run_step(runner_build_command(req, cmake), "runner build", emit=emit, cancel_event=cancel_event, env=env)
+    return RunnerBuild(req, req.elf, configure_s, time.monotonic() - start, reused)

@@ -1,0 +1,77 @@
+"""`cmlens run` up to the point where ExecuTorch sources would be needed: bad input gives exit 2 and
+a message that says what to pass; the op check stops a model the checkout cannot run."""
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import pytest
+
+from app.cli_target import add_target_commands
+from tests.target.test_et_build import fake_checkout
+from tests.target.test_et_ops import CORTEX_M_YAML, make_pte
+
+
+def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="cmlens")
+    add_target_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    out, err = io.StringIO(), io.StringIO()
+    code = args.func(args, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_run_without_checkout_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    code, out, err = run_cli(["run", "ds_cnn", "--sim", "qemu", "--target", "cortex-m55"])
+    assert code == 2
+    assert "error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT)." in err
+    assert "git clone https://github.com/pytorch/executorch" in err and "--cmsis-nn PATH" in err
+    assert out == ""
+
+
+def test_run_with_bad_checkout_paths_exit_2(tmp_path: Path) -> None:
+    code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(tmp_path / "nope")])
+    assert code == 2
+    assert f"error: ExecuTorch checkout {tmp_path / 'nope'} (--et-root) does not exist." in err
+    code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(tmp_path)])
+    assert code == 2
+    assert "is not an ExecuTorch checkout: examples/arm/executor_runner/arm_executor_runner.cpp is missing" in err
+
+
+def test_run_with_bad_cmsis_nn_or_target_exit_2(tmp_path: Path) -> None:
+    root = fake_checkout(tmp_path)
+    code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(root), "--cmsis-nn", str(tmp_path)])
+    assert code == 2 and "is not CMSIS-NN: Include/arm_nnfunctions.h is missing" in err
+    code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(root), "--target", "cortex-m85"])
+    assert code == 2 and "QEMU has no board with a cortex-m85 CPU" in err
+
+
+def test_run_missing_model_file_exit_2(toolchain, tmp_path: Path) -> None:
+    root = fake_checkout(tmp_path)
+    code, _, err = run_cli(["run", str(tmp_path / "absent.bpte"), "--et-root", str(root)])
+    assert code == 2 and f"Model file {tmp_path / 'absent.bpte'} does not exist." in err
+
+
+def test_run_stops_on_ops_the_checkout_lacks_exit_2(toolchain, tmp_path: Path) -> None:
+    root = fake_checkout(tmp_path)
+    (root / "backends/cortex_m/ops").mkdir(parents=True)
+    (root / "backends/cortex_m/ops/operators.yaml").write_text(CORTEX_M_YAML.read_text())
+    model = tmp_path / "ds_cnn_explicit.pte"
+    model.write_bytes(make_pte([[("cortex_m::quantize_per_tensor", "out"),
+                                 ("cortex_m::quantized_conv2d_nhwc", "out")]]))
+    code, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "c")])
+    assert code == 2
+    assert "cmlens: ops: 1 of 2 operators of the model have no kernel in the checkout: " \
+           "cortex_m::quantized_conv2d_nhwc.out" in out
+    assert "error: 1 of 2 operators" in err and "--flow legacy" in err
+    assert not (tmp_path / "c").exists()      # stopped before any build
+
+
+def test_run_missing_qemu_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = fake_checkout(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(root)])
+    assert code == 2
+    assert "qemu-system-arm was not found" in err and "apt-get install" in err

@@ -1,0 +1,224 @@
+"""The ExecuTorch library / runner build driver without ExecuTorch: command lines, cache keys, the
+stamp, the per-checkout lock and streaming, with a fake `cmake` on PATH standing in for the real one."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from backend_core.errors import BadInputError
+from backend_core.target.boards import board_for
+from backend_core.target.errors import BuildError, Cancelled
+from backend_core.target.et_build import (
+    CONFIG_FILE, EtLibRequest, checkout_lock, ensure_libraries, is_built, library_build_command,
+    library_configure_command,
+)
+from backend_core.target.runner_build import (
+    RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command,
+    runner_configure_command,
+)
+
+COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+
+
+def fake_checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "src" / "executorch"
+    (root / "examples/arm/executor_runner").mkdir(parents=True, exist_ok=True)
+    (root / "examples/arm/executor_runner/arm_executor_runner.cpp").write_text("// stub\n")
+    (root / "CMakePresets.json").write_text("{}")
+    (root / "version.txt").write_text("1.5.0a0\n")
+    return root
+
+
+def request(tmp_path: Path, **kw) -> EtLibRequest:
+    kw.setdefault("cmsis_nn", tmp_path / "CMSIS-NN")
+    return EtLibRequest(fake_checkout(tmp_path), "cortex-m55", "Release", python="/venv/bin/python",
+                        cache_root=tmp_path / "cache", commit=COMMIT, jobs=2, **kw)
+
+
+def test_library_command_lines(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    assert req.key == "cff6f4dd32e6-cortex-m55-release"
+    root = tmp_path / "cache" / "executorch" / req.key
+    assert req.build_dir == root / "build" and req.install_dir == root / "install"
+    argv = library_configure_command(req)
+    assert argv[:9] == ["cmake", "-S", str(req.et_root), "-B", str(root / "build"), "--preset", "arm-baremetal",
+                        "-G", "Ninja"]
+    assert argv[9:] == [
+        "-DCMAKE_BUILD_TYPE=Release", "-DTARGET_CPU=cortex-m55", "-DEXECUTORCH_BUILD_ARM_BAREMETAL=OFF",
+        "-DEXECUTORCH_BUILD_PTHREADPOOL=OFF", "-DEXECUTORCH_BUILD_CPUINFO=OFF", "-DEXECUTORCH_BUILD_DEVTOOLS=ON",
+        "-DEXECUTORCH_BUILD_ARM_ETDUMP=ON", "-DEXECUTORCH_BAREMETAL_SKIP_INSTALL=OFF",
+        f"-DCMAKE_INSTALL_PREFIX={root / 'install'}", "-DPYTHON_EXECUTABLE=/venv/bin/python",
+        f"-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN={tmp_path / 'CMSIS-NN'}", "-DFETCHCONTENT_FULLY_DISCONNECTED=ON"]
+    assert library_build_command(req) == ["cmake", "--build", str(root / "build"), "-j", "2", "--target", "install"]
+
+
+def test_library_command_without_cmsis_nn_lets_cmake_fetch(tmp_path: Path) -> None:
+    req = request(tmp_path, cmsis_nn=None, etdump=False)
+    argv = library_configure_command(req)
+    assert not any("FETCHCONTENT" in a for a in argv)
+    assert "-DEXECUTORCH_BUILD_DEVTOOLS=OFF" in argv
+
+
+def test_key_depends_on_commit_cpu_and_build_type(tmp_path: Path) -> None:
+    a = request(tmp_path)
+    b = EtLibRequest(a.et_root, "cortex-m4", "Debug", commit="0123456789abcdef", cache_root=a.cache_root)
+    assert b.key == "0123456789ab-cortex-m4-debug"
+    c = EtLibRequest(a.et_root, "cortex-m4", commit=None, cache_root=a.cache_root)   # not a git checkout
+    assert c.commit is None and c.key.startswith("nogit-") and c.key.endswith("-cortex-m4-release")
+
+
+def install_fake_cmake(tmp_path: Path, fail: bool = False, sleep: float = 0.0) -> dict[str, str]:
+    """A `cmake` that logs its argv, prints lines, and on `--build ... install` writes the config file."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    script = bindir / "cmake"
+    script.write_text(f"""#!/bin/sh
+echo "$@" >> "{tmp_path}/cmake.log"
+echo "-- fake cmake $1"
+echo "warning on stderr" >&2
+sleep {sleep}
+if [ "$1" = "--build" ]; then
+  {'echo "FAILED: undefined reference to cortex_m::foo"; exit 1' if fail else ''}
+  prefix=$(dirname "$2")/install
+  mkdir -p "$prefix/lib/cmake/ExecuTorch" && touch "$prefix/{CONFIG_FILE}"
+fi
+""")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    for tool in ("ninja", "arm-none-eabi-gcc"):
+        (bindir / tool).write_text("#!/bin/sh\nexit 0\n")
+        (bindir / tool).chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def test_ensure_libraries_builds_once_then_uses_the_cache(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    env = install_fake_cmake(tmp_path)
+    lines: list[tuple[str, str]] = []
+    libs = ensure_libraries(req, on_line=lambda s, t: lines.append((s, t)), env=env)
+    assert not libs.cached and libs.install_dir == req.install_dir
+    assert ("stdout", "-- fake cmake -S") in lines and ("stderr", "warning on stderr") in lines
+    assert any(s == "cmlens" and t.startswith("$ ") and "--preset arm-baremetal" in t for s, t in lines)
+    stamp = json.loads(req.stamp.read_text())
+    assert stamp["commit"] == COMMIT and stamp["cpu"] == "cortex-m55" and stamp["defines"] == req.defines()
+    assert stamp["cold_build_s"] == pytest.approx(stamp["configure_s"] + stamp["build_s"], abs=0.02)
+    assert is_built(req)
+    again = ensure_libraries(req, env=env)
+    assert again.cached and again.cold_build_s == stamp["cold_build_s"]
+    assert len((tmp_path / "cmake.log").read_text().splitlines()) == 2   # configure + build, once
+    other = request(tmp_path, etdump=False)                                # other options: rebuild
+    assert not is_built(other)
+
+
+def test_ensure_libraries_failure_names_the_cause(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    with pytest.raises(BuildError) as exc:
+        ensure_libraries(req, env=install_fake_cmake(tmp_path, fail=True))
+    assert "ExecuTorch library build failed: the link failed" in exc.value.message
+    assert "undefined reference to cortex_m::foo" in exc.value.detail
+    assert not req.stamp.exists()
+
+
+def test_ensure_libraries_rejects_a_tree_without_presets(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    (req.et_root / "CMakePresets.json").unlink()
+    with pytest.raises(BadInputError, match="no CMakePresets.json"):
+        ensure_libraries(req, env=install_fake_cmake(tmp_path))
+
+
+def test_one_build_per_checkout_and_cancel_while_waiting(tmp_path: Path) -> None:
+    root = fake_checkout(tmp_path)
+    cache = tmp_path / "cache"
+    msgs: list[str] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        with checkout_lock(root, threading.Event(), lambda s, t: None, cache):
+            held.set()
+            release.wait(5)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(5)
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    start = time.monotonic()
+    with pytest.raises(Cancelled):
+        with checkout_lock(root, cancel, lambda s, m: msgs.append(m), cache):
+            pass
+    assert time.monotonic() - start < 3
+    assert msgs and "one at a time per checkout" in msgs[0]
+    release.set()
+    t.join()
+
+
+def test_cancel_stops_a_running_library_build(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    env = install_fake_cmake(tmp_path, sleep=30)
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    start = time.monotonic()
+    with pytest.raises(Cancelled):
+        ensure_libraries(req, env=env, cancel_event=cancel)
+    assert time.monotonic() - start < 10
+
+
+def test_runner_command_lines(tmp_path: Path) -> None:
+    from backend_core.target.et_build import EtLibraries
+
+    lib_req = request(tmp_path)
+    libs = EtLibraries(lib_req, lib_req.install_dir, True, 0.0, 0.0)
+    model = tmp_path / "ds_cnn.bpte"
+    model.write_bytes(b"\x00\x00\x00\x00BP08fake")
+    ops = ["cortex_m::quantized_conv2d.out", "aten::view_copy.out", "executorch_prim::et_view.default",
+           "quantized_decomposed::add.out"]
+    req = RunnerRequest(board_for("cortex-m55"), libs, model=model, ops=ops, build_root=tmp_path / "runner")
+    assert portable_ops(ops) == ["aten::view_copy.out", "quantized_decomposed::add.out"]
+    assert req.bundle_io
+    assert req.build_dir.parent == tmp_path / "runner" / lib_req.key
+    assert req.build_dir.name.startswith("mps3-an547-baked-")
+    argv = runner_configure_command(req, "cmake", "/usr/bin/ninja")
+    assert argv[:7] == ["cmake", "-G", "Ninja", "-S", str(RUNNER_SOURCE_DIR), "-B", str(req.build_dir)]
+    d = dict(a[2:].split("=", 1) for a in argv[7:])
+    assert d["CMAKE_MAKE_PROGRAM"] == "/usr/bin/ninja"
+    assert d["CMLENS_BOARD"] == "mps3-an547" and d["EXECUTORCH_ROOT"] == str(lib_req.et_root)
+    assert d["ET_INSTALL_DIR"] == str(lib_req.install_dir) and d["ET_BUNDLE_IO"] == "ON"
+    assert d["ET_PTE_FILE_PATH"] == str(req.build_dir / "model.bpte")
+    assert d["CMLENS_PORTABLE_OPS"] == "aten::view_copy.out,quantized_decomposed::add.out"
+    assert d["ET_ATOL"] == "0.01" and d["SEMIHOSTING"] == "OFF" and d["EXECUTORCH_ENABLE_EVENT_TRACER"] == "OFF"
+    assert d["CMAKE_TOOLCHAIN_FILE"].endswith("kernels/cmake/arm-none-eabi-gcc.cmake")
+    assert runner_build_command(req) == ["cmake", "--build", str(req.build_dir), "--target", "arm_executor_runner"]
+    # another model -> another build directory; the same model -> the same one
+    other = tmp_path / "other.bpte"
+    other.write_bytes(b"\x00\x00\x00\x00BP08other")
+    assert RunnerRequest(board_for("cortex-m55"), libs, model=other, ops=ops,
+                         build_root=tmp_path / "runner").build_dir != req.build_dir
+    semi = RunnerRequest(board_for("cortex-m4"), libs, ops=ops, semihosting=True, build_root=tmp_path / "runner")
+    sd = dict(a[2:].split("=", 1) for a in runner_configure_command(semi)[7:])
+    assert "ET_PTE_FILE_PATH" not in sd and sd["SEMIHOSTING"] == "ON" and sd["CMLENS_BOARD"] == "mps2-an386"
+
+
+def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
+    from backend_core.target.et_build import EtLibraries
+
+    env = install_fake_cmake(tmp_path)
+    lib_req = request(tmp_path)
+    libs = EtLibraries(lib_req, lib_req.install_dir, True, 0.0, 0.0)
+    model = tmp_path / "m.pte"
+    model.write_bytes(b"\x00\x00\x00\x00ET12")
+    req = RunnerRequest(board_for("cortex-m55"), libs, model=model, build_root=tmp_path / "runner")
+    lines: list[str] = []
+    first = build_runner(req, on_line=lambda s, t: lines.append(t), env=env)
+    assert not first.reused and req.model_copy.read_bytes() == model.read_bytes()
+    assert any("-S " + str(RUNNER_SOURCE_DIR) in t for t in lines)
+    (req.build_dir / "build.ninja").write_text("")       # what a real configure leaves behind
+    second = build_runner(req, env=env)
+    assert second.reused and second.configure_s == 0.0
+    log = (tmp_path / "cmake.log").read_text().splitlines()
+    assert [ln.split()[0] for ln in log] == ["-G", "--build", "--build"]
