@@ -24,13 +24,14 @@ from .snapshot.classify import op_base_name
 from .snapshot.model import (KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT,
                              GraphSnapshot, NodeSnapshot)
 
-LAYOUT_VERSION = "4"
-CHAR_W = 6.6          # average glyph width (points) of the node label font
+LAYOUT_VERSION = "5"
+CHAR_W_TITLE = 7.0    # average glyph width (points) of the first label line (11 px bold)
+CHAR_W = 5.8          # ... of the other lines (10 px)
 LINE_H = 14.0         # line height (points) of node labels
 PAD_X = 14.0
 PAD_Y = 8.0
 MIN_W, MAX_W = 96.0, 300.0
-MAX_CHARS = int((MAX_W - 2 * PAD_X) / CHAR_W)
+MAX_CHARS = int((MAX_W - 2 * PAD_X) / CHAR_W_TITLE)
 AUTO_COLLAPSE_MAX_ITEMS = 400
 GROUP_PREFIX = "group:"
 
@@ -125,7 +126,7 @@ def node_lines(n: NodeSnapshot, aux: list[NodeSnapshot]) -> list[str]:
 
 
 def _box(lines: list[str], min_w: float = MIN_W) -> tuple[float, float]:
-    w = max(len(s) for s in lines) * CHAR_W + 2 * PAD_X
+    w = max(len(s) * (CHAR_W_TITLE if i == 0 else CHAR_W) for i, s in enumerate(lines)) + 2 * PAD_X
     return max(min_w, min(MAX_W, w)), len(lines) * LINE_H + 2 * PAD_Y
 
 

@@ -35,15 +35,36 @@ def planned_stage_names(flow: str) -> list[str]:
     return [STAGE_EXPORT, STAGE_QUANTIZED, STAGE_EDGE, *stage_names(pass_list(flow)), STAGE_FINAL]
 
 
+def _root_cause(exc: BaseException) -> BaseException:
+    """ExecuTorch's pass manager wraps a pass's error ("An error occurred when running ...");
+    the user needs the original one."""
+    seen = {id(exc)}
+    while True:
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None or id(nxt) in seen:
+            return exc
+        seen.add(id(nxt))
+        exc = nxt
+
+
 def _failing_node(exc: BaseException) -> str | None:
     """The FX node a pass was working on when it raised: the innermost frame holding `node`."""
-    tb = exc.__traceback__
     found = None
-    while tb is not None:
-        cand = tb.tb_frame.f_locals.get("node")
-        if hasattr(cand, "op") and hasattr(cand, "graph") and hasattr(cand, "name"):
-            found = cand.name
-        tb = tb.tb_next
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ or chain[-1].__context__:
+        nxt = chain[-1].__cause__ or chain[-1].__context__
+        if nxt in chain:
+            break
+        chain.append(nxt)  # type: ignore[arg-type]
+    for e in chain:
+        tb = e.__traceback__
+        while tb is not None:
+            cand = tb.tb_frame.f_locals.get("node")
+            if hasattr(cand, "op") and hasattr(cand, "graph") and hasattr(cand, "name"):
+                found = cand.name
+            tb = tb.tb_next
+        if found:
+            return found
     return found
 
 
@@ -184,8 +205,9 @@ class LoweringPipeline:
 
     def _stage_error(self, stage: str, e: BaseException, node: str | None = None) -> StageFailedError:
         where = f" on node {node}" if node else ""
+        root = _root_cause(e)
         return StageFailedError(
-            stage, f"Stage '{stage}' failed{where}: {type(e).__name__}: {_first_lines(str(e))}",
+            stage, f"Stage '{stage}' failed{where}: {type(root).__name__}: {_first_lines(str(root))}",
             "This is raised inside ExecuTorch; the traceback (--verbose) shows the pass's own frames. "
             "Earlier stages are still available.", node=node, detail=traceback.format_exc())
 

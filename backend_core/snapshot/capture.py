@@ -11,6 +11,9 @@ from .qparams import (dtype_name, qparam_from_quant_args, qparam_from_quant_node
 from .source import module_path_from_stack, user_source
 
 
+_FUSABLE_ACTIVATIONS = frozenset({"relu", "relu_", "clamp", "clamp_", "hardtanh", "hardtanh_", "relu6"})
+
+
 def target_name(target: Any) -> str:
     """The target as ExecuTorch prints it: `aten.convolution.default`, `cortex_m.quantized_conv2d.default`."""
     if isinstance(target, str):
@@ -154,7 +157,7 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
             args=tuple(_arg_text(a) for a in n.args) + tuple(
                 f"{k}={_arg_text(v)}" for k, v in n.kwargs.items()),
             input_qparams=tuple(sorted(in_qp.items())), output_qparams=out_qp,
-            requant=requant_from_cortex_m_args(n) if tname.startswith("cortex_m.") and not
+            requant=requant_from_cortex_m_args(n, read) if tname.startswith("cortex_m.") and not
             is_quant_boundary(tname) else None,
             debug_handle=_debug_handle(n.meta), module_path=mpath, module_type=mtype,
             source=user_source(n.meta.get("stack_trace")), origin=_origin_names(n.meta),
@@ -171,6 +174,10 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
                 if src is None:
                     continue
                 qp = dst_in.get(i) or out_qp_by_name.get(src.id)
+                if qp is None and op_base_name(dst.target) in _FUSABLE_ACTIVATIONS:
+                    # conv→relu patterns quantize only after the activation: the edge into it
+                    # shares the activation's output parameters.
+                    qp = dst.output_qparams
                 edges.append(EdgeSnapshot(src=src.id, dst=dst.id, arg_index=i, dtype=src.dtype,
                                           shape=src.shape, qparams=qp))
     return GraphSnapshot(stage=stage, index=index, kind=kind, nodes=tuple(nodes),

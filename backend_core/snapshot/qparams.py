@@ -77,7 +77,7 @@ def qparam_from_quant_args(qa: Any) -> QParam | None:
         return None
 
 
-def requant_from_cortex_m_args(node: Any) -> Requant | None:
+def requant_from_cortex_m_args(node: Any, read_tensor: TensorReader | None = None) -> Requant | None:
     """Decode a cortex_m op's multipliers/shifts (scale = m / 2^31 * 2^shift) and offsets."""
     schema = getattr(node.target, "_schema", None)
     if schema is None:
@@ -92,8 +92,14 @@ def requant_from_cortex_m_args(node: Any) -> Requant | None:
     shift_key = next((k for k in values if "shift" in k and "multiplier" not in k), None)
     if mult_key is None and "input_offset" not in values and "output_offset" not in values:
         return None
-    mults = _int_tuple(values.get(mult_key)) if mult_key else ()
-    shifts = _int_tuple(values.get(shift_key)) if shift_key else ()
+    def tensor_ints(v: Any) -> tuple[int, ...]:
+        if read_tensor is not None and hasattr(v, "op"):
+            t = read_tensor(v)
+            return tuple(int(x) for x in t.flatten().tolist()) if t is not None else ()
+        return _int_tuple(v)
+
+    mults = tensor_ints(values.get(mult_key)) if mult_key else ()
+    shifts = tensor_ints(values.get(shift_key)) if shift_key else ()
     eff = tuple(m / float(1 << 31) * math.ldexp(1.0, s) for m, s in zip(mults, shifts))
     return Requant(multipliers=mults, shifts=shifts, effective_scales=eff,
                    input_offset=_opt_int(values.get("input_offset")),

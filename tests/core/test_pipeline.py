@@ -1,0 +1,139 @@
+"""The stepped pipeline on real models with real ExecuTorch: stage names, equality with
+CortexMPassManager.transform(), snapshots and provenance."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from backend_core.pipeline.passes import pass_list, stage_names
+from backend_core.provenance import Provenance
+from backend_core.snapshot.capture import capture
+from backend_core.snapshot.model import KIND_CMSIS, snapshot_from_dict
+
+from .conftest import MODELS_FAST, lowered
+
+
+@pytest.mark.parametrize("model", MODELS_FAST)
+def test_stage_names_are_export_quantize_edge_then_every_pass_then_final(model: str) -> None:
+    r = lowered(model)
+    assert r.status == "done", r.error
+    names = [s.stage for s in r.snapshots]
+    assert names == ["float export", "quantized", "edge", *stage_names(pass_list("legacy")), "final"]
+
+
+def _node_signature(program) -> list[tuple]:
+    snap = capture(program, "x", 0, "final", final=True)
+    return [(n.id, n.target, n.args, n.inputs) for n in snap.nodes]
+
+
+@pytest.mark.parametrize("model", MODELS_FAST)
+def test_final_graph_equals_cortex_m_pass_manager_transform(model: str) -> None:
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+
+    from backend_core.targets import target_config
+
+    r = lowered(model)
+    pipe = r.pipeline
+    reference = CortexMPassManager(copy.deepcopy(pipe.edge_program),
+                                   target_config=target_config("cortex-m55")).transform()
+    assert _node_signature(pipe.final_program) == _node_signature(reference)
+
+
+def test_snapshots_are_immutable_after_later_passes_mutate_the_graph() -> None:
+    r = lowered("ds_cnn")
+    edge = next(s for s in r.snapshots if s.stage == "edge")
+    targets = {n.target for n in edge.nodes}
+    # FoldAndAnnotateQParams removes q/dq in place: the edge snapshot must still show them.
+    assert "quantized_decomposed.quantize_per_tensor.default" in targets
+    assert not any(t.startswith("cortex_m.") for t in targets)
+
+
+def test_snapshot_round_trips_through_json() -> None:
+    r = lowered("layernorm_mlp")
+    for snap in r.snapshots:
+        again = snapshot_from_dict(json.loads(snap.to_json()))
+        assert again == snap
+
+
+@pytest.mark.parametrize("model", ["ds_cnn", "resnet8", "layernorm_mlp"])
+def test_every_quantized_edge_has_qparams(model: str) -> None:
+    r = lowered(model)
+    for snap in r.snapshots[2:]:   # from edge on, q/dq or folded meta carry the parameters
+        nm = snap.node_map()
+        missing = [(e.src, e.dst) for e in snap.edges
+                   if e.dtype in ("int8", "int16") and e.qparams is None
+                   and nm[e.dst].kind != "plumbing"]
+        assert not missing, f"{snap.stage}: int8 edges without qparams: {missing[:5]}"
+
+
+def test_cortex_m_nodes_carry_decoded_requantisation() -> None:
+    r = lowered("ds_cnn")
+    convs = [n for n in r.final.nodes if n.target == "cortex_m.quantized_conv2d.default"]
+    assert convs
+    for n in convs:
+        assert n.requant is not None and n.requant.effective_scales
+        # effective scale = input_scale * weight_scale / output_scale for each output channel
+        in_s, out_s = dict(n.input_qparams)[0].scale, n.output_qparams.scale
+        w = dict(n.input_qparams)[1]
+        expected = [in_s * ws / out_s for ws in (w.scales or (w.scale,))]
+        assert n.requant.effective_scales == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("model", ["ds_cnn", "resnet8", "deep_autoencoder"])
+def test_every_final_cortex_m_node_maps_back_to_the_float_export_graph(model: str) -> None:
+    r = lowered(model)
+    prov = Provenance(r.snapshots)
+    last = len(r.snapshots) - 1
+    float_nodes = r.snapshots[0].node_map()
+    kernels = [n for n in r.final.nodes if n.kind == KIND_CMSIS and n.target != "cortex_m.pad.default"]
+    assert kernels
+    for n in kernels:
+        origin = prov.step(n.id, last, 0)
+        assert origin in float_nodes, f"{n.id} ({n.target}) has no float origin"
+        assert float_nodes[origin].fx_op == "call_function"
+
+
+def test_diffs_report_the_lowering_rewrites() -> None:
+    r = lowered("ds_cnn")
+    report = r.report()
+    aten_to_cm = next(s for s in report["stages"] if s["name"] == "AtenToCortexMPass")
+    pairs = {(x["from_op"], x["to_op"]) for x in aten_to_cm["rewritten"]}
+    assert ("aten.convolution.default", "cortex_m.quantized_conv2d.default") in pairs
+    assert ("aten.linear.default", "cortex_m.quantized_linear.default") in pairs
+    fold = next(s for s in report["stages"] if s["name"] == "FoldAndAnnotateQParamsPass")
+    assert fold["removed"] and all("quantize" in x["op"] for x in fold["removed"])
+
+
+def test_user_source_location_points_at_the_model_file_not_framework_frames() -> None:
+    r = lowered("ds_cnn")
+    conv = next(n for n in r.final.nodes if n.target == "cortex_m.quantized_conv2d.default")
+    assert conv.source is not None
+    assert conv.source.file.endswith("mlperf_tiny/ds_cnn.py")
+    assert conv.module_path.startswith("feature_extractor")
+
+
+def test_explicit_layout_flow_lowers_ds_cnn_with_its_own_pass_list() -> None:
+    r = lowered("ds_cnn", flow="explicit")
+    assert r.status == "done", r.error
+    assert [s.stage for s in r.snapshots][3:-1] == stage_names(pass_list("explicit"))
+    assert sum(1 for n in r.final.nodes if n.kind == KIND_CMSIS) >= 10
+    assert not r.fallbacks()
+
+
+def test_target_cpu_changes_the_lowered_graph() -> None:
+    m55 = lowered("ds_cnn", target="cortex-m55")
+    m4 = lowered("ds_cnn", target="cortex-m4")
+    sizes = lambda r: sorted(n.args for n in r.final.nodes if n.target == "memory.alloc")  # noqa: E731
+    assert sizes(m55) != sizes(m4)
+
+
+def test_artifacts_pte_and_bpte_are_serialised() -> None:
+    from backend_core.lowering import lower
+    from backend_core.pipeline.stages import PipelineOptions
+
+    r = lower("layernorm_mlp", PipelineOptions(), use_cache=False, want_pte=True, want_bpte=True)
+    pte, bpte = r.blobs["model.pte"], r.blobs["model.bpte"]
+    assert pte[4:8] == b"ET12"                      # ExecuTorch flatbuffer identifier
+    assert len(bpte) > len(pte)
