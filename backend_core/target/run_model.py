@@ -43,7 +43,8 @@ class RunOptions:
     atol: float = 0.01
     rtol: float = 0.01
     flow: str = "legacy"
-    cache_root: Path | None = None
+    cache_root: Path | None = None    # libraries + runners (default: cache_dir())
+    runner_root: Path | None = None   # runner build directories (default: <cache_root>/runner)
 
 
 @dataclass
@@ -165,7 +166,8 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
 
     rreq = RunnerRequest(board, libs, model=model, ops=check.model_ops, etdump=opts.etdump,
                          atol=opts.atol, rtol=opts.rtol,
-                         build_root=None if opts.cache_root is None else Path(opts.cache_root) / "runner")
+                         build_root=opts.runner_root or (None if opts.cache_root is None
+                                                         else Path(opts.cache_root) / "runner"))
     rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
     timings["runner_configure_s"], timings["runner_build_s"] = rb.configure_s, rb.build_s
 
