@@ -22,7 +22,7 @@ from typing import Any, Callable
 from ..errors import Cancelled, CmlensError
 from ..snapshot.model import GraphSnapshot
 from .align import LayerPlan, Point, build_plan, is_alloc, is_getitem
-from .capture import StageProgram, run_capture
+from .capture import Reuse, StageProgram, run_capture
 from .metrics import ErrorAccumulator, FloatHistogram, IntHistogram, top1
 from .results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
                       LayerResult, NumericsResult, OutputResult, StageCheck)
@@ -86,6 +86,8 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     div = {s.name: _Divergence() for s in chain[1:]}
     seconds = {s.name: 0.0 for s in stages}
 
+    reuses = {cur.name: (prev.name, Reuse(prev.program)) for prev, cur in zip(chain, chain[1:])}
+    in_chain = {s.name for s in chain}
     captures = {s.name: {lp.points[s.name].node for lp in plans if s.name in lp.points}
                 for s in stages if s is not final}
     total = len(samples) * len(stages)
@@ -94,21 +96,30 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
         values: dict[str, dict[str, Any]] = {}      # stage -> layer -> dequantized, final shape
         raw: dict[str, dict[str, Any]] = {}         # stage -> point node -> captured value
         outputs: dict[str, list[Any]] = {}
+        envs: dict[str, dict[str, Any]] = {}        # stage -> every node's value, by name
         for st in stages:
             if should_stop is not None and should_stop():
                 raise Cancelled("Numerics run cancelled.")
             if progress is not None:
                 progress(done, total, f"sample {si + 1}/{len(samples)}: {st.name}")
             t0 = time.perf_counter()
+            reuse = None
+            if st.name in reuses:
+                prev_name, reuse = reuses[st.name]
+                reuse.prev_env = envs.pop(prev_name, {})
             try:
                 if st is final:
                     fr = _FinalRun(st, plans, by_node, fnodes, raw.get(fq_stage.name, {}) if fq_stage
                                    else {}, raw.get(float_stage.name, {}) if float_stage else {})
-                    rec = fr.run(sample)
+                    rec = fr.run(sample, reuse)
                     raw[st.name] = rec.env
                 else:
-                    rec = run_capture(st.program, sample, captures[st.name])
+                    rec = run_capture(st.program, sample, captures[st.name],
+                                      keep_env=st.name in in_chain, reuse=reuse)
                     raw[st.name] = rec.values
+                envs[st.name] = rec.env
+                if reuse is not None:
+                    reuse.prev_env = {}
             except Cancelled:
                 raise
             except Exception as e:  # noqa: BLE001
@@ -226,6 +237,12 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
             top1_vs_float=top1_hits[i][PAIR_LOWERED_VS_FLOAT] / n if n else None,
             top1_fake_quant_vs_float=top1_hits[i][PAIR_FQ_VS_FLOAT] / n if n else None))
     checks = _stage_checks(stages, chain, div, seconds, plans, snapshots)
+    for c in checks:
+        if c.stage in reuses:
+            r = reuses[c.stage][1]
+            if r.reused:
+                c.note = (f"{r.reused} of {r.reused + r.executed} node runs reused from "
+                          f"{reuses[c.stage][0]} (same op, identical argument values)")
     notes = []
     derived = [lp.node for lp in plans if lp.reference == "derived"]
     if derived:
@@ -327,9 +344,10 @@ class _FinalRun:
         self._ref: dict[str, Any] = {}
         self._fref: dict[str, Any] = {}
 
-    def run(self, sample: tuple) -> Any:
+    def run(self, sample: tuple, reuse: Reuse | None = None) -> Any:
         self._live: dict[Any, Any] = {}
-        rec = run_capture(self.stage.program, sample, set(), keep_env=True, after_node=self._after)
+        rec = run_capture(self.stage.program, sample, set(), keep_env=True, after_node=self._after,
+                          reuse=reuse)
         self.env = self._live          # keyed by FX node (rec.env is keyed by name)
         for lp in self.plans:
             if lp.reference == "derived":

@@ -91,6 +91,68 @@ def user_output_positions(program: Any, n_outputs: int) -> list[int]:
 NodeHook = Callable[[Any, Any, dict], Any]   # (node, value, env) -> replacement value or None
 
 
+class Reuse:
+    """Skip re-running a node whose op and argument values equal its namesake's in the previous
+    runnable stage, run on the same sample: the kernels are deterministic, so the output is the
+    same. A pass that changes nothing numerically (e.g. lifting constants into buffers) then
+    costs almost nothing to check, and a changed node is still executed for real, together with
+    everything downstream of it.
+
+    `const_equal` persists over samples: whether a weight/constant placeholder equals the
+    previous stage's is checked once."""
+
+    def __init__(self, prev_program: Any) -> None:
+        gm = getattr(prev_program, "graph_module", prev_program)
+        self.prev_nodes = {n.name: n for n in gm.graph.nodes}
+        self.prev_env: dict[str, Any] = {}
+        self.const_equal: dict[str, bool] = {}
+        self.reused = 0
+        self.executed = 0
+
+    def lookup(self, n: Any, env: dict) -> tuple[bool, Any]:
+        p = self.prev_nodes.get(n.name)
+        if p is None or p.op != "call_function" or p.target != n.target or n.name not in self.prev_env:
+            return False, None
+        if len(p.args) != len(n.args) or p.kwargs.keys() != n.kwargs.keys():
+            return False, None
+        ok = all(self._same(a, b, env) for a, b in zip(n.args, p.args)) and all(
+            self._same(n.kwargs[k], p.kwargs[k], env) for k in n.kwargs)
+        return (True, self.prev_env[n.name]) if ok else (False, None)
+
+    def _same(self, a: Any, b: Any, env: dict) -> bool:
+        a_node = hasattr(a, "op") and hasattr(a, "name")
+        b_node = hasattr(b, "op") and hasattr(b, "name")
+        if a_node != b_node:
+            return False
+        if a_node:
+            if a.name != b.name or b.name not in self.prev_env:
+                return False
+            va, vb = env.get(a), self.prev_env[b.name]
+            if va is vb:
+                return True
+            if a.op in ("placeholder", "get_attr") and b.op in ("placeholder", "get_attr"):
+                if a.name not in self.const_equal:
+                    self.const_equal[a.name] = _equal_values(va, vb)
+                return self.const_equal[a.name]
+            return False
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(self._same(x, y, env) for x, y in zip(a, b))
+        if hasattr(a, "dtype") or hasattr(b, "dtype"):
+            return a is b
+        try:
+            return type(a) is type(b) and bool(a == b)
+        except Exception:  # noqa: BLE001
+            return False
+
+
+def _equal_values(a: Any, b: Any) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b)
+    return a is b
+
+
 @dataclass
 class RunRecord:
     values: dict[str, Any] = field(default_factory=dict)   # node name -> captured value
@@ -99,7 +161,7 @@ class RunRecord:
 
 
 def run_capture(program: Any, sample: tuple, capture: set[str], *, keep_env: bool = False,
-                after_node: NodeHook | None = None) -> RunRecord:
+                after_node: NodeHook | None = None, reuse: Reuse | None = None) -> RunRecord:
     """Interpret `program` on `sample`, cloning the values of nodes named in `capture`
     (a later in-place op such as relu_ would otherwise change them). `after_node` runs after
     each node with the live environment (used for the per-layer isolated runs)."""
@@ -111,7 +173,13 @@ def run_capture(program: Any, sample: tuple, capture: set[str], *, keep_env: boo
 
     class _Capturer(torch.fx.Interpreter):
         def run_node(self, n: Any) -> Any:
-            value = super().run_node(n)
+            hit = False
+            if reuse is not None and n.op == "call_function":
+                hit, value = reuse.lookup(n, self.env)
+                reuse.reused += hit
+                reuse.executed += not hit
+            if not hit:
+                value = super().run_node(n)
             if n.name in capture:
                 rec.values[n.name] = _clone(value)
             if after_node is not None and n.op == "call_function":
