@@ -1,0 +1,148 @@
+"""`cmlens numerics MODEL`: per-layer numerics on the host — float vs PT2E fake-quant vs the
+lowered Cortex-M program, and whether each runnable pass changed the numbers.
+
+app/cli.py wires it in with `add_numerics_command(subparsers)`. Exit 0 done, 2 bad input (model
+source, --inputs folder/files, options), 3 a stage or the analysis failed, 130 interrupted."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+from backend_core.targets import DEFAULT_TARGET, TARGETS
+
+SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
+
+
+def add_numerics_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "numerics", help="per-layer error: float vs fake-quant vs lowered, per pass",
+        description="Lower MODEL, then run the float model, the PT2E fake-quant model and every "
+                    "host-runnable stage (the final lowered program included: cortex_m ops have "
+                    "Python reference kernels) on the inputs. Prints per-layer SQNR / cosine / max "
+                    "error (also in LSB of the output scale), worst layers first, the model-output "
+                    "error with top-1 agreement, and for each pass whether it was numerically "
+                    "neutral or where it first changed the numbers.")
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"],
+                   help="legacy pass list, or the explicit-layout one (default %(default)s)")
+    p.add_argument("--inputs", default=None, metavar="DIR|N",
+                   help="N random samples, or a folder of .pt/.npy files (one sample per file); "
+                        "default: the model's example inputs")
+    p.add_argument("--calib", default=None, metavar="DIR|N",
+                   help="calibration samples for quantization (as for `cmlens lower`)")
+    p.add_argument("--csv", metavar="F", help="write every layer's metrics as CSV")
+    p.add_argument("--plot", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
+    p.add_argument("--json", metavar="F", help="write the full result as JSON")
+    p.add_argument("--sort", choices=tuple(SORT_CHOICES), default="local",
+                   help="rank layers by local error (the layer's own kernel on reference inputs), "
+                        "cumulative vs fake-quant, or cumulative vs float (default %(default)s)")
+    p.add_argument("--top", type=int, default=20, metavar="K",
+                   help="rows of the printed table (0 = all; default %(default)s)")
+    p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
+    p.set_defaults(func=run_numerics_command)
+
+
+def _quiet_logs() -> None:
+    for name in ("executorch", "torch", "torchao", "root"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _progress(prefix: str):  # noqa: ANN202
+    state = {"last": 0.0}
+
+    def cb(done: int, total: int, text: str) -> None:
+        now = time.monotonic()
+        if done < total and now - state["last"] < 0.5:
+            return
+        state["last"] = now
+        print(f"[{prefix} {done:3d}/{total}] {text}", file=sys.stderr, flush=True)
+
+    return cb
+
+
+def run_numerics_command(args: argparse.Namespace) -> int:
+    from backend_core.errors import CmlensError
+    from backend_core.models.loaded import parse_model_source
+    from backend_core.numerics.inputs import parse_inputs
+
+    try:
+        parse_model_source(args.model)             # cheap checks before the 8 s import
+        spec = parse_inputs(args.inputs)
+        for flag in ("csv", "plot", "json"):
+            _check_writable(getattr(args, flag), flag)
+        if args.top < 0:
+            from backend_core.errors import BadInputError
+            raise BadInputError("--top must be 0 or more.")
+    except CmlensError as e:
+        return _error(e, args.verbose)
+
+    if not args.verbose:
+        _quiet_logs()
+    print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
+    try:
+        from backend_core.numerics.run import run_numerics
+        from backend_core.numerics.table import summary_text, to_csv
+        from backend_core.pipeline.stages import PipelineOptions
+
+        calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
+        result = run_numerics(args.model, PipelineOptions(args.target, args.flow, calib), spec,
+                              progress=_progress("analysis"), on_lowering=_progress("lowering"))
+    except CmlensError as e:
+        return _error(e, args.verbose)
+    except Exception as e:  # noqa: BLE001 - a failure, with the traceback under --verbose
+        import traceback
+
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        if args.verbose:
+            traceback.print_exc()
+        return 3
+
+    sort = SORT_CHOICES[args.sort]
+    print(summary_text(result, limit=args.top or None, sort=sort))
+    try:
+        if args.csv:
+            with open(args.csv, "w", newline="") as f:
+                f.write(to_csv(result, sort=sort))
+            print(f"wrote {args.csv}", file=sys.stderr)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result.to_dict(), f, allow_nan=False)
+            print(f"wrote {args.json}", file=sys.stderr)
+        if args.plot:
+            from app.numerics_view import render_sqnr_png
+
+            render_sqnr_png(result, args.plot)
+            print(f"wrote {args.plot}", file=sys.stderr)
+    except OSError as e:
+        print(f"error: cannot write output: {e}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _check_writable(path: str | None, flag: str) -> None:
+    import os
+
+    from backend_core.errors import BadInputError
+
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise BadInputError(f"--{flag} {path}: the folder {folder} does not exist.",
+                            "Create the folder first or write somewhere else.")
+    if flag == "plot" and not path.lower().endswith(".png"):
+        raise BadInputError(f"--plot {path}: the plot is written as PNG.", "Use a file name ending in .png.")
+
+
+def _error(e: Any, verbose: bool) -> int:
+    print(f"error: {e.message}", file=sys.stderr)
+    if e.hint:
+        print(e.hint, file=sys.stderr)
+    if verbose and getattr(e, "detail", ""):
+        print(e.detail, file=sys.stderr)
+    return e.exit_code

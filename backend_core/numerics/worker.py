@@ -1,0 +1,102 @@
+"""The numerics worker process: `python -m backend_core.numerics.worker SOURCE [options]`.
+
+Like backend_core.worker, the GUI runs ExecuTorch here and never imports torch itself; ending
+the process cancels. One JSON object per line on stdout:
+
+  {"type": "status", "text": "importing ExecuTorch"}
+  {"type": "progress", "phase": "lowering"|"analysis", "done": 3, "total": 12, "text": "..."}
+  {"type": "result", "result": {...NumericsResult.to_dict()...}}
+  {"type": "error", "exit_code": 2|3, "message": "...", "hint": "...", "detail": "..."}
+  {"type": "done", "status": "done"|"failed", "exit_code": 0|2|3, "seconds": 12.3}
+
+Progress lines are throttled to about ten a second. Human-readable logs go to stderr.
+A line on stdin reading "cancel" (or closing stdin, with --cancel-on-eof) stops between stages.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+
+def emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, default=str, allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
+class _Throttle:
+    def __init__(self, phase: str, interval: float = 0.1) -> None:
+        self.phase, self.interval, self.last = phase, interval, 0.0
+
+    def __call__(self, done: int, total: int, text: str) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < self.interval:
+            return
+        self.last = now
+        emit({"type": "progress", "phase": self.phase, "done": done, "total": total, "text": text})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m backend_core.numerics.worker")
+    ap.add_argument("source")
+    ap.add_argument("--target", default="cortex-m55")
+    ap.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    ap.add_argument("--calib", default=None)
+    ap.add_argument("--inputs", default=None, help="N random samples, or a folder of .pt/.npy")
+    ap.add_argument("--json", default=None, help="also write the result JSON here")
+    ap.add_argument("--cancel-on-eof", action="store_true",
+                    help="stop when stdin closes (the GUI closes it to cancel)")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    cancel = threading.Event()
+
+    def watch_stdin() -> None:
+        for line in sys.stdin:
+            if line.strip() == "cancel":
+                cancel.set()
+                return
+        if args.cancel_on_eof:
+            cancel.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+
+    from ..errors import CmlensError
+    from .inputs import parse_inputs
+
+    try:
+        spec = parse_inputs(args.inputs)           # fails before the 8 s import
+        emit({"type": "status", "text": "importing ExecuTorch (first time takes ~8 s)"})
+        from ..pipeline.stages import PipelineOptions
+        from .run import run_numerics
+
+        calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
+        result = run_numerics(args.source, PipelineOptions(args.target, args.flow, calib), spec,
+                              progress=_Throttle("analysis"), on_lowering=_Throttle("lowering"),
+                              should_stop=cancel.is_set)
+    except CmlensError as e:
+        emit({"type": "error", "exit_code": e.exit_code, "message": e.message, "hint": e.hint,
+              "detail": e.detail})
+        emit({"type": "done", "status": "failed", "exit_code": e.exit_code,
+              "seconds": time.perf_counter() - t0})
+        return e.exit_code
+    except Exception as e:  # noqa: BLE001 - report anything, never die silently
+        emit({"type": "error", "exit_code": 3, "message": f"{type(e).__name__}: {e}",
+              "hint": "Unexpected error in the numerics worker.", "detail": traceback.format_exc()})
+        emit({"type": "done", "status": "failed", "exit_code": 3, "seconds": time.perf_counter() - t0})
+        return 3
+    d = result.to_dict()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(d, f, allow_nan=False)
+    emit({"type": "result", "result": d})
+    emit({"type": "done", "status": "done", "exit_code": 0, "seconds": time.perf_counter() - t0})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
