@@ -51,7 +51,8 @@ def _progress(verbose: bool):  # noqa: ANN202
     return on_stage, on_status, state
 
 
-def print_stage_table(report: dict[str, Any], out=sys.stdout) -> None:  # noqa: ANN001
+def print_stage_table(report: dict[str, Any], out: Any = None) -> None:
+    out = out or sys.stdout
     print(f"\n{'#':>2}  {'stage':42s} {'nodes':>5} {'Δ':>5}  {'+add':>4} {'-rem':>4} {'~rw':>4}  "
           f"{'cmsis':>5} {'fallbk':>6}", file=out)
     prev = None
@@ -66,7 +67,8 @@ def print_stage_table(report: dict[str, Any], out=sys.stdout) -> None:  # noqa: 
         prev = n
 
 
-def print_fallbacks(report: dict[str, Any], out=sys.stdout) -> None:  # noqa: ANN001
+def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
+    out = out or sys.stdout
     fbs = report["fallbacks"]
     if not fbs:
         print("\nNo fallbacks: every compute op runs on a CMSIS-NN kernel.", file=out)
