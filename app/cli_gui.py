@@ -1,0 +1,158 @@
+"""`cmlens gui [MODEL] [--stage NAME] [--select NODE] [--screenshot out.png]`.
+
+Opens the desktop app. With --screenshot, renders offscreen: waits for lowering to finish and
+the requested stage/selection to be drawn, saves the window as PNG (QWidget.grab) and exits.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend_core.targets import DEFAULT_TARGET, TARGETS
+
+SCREENSHOT_TIMEOUT_S = 600
+
+
+def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("gui", help="open the desktop app (pass by pass, fallbacks and why)",
+                              description="Open CortexM Lens. MODEL is a zoo name, a .py file or a "
+                              ".pt2 program (default: the last one, else ds_cnn).")
+    p.add_argument("model", nargs="?", default=None, help="zoo name, path/to/model.py or saved .pt2")
+    p.add_argument("--target", default=None, choices=TARGETS, metavar="CPU",
+                   help=f"Cortex-M CPU (default {DEFAULT_TARGET}); one of: " + ", ".join(TARGETS))
+    p.add_argument("--flow", default=None, choices=["legacy", "explicit"], help="pass flow")
+    p.add_argument("--calib", default=None, help="N random calibration samples, or a folder")
+    p.add_argument("--stage", default=None, help="stage to show: name, part of a name or index")
+    p.add_argument("--select", default=None, help="node to select (id or name, in that stage)")
+    p.add_argument("--compare", action="store_true", help="open the compare split view")
+    p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
+    p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
+    p.add_argument("--screenshot", default=None, metavar="PNG",
+                   help="render offscreen after lowering, save the window as PNG, exit")
+    p.add_argument("--size", default="1500x920", help="window size for --screenshot (WxH)")
+    p.set_defaults(func=run_gui)
+    return p
+
+
+def _pick_node(snap, name: str) -> str | None:
+    if snap.node(name) is not None:
+        return name
+    low = name.lower()
+    for n in snap.nodes:
+        if n.name == name:
+            return n.id
+    for n in snap.nodes:
+        if low in n.id.lower() or low in n.target.lower():
+            return n.id
+    return None
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        if "CMLENS_SETTINGS" not in os.environ:       # deterministic: no user layout/options
+            import tempfile
+
+            os.environ["CMLENS_SETTINGS"] = str(Path(tempfile.mkdtemp(prefix="cmlens-shot-")) / "s.ini")
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("CortexM Lens")
+    app.setOrganizationName("CortexM Lens")
+    win = MainWindow()
+    if args.screenshot:
+        w, _, h = args.size.partition("x")
+        win.resize(int(w), int(h))
+    win.show()
+    kw = {"target": args.target, "flow": args.flow}
+    if args.calib:
+        win.model_bar.calib.setValue(int(args.calib)) if args.calib.isdigit() else None
+    if args.compare:
+        win.state.set_toggle("compare", True)
+    if args.qparams:
+        win.state.set_toggle("show_qparams", True)
+    result = {"code": 0}
+
+    def apply_requested() -> bool:
+        """Go to --stage / --select once lowering has finished. False: nothing to wait for."""
+        s = win.session
+        if not s.snapshots:
+            return False
+        stage = len(s.snapshots) - 1
+        if args.stage:
+            found = s.stage_index(args.stage)
+            if found is None:
+                print(f"cmlens gui: no stage matches {args.stage!r}; stages: "
+                      + ", ".join(x.stage for x in s.snapshots), file=sys.stderr)
+                result["code"] = 2
+            else:
+                stage = found
+        win.state.set_stage(stage)
+        if args.select:
+            node = _pick_node(s.snapshots[stage], args.select)
+            if node is None:
+                print(f"cmlens gui: no node {args.select!r} in stage {s.snapshots[stage].stage}",
+                      file=sys.stderr)
+                result["code"] = 2
+            else:
+                win.state.focus(stage, node)
+        return True
+
+    def on_finished(status: str) -> None:
+        if not apply_requested():
+            if args.screenshot:
+                QTimer.singleShot(300, shoot)        # nothing to draw: shoot the error state
+            return
+        if args.screenshot:
+            if win.graph._shown["main"] == win.state.stage and not win.graph._jobs:
+                QTimer.singleShot(300, shoot)
+            else:
+                win.graph.sceneShown.connect(lambda _i: QTimer.singleShot(300, shoot))
+
+    shot = {"done": False}
+
+    def shoot() -> None:
+        if shot["done"]:
+            return
+        shot["done"] = True
+        path = Path(args.screenshot)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not win.grab().save(str(path)):
+            print(f"cmlens gui: could not write {path}", file=sys.stderr)
+            result["code"] = 1
+        else:
+            s = win.session
+            print(f"{path}: {s.status}, stage {win.state.stage} "
+                  f"{s.snapshots[win.state.stage].stage if s.snapshots else '-'}")
+        win.close()
+        app.quit()
+
+    if args.stage or args.select or args.screenshot:
+        win.session.finished.connect(on_finished)
+    if args.screenshot:
+        QTimer.singleShot(SCREENSHOT_TIMEOUT_S * 1000, lambda: (print("cmlens gui: timed out", file=sys.stderr),
+                                                                result.update(code=1), shoot()))
+    if args.model:
+        win.start(args.model, no_cache=args.no_cache, **kw)
+    else:
+        win.start()
+    app.exec()
+    win.shutdown()
+    return result["code"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="cmlens")
+    add_gui_command(ap.add_subparsers(dest="command"))
+    args = ap.parse_args(["gui", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

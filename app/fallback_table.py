@@ -1,0 +1,82 @@
+"""Every portable fallback of the final graph with its category and reason; clicking a row
+focuses the node in the graph (final stage), selected and centred."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from .session import LoweringSession
+from .view_state import ViewState
+
+COLUMNS = ("Node", "Op", "Category", "Reason", "Module", "Source")
+
+
+class FallbackTable(QWidget):
+    def __init__(self, session: LoweringSession, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.state = session, state
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.summary = QLabel("", self)
+        self.summary.setContentsMargins(6, 3, 6, 3)
+        lay.addWidget(self.summary)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(False)
+        self.table.setColumnWidth(0, 220)
+        self.table.setColumnWidth(1, 200)
+        self.table.setColumnWidth(2, 150)
+        self.table.setColumnWidth(3, 420)
+        self.table.setColumnWidth(4, 120)
+        self.table.cellClicked.connect(self._on_click)
+        self.table.cellActivated.connect(self._on_click)
+        lay.addWidget(self.table, 1)
+        session.started.connect(self.refresh)
+        session.stageAdded.connect(self._on_stage_added)
+        session.finished.connect(lambda _s: self.refresh())
+        self.refresh()
+
+    def _on_stage_added(self, index: int) -> None:
+        if self.session.snapshots[index].kind == "final":
+            self.refresh()
+
+    def refresh(self) -> None:
+        fbs = self.session.fallbacks()
+        final = self.session.final()
+        self.table.setRowCount(len(fbs))
+        for row, n in enumerate(fbs):
+            fb = n.fallback
+            src = f"{n.source.file.rsplit('/', 1)[-1]}:{n.source.line}" if n.source else ""
+            cells = (n.id, n.target, fb.category if fb else "", fb.message if fb else "",
+                     n.module_path, src)
+            for col, text in enumerate(cells):
+                it = QTableWidgetItem(text)
+                it.setData(Qt.ItemDataRole.UserRole, n.id)
+                if col == 3 and fb is not None:
+                    it.setToolTip("\n".join([fb.message, "", *fb.evidence, "", fb.suggestion]))
+                self.table.setItem(row, col, it)
+        if final is None:
+            self.summary.setText("Fallbacks appear when the final graph is ready.")
+        elif not fbs:
+            self.summary.setText("No portable fallbacks: every compute op lowered to a CMSIS-NN kernel.")
+        else:
+            self.summary.setText(f"{len(fbs)} portable fallback{'s' if len(fbs) > 1 else ''} in the final "
+                                 "graph. Click a row to show the node.")
+
+    def _on_click(self, row: int, _col: int) -> None:
+        final = self.session.final()
+        it = self.table.item(row, 0)
+        if final is None or it is None:
+            return
+        self.state.focus(final.index, it.data(Qt.ItemDataRole.UserRole))
+
+    def row_count(self) -> int:
+        return self.table.rowCount()

@@ -1,0 +1,276 @@
+"""The main window: model bar, pass timeline, graph (or compare split), node inspector,
+fallback table / quantizer report / pipeline log, error panel, menus and exports.
+
+It wires views to the two models (LoweringSession, ViewState) and owns no pipeline state.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget,
+                               QToolBar, QVBoxLayout, QWidget)
+
+from .error_panel import ErrorPanel
+from .exporter import Exporter, html_report_available
+from .fallback_table import FallbackTable
+from .graph_panel import GraphPanel
+from .inspector import NodeInspector
+from .log_views import PipelineLog, QuantizerReport
+from .model_bar import ModelBar
+from .session import LowerRequest, LoweringSession
+from .settings import add_recent, app_settings, get_bool, get_str, recent_files
+from .timeline import PassTimeline
+from .view_state import ViewState
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+
+DEFAULT_MODEL = "ds_cnn"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("CortexM Lens")
+        self.setObjectName("MainWindow")
+        self.settings = app_settings()
+        self.session = LoweringSession(self)
+        self.state = ViewState(self.session, self)
+        self.exporter = Exporter(self.session, self)
+        self._build()
+        self._build_menus()
+        self._connect()
+        self._restore()
+
+    # ------------------------------------------------------------------ building
+    def _build(self) -> None:
+        self.model_bar = ModelBar(self.session, self)
+        tb = QToolBar("Model", self)
+        tb.setObjectName("ModelToolBar")
+        tb.setMovable(False)
+        tb.addWidget(self.model_bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, tb)
+        self.model_bar.set_models(recent_files(self.settings))
+
+        central = QWidget(self)
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.error_panel = ErrorPanel(central)
+        lay.addWidget(self.error_panel)
+        self.graph = GraphPanel(self.state, central)
+        lay.addWidget(self.graph, 1)
+        self.setCentralWidget(central)
+
+        self.timeline = PassTimeline(self.session, self.state, self)
+        self.timeline_dock = self._dock("Passes", "PassesDock", self.timeline, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.inspector = NodeInspector(self.session, self.state, self)
+        self.inspector_dock = self._dock("Node inspector", "InspectorDock", self.inspector,
+                                         Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabs = QTabWidget(self)
+        self.fallbacks = FallbackTable(self.session, self.state, self)
+        self.quant_report = QuantizerReport(self.session, self)
+        self.log_view = PipelineLog(self.session, self)
+        self.tabs.addTab(self.fallbacks, "Fallbacks")
+        self.tabs.addTab(self.quant_report, "Quantizer report")
+        self.tabs.addTab(self.log_view, "Pipeline log")
+        self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.timeline.setMinimumWidth(230)
+        self.inspector.setMinimumWidth(340)
+        self.tabs.setMinimumHeight(150)
+        self.statusBar().showMessage("Ready")
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _act(self, menu: QMenu, text: str, slot, key: str | QKeySequence.StandardKey = "",
+             tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if key:
+            act.setShortcut(QKeySequence(key))
+        if tip:
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+        act.triggered.connect(slot)
+        menu.addAction(act)
+        return act
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self._act(f, "&Open model…", self.model_bar._open, QKeySequence.StandardKey.Open)
+        self.recent_menu = f.addMenu("Open &recent")
+        self._fill_recent()
+        f.addSeparator()
+        self._act(f, "&Lower", self.model_bar.request_lower, "Ctrl+L")
+        self.act_cancel = self._act(f, "&Cancel lowering", self.session.cancel, "Esc")
+        f.addSeparator()
+        ex = f.addMenu("&Export")
+        self._act(ex, "JSON report…", lambda: self._export("json", "JSON (*.json)"))
+        self.act_html = self._act(ex, "HTML report…", lambda: self._export("html", "HTML (*.html)"))
+        if not html_report_available():
+            self.act_html.setEnabled(False)
+            self.act_html.setToolTip("backend_core.report.html_report is not available yet")
+        self._act(ex, ".pte program…", lambda: self._export("pte", "ExecuTorch program (*.pte)"))
+        self._act(ex, ".bpte bundled program…", lambda: self._export("bpte", "Bundled program (*.bpte)"))
+        ex.addSeparator()
+        self._act(ex, "Graph as SVG…", lambda: self._export("svg", "SVG (*.svg)"))
+        self._act(ex, "Graph as PNG…", lambda: self._export("png", "PNG (*.png)"))
+        f.addSeparator()
+        self._act(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        go = mb.addMenu("&Go")
+        self._act(go, "Previous stage", lambda: self.state.step(-1), "Left")
+        self._act(go, "Next stage", lambda: self.state.step(1), "Right")
+        self._act(go, "First stage", lambda: self.state.set_stage(0), "Home")
+        self._act(go, "Final stage", lambda: self.state.set_stage(len(self.session.snapshots) - 1), "End")
+        go.addAction(self.graph.act_next_fb)
+        go.addAction(self.graph.act_fit)
+        self._act(go, "Find…", lambda: (self.graph.search.setFocus(), self.graph.search.selectAll()),
+                  QKeySequence.StandardKey.Find)
+
+        view = mb.addMenu("&View")
+        for act in (self.graph.act_qparams, self.graph.act_weights, self.graph.act_compare):
+            view.addAction(act)
+        hide = QAction("Hide passes that changed nothing", self, checkable=True)
+        hide.toggled.connect(lambda on: self.state.set_toggle("hide_unchanged", on))
+        self.state.togglesChanged.connect(lambda: hide.setChecked(self.state.hide_unchanged))
+        view.addAction(hide)
+        view.addSeparator()
+        for dock in (self.timeline_dock, self.inspector_dock, self.bottom_dock):
+            view.addAction(dock.toggleViewAction())
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = recent_files(self.settings)
+        for path in items:
+            act = self.recent_menu.addAction(path)
+            act.triggered.connect(lambda _=False, p=path: self.open_model(p))
+        self.recent_menu.setEnabled(bool(items))
+
+    def _connect(self) -> None:
+        self.model_bar.lowerRequested.connect(self.lower)
+        self.model_bar.fileOpened.connect(self._on_file_opened)
+        self.session.started.connect(self.error_panel.clear)
+        self.session.errorRaised.connect(self.error_panel.show_error)
+        self.session.finished.connect(self._on_finished)
+        self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
+        self.graph.inspectOther.connect(self.inspector.show_node)
+        self.exporter.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
+
+    # ------------------------------------------------------------------ settings
+    def _restore(self) -> None:
+        s = self.settings
+        geo = s.value("window/geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1500, 920)
+        st = s.value("window/state")
+        if isinstance(st, QByteArray):
+            self.restoreState(st)
+        self.model_bar.set_options(get_str(s, "lower/target") or None, get_str(s, "lower/flow") or None)
+        last = get_str(s, "lower/model")
+        if last:
+            self.model_bar.set_source(last)
+        for name in ("show_qparams", "hide_unchanged"):
+            self.state.set_toggle(name, get_bool(s, f"view/{name}"))
+
+    def _save(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        req = self.session.request
+        if req is not None:
+            s.setValue("lower/model", req.source)
+            s.setValue("lower/target", req.target)
+            s.setValue("lower/flow", req.flow)
+        for name in ("show_qparams", "hide_unchanged"):
+            s.setValue(f"view/{name}", getattr(self.state, name))
+        s.sync()
+
+    # ------------------------------------------------------------------ actions
+    def lower(self, request: LowerRequest) -> None:
+        self.session.lower(request)
+        name = request.model_name
+        self.setWindowTitle(f"CortexM Lens — {name} · {request.target} · {request.flow}")
+        self.statusBar().showMessage(f"Lowering {name} for {request.target} ({request.flow} flow)…")
+
+    def lower_default(self) -> None:
+        if not self.model_bar.current_source():
+            self.model_bar.set_source(DEFAULT_MODEL)
+        self.model_bar.request_lower()
+
+    def open_model(self, source: str, target: str | None = None, flow: str | None = None,
+                   *, no_cache: bool = False) -> None:
+        if Path(source).suffix in (".py", ".pt2") and Path(source).exists():
+            self._on_file_opened(source)
+        self.model_bar.set_source(source)
+        self.model_bar.set_options(target, flow)
+        req = self.model_bar.request()
+        if no_cache:
+            req = LowerRequest(req.source, req.target, req.flow, req.calib, True)
+        self.lower(req)
+
+    def _on_file_opened(self, path: str) -> None:
+        add_recent(self.settings, path)
+        self._fill_recent()
+        self.model_bar.set_models(recent_files(self.settings))
+
+    def _on_finished(self, status: str) -> None:
+        s = self.session
+        msg = {"done": f"Lowered in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
+                       f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
+               "failed": "Lowering failed; earlier stages stay browsable",
+               "cancelled": "Lowering cancelled", "error": "Lowering did not start (see the error panel)"}
+        self.statusBar().showMessage(msg.get(status, status))
+
+    def _export(self, kind: str, filt: str) -> None:
+        req = self.session.request
+        base = req.model_name if req else "model"
+        suffix = {"json": ".json", "html": ".html", "pte": ".pte", "bpte": ".bpte", "svg": ".svg",
+                  "png": ".png"}[kind]
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", base + suffix, filt)
+        if not path:
+            return
+        try:
+            self.export_to(kind, path)
+        except Exception as e:  # noqa: BLE001 - show any export problem, keep the window alive
+            QMessageBox.warning(self, "Export", str(e))
+
+    def export_to(self, kind: str, path: str) -> None:
+        if kind == "json":
+            self.exporter.export_json(path)
+        elif kind == "html":
+            self.exporter.export_html(path)
+        elif kind in ("pte", "bpte"):
+            self.exporter.export_artifact(kind, path)
+        else:
+            self.graph.render_image(path)
+            self.statusBar().showMessage(f"Wrote {path}", 6000)
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self) -> None:
+        """Stop every process and thread this window started (idempotent)."""
+        self.session.worker.cancel()
+        self.exporter.shutdown()
+        self.graph.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._save()
+        self.shutdown()
+        super().closeEvent(event)
+
+    def start(self, model: str | None = None, **kw) -> None:
+        """After show(): lower `model` (or the last/default one) without blocking the event loop."""
+        if model:
+            QTimer.singleShot(0, lambda: self.open_model(model, **kw))
+        else:
+            QTimer.singleShot(0, self.lower_default)

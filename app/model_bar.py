@@ -1,0 +1,193 @@
+"""The model toolbar: model (zoo / opened file / recent), target CPU, flow, calibration,
+Lower and Cancel, and a progress indicator naming the current stage."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QSpinBox, QToolButton, QWidget)
+
+from backend_core.models.zoo import ZOO, zoo_names
+from backend_core.targets import DEFAULT_TARGET, ISA, TARGETS
+
+from .session import LowerRequest, LoweringSession
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+
+ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
+
+
+class ModelBar(QWidget):
+    """Signals:
+        lowerRequested(LowerRequest): the user pressed Lower (or picked a model with Enter).
+        fileOpened(str): a model file was chosen with Open (for the recent list).
+    """
+
+    lowerRequested = Signal(object)
+    fileOpened = Signal(str)
+
+    def __init__(self, session: LoweringSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.calib_dir: str | None = None
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 3, 6, 3)
+        lay.addWidget(QLabel("Model"))
+        self.model = QComboBox(self)
+        self.model.setMinimumWidth(150)
+        self.model.setToolTip("Zoo model, or a .py / .pt2 file (Open…)")
+        lay.addWidget(self.model)
+        self.open_btn = QToolButton(self)
+        self.open_btn.setText("Open…")
+        self.open_btn.setToolTip("Open a model file: a .py defining a model (see docs) or a saved .pt2")
+        self.open_btn.clicked.connect(self._open)
+        lay.addWidget(self.open_btn)
+        lay.addSpacing(8)
+        lay.addWidget(QLabel("Target"))
+        self.target = QComboBox(self)
+        for t in TARGETS:
+            self.target.addItem(f"{t}  ({ISA[t]})", t)
+        self.target.setCurrentIndex(TARGETS.index(DEFAULT_TARGET))
+        lay.addWidget(self.target)
+        lay.addWidget(QLabel("Flow"))
+        self.flow = QComboBox(self)
+        self.flow.addItem("legacy", "legacy")
+        self.flow.addItem("explicit layout", "explicit")
+        lay.addWidget(self.flow)
+        lay.addWidget(QLabel("Calibration"))
+        self.calib = QSpinBox(self)
+        self.calib.setRange(0, 10000)
+        self.calib.setSpecialValueText("default")
+        self.calib.setSuffix(" random")
+        self.calib.setToolTip("Number of random calibration samples (default: the pipeline's)")
+        lay.addWidget(self.calib)
+        self.calib_btn = QToolButton(self)
+        self.calib_btn.setText("Folder…")
+        self.calib_btn.setToolTip("Calibrate with a folder of .pt / .npy inputs instead")
+        self.calib_btn.setCheckable(True)
+        self.calib_btn.clicked.connect(self._pick_calib_dir)
+        lay.addWidget(self.calib_btn)
+        lay.addSpacing(8)
+        self.lower_btn = QPushButton("Lower", self)
+        self.lower_btn.setDefault(True)
+        self.lower_btn.setToolTip("Lower the model with these options (Ctrl+L)")
+        self.lower_btn.clicked.connect(self.request_lower)
+        lay.addWidget(self.lower_btn)
+        self.cancel_btn = QPushButton("Cancel", self)
+        self.cancel_btn.setToolTip("Stop lowering now (kills the worker process)")
+        self.cancel_btn.setEnabled(False)
+        self.cancel_btn.clicked.connect(session.cancel)
+        lay.addWidget(self.cancel_btn)
+        self.progress = QProgressBar(self)
+        self.progress.setMaximumWidth(110)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        lay.addWidget(self.progress)
+        self.stage_label = QLabel("", self)
+        self.stage_label.setMinimumWidth(120)
+        lay.addWidget(self.stage_label, 1)
+        self.set_models([])
+        session.started.connect(self._on_started)
+        session.planned.connect(lambda st: self.progress.setRange(0, len(st)))
+        session.stageAdded.connect(self._on_stage)
+        session.statusText.connect(self._on_status)
+        session.finished.connect(self._on_finished)
+
+    # ------------------------------------------------------------------ models
+    def set_models(self, recent: list[str]) -> None:
+        """Fill the model list: zoo models, then recent files."""
+        cur = self.current_source()
+        self.model.clear()
+        for name in zoo_names():
+            self.model.addItem(name, name)
+            self.model.setItemData(self.model.count() - 1, ZOO[name].description, Qt.ItemDataRole.ToolTipRole)
+        if recent:
+            self.model.insertSeparator(self.model.count())
+            for path in recent:
+                self.model.addItem(f"{Path(path).name}  —  {Path(path).parent}", path)
+                self.model.setItemData(self.model.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
+        if cur:
+            self.set_source(cur)
+
+    def current_source(self) -> str:
+        return self.model.currentData() or ""
+
+    def set_source(self, source: str) -> None:
+        i = self.model.findData(source)
+        if i < 0:
+            self.model.addItem(Path(source).name if "/" in source or "\\" in source else source, source)
+            i = self.model.count() - 1
+        self.model.setCurrentIndex(i)
+
+    def set_options(self, target: str | None = None, flow: str | None = None) -> None:
+        if target:
+            i = self.target.findData(target)
+            if i >= 0:
+                self.target.setCurrentIndex(i)
+        if flow:
+            i = self.flow.findData(flow)
+            if i >= 0:
+                self.flow.setCurrentIndex(i)
+
+    def _open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a model", "",
+                                              "Models (*.py *.pt2);;Python (*.py);;Saved programs (*.pt2)")
+        if path:
+            self.fileOpened.emit(path)
+            self.set_source(path)
+            self.request_lower()
+
+    def _pick_calib_dir(self) -> None:
+        if not self.calib_btn.isChecked():
+            self.calib_dir = None
+            self.calib_btn.setToolTip("Calibrate with a folder of .pt / .npy inputs instead")
+            self.calib.setEnabled(True)
+            return
+        d = QFileDialog.getExistingDirectory(self, "Calibration inputs (.pt / .npy)")
+        if not d:
+            self.calib_btn.setChecked(False)
+            return
+        self.calib_dir = d
+        self.calib_btn.setToolTip(f"Calibrating with {d} (click to go back to random inputs)")
+        self.calib.setEnabled(False)
+
+    def request(self) -> LowerRequest:
+        calib = self.calib_dir or (str(self.calib.value()) if self.calib.value() > 0 else None)
+        return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(), calib)
+
+    def request_lower(self) -> None:
+        if self.current_source():
+            self.lowerRequested.emit(self.request())
+
+    # ------------------------------------------------------------------ progress
+    def _on_started(self) -> None:
+        self.lower_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.progress.setRange(0, 0)       # busy until the plan arrives
+        self.progress.show()
+        self.stage_label.setText("starting the worker…")
+
+    def _on_stage(self, index: int) -> None:
+        s = self.session
+        self.progress.setValue(index + 1)
+        nxt = s.planned_stages[index + 1] if index + 1 < len(s.planned_stages) else None
+        total = len(s.planned_stages) or "?"
+        self.stage_label.setText(f"running {nxt} ({index + 2}/{total})" if nxt and s.is_running()
+                                 else f"{s.snapshots[index].stage} ({index + 1}/{total})")
+
+    def _on_status(self, text: str) -> None:
+        if not self.session.snapshots and self.session.is_running():
+            self.stage_label.setText(text)
+
+    def _on_finished(self, status: str) -> None:
+        self.lower_btn.setEnabled(True)
+        self.cancel_btn.setEnabled(False)
+        self.progress.hide()
+        s = self.session
+        text = {"done": f"done in {s.seconds:.1f} s" + (" (cached)" if s.from_cache else ""),
+                "failed": f"failed at {(s.error or {}).get('stage', '?')}",
+                "cancelled": "cancelled", "error": "error"}.get(status, status)
+        fb = len(s.fallbacks())
+        if status == "done":
+            text += f" · {fb} fallback{'s' if fb != 1 else ''}"
+        self.stage_label.setText(text)

@@ -1,0 +1,212 @@
+"""The lowering session: the one model of a lowering run that every view observes.
+
+It owns the worker process (through WorkerClient), collects the streamed snapshots, diffs
+consecutive stages as they arrive, and keeps the quantizer verdicts, the log and the error.
+Views never hold pipeline state; they read it from here when a signal says it changed.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from backend_core.diff import StageDiff, diff_snapshots
+from backend_core.provenance import Provenance
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict
+
+from .worker_client import WorkerClient, worker_arguments
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+
+
+@dataclass(frozen=True)
+class LowerRequest:
+    source: str
+    target: str = "cortex-m55"
+    flow: str = "legacy"
+    calib: str | None = None
+    no_cache: bool = False
+
+    @property
+    def model_name(self) -> str:
+        p = Path(self.source)
+        return p.stem if p.suffix in (".py", ".pt2") else self.source
+
+
+class LoweringSession(QObject):
+    """State of the current (or last) lowering.
+
+    Signals:
+        started(): a new lowering began; everything was cleared.
+        planned(list): the stage names the pipeline will run.
+        stageAdded(int): snapshot `index` arrived (snapshots/diffs are updated first).
+        statusText(str): what the worker is doing now ("importing ExecuTorch", ...).
+        logLine(str): a line for the pipeline log (worker stderr, stage warnings).
+        errorRaised(dict): a stage failed or the input was bad; keys: stage, node, message,
+            hint, traceback. Earlier stages stay available.
+        finished(str): done | failed | cancelled | error.
+    """
+
+    started = Signal()
+    planned = Signal(object)
+    stageAdded = Signal(int)
+    statusText = Signal(str)
+    logLine = Signal(str)
+    errorRaised = Signal(object)
+    finished = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = WorkerClient(self)
+        self.worker.message.connect(self._on_message)
+        self.worker.stderrLine.connect(self._on_stderr)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failedToStart.connect(self._on_failed_to_start)
+        self.request: LowerRequest | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.planned_stages: list[str] = []
+        self.snapshots: list[GraphSnapshot] = []
+        self.diffs: list[StageDiff | None] = []
+        self.status = "idle"              # idle | running | done | failed | cancelled | error
+        self.error: dict[str, Any] | None = None
+        self.verdicts: dict[str, Any] = {}
+        self.log: list[str] = []
+        self.from_cache = False
+        self.seconds = 0.0
+        self.status_message = ""
+        self._provenance: Provenance | None = None
+        self._t0 = time.perf_counter()
+        self._stderr_tail: list[str] = []
+        self._got_done = False
+
+    # ------------------------------------------------------------------ control
+    def lower(self, request: LowerRequest) -> None:
+        """Start lowering (cancels a running one)."""
+        self.worker.cancel()
+        self._reset()
+        self.request = request
+        self.status = "running"
+        self.started.emit()
+        self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
+                  + (f" --calib {request.calib}" if request.calib else ""))
+        self.worker.start(worker_arguments(request.source, request.target, request.flow,
+                                           request.calib, no_cache=request.no_cache))
+
+    def cancel(self) -> None:
+        if self.status != "running":
+            return
+        self.worker.cancel()
+        self.status = "cancelled"
+        self._log("cancelled by the user")
+        self.statusText.emit("cancelled")
+        self.finished.emit("cancelled")
+
+    def is_running(self) -> bool:
+        return self.status == "running"
+
+    # ------------------------------------------------------------------ queries
+    def provenance(self) -> Provenance:
+        if self._provenance is None or len(self._provenance.snapshots) != len(self.snapshots):
+            self._provenance = Provenance(list(self.snapshots), list(self.diffs))
+        return self._provenance
+
+    def final(self) -> GraphSnapshot | None:
+        if self.snapshots and self.snapshots[-1].kind == "final":
+            return self.snapshots[-1]
+        return None
+
+    def fallbacks(self) -> list[NodeSnapshot]:
+        f = self.final()
+        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+
+    def stage_index(self, name: str) -> int | None:
+        """Find a stage by exact name, index, or case-insensitive substring."""
+        if name.isdigit() and int(name) < len(self.snapshots):
+            return int(name)
+        for s in self.snapshots:
+            if s.stage == name:
+                return s.index
+        low = name.lower()
+        for s in self.snapshots:
+            if low in s.stage.lower():
+                return s.index
+        return None
+
+    # ------------------------------------------------------------------ worker stream
+    def _log(self, line: str) -> None:
+        self.log.append(line)
+        self.logLine.emit(line)
+
+    def _on_message(self, msg: dict) -> None:
+        t = msg.get("type")
+        if t == "status":
+            self.status_message = str(msg.get("text", ""))
+            self._log(f"[status] {self.status_message}")
+            self.statusText.emit(self.status_message)
+        elif t == "planned":
+            self.planned_stages = list(msg.get("stages", []))
+            self.planned.emit(self.planned_stages)
+        elif t == "stage":
+            self._add_stage(snapshot_from_dict(msg["snapshot"]))
+        elif t == "done":
+            self._got_done = True
+            self.verdicts = msg.get("verdicts") or {}
+            self.from_cache = bool(msg.get("from_cache"))
+            self.seconds = float(msg.get("seconds") or 0.0)
+            self.status = str(msg.get("status", "done"))
+            if msg.get("error"):
+                self.error = dict(msg["error"])
+                self._log(f"[error] stage {self.error.get('stage')}: {self.error.get('message')}")
+                self.errorRaised.emit(self.error)
+            src = " (from cache)" if self.from_cache else ""
+            self._log(f"[done] {self.status} in {self.seconds:.1f} s{src}")
+        elif t == "error":
+            self._got_done = True
+            self.status = "error"
+            self.error = {"stage": "loading the model", "node": None,
+                          "message": msg.get("message", ""), "hint": msg.get("hint", ""),
+                          "traceback": msg.get("detail", "")}
+            self._log(f"[error] {self.error['message']}")
+            self.errorRaised.emit(self.error)
+
+    def _add_stage(self, snap: GraphSnapshot) -> None:
+        prev = self.snapshots[-1] if self.snapshots else None
+        self.snapshots.append(snap)
+        self.diffs.append(diff_snapshots(prev, snap) if prev is not None else None)
+        for line in snap.log:
+            self._log(f"[{snap.stage}] {line}")
+        n = len(self.planned_stages) or "?"
+        self.statusText.emit(f"{snap.stage} done ({snap.index + 1}/{n})")
+        self.stageAdded.emit(snap.index)
+
+    def _on_stderr(self, line: str) -> None:
+        if not line.strip():
+            return
+        self._stderr_tail = (self._stderr_tail + [line])[-40:]
+        self._log(line)
+
+    def _on_finished(self, code: int, cancelled: bool) -> None:
+        if cancelled or self.status == "cancelled":
+            return
+        if not self._got_done:
+            # the worker died without a final message: a crash in user code, a kill, OOM...
+            self.status = "error"
+            stage = (self.planned_stages[len(self.snapshots)]
+                     if len(self.snapshots) < len(self.planned_stages) else "worker")
+            self.error = {"stage": stage, "node": None,
+                          "message": f"The lowering worker exited with code {code} without a result.",
+                          "hint": "See the pipeline log for its output.",
+                          "traceback": "\n".join(self._stderr_tail)}
+            self.errorRaised.emit(self.error)
+        self.finished.emit(self.status)
+
+    def _on_failed_to_start(self, message: str) -> None:
+        self.status = "error"
+        self.error = {"stage": "worker", "node": None, "message": message,
+                      "hint": "Check the Python environment (make setup).", "traceback": ""}
+        self.errorRaised.emit(self.error)
+        self.finished.emit(self.status)
