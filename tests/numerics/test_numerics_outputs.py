@@ -1,0 +1,113 @@
+"""CSV, PNG, CLI, worker and input handling."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import main as cli_main
+from backend_core.errors import BadInputError
+from backend_core.numerics.table import summary_text, to_csv
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_csv_and_png_written(ds_cnn, tmp_path: Path) -> None:
+    from app.numerics_view import render_sqnr_png
+
+    text = to_csv(ds_cnn.result)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(ds_cnn.result.layers)
+    assert rows[0]["node_id"] == ds_cnn.result.worst(1)[0].node_id
+    png = tmp_path / "sqnr.png"
+    render_sqnr_png(ds_cnn.result, str(png))
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    table = summary_text(ds_cnn.result)
+    assert "Model outputs" in table and "final: numerically neutral" in table
+
+
+def _bad_folder(tmp_path: Path, kind: str) -> Path:
+    import torch
+
+    d = tmp_path / kind
+    d.mkdir()
+    if kind == "garbage":
+        (d / "sample0.pt").write_text("not a tensor")
+    elif kind == "shape":
+        torch.save(torch.zeros(1, 3), d / "sample0.pt")
+    return d
+
+
+@pytest.mark.parametrize("kind,needle", [("missing", "not found"), ("empty", "no .pt or .npy"),
+                                         ("garbage", "Cannot read input file"),
+                                         ("shape", "the model expects (1, 16)")])
+def test_bad_inputs_folder_clear_message(tmp_path: Path, capsys, kind: str, needle: str) -> None:
+    folder = tmp_path / "nope" if kind == "missing" else _bad_folder(tmp_path, kind)
+    code = cli_main(["numerics", "layernorm_mlp", "--inputs", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert needle in err, err
+    assert ".pt" in err or "shape" in err          # the hint says what to do
+
+
+def test_bad_inputs_folder_fails_before_lowering(tmp_path: Path) -> None:
+    from backend_core.numerics.run import run_numerics
+
+    with pytest.raises(BadInputError, match="no .pt or .npy"):
+        run_numerics("layernorm_mlp", inputs=str(_bad_folder(tmp_path, "empty")),
+                     on_lowering=lambda *a: pytest.fail("lowering started"))
+
+
+def test_folder_of_npy_inputs(tmp_path: Path, layernorm_mlp) -> None:
+    import numpy as np
+
+    from backend_core.numerics.inputs import load_samples, parse_inputs
+
+    d = tmp_path / "npy"
+    d.mkdir()
+    for i in range(2):
+        np.save(d / f"s{i}.npy", np.random.rand(1, 16).astype("float32"))
+    samples = load_samples(parse_inputs(str(d)), layernorm_mlp.lowered.model.example_inputs, "legacy")
+    assert len(samples) == 2 and samples[0][0].shape == (1, 16)
+
+
+def test_cli_end_to_end(tmp_path: Path, capsys) -> None:
+    out = {k: tmp_path / f"r.{k}" for k in ("csv", "png", "json")}
+    code = cli_main(["numerics", "layernorm_mlp", "--inputs", "2", "--csv", str(out["csv"]),
+                     "--plot", str(out["png"]), "--json", str(out["json"])])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    assert "Model outputs" in cap.out and "aten_native_layer_norm_default" in cap.out
+    assert all(p.stat().st_size > 0 for p in out.values())
+    assert json.loads(out["json"].read_text())["n_inputs"] == 2
+
+
+def test_worker_streams_json_lines() -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "backend_core.numerics.worker", "layernorm_mlp",
+                           "--inputs", "2"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=170, stdin=subprocess.DEVNULL)
+    msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    types = [m["type"] for m in msgs]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert types[0] == "status" and types[-1] == "done" and "result" in types
+    assert any(m["type"] == "progress" and m["phase"] == "analysis" for m in msgs)
+    result = next(m["result"] for m in msgs if m["type"] == "result")
+    assert result["n_inputs"] == 2 and result["layers"]
+
+
+def test_worker_bad_input_reports_error() -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "backend_core.numerics.worker", "layernorm_mlp",
+                           "--inputs", "/nonexistent/folder"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert proc.returncode == 2
+    assert msgs[0]["type"] == "error" and "not found" in msgs[0]["message"]
