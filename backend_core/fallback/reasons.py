@@ -124,7 +124,13 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     if fuse_warn:
         cat = "activation_not_fused"
         m = re.search(r"input node (\S+) is not a supported fused activation op", fuse_warn[0])
-        producer = f" (its input {m.group(1)} is not a conv/linear/add kernel)" if m else ""
+        producer = ""
+        if m:
+            src = next((s.node(m.group(1)) for s in ctx.snapshots if s.node(m.group(1))), None)
+            what = src.target.rsplit(".", 1)[0] if src else m.group(1)
+            if src is not None and "quantize_per_tensor" in src.target:
+                what += ", the end of a float island"
+            producer = f" (its input is {what}, not a conv, linear or add kernel)"
         msg = (f"This {base} could not be fused into the op before it{producer}, so it runs as a "
                f"separate portable {node.dtype or 'int8'} kernel.")
     elif (node.dtype or "") == "int16" or "quantization config" in dtype_words or "int16" in dtype_words:
