@@ -24,8 +24,7 @@ test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: setup
-	$(PY) bench/pipeline_overhead.py
-	$(PY) bench/cache.py
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .cmlens-cache

@@ -137,3 +137,19 @@ def test_artifacts_pte_and_bpte_are_serialised() -> None:
     pte, bpte = r.blobs["model.pte"], r.blobs["model.bpte"]
     assert pte[4:8] == b"ET12"                      # ExecuTorch flatbuffer identifier
     assert len(bpte) > len(pte)
+
+
+@pytest.mark.slow
+def test_mobilenet_v2_lowers_with_every_kernel_traced_to_the_float_graph() -> None:
+    r = lowered("mv2")
+    assert r.status == "done", r.error
+    kernels = [n for n in r.final.nodes if n.kind == KIND_CMSIS]
+    assert len(kernels) >= 50
+    prov = Provenance(r.snapshots)
+    last = len(r.snapshots) - 1
+    float_nodes = r.snapshots[0].node_map()
+    untraced = [n.id for n in kernels if n.target != "cortex_m.pad.default"
+                and prov.step(n.id, last, 0) not in float_nodes]
+    assert not untraced
+    for n in r.fallbacks():
+        assert n.fallback is not None and n.fallback.category != "unknown", (n.id, n.fallback)
