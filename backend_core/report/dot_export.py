@@ -15,7 +15,7 @@ KIND_COLORS = {
 
 
 def _esc(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
@@ -26,9 +26,9 @@ def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
         if n.id in hidden:
             continue
         op = n.target.split(".")[-2] if n.target.count(".") >= 2 else n.target
-        label = f"{op}\\n{n.name}"
+        label = f"{op}\n{n.name}"
         if n.shape:
-            label += f"\\n{n.dtype} {list(n.shape)}"
+            label += f"\n{n.dtype} {list(n.shape)}"
         color = KIND_COLORS.get(n.kind, "#ffffff")
         extra = ' penwidth=3 color="#b71c1c" fontcolor="white"' if n.kind == KIND_FALLBACK else ""
         tip = n.fallback.message if n.fallback else f"{n.target} ({n.kind})"
@@ -37,7 +37,7 @@ def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
         if e.src in hidden or e.dst in hidden:
             continue
         lab = f"{e.dtype or ''}"
-        if e.qparams is not None and not e.qparams.per_channel:
+        if e.qparams is not None and not e.qparams.per_channel and (e.dtype or "").startswith("int"):
             lab += f" s={e.qparams.scale:.3g}"
         lines.append(f'"{_esc(e.src)}" -> "{_esc(e.dst)}" [label="{_esc(lab)}"];')
     lines.append("}")
