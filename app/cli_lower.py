@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import textwrap
 import time
@@ -93,6 +94,7 @@ def run_lower(args: argparse.Namespace) -> int:
         # Cortex-M loggers itself (they are evidence for fallback reasons).
         for name in ("", "torch", "executorch"):
             logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TORCH_LOGS", "-all")   # torch's import-time deprecation chatter
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
         from backend_core.targets import normalise_target

@@ -14,6 +14,7 @@ from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from .pipeline.stages import Stage
 from .report.json_report import build_report, snapshots_from_report
 from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from .targets import normalise_target
 from .versions import stack_versions
 
 StageCallback = Callable[[GraphSnapshot, list[str]], None]
@@ -66,10 +67,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     result with status "failed" and the stages before it."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
-    opts = PipelineOptions(options.target, options.flow, options.calib, options.seed)
-    from .targets import normalise_target
-
-    opts = PipelineOptions(normalise_target(opts.target), opts.flow, opts.calib, opts.seed)
+    opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed)
     cache = ResultCache()
     key = cache_key(spec.fingerprint(), opts.key())
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
@@ -91,7 +89,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if on_status:
         on_status(f"loading {spec.name}")
     model = load_model(spec)
-    pipe = LoweringPipeline(model, opts)
+    pipe = LoweringPipeline(model, opts, on_status)
     result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe)
     stage: Stage
     try:

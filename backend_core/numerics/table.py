@@ -58,7 +58,8 @@ def outputs_table(result: NumericsResult) -> str:
                          ("fake-quant vs float  ", o.fake_quant_vs_float)):
             if m is None:
                 continue
-            lines.append(f"  {label}  SQNR {_sq(m).strip():>7} dB  cos {m.cosine:.5f}  "
+            sq = "exact" if m.identical else f"{m.sqnr_db:.2f} dB"
+            lines.append(f"  {label}  SQNR {sq:>9}  cos {m.cosine:.5f}  "
                          f"max abs {m.max_abs:.4g}  mean abs {m.mean_abs:.4g}")
         if o.top1_vs_float is not None:
             lines.append(f"  top-1 agreement: lowered/float {o.top1_vs_float:.0%}, lowered/fake-quant "

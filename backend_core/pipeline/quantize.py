@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 Q_ANNOTATION_KEY = "quantization_annotation"
 
@@ -61,16 +61,20 @@ def collect_verdicts(quantizer: Any, prepared: Any) -> QuantizerVerdicts:
     return v
 
 
-def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str
-             ) -> tuple[Any, QuantizerVerdicts]:
+def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
+             status: Callable[[str], None] | None = None) -> tuple[Any, QuantizerVerdicts]:
     """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule)."""
+    say = status or (lambda _t: None)
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantizer = CortexMQuantizer(use_explicit_layout=(flow == "explicit"))
+    say("quantizing: prepare_pt2e (annotating with CortexMQuantizer)")
     prepared = prepare_pt2e(module, quantizer)
     verdicts = collect_verdicts(quantizer, prepared)
-    for sample in calibration:
+    for i, sample in enumerate(calibration, 1):
+        say(f"quantizing: calibration sample {i}/{len(calibration)}")
         prepared(*sample)
+    say("quantizing: convert_pt2e")
     converted = convert_pt2e(prepared)
     return converted, verdicts

@@ -11,7 +11,7 @@ import copy
 
 import time
 import traceback
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import BadInputError, StageFailedError
 from ..models.calibration import calibration_set
@@ -85,7 +85,8 @@ def to_layout(inputs: tuple, flow: str) -> tuple:
 class LoweringPipeline:
     """Holds the live state of one lowering; iterate `run()` to advance stage by stage."""
 
-    def __init__(self, model: LoadedModel, options: PipelineOptions) -> None:
+    def __init__(self, model: LoadedModel, options: PipelineOptions,
+                 on_status: Callable[[str], None] | None = None) -> None:
         if options.flow not in ("legacy", "explicit"):
             raise BadInputError(f"Unknown flow {options.flow!r}.", "Use --flow legacy or --flow explicit.")
         self.model = model
@@ -98,6 +99,7 @@ class LoweringPipeline:
         self.final_program: Any = None
         self.edge_program: Any = None
         self.stage_warnings: dict[str, list[str]] = {}
+        self.say: Callable[[str], None] = on_status or (lambda _t: None)
 
     # -- the generator -------------------------------------------------------------------
     def run(self) -> Iterator[Stage]:
@@ -133,7 +135,7 @@ class LoweringPipeline:
         try:
             with capture_logs() as log:
                 gm = ep.module(check_guards=False)
-                converted, self.verdicts = quantize(gm, inputs, calib, opts.flow)
+                converted, self.verdicts = quantize(gm, inputs, calib, opts.flow, self.say)
                 self.quantized_module = converted
         except Exception as e:  # noqa: BLE001
             raise self._stage_error(STAGE_QUANTIZED, e) from e
@@ -141,6 +143,7 @@ class LoweringPipeline:
 
         # 3. edge dialect
         t0 = time.perf_counter()
+        self.say("exporting the quantized model and lowering to edge")
         try:
             with capture_logs() as log:
                 from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
@@ -161,6 +164,7 @@ class LoweringPipeline:
         runnable = host_runnable(names)
         for pass_cls, name, can_run in zip(passes, names, runnable):
             t0 = time.perf_counter()
+            self.say(f"running {name}")
             try:
                 with capture_logs() as log:
                     new_program = run_pass(pass_cls, program, cfg)
