@@ -149,3 +149,18 @@ void *_sbrk(ptrdiff_t incr) {
   brk += incr;
   return prev;
 }
+
+/* newlib's aligned_alloc (used by ExecuTorch's runtime) calls posix_memalign, which Debian's newlib and
+ * newlib-nano do not provide: implement it with memalign. Weak, in case a C library has its own. */
+#include <malloc.h>
+__attribute__((weak)) int posix_memalign(void **memptr, size_t alignment, size_t size) {
+  if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) {
+    return EINVAL;
+  }
+  void *p = memalign(alignment, size);
+  if (p == NULL) {
+    return ENOMEM;
+  }
+  *memptr = p;
+  return 0;
+}
