@@ -182,6 +182,11 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     if (outcome == "NO RESULT" and result.exit_code == 0 and not result.report.errors
             and model.suffix == ".pte"):
         outcome = "RAN"          # a plain .pte has no reference outputs to compare with
+    problem = result.problem
+    fatal = [e for e in result.report.errors if e.startswith("F [")]
+    if result.report.faults and fatal:
+        problem = (f"the runner aborted ({fatal[-1].split('] ', 1)[-1]}); ExecuTorch's et_pal_abort traps, "
+                   f"which the board layer reports as {result.report.faults[0].kind}")
     return ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                           result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
-                          result.problem)
+                          problem)

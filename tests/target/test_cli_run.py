@@ -3,6 +3,7 @@ a message that says what to pass; the op check stops a model the checkout cannot
 from __future__ import annotations
 
 import argparse
+import json
 import io
 from pathlib import Path
 
@@ -75,3 +76,53 @@ def test_run_missing_qemu_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     code, _, err = run_cli(["run", "ds_cnn", "--et-root", str(root)])
     assert code == 2
     assert "qemu-system-arm was not found" in err and "apt-get install" in err
+
+
+def fake_toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elf: Path) -> None:
+    """A `cmake` that 'builds' the ExecuTorch libraries (writes the install marker) and the runner (copies
+    a real kernels/ firmware into place), so `cmlens run` goes through every step on real QEMU."""
+    import os
+
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    (bindir / "cmake").write_text(f"""#!/bin/sh
+echo "fake cmake $*"
+if [ "$1" = "--build" ]; then
+  case "$*" in
+    *"--target install"*) mkdir -p "$(dirname "$2")/install/lib/cmake/ExecuTorch" &&
+                          touch "$(dirname "$2")/install/lib/cmake/ExecuTorch/executorch-config.cmake" ;;
+    *arm_executor_runner*) cp "{elf}" "$2/arm_executor_runner.elf" ;;
+  esac
+fi
+""")
+    (bindir / "cmake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("variant,code,outcome", [("cmlens_selftest", 0, "PASS"),
+                                                  ("cmlens_selftest_fail", 1, "FAIL"),
+                                                  ("cmlens_fault", 3, "FAULT")])
+def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               variant: str, code: int, outcome: str) -> None:
+    build = firmware("cortex-m55")
+    root = fake_checkout(tmp_path)
+    (root / "backends/cortex_m/ops").mkdir(parents=True)
+    (root / "backends/cortex_m/ops/operators.yaml").write_text(CORTEX_M_YAML.read_text())
+    model = tmp_path / "m.bpte"
+    from tests.target.test_et_ops import make_bpte
+
+    model.write_bytes(make_bpte(make_pte([[("cortex_m::quantized_linear", "out")]])))
+    fake_toolchain(tmp_path, monkeypatch, build.elfs[variant])
+    code_, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "cache"),
+                               "--timeout", "20", "--json"])
+    assert code_ == code, out + err
+    assert "cmlens: ops: all 1 operators of the model have kernels in the checkout (1 cortex_m)" in out
+    assert "--preset arm-baremetal" in out and "-S " in out and "kernels/runner" in out
+    assert "  | fake cmake --build" in out                     # build output streamed
+    assert "uart> " in out                                     # UART streamed
+    assert f"m on mps3-an547 (cortex-m55, qemu): {outcome}" in out
+    assert "cycles: unavailable on qemu (simulator: not cycle-accurate anyway)" in out
+    data = json.loads(out[out.index("{\n"):])
+    assert data["outcome"] == outcome and data["board"] == "mps3-an547"
+    assert data["ops"] == {"model": ["cortex_m::quantized_linear.out"], "missing": []}
+    assert set(data["timings_s"]) == {"lower_s", "libraries_s", "runner_configure_s", "runner_build_s", "run_s"}

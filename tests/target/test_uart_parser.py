@@ -1,5 +1,5 @@
-"""The UART parser on recorded (kernels/ firmware on QEMU) and reconstructed (ExecuTorch runner)
-output, fed whole, in random chunks and with garbage."""
+"""The UART parser on recorded output (kernels/ firmware and ExecuTorch's stock runner on QEMU) and a
+reconstructed FVP log, fed whole, in random chunks and with garbage."""
 from __future__ import annotations
 
 import base64
@@ -50,30 +50,48 @@ def test_recorded_fault_output() -> None:
 
 
 def test_executorch_runner_pass() -> None:
+    """Recorded: ExecuTorch's stock runner with DS-CNN (.bpte, M55) on QEMU mps3-an547."""
     r = parse_uart(fixture("et_runner_bpte_pass_mps3-an547.txt"))
     assert r.outcome == "PASS"
     assert [(t.suite, t.index, t.passed) for t in r.tests] == [("BundleIO", 0, True)]
     (s,) = r.error_stats
     assert (s.testset, s.mean_absolute_error, s.max_absolute_error, s.mean_relative_error,
-            s.max_relative_error) == (0, 0.013021, 0.078125, 0.004516, 0.03125)
+            s.max_relative_error) == (0, 0.0, 0.0, 0.0, 0.0)
     assert len(r.outputs) == 12
-    assert (r.outputs[0].output, r.outputs[0].index, r.outputs[0].dtype, r.outputs[0].value) == (0, 0, "float", -3.054688)
-    assert r.outputs[11].value == -4.154375
+    assert (r.outputs[0].output, r.outputs[0].index, r.outputs[0].dtype, r.outputs[0].value) == (0, 0, "float", 0.106868)
+    assert r.outputs[11].value == 0.015267
     assert r.model_run_ok is True
-    assert r.cycles is None  # the runner prints no cycle lines without Ethos-U
-    assert r.errors == []
+    assert r.cycles is None  # the runner prints no cycle lines without Ethos-U / a PMU
+    assert r.errors == [] and r.faults == []
+    (block,) = r.etdumps      # the libraries were built with the event tracer
+    assert block.complete and block.errors == [] and list(block.files) == ["etdump.bin"]
+    assert len(block.etdump) == 1836 and block.etdump[8:12] == b"ED00"
+    assert r.garbage_chars == 1  # the runner's final ET_LOG(Info, "\04")
+
+
+def test_executorch_runner_second_model_pass() -> None:
+    """Recorded: MobileNetV1-0.25 (.bpte, M55) on QEMU mps3-an547."""
+    r = parse_uart(fixture("et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt"))
+    assert r.outcome == "PASS" and r.model_run_ok is True
+    assert [o.value for o in r.outputs] == [-0.023999, 0.04042]
+    assert r.error_stats[0].max_absolute_error == 0.0
+    assert len(r.etdumps[0].etdump) == 3752
 
 
 def test_executorch_runner_fail_then_abort() -> None:
-    """FAIL, then ET_CHECK_MSG aborts (a trap): the outcome stays FAIL, the abort is kept as a fault."""
+    """Recorded: DS-CNN .bpte with every expected output +0.5. FAIL, then ET_CHECK_MSG aborts (a UDF trap
+    in et_pal_abort, reported by the board layer as a UsageFault): the outcome stays FAIL."""
     r = parse_uart(fixture("et_runner_bpte_fail_mps3-an547.txt"))
     assert r.outcome == "FAIL" and r.passed is False
-    assert r.error_stats[0].max_absolute_error == 0.5
+    s = r.error_stats[0]
+    assert (s.mean_absolute_error, s.max_absolute_error, s.mean_relative_error, s.max_relative_error) == (
+        0.5, 0.5, 0.947404, 1.139127)
     assert r.model_run_ok is False
     # E/F lines other than the TEST line (which is a test result, not an error line):
     assert [e.split("] ", 1)[1] for e in r.errors] == [
+        "Method's output data mismatched the expected one.",
         "Model output don't match expected BundleIO bpte ref data. rtol=0.010000 atol=0.010000",
-        "Bundle verification failed with status 0x12",
+        "Bundle verification failed with status 0x20",
         "In function main(), assert failed (model_ok == true): Problem running model",
     ]
     assert r.faults[0].kind == "UsageFault" and r.faults[0].flags == ["UNDEFINSTR"]
@@ -98,7 +116,8 @@ def test_fvp_output_with_pmu_and_etdump() -> None:
 
 @pytest.mark.parametrize("name", ["selftest_qemu_mps3-an547.txt", "fault_qemu_mps2-an386.txt",
                                   "et_runner_bpte_pass_mps3-an547.txt", "et_runner_bpte_fail_mps3-an547.txt",
-                                  "et_runner_etdump_corstone-300-fvp.txt"])
+                                  "et_runner_etdump_corstone-300-fvp.txt",
+                                  "et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_chunked_feeding_gives_the_same_report(name: str, seed: int) -> None:
     whole = parse_uart(fixture(name))
