@@ -89,7 +89,7 @@ class BuildResult:
 
 # (pattern in the output, cause, fix) for failures users can act on.
 _DIAGNOSES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"nano\.specs: No such file|cannot find -lc_nano|cannot find -lc\b|stdio\.h: No such file"),
+    (re.compile(r"nano\.specs'?: No such file|cannot find -lc_nano|cannot find -lc\b|stdio\.h: No such file"),
      "newlib (the C library for arm-none-eabi) is missing",
      apt_install("libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib")),
     (re.compile(r"No CMAKE_C_COMPILER could be found|arm-none-eabi-gcc\S*: (command )?not found|"

@@ -222,3 +222,11 @@ def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
     assert second.reused and second.configure_s == 0.0
     log = (tmp_path / "cmake.log").read_text().splitlines()
     assert [ln.split()[0] for ln in log] == ["-G", "--build", "--build"]
+
+
+def test_diagnosis_of_a_link_error_is_not_mistaken_for_missing_newlib() -> None:
+    from backend_core.target.build import diagnose
+
+    lines = [": && arm-none-eabi-g++ -O3 --specs=nano.specs -u _printf_float main.o -o runner.elf",
+             "arm_executor_runner.cpp:(.text+0x566): undefined reference to `executorch::etdump::ETDumpGen'"]
+    assert diagnose(lines)[0] == "the link failed (a symbol is missing)"
