@@ -67,6 +67,9 @@ def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="stop the simulator after S seconds (default: 120)")
     r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--semihosting", action="store_true",
+                   help="build a runner that reads the model from the host (once per op set: a new model with "
+                        "the same ops needs no rebuild) instead of baking the model in")
     r.add_argument("--etdump", action="store_true", help="build the runner with the event tracer (ETDump)")
     r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
     r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
@@ -130,7 +133,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
               file=err)
         return 2
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
-                      atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir)
+                      atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
+                      semihosting=args.semihosting)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
     try:
         result = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts,

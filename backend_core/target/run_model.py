@@ -43,6 +43,7 @@ class RunOptions:
     atol: float = 0.01
     rtol: float = 0.01
     flow: str = "legacy"
+    semihosting: bool = False         # runner reads the model from the host: no rebuild per model
     cache_root: Path | None = None    # libraries + runners (default: cache_dir())
     runner_root: Path | None = None   # runner build directories (default: <cache_root>/runner)
 
@@ -61,6 +62,7 @@ class ModelRunResult:
     libs_cached: bool = False
     cold_library_build_s: float | None = None
     problem: str = ""
+    files: dict[str, Path] = field(default_factory=dict)    # semihosting: out-0.bin, etdump.bin, ...
 
     @property
     def passed(self) -> bool:
@@ -86,7 +88,7 @@ class ModelRunResult:
             "ops": {"model": self.op_check.model_ops, "missing": self.op_check.missing},
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
-            "elf": str(self.elf),
+            "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
         }
 
     def summary(self) -> str:
@@ -102,6 +104,9 @@ class ModelRunResult:
             lines.append(f"cycles: unavailable on {self.board.simulator} ({NOT_CYCLE_ACCURATE} anyway)")
         if r.etdumps:
             lines.append("etdump: " + ", ".join(f"{k} {len(v)} B" for b in r.etdumps for k, v in b.files.items()))
+        if self.files:
+            lines.append("files: " + ", ".join(f"{p} ({p.stat().st_size} B)" for p in self.files.values()
+                                               if p.is_file()))
         if self.problem:
             lines.append(f"problem: {self.problem}")
         t = self.timings
@@ -164,15 +169,21 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     libs = ensure_libraries(lib_req, on_line=on_line, cancel_event=cancel_event)
     timings["libraries_s"] = time.monotonic() - start
 
-    rreq = RunnerRequest(board, libs, model=model, ops=check.model_ops, etdump=opts.etdump,
-                         atol=opts.atol, rtol=opts.rtol,
+    if opts.semihosting and model.suffix != ".bpte":
+        raise BadInputError("The semihosting runner needs a .bpte: it takes the inputs from the bundle.",
+                            "Pass a model name or a .bpte, or drop --semihosting to bake the .pte in.")
+    rreq = RunnerRequest(board, libs, model=None if opts.semihosting else model, ops=check.model_ops,
+                         semihosting=opts.semihosting, etdump=opts.etdump, atol=opts.atol, rtol=opts.rtol,
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
     rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
     timings["runner_configure_s"], timings["runner_build_s"] = rb.configure_s, rb.build_s
 
-    emit("cmlens", "$ " + " ".join(sim.command(rb.elf)))
-    result = sim.run(rb.elf, timeout=opts.timeout)
+    if opts.semihosting:
+        result = _run_semihosting(sim, rb.elf, model, workdir, opts, emit)
+    else:
+        emit("cmlens", "$ " + " ".join(sim.command(rb.elf)))
+        result = sim.run(rb.elf, timeout=opts.timeout)
     timings["run_s"] = result.elapsed_s
     if result.exit_code not in (0, None) and not result.uart and result.problem:
         raise SimulatorError(f"The simulator could not run the runner: {result.problem}")
@@ -187,6 +198,33 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     if result.report.faults and fatal:
         problem = (f"the runner aborted ({fatal[-1].split('] ', 1)[-1]}); ExecuTorch's et_pal_abort traps, "
                    f"which the board layer reports as {result.report.faults[0].kind}")
+    files = {}
+    if opts.semihosting:
+        files = {p.name: p for p in sorted(workdir.glob("out-*.bin")) + [workdir / "etdump.bin",
+                                                                          workdir / "debug_buffer.bin"]
+                 if p.is_file()}
     return ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                           result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
-                          problem)
+                          problem, files)
+
+
+SEMIHOSTING_ARGV = ("executor_runner", "-m", "model.bpte", "-i", "input.bin", "-o", "out")
+
+
+def semihosting_files(model: Path, workdir: Path) -> list[str]:
+    """Put the model where the runner opens it (the simulator's working directory) and return the
+    runner's argv. The runner insists on an `-i` file even when the bundle provides the inputs."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "model.bpte").write_bytes(model.read_bytes())
+    (workdir / "input.bin").write_bytes(b"\0" * 4)
+    return list(SEMIHOSTING_ARGV)
+
+
+def _run_semihosting(sim, elf: Path, model: Path, workdir: Path, opts: RunOptions,
+                     emit: LineCallback) -> SimResult:
+    argv = semihosting_files(model, workdir)
+    if sim.board.simulator == "qemu":
+        emit("cmlens", f"(cd {workdir}) $ " + " ".join(sim.command(elf, argv)))
+        return sim.run(elf, timeout=opts.timeout, semihosting_args=argv, cwd=workdir)
+    emit("cmlens", "$ " + " ".join(sim.command(elf, opts.timeout, workdir, " ".join(argv))))
+    return sim.run(elf, timeout=opts.timeout, cwd=workdir, cmd_line=" ".join(argv))

@@ -126,3 +126,31 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     assert data["outcome"] == outcome and data["board"] == "mps3-an547"
     assert data["ops"] == {"model": ["cortex_m::quantized_linear.out"], "missing": []}
     assert set(data["timings_s"]) == {"lower_s", "libraries_s", "runner_configure_s", "runner_build_s", "run_s"}
+
+
+def test_semihosting_runner_files_and_command(tmp_path: Path) -> None:
+    from backend_core.target.boards import board_for
+    from backend_core.target.run_model import semihosting_files
+    from backend_core.target.simulator import QemuRunner
+
+    model = tmp_path / "ds_cnn.bpte"
+    model.write_bytes(b"\0\0\0\0BP08")
+    argv = semihosting_files(model, tmp_path / "work")
+    assert argv == ["executor_runner", "-m", "model.bpte", "-i", "input.bin", "-o", "out"]
+    assert (tmp_path / "work" / "model.bpte").read_bytes() == model.read_bytes()
+    assert (tmp_path / "work" / "input.bin").stat().st_size == 4
+    cmd = QemuRunner(board_for("cortex-m55"), qemu="qemu-system-arm").command("r.elf", argv)
+    assert cmd[cmd.index("-semihosting-config") + 1] == (
+        "enable=on,target=native,arg=executor_runner,arg=-m,arg=model.bpte,arg=-i,arg=input.bin,arg=-o,arg=out")
+
+
+def test_semihosting_needs_a_bpte(toolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = fake_checkout(tmp_path)
+    (root / "backends/cortex_m/ops").mkdir(parents=True)
+    (root / "backends/cortex_m/ops/operators.yaml").write_text(CORTEX_M_YAML.read_text())
+    model = tmp_path / "m.pte"
+    model.write_bytes(make_pte([[("cortex_m::quantized_linear", "out")]]))
+    fake_toolchain(tmp_path, monkeypatch, tmp_path / "none.elf")
+    code, _, err = run_cli(["run", str(model), "--et-root", str(root), "--semihosting",
+                            "--cache-dir", str(tmp_path / "c")])
+    assert code == 2 and "The semihosting runner needs a .bpte" in err
