@@ -86,6 +86,7 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
         report.items.append(DoctorItem("ExecuTorch checkout", "ok", detail, required=False))
         for w in checkout.warnings:
             report.items.append(DoctorItem("ExecuTorch checkout", "warning", w, required=False))
+        report.items.append(_library_cache_item(checkout))
     elif not any(i.name == "ExecuTorch checkout" for i in report.items):
         report.items.append(DoctorItem(
             "ExecuTorch checkout", "info",
@@ -101,3 +102,26 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
     except CmlensError as exc:
         report.items.append(DoctorItem("CMSIS-NN", "missing", exc.message, exc.hint, required=True))
     return report
+
+
+def _library_cache_item(checkout: co.Checkout, cache_root: Path | None = None) -> DoctorItem:
+    """Which CPUs the ExecuTorch libraries of this checkout's commit are already built for."""
+    import json
+
+    from .build import cache_dir
+
+    base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
+    built = []
+    for stamp in sorted(base.glob(f"{(checkout.commit or '')[:12]}*/cmlens-libs.json")) if checkout.commit else []:
+        try:
+            data = json.loads(stamp.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("commit") == checkout.commit:
+            built.append(f"{data.get('cpu')} {data.get('build_type')} (cold build {data.get('cold_build_s', 0):.0f} s)")
+    if built:
+        return DoctorItem("ExecuTorch libraries", "ok", "built for " + ", ".join(built) + f" in {base}",
+                          required=False)
+    return DoctorItem("ExecuTorch libraries", "info",
+                      "not built yet for this commit: the first `cmlens run` builds them (~15 min on 2 cores)",
+                      required=False)

@@ -122,3 +122,20 @@ def test_toolchain_found_in_executorch_arm_scratch(tmp_path: Path, monkeypatch: 
     report = run_doctor(et_root=root, env={})
     item = next(i for i in report.items if i.name == "arm-none-eabi-gcc")
     assert item.status == "ok" and str(gcc) in item.detail and "13.3.1" in item.detail
+
+
+def test_doctor_lists_cached_executorch_libraries(tmp_path) -> None:
+    import json
+
+    from backend_core.target.checkout import Checkout
+    from backend_core.target.doctor import _library_cache_item
+
+    commit = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+    co = Checkout(tmp_path, "--et-root", "1.5.0", commit, "1.5.1")
+    assert _library_cache_item(co, tmp_path).status == "info"
+    d = tmp_path / "executorch" / "cff6f4dd32e6-cortex-m55-release"
+    d.mkdir(parents=True)
+    (d / "cmlens-libs.json").write_text(json.dumps({"commit": commit, "cpu": "cortex-m55", "build_type": "Release",
+                                                    "cold_build_s": 753.4}))
+    item = _library_cache_item(co, tmp_path)
+    assert item.status == "ok" and item.detail.startswith("built for cortex-m55 Release (cold build 753 s)")
