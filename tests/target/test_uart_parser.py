@@ -78,6 +78,14 @@ def test_executorch_runner_second_model_pass() -> None:
     assert len(r.etdumps[0].etdump) == 3752
 
 
+def test_executorch_semihosting_runner_pass() -> None:
+    """Recorded: the semihosting runner; no Output/ETDump lines on the UART (they go to host files)."""
+    r = parse_uart(fixture("et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt"))
+    assert r.outcome == "PASS" and r.model_run_ok is True
+    assert r.outputs == [] and r.etdumps == [] and r.errors == []
+    assert r.error_stats[0].mean_absolute_error == 0.0
+
+
 def test_executorch_runner_fail_then_abort() -> None:
     """Recorded: DS-CNN .bpte with every expected output +0.5. FAIL, then ET_CHECK_MSG aborts (a UDF trap
     in et_pal_abort, reported by the board layer as a UsageFault): the outcome stays FAIL."""
@@ -117,7 +125,8 @@ def test_fvp_output_with_pmu_and_etdump() -> None:
 @pytest.mark.parametrize("name", ["selftest_qemu_mps3-an547.txt", "fault_qemu_mps2-an386.txt",
                                   "et_runner_bpte_pass_mps3-an547.txt", "et_runner_bpte_fail_mps3-an547.txt",
                                   "et_runner_etdump_corstone-300-fvp.txt",
-                                  "et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt"])
+                                  "et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt",
+                                  "et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_chunked_feeding_gives_the_same_report(name: str, seed: int) -> None:
     whole = parse_uart(fixture(name))
