@@ -29,8 +29,7 @@ def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str |
                               calib: str | None = None, json_out: str | None = None) -> list[str]:
     """Arguments for WorkerClient.start(): runs the numerics worker, which streams
     status / progress / result / error / done JSON lines (see backend_core/numerics/worker.py)."""
-    args = ["-m", "backend_core.numerics.worker", source, "--target", target, "--flow", flow,
-            "--cancel-on-eof"]
+    args = ["-m", "backend_core.numerics.worker", source, "--target", target, "--flow", flow]
     if inputs not in (None, ""):
         args += ["--inputs", str(inputs)]
     if calib:
@@ -93,7 +92,7 @@ def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -
 
     plot.clear()
     plot.showGrid(x=True, y=True, alpha=0.3)
-    plot.setLabel("left", "SQNR", units="dB")
+    plot.setLabel("left", f"SQNR (dB; bit-exact drawn at {PLOT_CAP_DB:.0f})")
     plot.setLabel("bottom", "layer (final graph, topological order)")
     if plot.legend is None:
         plot.addLegend(offset=(10, 10))
