@@ -64,5 +64,5 @@ class ResultCache:
             (d / name).write_bytes(b)
         fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh)
+            json.dump(data, fh, separators=(",", ":"))
         os.replace(tmp, d / "result.json")   # atomic: a crash never leaves half a result

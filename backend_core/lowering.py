@@ -62,9 +62,10 @@ def supported_targets() -> frozenset[str]:
 def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
-          on_status: Callable[[str], None] | None = None) -> LoweringResult:
+          on_status: Callable[[str], None] | None = None, keep_programs: bool = False) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
-    result with status "failed" and the stages before it."""
+    result with status "failed" and the stages before it. `keep_programs` also keeps a copy of
+    the edge program on `result.pipeline` (for reference runs and tests)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
     opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed)
@@ -89,7 +90,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if on_status:
         on_status(f"loading {spec.name}")
     model = load_model(spec)
-    pipe = LoweringPipeline(model, opts, on_status)
+    pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs)
     result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe)
     stage: Stage
     try:

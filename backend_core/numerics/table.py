@@ -32,15 +32,15 @@ def _sq(m: Metrics | None) -> str:
 def layer_table(result: NumericsResult, limit: int | None = None, sort: str = PAIR_LOCAL) -> str:
     """Worst layers first (by `sort`), one line each."""
     rows = result.worst(limit, pair=sort)
-    head = (f"{'#':>3} {'layer (final graph node)':<48} {'op':<28} {'local':>7} {'vs FQ':>7} "
+    head = (f"{'#':>3} {'layer (final graph node)':<52} {'op':<28} {'local':>7} {'vs FQ':>7} "
             f"{'vs float':>8} {'FQ-float':>8} {'cos':>7} {'max LSB':>7} {'mean abs':>9}")
     lines = [head, "-" * len(head)]
     for rank, l in enumerate(rows, 1):
         op = l.target.replace("cortex_m.", "").replace(".default", "")
-        name = l.node_id if len(l.node_id) <= 48 else l.node_id[:47] + "…"
+        name = l.node_id if len(l.node_id) <= 52 else l.node_id[:51] + "…"
         m = l.vs_fake_quant
         lines.append(
-            f"{rank:>3} {name:<48} {op[:28]:<28} {_sq(l.local):>7} {_sq(l.vs_fake_quant):>7} "
+            f"{rank:>3} {name:<52} {op[:28]:<28} {_sq(l.local):>7} {_sq(l.vs_fake_quant):>7} "
             f"{_sq(l.vs_float):>8} {_sq(l.fake_quant_vs_float):>8} "
             f"{_f(l.vs_float.cosine if l.vs_float else None, '{:.4f}'):>7} "
             f"{_f(m.max_lsb if m else None, '{:.0f}'):>7} "

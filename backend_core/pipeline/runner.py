@@ -86,7 +86,10 @@ class LoweringPipeline:
     """Holds the live state of one lowering; iterate `run()` to advance stage by stage."""
 
     def __init__(self, model: LoadedModel, options: PipelineOptions,
-                 on_status: Callable[[str], None] | None = None) -> None:
+                 on_status: Callable[[str], None] | None = None, *, keep_edge_program: bool = True) -> None:
+        """`keep_edge_program` keeps a private copy of the edge program (passes mutate the live
+        one) for reference runs; callers that only need snapshots skip the copy's cost."""
+        self.keep_edge_program = keep_edge_program
         if options.flow not in ("legacy", "explicit"):
             raise BadInputError(f"Unknown flow {options.flow!r}.", "Use --flow legacy or --flow explicit.")
         self.model = model
@@ -152,7 +155,8 @@ class LoweringPipeline:
                 qep = torch.export.export(converted, inputs)
                 edge = to_edge(qep, compile_config=cortex_m_edge_compile_config())
                 program = edge.exported_program()
-                self.edge_program = copy.deepcopy(program)
+                if self.keep_edge_program:
+                    self.edge_program = copy.deepcopy(program)
         except Exception as e:  # noqa: BLE001
             raise self._stage_error(STAGE_EDGE, e) from e
         yield self._stage(program, STAGE_EDGE, "edge", t0, log.warnings())

@@ -28,7 +28,8 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lowered(model: str, flow: str = "legacy", target: str = "cortex-m55") -> LoweringResult:
     key = (model, flow, target)
     if key not in _RESULTS:
-        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False)
+        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False,
+                              keep_programs=True)
     return _RESULTS[key]
 
 
