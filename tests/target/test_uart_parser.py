@@ -78,6 +78,15 @@ def test_executorch_runner_second_model_pass() -> None:
     assert len(r.etdumps[0].etdump) == 3752
 
 
+def test_executorch_runner_pass_on_cortex_m4() -> None:
+    """Recorded: DS-CNN lowered for cortex-m4 on QEMU mps2-an386 (smaller method pool on the MPS2)."""
+    r = parse_uart(fixture("et_runner_bpte_pass_mps2-an386.txt"))
+    assert r.outcome == "PASS" and r.model_run_ok is True and r.faults == []
+    assert len(r.outputs) == 12 and r.error_stats[0].max_absolute_error == 0.0
+    assert any("method_allocator_used:     26984 / 6291456" in ln for ln in fixture(
+        "et_runner_bpte_pass_mps2-an386.txt").decode().splitlines())
+
+
 def test_executorch_semihosting_runner_pass() -> None:
     """Recorded: the semihosting runner; no Output/ETDump lines on the UART (they go to host files)."""
     r = parse_uart(fixture("et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt"))
@@ -126,7 +135,8 @@ def test_fvp_output_with_pmu_and_etdump() -> None:
                                   "et_runner_bpte_pass_mps3-an547.txt", "et_runner_bpte_fail_mps3-an547.txt",
                                   "et_runner_etdump_corstone-300-fvp.txt",
                                   "et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt",
-                                  "et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt"])
+                                  "et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt",
+                                  "et_runner_bpte_pass_mps2-an386.txt"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_chunked_feeding_gives_the_same_report(name: str, seed: int) -> None:
     whole = parse_uart(fixture(name))
