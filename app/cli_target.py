@@ -70,7 +70,8 @@ def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--semihosting", action="store_true",
                    help="build a runner that reads the model from the host (once per op set: a new model with "
                         "the same ops needs no rebuild) instead of baking the model in")
-    r.add_argument("--etdump", action="store_true", help="build the runner with the event tracer (ETDump)")
+    r.add_argument("--etdump", action="store_true", help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
+                        "always have the event tracer)")
     r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
     r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
     r.add_argument("--cache-dir", type=Path, metavar="DIR",

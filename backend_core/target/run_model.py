@@ -39,7 +39,7 @@ class RunOptions:
     sim: str = "qemu"
     timeout: float = 120.0
     build_type: str = "Release"
-    etdump: bool = False              # runner with the event tracer (needs libraries built with devtools)
+    etdump: bool = False              # also dump intermediate outputs (debug_buffer.bin) into the ETDump
     atol: float = 0.01
     rtol: float = 0.01
     flow: str = "legacy"
@@ -173,7 +173,8 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
         raise BadInputError("The semihosting runner needs a .bpte: it takes the inputs from the bundle.",
                             "Pass a model name or a .bpte, or drop --semihosting to bake the .pte in.")
     rreq = RunnerRequest(board, libs, model=None if opts.semihosting else model, ops=check.model_ops,
-                         semihosting=opts.semihosting, etdump=opts.etdump, atol=opts.atol, rtol=opts.rtol,
+                         semihosting=opts.semihosting, etdump=opts.etdump,
+                         dump_intermediate_outputs=opts.etdump, atol=opts.atol, rtol=opts.rtol,
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
     rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
@@ -199,10 +200,12 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
         problem = (f"the runner aborted ({fatal[-1].split('] ', 1)[-1]}); ExecuTorch's et_pal_abort traps, "
                    f"which the board layer reports as {result.report.faults[0].kind}")
     files = {}
-    if opts.semihosting:
-        files = {p.name: p for p in sorted(workdir.glob("out-*.bin")) + [workdir / "etdump.bin",
-                                                                          workdir / "debug_buffer.bin"]
-                 if p.is_file()}
+    for block in result.report.etdumps:          # the UART's base64 blocks, as files for the Inspector
+        for name, data in block.files.items():
+            (workdir / name).write_bytes(data)
+    files = {p.name: p for p in sorted(workdir.glob("out-*.bin")) + [workdir / "etdump.bin",
+                                                                      workdir / "debug_buffer.bin"]
+             if p.is_file()}
     return ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                           result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
                           problem, files)
