@@ -66,15 +66,23 @@ def _nodes_in(a: Any) -> Iterable[Any]:
             yield from _nodes_in(x)
 
 
-def _origin_names(meta: dict, limit: int = 12) -> tuple[str, ...]:
+def _origin_names(meta: dict, limit: int = 12, max_visits: int = 200) -> tuple[str, ...]:
+    """Names along the from_node provenance tree, nearest first. The tree repeats the same
+    nodes through every pass, so walk it breadth-first with a visited set and a budget."""
     names: list[str] = []
-    stack = list(meta.get("from_node") or [])
-    while stack and len(names) < limit:
-        src = stack.pop()
+    queue = list(meta.get("from_node") or [])
+    seen: set[int] = set()
+    visits = 0
+    while queue and len(names) < limit and visits < max_visits:
+        src = queue.pop(0)
+        if id(src) in seen:
+            continue
+        seen.add(id(src))
+        visits += 1
         name = getattr(src, "name", None)
         if name and name not in names:
             names.append(name)
-        stack.extend(getattr(src, "from_node", None) or [])
+        queue.extend(getattr(src, "from_node", None) or [])
     return tuple(names)
 
 

@@ -86,6 +86,7 @@ class StreamingProcess:
         self._proc = subprocess.Popen(
             self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         events: queue.Queue[tuple[str, bytes | None]] = queue.Queue()
         readers = [
@@ -133,6 +134,20 @@ class StreamingProcess:
             target.append(line)
             if self.on_line is not None:
                 self.on_line(stream, line)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL it when this process dies, so a killed
+    CLI/GUI worker never leaves a simulator spinning in its own session (seen: a QEMU left
+    running for 20 minutes). Best effort: not available off Linux."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _pump(pipe, stream: str, events: queue.Queue) -> None:
