@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import traceback
+import weakref
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -19,6 +20,7 @@ from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 class _Executor(QObject):
     done = Signal(int, object)
     failed = Signal(int, str)
+    skipped = Signal(int)
 
     def __init__(self, runner: "BackgroundRunner") -> None:
         super().__init__()
@@ -27,6 +29,7 @@ class _Executor(QObject):
     @Slot(int, str, object)
     def run(self, job_id: int, channel: str, fn: Callable[[], Any]) -> None:
         if self._runner.is_stale(job_id, channel):
+            self.skipped.emit(job_id)
             return
         try:
             result = fn()
@@ -37,14 +40,23 @@ class _Executor(QObject):
 
 
 class BackgroundRunner(QObject):
-    """Signals: done(job_id, result), failed(job_id, message)."""
+    """Signals: done(job_id, result), failed(job_id, message), skipped(job_id) (superseded)."""
 
     done = Signal(int, object)
     failed = Signal(int, str)
+    skipped = Signal(int)
     _submit = Signal(int, str, object)
+
+    _instances: "weakref.WeakSet[BackgroundRunner]" = weakref.WeakSet()
+
+    @classmethod
+    def instances(cls) -> list["BackgroundRunner"]:
+        """Every live runner (tests check that none is left running)."""
+        return list(cls._instances)
 
     def __init__(self, name: str = "cmlens-background", parent: QObject | None = None) -> None:
         super().__init__(parent)
+        BackgroundRunner._instances.add(self)
         self._ids = itertools.count(1)
         self._latest: dict[str, int] = {}
         self._proc: subprocess.Popen | None = None
@@ -55,6 +67,7 @@ class BackgroundRunner(QObject):
         self._submit.connect(self._exec.run)
         self._exec.done.connect(self._on_done)
         self._exec.failed.connect(self.failed)
+        self._exec.skipped.connect(self.skipped)
         self._thread.start()
 
     def submit(self, fn: Callable[[], Any], channel: str = "") -> int:
@@ -76,11 +89,14 @@ class BackgroundRunner(QObject):
         self.done.emit(job_id, result)
 
     def is_running(self) -> bool:
-        return self._thread.isRunning()
+        try:
+            return self._thread.isRunning()
+        except RuntimeError:                 # the C++ object is already gone
+            return False
 
     def shutdown(self) -> None:
         """Stop the thread: kill a running external process, drop queued jobs, join."""
-        if not self._thread.isRunning():
+        if not self.is_running():
             return
         self._latest = {k: -1 for k in self._latest}   # every queued job becomes stale
         proc = self._proc

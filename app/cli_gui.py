@@ -110,10 +110,11 @@ def run_gui(args: argparse.Namespace) -> int:
                 QTimer.singleShot(300, shoot)        # nothing to draw: shoot the error state
             return
         if args.screenshot:
-            if win.graph._shown["main"] == win.state.stage and not win.graph._jobs:
+            if win.graph.is_showing(win.state.stage):
                 QTimer.singleShot(300, shoot)
             else:
-                win.graph.sceneShown.connect(lambda _i: QTimer.singleShot(300, shoot))
+                win.graph.sceneShown.connect(
+                    lambda i: QTimer.singleShot(300, shoot) if win.graph.is_showing(win.state.stage) else None)
 
     shot = {"done": False}
 

@@ -61,6 +61,7 @@ class GraphPanel(QWidget):
         self.runner = BackgroundRunner("cmlens-layout", self)
         self.runner.done.connect(self._on_layout)
         self.runner.failed.connect(self._on_layout_failed)
+        self.runner.skipped.connect(lambda job: self._jobs.pop(job, None))
         self.spec = GroupSpec()
         self._scenes: OrderedDict[tuple[int, GroupSpec], GraphScene] = OrderedDict()
         self._jobs: dict[int, tuple[int, GroupSpec, str]] = {}
@@ -107,8 +108,11 @@ class GraphPanel(QWidget):
         self.act_next_fb = self._action(tb, "Next fallback", "Select the next portable fallback (F3)",
                                         "F3", self.next_fallback)
         self._action(tb, "Reset groups", "Back to the automatic grouping", "", self.reset_groups)
+        self.act_legend = self._action(tb, "Legend", "Show the colour legend (L)", "L",
+                                       lambda on: self.legend.setVisible(on))
+        self.act_legend.setCheckable(True)
+        self.act_legend.setChecked(True)
         lay.addWidget(tb)
-        lay.addWidget(Legend(self))
         self.info = QLabel("", self)
         self.info.setContentsMargins(8, 1, 8, 1)
         self.info.setStyleSheet("color:#546e7a")
@@ -124,6 +128,7 @@ class GraphPanel(QWidget):
         self.split.addWidget(self.left)
         self.split.addWidget(self.view)
         self.left.hide()
+        self.legend = Legend(self.view)
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)
@@ -152,6 +157,13 @@ class GraphPanel(QWidget):
     # ------------------------------------------------------------------ stage display
     def current_scene(self) -> GraphScene | None:
         return self.view.graph_scene()
+
+    def is_showing(self, stage: int) -> bool:
+        """True when the main view shows `stage` with the current grouping (nothing pending)."""
+        scene = self.view.graph_scene()
+        return (scene is not None and self._shown["main"] == stage
+                and self._scenes.get((stage, self.spec)) is scene
+                and not any(m[0] == stage and m[2] == "main" for m in self._jobs.values()))
 
     def _on_started(self) -> None:
         self._scenes.clear()
@@ -222,7 +234,7 @@ class GraphPanel(QWidget):
         if side == "main":
             if not self._fitted or self.state.follow_latest:
                 self._fitted = True
-                self.fit()
+                self.initial_view()
             self._apply_selection(center=True)
             self._update_matches()
             lay = scene.layout
@@ -324,6 +336,24 @@ class GraphPanel(QWidget):
         self._set_spec(GroupSpec(self.spec.show_weights))
 
     # ------------------------------------------------------------------ navigation
+    def initial_view(self) -> None:
+        """First look at a graph: fit if that keeps labels readable, else a readable zoom
+        (0.75-1.0) starting at the top of the graph."""
+        scene = self.view.graph_scene()
+        if scene is None:
+            return
+        r = scene.sceneRect()
+        vp = self.view.viewport()
+        k = min(vp.width() / max(r.width(), 1), vp.height() / max(r.height(), 1))
+        if k >= 0.75:
+            self.view.fit()
+            return
+        k = max(0.75, min(1.0, (vp.width() - 10) / max(r.width(), 1)))
+        self.view.resetTransform()
+        self.view.scale(k, k)
+        self.view.centerOn(r.center().x(), r.top() + vp.height() / (2 * k))
+        self.view.viewChanged.emit()
+
     def fit(self) -> None:
         scene = self.view.graph_scene()
         if scene is None:

@@ -18,7 +18,7 @@ from .view_state import ViewState
 
 CSS = """
 body { font-family: 'DejaVu Sans'; font-size: 12px; color: #263238; }
-h2 { font-size: 15px; margin: 2px 0 2px 0; }
+h2 { font-size: 13px; margin: 2px 0 2px 0; }
 h3 { font-size: 12px; margin: 10px 0 3px 0; color: #37474f; border-bottom: 1px solid #cfd8dc; }
 td { padding: 1px 6px 1px 0; vertical-align: top; }
 .k { color: #607d8b; white-space: nowrap; }
@@ -80,7 +80,7 @@ class NodeInspector(QWidget):
     # ------------------------------------------------------------------ html
     def node_html(self, snap: GraphSnapshot, n: NodeSnapshot) -> str:
         fill, border, text = (c.name() for c in theme.kind_colors(n.kind))
-        out = [f"<h2>{_e(n.name)}</h2>",
+        out = [f"<h2>{_e(n.name).replace('_', '_&#8203;')}</h2>",
                f"<p><span style='background:{fill}; color:{text}; border:1px solid {border}'>"
                f"&nbsp;{_e(KIND_LABELS.get(n.kind, n.kind))}&nbsp;</span> "
                f"<span class='dim'>in stage {snap.index}: {_e(snap.stage)}</span></p>"]

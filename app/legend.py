@@ -1,60 +1,60 @@
-"""The colour legend of the graph view: node kinds plus the diff overlays."""
+"""The colour legend of the graph view, drawn as a small overlay in the view's top-left
+corner: node kinds, the fallback badge, and the diff outlines."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QWidget
 
 from . import theme
 
+ROW_H = 16
+SWATCH_W = 20
 
-class _Swatch(QWidget):
-    def __init__(self, fill: QColor, border: QColor, dashed: bool = False, warn: bool = False) -> None:
-        super().__init__()
-        self._fill, self._border, self._dashed, self._warn = fill, border, dashed, warn
-        self.setFixedSize(QSize(22, 14))
+
+class Legend(QWidget):
+    """A translucent box listing what the colours mean; clicks pass through to the view."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._font = theme.label_font(11)
+        self.rows: list[tuple[str, QColor, QColor, str]] = []
+        for kind in theme.LEGEND_ORDER:
+            fill, border, _ = theme.kind_colors(kind)
+            self.rows.append((theme.LEGEND_LABELS[kind], fill, border, "warn" if kind == "portable_fallback" else ""))
+        clear = QColor(0, 0, 0, 0)
+        self.rows += [("added in this stage", clear, theme.ADDED, "outline"),
+                      ("rewritten by this stage", clear, theme.REWRITTEN, "outline"),
+                      ("removed (compare view)", clear, theme.REMOVED, "dashed"),
+                      ("collapsed module group", QColor(theme.KIND_STYLE["group"][0]),
+                       QColor(theme.KIND_STYLE["group"][1]), "dashed")]
+        fm = QFontMetricsF(self._font)
+        w = max(fm.horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22
+        self.resize(int(w), ROW_H * len(self.rows) + 10)
+        self.move(8, 8)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(self._border, 2 if self._dashed or self._fill.alpha() == 0 else 1.2)
-        if self._dashed:
-            pen.setStyle(Qt.PenStyle.DashLine)
-        p.setPen(pen)
-        p.setBrush(self._fill)
-        p.drawRoundedRect(QRectF(1, 1, 18, 12), 3, 3)
-        if self._warn:
-            p.setPen(QPen(QColor("#5d4037"), 0.8))
-            p.setBrush(QColor("#ffca28"))
-            p.drawEllipse(QRectF(13, 0, 8, 8))
+        p.setPen(QPen(QColor("#cfd8dc"), 1))
+        p.setBrush(QColor(255, 255, 255, 225))
+        p.drawRoundedRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1), 5, 5)
+        p.setFont(self._font)
+        y = 5
+        for text, fill, border, style in self.rows:
+            pen = QPen(border, 2 if style in ("outline", "dashed") else 1.2)
+            if style == "dashed":
+                pen.setStyle(Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            p.setBrush(fill)
+            p.drawRoundedRect(QRectF(7, y + 2, SWATCH_W - 4, ROW_H - 5), 3, 3)
+            if style == "warn":
+                p.setPen(QPen(QColor("#5d4037"), 0.8))
+                p.setBrush(QColor("#ffca28"))
+                p.drawEllipse(QRectF(SWATCH_W - 2, y, 7, 7))
+            p.setPen(QColor("#37474f"))
+            p.drawText(QRectF(SWATCH_W + 10, y, self.width() - SWATCH_W - 12, ROW_H),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+            y += ROW_H
         p.end()
-
-
-class Legend(QWidget):
-    """One row: a swatch and a label per node kind, then the compare/diff outlines."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 2, 6, 2)
-        lay.setSpacing(4)
-        for kind in theme.LEGEND_ORDER:
-            fill, border, _ = theme.kind_colors(kind)
-            lay.addWidget(_Swatch(fill, border, warn=kind == "portable_fallback"))
-            lay.addWidget(self._label(theme.LEGEND_LABELS[kind]))
-            lay.addSpacing(6)
-        clear = QColor(0, 0, 0, 0)
-        for text, color, dashed in (("added", theme.ADDED, False), ("rewritten", theme.REWRITTEN, False),
-                                    ("removed (compare)", theme.REMOVED, True)):
-            lay.addWidget(_Swatch(clear, color, dashed))
-            lay.addWidget(self._label(text))
-            lay.addSpacing(6)
-        lay.addStretch(1)
-
-    @staticmethod
-    def _label(text: str) -> QLabel:
-        lab = QLabel(text)
-        f = lab.font()
-        f.setPointSizeF(max(7.5, f.pointSizeF() - 1))
-        lab.setFont(f)
-        return lab

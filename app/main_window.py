@@ -34,6 +34,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("CortexM Lens")
         self.setObjectName("MainWindow")
         self.settings = app_settings()
+        self._sized = False
         self.session = LoweringSession(self)
         self.state = ViewState(self.session, self)
         self.exporter = Exporter(self.session, self)
@@ -75,10 +76,20 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.quant_report, "Quantizer report")
         self.tabs.addTab(self.log_view, "Pipeline log")
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.timeline.setMinimumWidth(230)
-        self.inspector.setMinimumWidth(340)
+        self.timeline.setMinimumWidth(250)
+        self.inspector.setMinimumWidth(330)
         self.tabs.setMinimumHeight(150)
         self.statusBar().showMessage("Ready")
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized:
+            self._sized = True
+            if not isinstance(self.settings.value("window/state"), QByteArray):
+                # first run: give the graph most of the room
+                self.resizeDocks([self.bottom_dock], [170], Qt.Orientation.Vertical)
+                self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360],
+                                 Qt.Orientation.Horizontal)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)

@@ -36,7 +36,8 @@ class _Delegate(QStyledItemDelegate):
         f.setBold(selected)
         p.setFont(f)
         p.setPen(color)
-        title = index.data(Qt.ItemDataRole.DisplayRole)
+        title = p.fontMetrics().elidedText(str(index.data(Qt.ItemDataRole.DisplayRole)),
+                                           Qt.TextElideMode.ElideRight, r.width() - 16)
         p.drawText(r.adjusted(10, 3, -6, -18), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                    title)
         sub = QFont(option.font)

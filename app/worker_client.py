@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import weakref
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
@@ -47,8 +48,16 @@ class WorkerClient(QObject):
     finished = Signal(int, bool)
     failedToStart = Signal(str)
 
+    _instances: "weakref.WeakSet[WorkerClient]" = weakref.WeakSet()
+
+    @classmethod
+    def instances(cls) -> list["WorkerClient"]:
+        """Every live client (tests check that none left a process behind)."""
+        return list(cls._instances)
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        WorkerClient._instances.add(self)
         self._proc: QProcess | None = None
         self._out = bytearray()
         self._err = bytearray()
@@ -56,7 +65,10 @@ class WorkerClient(QObject):
 
     # ------------------------------------------------------------------ control
     def is_running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        try:
+            return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        except RuntimeError:                 # the C++ object is already gone
+            return False
 
     def process_id(self) -> int:
         return int(self._proc.processId()) if self._proc is not None else 0

@@ -1,0 +1,59 @@
+"""Bad input and failing passes show the error panel (window stays usable); Cancel kills the
+worker process at once."""
+from __future__ import annotations
+
+import os
+
+from tests.gui.conftest import lower_and_wait, wait_scene
+
+
+def test_broken_model_file_shows_error_panel_and_window_stays_usable(qtbot, window, tmp_path) -> None:
+    bad = tmp_path / "broken_model.py"
+    bad.write_text("import torch\n\ndef get_model(:\n    return torch.nn.Linear(2, 2)\n")
+    status = lower_and_wait(qtbot, window, str(bad))
+    assert status in ("error", "failed")
+    panel = window.error_panel
+    assert panel.isVisible()
+    assert "broken_model" in panel.title.text() or "SyntaxError" in panel.title.text() \
+        or "syntax" in panel.title.text().lower()
+    assert window.model_bar.lower_btn.isEnabled()
+    # the window is still usable: lower a good model next
+    assert lower_and_wait(qtbot, window, "layernorm_mlp") == "done"
+    assert not panel.isVisible()
+    wait_scene(qtbot, window)
+
+
+def test_failing_pass_keeps_earlier_stages_browsable(qtbot, window) -> None:
+    status = lower_and_wait(qtbot, window, "maxpool_ceil", flow="explicit")
+    assert status == "failed"
+    err = window.error_panel.error
+    assert window.error_panel.isVisible() and err["node"] == "aten_max_pool2d_default"
+    assert "NHWC-eligible" in err["message"] or "NHWC-eligible" in (err.get("hint") or "")
+    s = window.session
+    assert [x.stage for x in s.snapshots][:3] == ["float export", "quantized", "edge"]
+    window.state.set_stage(s.stage_index("edge"))
+    wait_scene(qtbot, window, s.stage_index("edge"))
+    assert window.graph.current_scene().snapshot.stage == "edge"
+
+
+def test_cancel_stops_a_running_lowering(qtbot, window, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CMLENS_CACHE", str(tmp_path / "cold"))       # a cold, slow run
+    with qtbot.waitSignal(window.session.statusText, timeout=60_000):
+        window.open_model("ds_cnn")
+    pid = window.session.worker.process_id()
+    assert pid > 0 and window.model_bar.cancel_btn.isEnabled()
+    with qtbot.waitSignal(window.session.finished, timeout=10_000) as blocker:
+        window.model_bar.cancel_btn.click()
+    assert blocker.args == ["cancelled"]
+    assert window.model_bar.lower_btn.isEnabled()
+    qtbot.waitUntil(lambda: not window.session.worker.has_processes(), timeout=10_000)
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    qtbot.waitUntil(gone, timeout=10_000)
+    assert window.session.status == "cancelled"
