@@ -128,7 +128,7 @@ def run_lower(args: argparse.Namespace) -> int:
     report = result.report(artifacts)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=1, default=str)
+            fh.write(json.dumps(report, indent=1, default=str))
         artifacts["json"] = args.json
     if args.html:
         from backend_core.report.html_report import write_html

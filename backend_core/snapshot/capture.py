@@ -2,6 +2,7 @@
 (before the next pass can mutate it)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable
 
 from .classify import classify, is_quant_boundary, op_base_name
@@ -186,6 +187,10 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
                     # conv→relu patterns quantize only after the activation: the edge into it
                     # shares the activation's output parameters.
                     qp = dst.output_qparams
+                if qp is not None and len(qp.scales) > 8:
+                    # Per-channel scales live on the node; an edge keeps the summary (mean scale,
+                    # axis) so reports of big models stay small.
+                    qp = replace(qp, scales=())
                 edges.append(EdgeSnapshot(src=src.id, dst=dst.id, arg_index=i, dtype=src.dtype,
                                           shape=src.shape, qparams=qp))
     return GraphSnapshot(stage=stage, index=index, kind=kind, nodes=tuple(nodes),

@@ -50,6 +50,8 @@ class QParam:
     source: str = ""                   # "q/dq args", "meta", "cortex_m args"
 
     def summary(self) -> str:
+        if self.per_channel and not self.scales:
+            return f"{self.dtype} per-channel(axis={self.axis}) mean scale={self.scale:.3g} zp={self.zero_point}"
         if self.per_channel and self.scales:
             return (f"{self.dtype} per-channel(axis={self.axis}, n={len(self.scales)}) "
                     f"scale∈[{min(self.scales):.3g}, {max(self.scales):.3g}] zp={self.zero_point}")
