@@ -124,11 +124,16 @@ class GraphPanel(QWidget):
         self.split = QSplitter(Qt.Orientation.Horizontal, self)
         self.left = GraphView(self)
         self.view = GraphView(self)
-        self.left_title = QLabel()
-        self.split.addWidget(self.left)
-        self.split.addWidget(self.view)
-        self.left.hide()
+        self.left_title = self._title_label()
+        self.main_title = self._title_label()
+        self.left_box = self._titled(self.left_title, self.left)
+        self.split.addWidget(self.left_box)
+        self.split.addWidget(self._titled(self.main_title, self.view))
+        self.left_box.hide()
+        self.main_title.hide()
         self.legend = Legend(self.view)
+        self.view.legend = self.legend
+        self.legend.reposition()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)
@@ -137,6 +142,21 @@ class GraphPanel(QWidget):
             v.backgroundClicked.connect(lambda: self.state.select(None))
             v.groupActivated.connect(self.expand_group)
             v.clusterToggled.connect(self.collapse_group)
+
+    @staticmethod
+    def _title_label() -> QLabel:
+        lab = QLabel()
+        lab.setStyleSheet("background:#eceff1; color:#37474f; padding:2px 8px; font-weight:bold")
+        return lab
+
+    def _titled(self, title: QLabel, view: GraphView) -> QWidget:
+        box = QWidget(self)
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(title)
+        lay.addWidget(view, 1)
+        return box
 
     def _action(self, tb: QToolBar, text: str, tip: str, key: str, slot) -> QAction:
         act = QAction(text, self)
@@ -231,6 +251,7 @@ class GraphPanel(QWidget):
         self._shown[side] = index
         scene.set_show_qparams(self.state.show_qparams)
         self._apply_overlay(side, index, scene)
+        self._set_titles()
         if side == "main":
             if not self._fitted or self.state.follow_latest:
                 self._fitted = True
@@ -249,8 +270,17 @@ class GraphPanel(QWidget):
                 + (" (simple layout: dot unavailable)" if lay.engine != "dot" else ""))
             self.sceneShown.emit(index)
         else:
-            view.fit() if not keep else None
+            view.setTransform(self.view.transform())     # same zoom on both sides
             self._apply_selection(center=True)
+
+    def _set_titles(self) -> None:
+        snaps = self.session.snapshots
+        st = self.state.stage
+        if 0 <= st < len(snaps):
+            self.main_title.setText(f"after:  {st}  {snaps[st].stage}")
+            prev = max(0, st - 1)
+            self.left_title.setText(f"before:  {prev}  {snaps[prev].stage}   "
+                                    "(removed: red dashes, rewritten: orange)")
 
     def _apply_overlay(self, side: str, index: int, scene: GraphScene) -> None:
         diffs = self.session.diffs
@@ -314,7 +344,9 @@ class GraphPanel(QWidget):
                 v.graph_scene().set_show_qparams(st.show_qparams)
         if st.show_weights != self.spec.show_weights:
             self._set_spec(GroupSpec(st.show_weights, self.spec.expanded, self.spec.collapsed))
-        self.left.setVisible(st.compare)
+        self.left_box.setVisible(st.compare)
+        self.main_title.setVisible(st.compare)
+        self.legend.setVisible(self.act_legend.isChecked() and not st.compare)
         if st.compare and st.stage >= 0:
             self._show("left", max(0, st.stage - 1))
             self.split.setSizes([self.split.width() // 2] * 2)

@@ -155,6 +155,9 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.minimap.reposition()
+        legend = getattr(self, "legend", None)
+        if legend is not None:
+            legend.reposition()
         self.viewChanged.emit()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:

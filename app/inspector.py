@@ -174,13 +174,14 @@ class NodeInspector(QWidget):
         for i, nid in prov.history(n.id, snap.index):
             s = self.session.snapshots[i]
             if nid is None:
-                cell = "<span class='dim'>—</span>"
+                cell = "<span class='dim'>— not in this stage</span>"
             else:
                 other = s.node(nid)
                 tgt = other.target if other else ""
-                cell = f"<a href='stage:{i}:{_e(nid)}'>{_e(nid)}</a> <span class='dim'>{_e(tgt)}</span>"
+                cell = (f"<a href='stage:{i}:{_e(nid)}'>{_e(nid)}</a><br>"
+                        f"<span class='dim mono'>{_e(tgt)}</span>")
             name = f"<b>{_e(s.stage)}</b>" if i == snap.index else _e(s.stage)
-            rows.append((f"{i} {name}", cell))
+            rows.append((str(i), f"{name}<br>{cell}"))
         return "<h3>History across stages</h3>" + self._table(rows)
 
     def _on_link(self, url: QUrl) -> None:

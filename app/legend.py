@@ -32,7 +32,12 @@ class Legend(QWidget):
         fm = QFontMetricsF(self._font)
         w = max(fm.horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22
         self.resize(int(w), ROW_H * len(self.rows) + 10)
-        self.move(8, 8)
+
+    def reposition(self) -> None:
+        """Bottom-left of the parent view (graphs start at the top, centred)."""
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(8, parent.height() - self.height() - 8 - 14)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)

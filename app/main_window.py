@@ -237,6 +237,9 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, status: str) -> None:
         s = self.session
+        node = (s.error or {}).get("node")
+        if status == "failed" and node and s.snapshots and s.snapshots[-1].node(node) is not None:
+            self.state.focus(len(s.snapshots) - 1, node)      # show where it failed
         msg = {"done": f"Lowered in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
                        f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
                "failed": "Lowering failed; earlier stages stay browsable",

@@ -24,7 +24,7 @@ from .snapshot.classify import op_base_name
 from .snapshot.model import (KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT,
                              GraphSnapshot, NodeSnapshot)
 
-LAYOUT_VERSION = "5"
+LAYOUT_VERSION = "6"
 CHAR_W_TITLE = 7.0    # average glyph width (points) of the first label line (11 px bold)
 CHAR_W = 5.8          # ... of the other lines (10 px)
 LINE_H = 14.0         # line height (points) of node labels
@@ -102,6 +102,8 @@ def short_op(n: NodeSnapshot) -> str:
     if len(parts) >= 3 and parts[-1] in ("default", "Tensor", "Scalar", "out", "int", "dim", "self",
                                          "input", "Tensor_mode", "Scalar_mode", "using_ints"):
         parts = parts[:-1]
+    if parts and parts[0] == "quantized_decomposed":
+        parts[0] = "qd"                       # the PT2E q/dq namespace, shortened to fit
     return ".".join(parts)
 
 
