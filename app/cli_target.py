@@ -47,6 +47,8 @@ def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
                    help="root of the build directories (default: ~/.cache/cmlens/build)")
     s.add_argument("--quiet", action="store_true", help="do not echo build output")
     s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    s.add_argument("--json-file", type=Path, metavar="FILE",
+                   help="also write the result (or the error) as JSON to FILE (for the GUI)")
     s.set_defaults(func=cmd_selftest)
 
     r = subparsers.add_parser(
@@ -77,11 +79,24 @@ def add_target_commands(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--cache-dir", type=Path, metavar="DIR",
                    help="cache of library and runner builds (default: ~/.cache/cmlens)")
     r.add_argument("--quiet", action="store_true", help="do not echo build output")
+    r.add_argument("--gap-metric", choices=("MSE", "L1", "SNR"), default="MSE",
+                   help="with --etdump: the Inspector distance of the per-layer gaps (default MSE)")
     r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    r.add_argument("--json-file", type=Path, metavar="FILE",
+                   help="also write the result (or the error) as JSON to FILE (for the GUI)")
     r.set_defaults(func=cmd_run)
 
 
-def _error(exc: CmlensError, err: TextIO) -> int:
+def _write_json(path: Path | None, data: dict) -> None:
+    """The GUI reads this file after the process ends: no parsing of interleaved stdout."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2, default=str))
+
+
+def _error(exc: CmlensError, err: TextIO, json_file: Path | None = None) -> int:
+    _write_json(json_file, {"error": {"message": exc.message, "hint": exc.hint, "detail": exc.detail,
+                                      "type": type(exc).__name__}, "exit_code": exc.exit_code})
     print(f"error: {exc.message}", file=err)
     if exc.hint:
         print(exc.hint, file=err)
@@ -123,8 +138,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     from backend_core.target.run_model import RunOptions, run_model
 
     out, err = out or sys.stdout, err or sys.stderr
+    json_file = getattr(args, "json_file", None)
     et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
     if not et_root:
+        _write_json(json_file, {"error": {"message": "no ExecuTorch checkout", "type": "NoCheckout",
+                                          "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
+                                "exit_code": 2})
         print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
         print("The runner and its libraries are built from the sources of a checkout:\n"
               "  git clone https://github.com/pytorch/executorch && cd executorch && "
@@ -135,7 +154,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         return 2
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
-                      semihosting=args.semihosting)
+                      semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"))
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
     try:
         result = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts,
@@ -147,14 +166,14 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         print("cancelled", file=err)
         return 130
     except CmlensError as exc:
-        return _error(exc, err)
+        return _error(exc, err, json_file)
     print("-" * 60, file=out)
     print(result.summary(), file=out)
+    code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
-    if result.passed:
-        return 0
-    return 1 if result.outcome == "FAIL" else 3
+    _write_json(json_file, {**result.to_dict(), "exit_code_cli": code})
+    return code
 
 
 def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -188,13 +207,13 @@ def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         print("cancelled", file=err)
         return 130
     except CmlensError as exc:
-        return _error(exc, err)
+        return _error(exc, err, getattr(args, "json_file", None))
     print("-" * 60, file=out)
     print(result.summary(), file=out)
+    code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
+    data = asdict(result)
+    data["elf"] = str(result.elf)
     if getattr(args, "json", False):
-        data = asdict(result)
-        data["elf"] = str(result.elf)
         print(json.dumps(data, indent=2, default=str), file=out)
-    if result.passed:
-        return 0
-    return 1 if result.outcome == "FAIL" else 3
+    _write_json(getattr(args, "json_file", None), {**data, "exit_code_cli": code})
+    return code

@@ -46,6 +46,7 @@ class RunOptions:
     semihosting: bool = False         # runner reads the model from the host: no rebuild per model
     cache_root: Path | None = None    # libraries + runners (default: cache_dir())
     runner_root: Path | None = None   # runner build directories (default: <cache_root>/runner)
+    gap_metric: str = "MSE"           # Inspector distance for per-layer gaps (--etdump): MSE, L1 or SNR
 
 
 @dataclass
@@ -63,6 +64,8 @@ class ModelRunResult:
     cold_library_build_s: float | None = None
     problem: str = ""
     files: dict[str, Path] = field(default_factory=dict)    # semihosting: out-0.bin, etdump.bin, ...
+    gaps: Any = None                  # gaps.GapReport when --etdump ran a lowered model (ETRecord + debug buffer)
+    gaps_problem: str = ""            # why there are no gaps although --etdump was asked for
 
     @property
     def passed(self) -> bool:
@@ -89,6 +92,7 @@ class ModelRunResult:
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
             "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
+            "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
         }
 
     def summary(self) -> str:
@@ -107,6 +111,10 @@ class ModelRunResult:
         if self.files:
             lines.append("files: " + ", ".join(f"{p} ({p.stat().st_size} B)" for p in self.files.values()
                                                if p.is_file()))
+        if self.gaps is not None:
+            lines.append(self.gaps.table(10))
+        elif self.gaps_problem:
+            lines.append(f"per-layer gaps: none ({self.gaps_problem})")
         if self.problem:
             lines.append(f"problem: {self.problem}")
         t = self.timings
@@ -157,7 +165,15 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     workdir = workdir or Path(tempfile.mkdtemp(prefix="cmlens-run-"))
     timings: dict[str, float] = {}
 
-    model, timings["lower_s"] = model_file(source, opts, workdir, emit)
+    record = None
+    if opts.etdump and Path(source).suffix not in (".pte", ".bpte"):
+        from .gaps_inspector import lower_with_etrecord   # the ETRecord must come from the same lowering
+
+        emit("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow) with an ETRecord")
+        record = lower_with_etrecord(source, opts.target, opts.flow, workdir, lambda s: emit("cmlens", s))
+        model, timings["lower_s"] = record.bpte, record.seconds
+    else:
+        model, timings["lower_s"] = model_file(source, opts, workdir, emit)
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -206,9 +222,35 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     files = {p.name: p for p in sorted(workdir.glob("out-*.bin")) + [workdir / "etdump.bin",
                                                                       workdir / "debug_buffer.bin"]
              if p.is_file()}
-    return ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
-                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
-                          problem, files)
+    run = ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
+                         result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
+                         problem, files)
+    if opts.etdump:
+        _attach_gaps(run, record, workdir, opts.gap_metric, emit)
+    return run
+
+
+def _attach_gaps(run: ModelRunResult, record: Any, workdir: Path, metric: str, emit: LineCallback) -> None:
+    """Per-layer gaps when the run left an ETDump + debug buffer and we hold the ETRecord; otherwise
+    say why. A failure here is reported on the result, not raised: the run itself already happened."""
+    if record is None:
+        run.gaps_problem = "no ETRecord for a ready-made .pte/.bpte: pass the model source to get per-layer gaps"
+        return
+    if "etdump.bin" not in run.files or "debug_buffer.bin" not in run.files:
+        run.gaps_problem = "the runner printed no ETDump with a debug buffer (did it stop early?)"
+        return
+    from .gaps_inspector import compute_gaps
+
+    emit("cmlens", f"per-layer gaps: Inspector over the ETDump ({metric})")
+    start = time.monotonic()
+    try:
+        run.gaps = compute_gaps(run.files["etdump.bin"], run.files["debug_buffer.bin"], record.etrecord,
+                                record.final, metric)
+    except Exception as exc:  # noqa: BLE001  ExecuTorch's Inspector raises plain exceptions
+        run.gaps_problem = f"Inspector failed: {type(exc).__name__}: {exc}"
+        emit("cmlens", f"per-layer gaps failed: {run.gaps_problem}")
+    run.timings["gaps_s"] = time.monotonic() - start
+    run.files["etrecord.bin"] = record.etrecord
 
 
 SEMIHOSTING_ARGV = ("executor_runner", "-m", "model.bpte", "-i", "input.bin", "-o", "out")
