@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.targets import DEFAULT_TARGET, TARGETS
+from backend_core.errors import BadInputError
+from backend_core.targets import DEFAULT_TARGET, TARGETS, normalise_target
 
 SCREENSHOT_TIMEOUT_S = 600
 
@@ -21,7 +22,7 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
                               description="Open CortexM Lens. MODEL is a zoo name, a .py file or a "
                               ".pt2 program (default: the last one, else ds_cnn).")
     p.add_argument("model", nargs="?", default=None, help="zoo name, path/to/model.py or saved .pt2")
-    p.add_argument("--target", default=None, choices=TARGETS, metavar="CPU",
+    p.add_argument("--target", default=None, type=_target, metavar="CPU",
                    help=f"Cortex-M CPU (default {DEFAULT_TARGET}); one of: " + ", ".join(TARGETS))
     p.add_argument("--flow", default=None, choices=["legacy", "explicit"], help="pass flow")
     p.add_argument("--calib", default=None, help="N random calibration samples, or a folder")
@@ -37,6 +38,13 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
                    help="save the screenshot as an 8-bit palette PNG (~3x smaller, for docs)")
     p.set_defaults(func=run_gui)
     return p
+
+
+def _target(text: str) -> str:
+    try:
+        return normalise_target(text)
+    except BadInputError as e:
+        raise argparse.ArgumentTypeError(f"{e.message} {e.hint}") from None
 
 
 def _pick_node(snap, name: str) -> str | None:
@@ -87,7 +95,12 @@ def run_gui(args: argparse.Namespace) -> int:
     win.show()
     kw = {"target": args.target, "flow": args.flow}
     if args.calib:
-        win.model_bar.calib.setValue(int(args.calib)) if args.calib.isdigit() else None
+        if args.calib.isdigit():
+            win.model_bar.calib.setValue(int(args.calib))
+        else:
+            win.model_bar.calib_dir = str(Path(args.calib).resolve())
+            win.model_bar.calib_btn.setChecked(True)
+            win.model_bar.calib.setEnabled(False)
     if args.compare:
         win.state.set_toggle("compare", True)
     if args.qparams:

@@ -83,8 +83,9 @@ class GraphScene(QGraphicsScene):
             label = qlabel = ""
             if ve is not None and ve.edges:
                 e = edges[ve.edges[0]]
-                label = tensor_text(e.dtype, e.shape)
                 qlabel = qparam_short(e.qparams)
+                if not vg.items[route.src].beside:    # a weight's box already says its tensor
+                    label = tensor_text(e.dtype, e.shape)
             item = EdgeItem(route, label, qlabel)
             self.addItem(item)
             self.edges.append(item)

@@ -24,7 +24,7 @@ from .snapshot.classify import op_base_name
 from .snapshot.model import (KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT,
                              GraphSnapshot, NodeSnapshot)
 
-LAYOUT_VERSION = "6"
+LAYOUT_VERSION = "7"
 CHAR_W_TITLE = 7.0    # average glyph width (points) of the first label line (11 px bold)
 CHAR_W = 5.8          # ... of the other lines (10 px)
 LINE_H = 14.0         # line height (points) of node labels
@@ -68,6 +68,7 @@ class ViewItem:
     members: tuple[str, ...] = ()             # group: node ids inside
     aux: tuple[str, ...] = ()                 # node: folded weight / alloc node ids
     fallbacks: int = 0                        # group: fallback nodes inside
+    beside: str = ""                          # shown weight/alloc: the item it feeds (same row)
 
 
 @dataclass
@@ -320,6 +321,12 @@ def build_view_graph(snap: GraphSnapshot, opts: LayoutOptions) -> ViewGraph:
         if not opts.show_weights and nm.get(e.src) is not None and is_aux(nm[e.src]):
             continue
         edges.setdefault((s, d), []).append(i)
+    if opts.show_weights:                     # weights sit on their consumer's row
+        aux = aux_nodes(snap)
+        for (s_id, d_id), _ in edges.items():
+            it = items[s_id]
+            if s_id in aux and not it.is_group and not it.beside and not items[d_id].is_group:
+                it.beside = d_id
     # clusters over the visible items (a collapsed group sits in its parent's cluster)
     ids = list(items)
     groups = cluster_paths(items[i].module_path if not items[i].is_group
@@ -372,7 +379,7 @@ def to_dot(vg: ViewGraph) -> str:
     big = len(vg.items) > 150
     out = ["digraph G {",
            "rankdir=TB; nodesep=0.22; ranksep=0.42; newrank=true; outputorder=edgesfirst;",
-           f"{'mclimit=0.3; nslimit=2; nslimit1=2;' if big else ''}",
+           f"{'mclimit=0.3;' if big else ''}",
            'node [shape=box fixedsize=true label="" margin=0];',
            'edge [arrowsize=0.6];']
     # nest clusters by path
@@ -393,10 +400,17 @@ def to_dot(vg: ViewGraph) -> str:
     for i in vg.items:
         direct.setdefault(owner.get(i, ""), []).append(i)
 
+    beside: dict[str, list[str]] = {}
+    for i, it in vg.items.items():
+        if it.beside and owner.get(i, "") == owner.get(it.beside, ""):
+            beside.setdefault(it.beside, []).append(i)
+
     def emit(c: str, indent: str) -> None:
         for i in direct.get(c, []):
             it = vg.items[i]
             out.append(f"{indent}{_q(i)} [width={it.width / 72:.3f} height={it.height / 72:.3f}];")
+            if i in beside:                   # weights and scratch on the row of their user
+                out.append(f"{indent}{{rank=same; {_q(i)}; {'; '.join(_q(w) for w in beside[i])};}}")
         for k, sub in enumerate(children.get(c, [])):
             cid = hashlib.sha1(sub.encode()).hexdigest()[:12]
             out.append(f"{indent}subgraph {_q('cluster_' + cid)} {{")
