@@ -70,6 +70,13 @@ class LayerGap:
     def identical(self) -> bool:
         return self.mismatched == 0
 
+    @property
+    def real_mse(self) -> float | None:
+        """MSE in real units: scaled for quantized tensors, as is for float ones, None when unknown."""
+        if self.mse_real is not None:
+            return self.mse_real
+        return self.mse if self.dtype.startswith(("torch.float", "torch.bfloat")) else None
+
 
 @dataclass
 class GapReport:
@@ -88,9 +95,11 @@ class GapReport:
         return next((g for g in self.layers if not g.identical), None)
 
     def worst(self, n: int = 10) -> list[LayerGap]:
-        """Layers with the largest real-unit MSE (LSB MSE when no scale), then max abs."""
-        def key(g: LayerGap) -> tuple[float, float]:
-            return (g.mse_real if g.mse_real is not None else g.mse, g.max_abs)
+        """Layers with the largest MSE in real units; integer tensors of unknown scale (LSBs are not
+        comparable with real units) come after, by their LSB MSE."""
+        def key(g: LayerGap) -> tuple[int, float, float]:
+            real = g.real_mse
+            return (1, real, g.max_abs) if real is not None else (0, g.mse, g.max_abs)
         return sorted(self.layers, key=key, reverse=True)[:n]
 
     def to_dict(self) -> dict[str, Any]:
