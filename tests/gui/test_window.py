@@ -65,7 +65,7 @@ def test_stepping_changes_the_graph(qtbot, window) -> None:
     window.state.set_stage(edge)
     wait_scene(qtbot, window, edge)
     edge_ops = {b.view_item.lines[0] for b in window.graph.current_scene().boxes.values()}
-    assert any(op.startswith("quantized_decomposed") for op in edge_ops)
+    assert any(op.startswith("qd.") for op in edge_ops)           # PT2E q/dq ops
     # Right arrow steps through passes until the Cortex-M ops appear
     window.activateWindow()
     for _ in range(s.stage_index("AtenToCortexMPass") - edge):
