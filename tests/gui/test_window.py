@@ -103,3 +103,16 @@ def test_json_and_image_exports(qtbot, window, tmp_path) -> None:
     assert "<svg" in (tmp_path / "g.svg").read_text()[:2000]
     window.export_to("png", str(tmp_path / "g.png"))
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_html_report_and_pte_exports(qtbot, window, tmp_path) -> None:
+    lower_and_wait(qtbot, window, "layernorm_mlp")
+    assert window.act_html.isEnabled()
+    with qtbot.waitSignal(window.exporter.finished, timeout=120_000) as blocker:
+        window.export_to("html", str(tmp_path / "r.html"))
+    assert blocker.args[2] == "", blocker.args
+    assert "native_layer_norm" in (tmp_path / "r.html").read_text()
+    with qtbot.waitSignal(window.exporter.finished, timeout=240_000) as blocker:
+        window.export_to("pte", str(tmp_path / "m.pte"))   # re-runs the worker with --pte
+    assert blocker.args[2] == "", blocker.args
+    assert (tmp_path / "m.pte").stat().st_size > 1000
