@@ -1,0 +1,294 @@
+"""The "Run on target" panel: build -> run -> results for the model shown in the main window.
+
+Self-contained (the main window only calls the public API below): it runs `cmlens run MODEL ...
+--json-file F`, `cmlens selftest ...` or `cmlens doctor --json` in a child process (app/target_process.py),
+streams the output into an append-only console, follows the CLI's `cmlens:` lines to show progress,
+and shows the JSON result (app/target_views.py). Missing tools or no ExecuTorch checkout show the
+doctor's findings with the exact install commands instead of a traceback.
+
+Public API: `TargetPanel(parent)`, `set_model_source(source, target, flow)`, signal `nodeClicked(str)`
+(a final-graph node id from the gap plot), `shutdown()` (kill the child process)."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
+                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+
+from backend_core.targets import DEFAULT_TARGET, TARGETS
+
+from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
+from .settings import app_settings, get_bool, get_str
+from .target_process import CliProcess
+from .target_views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView
+
+CONSOLE_MAX_LINES = 5000
+# (substring of a `cmlens:` line, step shown) in the order a run goes through them
+RUN_STEPS = (("lowering", "lower"), ("ops:", "check ops"), ("ExecuTorch libraries", "libraries"),
+             ("cmake", "build runner"), ("qemu-system-arm", "run"), ("FVP_", "run"),
+             ("per-layer gaps", "gaps"))
+SELFTEST_STEPS = (("self-test", "build"), ("qemu-system-arm", "run"), ("FVP_", "run"))
+STEP_NAMES = ("lower", "check ops", "libraries", "build runner", "run", "gaps", "results")
+
+
+class TargetPanel(QWidget):
+    nodeClicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.source, self.target, self.flow = "", DEFAULT_TARGET, "legacy"
+        self.mode = ""                                   # "run" | "selftest" | "doctor" while busy
+        self._headline = ""
+        self.proc = CliProcess(self)
+        self.proc.line.connect(self._on_line)
+        self.proc.finished.connect(self._on_finished)
+        self.last_result: dict[str, Any] | None = None
+        self.last_exit: int | None = None
+        self._build_ui()
+        self._load_settings()
+
+    # -- public API ------------------------------------------------------------------------------
+    def set_model_source(self, source: str, target: str, flow: str) -> None:
+        """The model the main window shows; a run uses the same target/flow so node ids match."""
+        self.source, self.flow = source, flow
+        if target in TARGETS:
+            self.cpu.setCurrentText(target)
+        self.model_label.setText(f"model: <b>{source or '—'}</b> ({flow} flow)")
+        self.run_btn.setEnabled(bool(source) and not self.proc.is_running())
+
+    def shutdown(self) -> None:
+        """Kill a running child (window closing); its `finished` is not waited for."""
+        self.proc.kill()
+
+    def is_busy(self) -> bool:
+        return self.proc.is_running()
+
+    # -- UI ----------------------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.model_label = QLabel("model: <b>—</b>")
+        self.sim = QComboBox()
+        self.sim.addItems(["qemu", "fvp"])
+        self.cpu = QComboBox()
+        self.cpu.addItems(list(TARGETS))
+        self.cpu.setCurrentText(DEFAULT_TARGET)
+        self.et_root = QLineEdit()
+        self.et_root.setPlaceholderText("ExecuTorch checkout (sources): required to build the runner")
+        self.cmsis = QLineEdit()
+        self.cmsis.setPlaceholderText("CMSIS-NN source tree (optional; else ExecuTorch's CMake downloads it)")
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(5, 3600)
+        self.timeout.setValue(120)
+        self.timeout.setSuffix(" s")
+        self.etdump = QCheckBox("ETDump with intermediate outputs (per-layer gaps)")
+        self.etdump.setChecked(True)
+        form = QFormLayout()
+        form.addRow(self.model_label)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("simulator"))
+        row.addWidget(self.sim)
+        row.addWidget(QLabel("CPU"))
+        row.addWidget(self.cpu)
+        row.addWidget(QLabel("time limit"))
+        row.addWidget(self.timeout)
+        row.addStretch(1)
+        form.addRow(row)
+        form.addRow("ExecuTorch", self._with_browse(self.et_root))
+        form.addRow("CMSIS-NN", self._with_browse(self.cmsis))
+        form.addRow(self.etdump)
+        self.run_btn = QPushButton("Run on target")
+        self.run_btn.setEnabled(False)
+        self.selftest_btn = QPushButton("Self-test")
+        self.selftest_btn.setToolTip("Build and run the self-test firmware (no ExecuTorch needed)")
+        self.doctor_btn = QPushButton("Doctor")
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, len(STEP_NAMES))
+        self.progress.setFormat("idle")
+        self.progress.setValue(0)
+        buttons = QHBoxLayout()
+        for b in (self.run_btn, self.selftest_btn, self.doctor_btn, self.cancel_btn):
+            buttons.addWidget(b)
+        buttons.addWidget(self.progress, 1)
+        self.run_btn.clicked.connect(self.run)
+        self.selftest_btn.clicked.connect(self.selftest)
+        self.doctor_btn.clicked.connect(lambda: self.doctor())
+        self.cancel_btn.clicked.connect(self.cancel)
+
+        self.console = QPlainTextEdit()
+        self.console.setReadOnly(True)
+        self.console.setMaximumBlockCount(CONSOLE_MAX_LINES)
+        self.console.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        from .theme import mono_font
+        self.console.setFont(mono_font(8.5))
+        self.result_view = ResultView()
+        self.doctor_view = DoctorView()
+        self.gap_plot = GapPlot()
+        self.gap_plot.nodeClicked.connect(self.nodeClicked)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.result_view, "Result")
+        self.tabs.addTab(self.gap_plot, "Per-layer gaps")
+        self.tabs.addTab(self.doctor_view, "Doctor")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.tabs)
+        split.addWidget(self.console)
+        split.setSizes([330, 260])
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addLayout(buttons)
+        lay.addWidget(split, 1)
+
+    def _with_browse(self, edit: QLineEdit) -> QWidget:
+        w = QWidget()
+        h = QHBoxLayout(w)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(edit, 1)
+        b = QToolButton()
+        b.setText("…")
+        b.clicked.connect(lambda: self._browse(edit))
+        h.addWidget(b)
+        return w
+
+    def _browse(self, edit: QLineEdit) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose a directory", edit.text() or os.getcwd())
+        if path:
+            edit.setText(path)
+
+    def _load_settings(self) -> None:
+        s = app_settings()
+        self.et_root.setText(get_str(s, "target/et_root", os.environ.get("EXECUTORCH_ROOT", "")))
+        self.cmsis.setText(get_str(s, "target/cmsis_nn", os.environ.get("CMSIS_NN_PATH", "")))
+        self.sim.setCurrentText(get_str(s, "target/sim", "qemu"))
+        self.etdump.setChecked(get_bool(s, "target/etdump", True))
+
+    def _save_settings(self) -> None:
+        s = app_settings()
+        s.setValue("target/et_root", self.et_root.text().strip())
+        s.setValue("target/cmsis_nn", self.cmsis.text().strip())
+        s.setValue("target/sim", self.sim.currentText())
+        s.setValue("target/etdump", self.etdump.isChecked())
+        s.sync()
+
+    # -- actions -----------------------------------------------------------------------------------
+    def run(self) -> None:
+        """`cmlens run` for the current model; without a checkout, the doctor explains what is missing."""
+        self._save_settings()
+        et_root = self.et_root.text().strip()
+        if not et_root:
+            self.doctor("No ExecuTorch checkout set: the runner is built from its sources. Clone one "
+                        "(command below), set its path above, then press Run again.")
+            return
+        args = ["run", self.source, "--sim", self.sim.currentText(), "--target", self.cpu.currentText(),
+                "--flow", self.flow, "--et-root", et_root, "--timeout", f"{self.timeout.value():g}"]
+        if self.cmsis.text().strip():
+            args += ["--cmsis-nn", self.cmsis.text().strip()]
+        if self.etdump.isChecked():
+            args.append("--etdump")
+        self._start("run", args)
+
+    def selftest(self) -> None:
+        """`cmlens selftest`: proves toolchain + simulator work without any ExecuTorch."""
+        self._save_settings()
+        self._start("selftest", ["selftest", "--sim", self.sim.currentText(), "--target", self.cpu.currentText(),
+                                 "--timeout", f"{min(self.timeout.value(), 60):g}"])
+
+    def doctor(self, headline: str = "") -> None:
+        args = ["doctor", "--json"]
+        if self.et_root.text().strip():
+            args += ["--et-root", self.et_root.text().strip()]
+        if self.cmsis.text().strip():
+            args += ["--cmsis-nn", self.cmsis.text().strip()]
+        self._headline = headline
+        self._doctor_json: list[str] = []
+        self._start("doctor", args, json_file=False)
+
+    def cancel(self) -> None:
+        if self.proc.is_running():
+            self._append("cmlens-gui", "cancel: killing the process")
+            self.proc.kill()
+
+    def _start(self, mode: str, args: list[str], json_file: bool = True) -> None:
+        if self.proc.is_running():
+            return
+        self.mode = mode
+        if mode != "doctor":
+            self.result_view.clear()
+            self.result_view.show_outcome("RUNNING…", "#1565c0")
+            self.tabs.setCurrentWidget(self.result_view)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"{mode}: starting")
+        self._set_busy(True)
+        self._append("cmlens-gui", "$ cmlens " + " ".join(args))
+        self.proc.start(args, json_file=json_file)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.run_btn.setEnabled(not busy and bool(self.source))
+        self.selftest_btn.setEnabled(not busy)
+        self.doctor_btn.setEnabled(not busy)
+        self.cancel_btn.setEnabled(busy)
+
+    # -- process output ----------------------------------------------------------------------------
+    def _append(self, stream: str, text: str) -> None:
+        self.console.appendPlainText(text if stream != "stderr" else f"! {text}")
+
+    def _on_line(self, stream: str, text: str) -> None:
+        if self.mode == "doctor" and stream == "stdout":
+            self._doctor_json.append(text)
+            return
+        self._append(stream, text)
+        if stream == "stdout" and text.startswith("cmlens:"):
+            self._advance(text)
+
+    def _advance(self, text: str) -> None:
+        steps = RUN_STEPS if self.mode == "run" else SELFTEST_STEPS
+        for needle, step in steps:
+            if needle in text:
+                idx = STEP_NAMES.index(step) if step in STEP_NAMES else 0
+                if self.mode == "selftest":
+                    idx = {"build": 3, "run": 4}.get(step, idx)
+                if idx + 1 >= self.progress.value():
+                    self.progress.setValue(idx + 1)
+                    self.progress.setFormat(f"{self.mode}: {step}")
+
+    def _on_finished(self, code: int, result: dict[str, Any] | None) -> None:
+        mode, self.mode = self.mode, ""
+        self._set_busy(False)
+        self.last_exit, self.last_result = code, result
+        self.progress.setValue(self.progress.maximum())
+        if mode == "doctor":
+            self.progress.setFormat("doctor: done")
+            self._show_doctor("\n".join(self._doctor_json))
+            return
+        if self.proc.killed:
+            self.progress.setFormat(f"{mode}: cancelled")
+            self.result_view.show_outcome("CANCELLED", OUTCOME_COLORS["CANCELLED"])
+            self._append("cmlens-gui", "cancelled")
+            return
+        self.progress.setFormat(f"{mode}: exit {code}")
+        self._append("cmlens-gui", f"exit status {code}")
+        err = (result or {}).get("error")
+        if err or result is None:
+            err = err or {"message": "the process ended without a result (see the console)"}
+            self.result_view.show_error(code, err.get("message", ""), err.get("hint", ""), err.get("detail", ""))
+            if code == 2:        # bad input or missing tool: the doctor says what to install
+                self.doctor(f"cmlens {mode} exit 2: {err.get('message', '')}")
+            return
+        self.result_view.show_result(result, code)
+        gaps = result.get("gaps")
+        self.gap_plot.set_gaps(gaps)
+        if gaps and gaps.get("first_divergence"):
+            self.tabs.setTabText(1, "Per-layer gaps (!)")
+
+    def _show_doctor(self, text: str) -> None:
+        import json
+
+        try:
+            report = json.loads(text) if text.strip() else None
+        except ValueError:
+            report = None
+            self._append("stdout", text)
+        self.doctor_view.show_report(report, self._headline)
+        self.tabs.setCurrentWidget(self.doctor_view)

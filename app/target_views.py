@@ -1,0 +1,190 @@
+"""Read-only views of the "Run on target" panel: the result (PASS/FAIL, error stats, cycles, faults),
+the doctor's findings (with the exact install commands), and the per-layer gap plot.
+
+They only display the JSON that `cmlens run|selftest --json-file` and `cmlens doctor --json` write
+(app/target_process.py): no backend import, no torch, so the panel stays cheap to open."""
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
+
+NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.target.uart
+OUTCOME_COLORS = {"PASS": "#2e7d32", "RAN": "#2e7d32", "FAIL": "#c62828", "FAULT": "#c62828",
+                  "TIMEOUT": "#ef6c00", "NO RESULT": "#ef6c00", "ERROR": "#c62828", "CANCELLED": "#616161"}
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return html.escape(str(x))
+
+
+class ResultView(QWidget):
+    """Big coloured outcome plus the details a run or self-test reported."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.outcome = QLabel("—")
+        self.outcome.setObjectName("targetOutcome")
+        self.outcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.details = QTextBrowser()
+        self.details.setOpenExternalLinks(False)
+        lay.addWidget(self.outcome)
+        lay.addWidget(self.details, 1)
+        self.show_outcome("—", "#9e9e9e")
+
+    def show_outcome(self, text: str, color: str) -> None:
+        self.outcome.setText(text)
+        self.outcome.setStyleSheet(f"QLabel#targetOutcome {{ font-size: 28pt; font-weight: bold; color: white;"
+                                   f" background: {color}; border-radius: 6px; padding: 6px; }}")
+
+    def clear(self) -> None:
+        self.show_outcome("—", "#9e9e9e")
+        self.details.clear()
+
+    def show_error(self, exit_code: int, message: str, hint: str = "", detail: str = "") -> None:
+        self.show_outcome(f"ERROR (exit {exit_code})", OUTCOME_COLORS["ERROR"])
+        parts = [f"<p><b>{html.escape(message)}</b></p>"]
+        if hint:
+            parts.append(f"<pre>{html.escape(hint)}</pre>")
+        if detail:
+            parts.append(f"<details><pre>{html.escape(detail[-4000:])}</pre>")
+        self.details.setHtml("".join(parts))
+
+    def show_result(self, r: dict[str, Any], exit_code: int) -> None:
+        outcome = str(r.get("outcome", "NO RESULT"))
+        self.show_outcome(f"{outcome}", OUTCOME_COLORS.get(outcome, "#ef6c00"))
+        board = r.get("board")
+        board_name = board.get("name") if isinstance(board, dict) else board
+        rows = [("model", r.get("model") or r.get("variant")), ("target", r.get("target")),
+                ("board", f"{board_name} ({r.get('simulator') or (board or {}).get('simulator', '')})"
+                 if isinstance(board, dict) or r.get("simulator") else board_name),
+                ("exit status", f"firmware {r.get('exit_code')}, cmlens {exit_code}")]
+        out = ["<table cellspacing=4>"] + [f"<tr><td><b>{k}</b></td><td>{_fmt(v)}</td></tr>" for k, v in rows]
+        out.append("</table>")
+        if r.get("problem"):
+            out.append(f"<p style='color:#c62828'><b>problem:</b> {html.escape(str(r['problem']))}</p>")
+        tests = r.get("tests") or []
+        if tests:
+            n_pass = sum(1 for t in tests if t.get("passed"))
+            out.append(f"<p><b>tests:</b> {n_pass}/{len(tests)} passed</p>")
+        for s in r.get("error_stats") or []:
+            out.append("<p><b>error stats, testset {}</b>: mean abs {}, max abs {}, mean rel {}, max rel {}</p>".format(
+                s.get("testset"), *(_fmt(s.get(k)) for k in ("mean_absolute_error", "max_absolute_error",
+                                                              "mean_relative_error", "max_relative_error"))))
+        out.append(self._cycles_html(r.get("cycles")))
+        faults = r.get("faults") or ([r["fault"]] if r.get("fault") else [])
+        for f in faults:
+            text = f if isinstance(f, str) else "; ".join(f"{k}={v}" for k, v in f.items() if v not in (None, "", {}))
+            out.append(f"<p style='color:#c62828'><b>fault:</b> {html.escape(text)}</p>")
+        for e in (r.get("errors") or [])[:5]:
+            out.append(f"<p style='color:#c62828'><tt>{html.escape(str(e))}</tt></p>")
+        gaps = r.get("gaps")
+        if gaps:
+            first = gaps.get("first_divergence")
+            out.append(f"<p><b>per-layer gaps:</b> {len(gaps.get('layers', []))} layers, "
+                       f"{gaps.get('identical_layers', 0)} bit-identical"
+                       + (f"; first divergence <tt>{html.escape(first)}</tt>" if first else "") + "</p>")
+        elif r.get("gaps_problem"):
+            out.append(f"<p><b>per-layer gaps:</b> {html.escape(r['gaps_problem'])}</p>")
+        t = r.get("timings_s") or {k: r.get(k) for k in ("configure_s", "build_s", "run_s") if r.get(k) is not None}
+        if t:
+            out.append("<p><b>time:</b> " + ", ".join(f"{k.removesuffix('_s')} {v:.2f} s" for k, v in t.items()
+                                                       if isinstance(v, (int, float))) + "</p>")
+        self.details.setHtml("".join(out))
+
+    @staticmethod
+    def _cycles_html(c: dict[str, Any] | None) -> str:
+        if not c:
+            return f"<p><b>cycles:</b> none reported <i>({NOT_CYCLE_ACCURATE})</i></p>"
+        if c.get("available"):
+            return (f"<p><b>cycles:</b> {c.get('total'):,} <i>({NOT_CYCLE_ACCURATE})</i></p>")
+        return (f"<p><b>cycles:</b> unavailable — {html.escape(str(c.get('reason') or ''))} "
+                f"<i>({NOT_CYCLE_ACCURATE})</i></p>")
+
+
+class DoctorView(QTextBrowser):
+    """`cmlens doctor --json` findings: missing pieces first, each with its install command."""
+
+    def show_report(self, report: dict[str, Any] | None, headline: str = "") -> None:
+        parts = [f"<p style='color:#c62828'><b>{html.escape(headline)}</b></p>"] if headline else []
+        if not report:
+            parts.append("<p>The doctor did not report (see the console).</p>")
+            self.setHtml("".join(parts))
+            return
+        order = {"missing": 0, "warning": 1, "info": 2, "ok": 3}
+        for item in sorted(report.get("items", []), key=lambda i: order.get(i.get("status"), 9)):
+            st = item.get("status", "")
+            color = {"missing": "#c62828", "warning": "#ef6c00", "ok": "#2e7d32"}.get(st, "#455a64")
+            req = "" if item.get("required") else " <i>(optional)</i>"
+            parts.append(f"<p><b style='color:{color}'>{html.escape(st.upper())}</b> "
+                         f"<b>{html.escape(item.get('name', ''))}</b>{req}: {html.escape(item.get('detail', ''))}")
+            if item.get("fix"):
+                parts.append(f"<br><tt style='background:#f5f5f5'>{html.escape(item['fix'])}</tt>")
+            parts.append("</p>")
+        self.setHtml("".join(parts))
+
+
+class GapPlot(QWidget):
+    """Per-layer gap (MSE in real units, log scale) in execution order; a click emits the final-graph
+    node id of the layer, like the Numerics tab's plot."""
+
+    nodeClicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        import pyqtgraph as pg
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.title = QLabel("")
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLabel("bottom", "layer (execution order)")
+        self.plot.setLabel("left", "MSE target vs host (real units, log10)")
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.scatter = pg.ScatterPlotItem(size=11, hoverable=True,
+                                          tip=lambda x, y, data: f"{data}\nlog10 MSE {y:.2f}")
+        self.scatter.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.scatter)
+        lay.addWidget(self.title)
+        lay.addWidget(self.plot, 1)
+        self.layers: list[dict[str, Any]] = []
+
+    def set_gaps(self, gaps: dict[str, Any] | None) -> None:
+        import pyqtgraph as pg
+
+        self.layers = list((gaps or {}).get("layers", []))
+        spots = []
+        floor = 1e-12                                  # identical layers sit on the floor, drawn green
+        for g in self.layers:
+            real = g.get("mse_real")
+            if real is None and str(g.get("dtype", "")).startswith("torch.float"):
+                real = g.get("mse")
+            y = math.log10(max(real if real is not None else g.get("mse", 0.0), floor))
+            same = g.get("mismatched", 1) == 0
+            color = "#2e7d32" if same else ("#c62828" if g.get("node_id") == (gaps or {}).get("first_divergence")
+                                             else "#ef6c00")
+            spots.append({"pos": (g.get("index", len(spots)), y), "data": g.get("node_id") or "",
+                          "brush": pg.mkBrush(color), "pen": pg.mkPen("#263238"),
+                          "symbol": "o" if same else "t"})
+        self.scatter.setData(spots)
+        same = sum(1 for g in self.layers if g.get("mismatched", 1) == 0)
+        first = (gaps or {}).get("first_divergence")
+        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green, drawn at 1e-12)"
+                           + (f" — first divergence: {first} (red)" if first else ""))
+
+    def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
+        for p in points[:1]:
+            nid = p.data()
+            if nid:
+                self.nodeClicked.emit(str(nid))

@@ -1,0 +1,47 @@
+"""Tests of the "Run on target" panel: pytest-qt, offscreen, real `cmlens` child processes.
+After every test no panel process may be left running (like napari's _dangling_qthreads)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+from typing import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Own QSettings file, and no checkout from the environment unless a test sets one."""
+    monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    monkeypatch.delenv("CMSIS_NN_PATH", raising=False)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def no_dangling_process(qapp, qtbot) -> Iterator[None]:
+    from app.target_process import CliProcess
+
+    yield
+    left = CliProcess.running_instances()
+    for p in left:
+        p.kill()
+    if left:
+        qtbot.waitUntil(lambda: not CliProcess.running_instances(), timeout=10_000)
+    assert not left, f"{len(left)} cmlens process(es) left running"
+
+
+@pytest.fixture
+def panel(qtbot):
+    from app.target_panel import TargetPanel
+
+    p = TargetPanel()
+    qtbot.addWidget(p)
+    p.resize(900, 700)
+    p.show()
+    yield p
+    p.shutdown()
+    qtbot.waitUntil(lambda: not p.is_busy(), timeout=10_000)
