@@ -86,10 +86,12 @@ class MainWindow(QMainWindow):
         if not self._sized:
             self._sized = True
             if not isinstance(self.settings.value("window/state"), QByteArray):
-                # first run: give the graph most of the room
-                self.resizeDocks([self.bottom_dock], [170], Qt.Orientation.Vertical)
-                self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360],
-                                 Qt.Orientation.Horizontal)
+                QTimer.singleShot(0, self._first_run_docks)
+
+    def _first_run_docks(self) -> None:
+        """First run: give the graph most of the room."""
+        self.resizeDocks([self.bottom_dock], [170], Qt.Orientation.Vertical)
+        self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360], Qt.Orientation.Horizontal)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
