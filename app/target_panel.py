@@ -128,14 +128,17 @@ class TargetPanel(QWidget):
         self.doctor_view = DoctorView()
         self.gap_plot = GapPlot()
         self.gap_plot.nodeClicked.connect(self.nodeClicked)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.result_view, "Result")
+        self.tabs = QTabWidget()                  # the result stays visible beside gaps / doctor
         self.tabs.addTab(self.gap_plot, "Per-layer gaps")
         self.tabs.addTab(self.doctor_view, "Doctor")
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.result_view)
+        top.addWidget(self.tabs)
+        top.setSizes([340, 560])
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.tabs)
+        split.addWidget(top)
         split.addWidget(self.console)
-        split.setSizes([330, 260])
+        split.setSizes([360, 240])
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         lay.addLayout(buttons)
@@ -217,7 +220,8 @@ class TargetPanel(QWidget):
         if mode != "doctor":
             self.result_view.clear()
             self.result_view.show_outcome("RUNNING…", "#1565c0")
-            self.tabs.setCurrentWidget(self.result_view)
+            self.gap_plot.set_gaps(None)
+            self.tabs.setTabText(0, "Per-layer gaps")
         self.progress.setValue(0)
         self.progress.setFormat(f"{mode}: starting")
         self._set_busy(True)
@@ -267,7 +271,7 @@ class TargetPanel(QWidget):
             self.result_view.show_outcome("CANCELLED", OUTCOME_COLORS["CANCELLED"])
             self._append("cmlens-gui", "cancelled")
             return
-        self.progress.setFormat(f"{mode}: exit {code}")
+        self.progress.setFormat(f"{mode}: finished, exit status {code}")
         self._append("cmlens-gui", f"exit status {code}")
         err = (result or {}).get("error")
         if err or result is None:
@@ -279,8 +283,10 @@ class TargetPanel(QWidget):
         self.result_view.show_result(result, code)
         gaps = result.get("gaps")
         self.gap_plot.set_gaps(gaps)
-        if gaps and gaps.get("first_divergence"):
-            self.tabs.setTabText(1, "Per-layer gaps (!)")
+        if gaps:
+            self.tabs.setCurrentWidget(self.gap_plot)
+            if gaps.get("first_divergence"):
+                self.tabs.setTabText(0, "Per-layer gaps (!)")
 
     def _show_doctor(self, text: str) -> None:
         import json

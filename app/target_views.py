@@ -82,7 +82,7 @@ class ResultView(QWidget):
             out.append("<p><b>error stats, testset {}</b>: mean abs {}, max abs {}, mean rel {}, max rel {}</p>".format(
                 s.get("testset"), *(_fmt(s.get(k)) for k in ("mean_absolute_error", "max_absolute_error",
                                                               "mean_relative_error", "max_relative_error"))))
-        out.append(self._cycles_html(r.get("cycles")))
+        out.append(self._cycles_html(r.get("cycles"), str(r.get("simulator") or "")))
         faults = r.get("faults") or ([r["fault"]] if r.get("fault") else [])
         for f in faults:
             text = f if isinstance(f, str) else "; ".join(f"{k}={v}" for k, v in f.items() if v not in (None, "", {}))
@@ -104,9 +104,10 @@ class ResultView(QWidget):
         self.details.setHtml("".join(out))
 
     @staticmethod
-    def _cycles_html(c: dict[str, Any] | None) -> str:
+    def _cycles_html(c: dict[str, Any] | None, simulator: str = "") -> str:
         if not c:
-            return f"<p><b>cycles:</b> none reported <i>({NOT_CYCLE_ACCURATE})</i></p>"
+            where = f"unavailable on {simulator}" if simulator else "none reported"
+            return f"<p><b>cycles:</b> {where} <i>({NOT_CYCLE_ACCURATE})</i></p>"
         if c.get("available"):
             return (f"<p><b>cycles:</b> {c.get('total'):,} <i>({NOT_CYCLE_ACCURATE})</i></p>")
         return (f"<p><b>cycles:</b> unavailable — {html.escape(str(c.get('reason') or ''))} "
@@ -156,6 +157,9 @@ class GapPlot(QWidget):
                                           tip=lambda x, y, data: f"{data}\nlog10 MSE {y:.2f}")
         self.scatter.sigClicked.connect(self._clicked)
         self.plot.addItem(self.scatter)
+        self.floor_line = pg.InfiniteLine(pos=-12, angle=0, pen=pg.mkPen("#2e7d32", style=Qt.PenStyle.DashLine),
+                                          label="bit-identical", labelOpts={"position": 0.92, "color": "#2e7d32"})
+        self.plot.addItem(self.floor_line)
         lay.addWidget(self.title)
         lay.addWidget(self.plot, 1)
         self.layers: list[dict[str, Any]] = []
@@ -178,9 +182,13 @@ class GapPlot(QWidget):
                           "brush": pg.mkBrush(color), "pen": pg.mkPen("#263238"),
                           "symbol": "o" if same else "t"})
         self.scatter.setData(spots)
+        ys = [s["pos"][1] for s in spots]
+        if ys:                                         # the floor at the bottom, real gaps above it
+            self.plot.setYRange(math.log10(floor) - 0.5, max(max(ys), -2.0) + 0.5)
+            self.plot.setXRange(-0.5, len(spots) - 0.5)
         same = sum(1 for g in self.layers if g.get("mismatched", 1) == 0)
         first = (gaps or {}).get("first_divergence")
-        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green, drawn at 1e-12)"
+        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green circles at 1e-12); click a point to select its node"
                            + (f" — first divergence: {first} (red)" if first else ""))
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:

@@ -84,3 +84,28 @@ def test_gap_plot_emits_final_node_ids(qtbot, panel) -> None:
         panel.gap_plot._clicked(panel.gap_plot.scatter, [pts[1]])
     assert blocker.args == ["n1"]
     json.dumps(result)
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("CMLENS_TEST_ET_ROOT"),
+                    reason="needs a real ExecuTorch checkout: set CMLENS_TEST_ET_ROOT (and CMLENS_TEST_CMSIS_NN)")
+def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
+    """The real thing (not in CI): ds_cnn lowered, built and run on QEMU M55 with an ETDump; with
+    CMLENS_SCREENSHOT=path the panel is saved there (docs/screenshots/target_panel.png)."""
+    import os
+
+    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+    panel.et_root.setText(os.environ["CMLENS_TEST_ET_ROOT"])
+    panel.cmsis.setText(os.environ.get("CMLENS_TEST_CMSIS_NN", ""))
+    panel.etdump.setChecked(True)
+    with finished(qtbot, panel, 1_800_000) as blocker:
+        panel.run_btn.click()
+    assert blocker.args[0] == 0, panel.console.toPlainText()[-3000:]
+    assert panel.result_view.outcome.text() == "PASS"
+    gaps = panel.last_result["gaps"]
+    assert gaps and len(gaps["layers"]) == 12
+    assert [p.data() for p in panel.gap_plot.scatter.points()][1] == "cortex_m_quantized_depthwise_conv2d_default"
+    if os.environ.get("CMLENS_SCREENSHOT"):
+        panel.tabs.setCurrentWidget(panel.gap_plot)
+        panel.resize(1000, 820)
+        qtbot.wait(200)
+        panel.grab().save(os.environ["CMLENS_SCREENSHOT"])
