@@ -41,6 +41,9 @@ def add_numerics_command(sub: Any) -> None:
     p.add_argument("--sort", choices=tuple(SORT_CHOICES), default="local",
                    help="rank layers by local error (the layer's own kernel on reference inputs), "
                         "cumulative vs fake-quant, or cumulative vs float (default %(default)s)")
+    p.add_argument("--local-samples", type=int, default=0, metavar="K",
+                   help="pool the local (isolated) error over the first K samples only, to save "
+                        "time: it reruns every kernel once more (default 0 = all samples)")
     p.add_argument("--top", type=int, default=20, metavar="K",
                    help="rows of the printed table (0 = all; default %(default)s)")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
@@ -75,9 +78,9 @@ def run_numerics_command(args: argparse.Namespace) -> int:
         spec = parse_inputs(args.inputs)
         for flag in ("csv", "plot", "json"):
             _check_writable(getattr(args, flag), flag)
-        if args.top < 0:
+        if args.top < 0 or args.local_samples < 0:
             from backend_core.errors import BadInputError
-            raise BadInputError("--top must be 0 or more.")
+            raise BadInputError("--top and --local-samples must be 0 or more.")
     except CmlensError as e:
         return _error(e, args.verbose)
 
@@ -91,7 +94,8 @@ def run_numerics_command(args: argparse.Namespace) -> int:
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
         result = run_numerics(args.model, PipelineOptions(args.target, args.flow, calib), spec,
-                              progress=_progress("analysis"), on_lowering=_progress("lowering"))
+                              progress=_progress("analysis"), on_lowering=_progress("lowering"),
+                              local_samples=args.local_samples or None)
     except CmlensError as e:
         return _error(e, args.verbose)
     except Exception as e:  # noqa: BLE001 - a failure, with the traceback under --verbose

@@ -46,10 +46,14 @@ class _Divergence:
 def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: list[tuple], *,
             snapshots: list[GraphSnapshot] | None = None, model: str = "", target: str = "",
             flow: str = "", inputs: str = "", lowered: Any = None, sample_size: int = 400,
-            progress: Progress | None = None, should_stop: ShouldStop | None = None
+            local_samples: int | None = None, progress: Progress | None = None, should_stop: ShouldStop | None = None
             ) -> NumericsResult:
     """Run `stages` (StageKeeper.stages; the last is the final program, or `lowered` if given,
-    e.g. a deliberately corrupted copy) on `samples` and compare them layer by layer."""
+    e.g. a deliberately corrupted copy) on `samples` and compare them layer by layer.
+
+    The local (isolated) error reruns every layer's kernel once more, which costs about one more
+    forward pass per sample; `local_samples` limits it to the first K samples (None: all; an
+    outlier sample can be what exposes a kernel, so all is the default). Cumulative metrics and pass checks always use every sample."""
     import torch
 
     t_start = time.perf_counter()
@@ -110,7 +114,8 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
             try:
                 if st is final:
                     fr = _FinalRun(st, plans, by_node, fnodes, raw.get(fq_stage.name, {}) if fq_stage
-                                   else {}, raw.get(float_stage.name, {}) if float_stage else {})
+                                   else {}, raw.get(float_stage.name, {}) if float_stage else {},
+                                   local=local_samples is None or si < local_samples)
                     rec = fr.run(sample, reuse)
                     raw[st.name] = rec.env
                 else:
@@ -137,14 +142,14 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 v = raw[st.name].get(p.node)
                 if v is None:
                     continue
-                vals[lp.node] = align(dequant(v, p), tuple(_shape(lp, fnodes)))
+                vals[lp.node] = _Val(v, p, tuple(_shape(lp, fnodes)))
             values[st.name] = vals
             done += 1
 
         # -- per-layer metrics ---------------------------------------------------------
-        low = values[final.name]
-        fqv = values.get(fq_stage.name, {}) if fq_stage else {}
-        flv = values.get(float_stage.name, {}) if float_stage else {}
+        low = {k: v.f() for k, v in values[final.name].items()}
+        fqv = {k: v.f() for k, v in values.get(fq_stage.name, {}).items()} if fq_stage else {}
+        flv = {k: v.f() for k, v in values.get(float_stage.name, {}).items()} if float_stage else {}
         fqv = {**fqv, **fr.derived_fq}
         flv = {**flv, **fr.derived_float}
         for lp in plans:
@@ -208,8 +213,11 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
             d.compared += 1
             a, b = values[prev.name], values[cur.name]
             for lp in plans:
-                va, vb = a.get(lp.node), b.get(lp.node)
-                if va is None or vb is None or lp.reference != "mapped":
+                ra, rb = a.get(lp.node), b.get(lp.node)
+                if ra is None or rb is None or lp.reference != "mapped" or ra.same(rb):
+                    continue
+                va, vb = ra.f(), rb.f()
+                if va is None or vb is None:
                     continue
                 if not torch.equal(va, vb):
                     diff = float((va.double() - vb.double()).abs().max())
@@ -328,14 +336,46 @@ def _stage_checks(stages: list[StageProgram], chain: list[StageProgram],
     return out
 
 
+class _Val:
+    """A captured value at a layer's tensor point, dequantized only when a metric needs it
+    (stage-to-stage checks compare the integers directly when both sides share qparams)."""
+
+    __slots__ = ("raw", "point", "shape", "_f")
+
+    def __init__(self, raw: Any, point: Point, shape: tuple[int, ...]) -> None:
+        self.raw, self.point, self.shape, self._f = first_tensor(raw), point, shape, None
+
+    def f(self) -> Any:
+        if self._f is None and self.raw is not None:
+            self._f = align(dequant(self.raw, self.point), self.shape)
+        return self._f
+
+    def same(self, other: "_Val") -> bool:
+        """True when bit-identical; False means 'compare the dequantized values'."""
+        import torch
+
+        a, b = self.raw, other.raw
+        if a is b:
+            return True
+        if a is None or b is None or a.dtype != b.dtype:
+            return False
+        pa, pb = self.point, other.point
+        if (pa.scale, pa.zero_point) != (pb.scale, pb.zero_point):
+            return False
+        a, b = align(a, self.shape), align(b, other.shape)
+        return a is not None and b is not None and torch.equal(a, b)
+
+
 class _FinalRun:
     """Runs the final (lowered) program once per sample and, right after each layer, the same
     kernel again on the fake-quant references of its inputs (the layer's local error). Nodes
     with no reference of their own get one by running their op on their inputs' references."""
 
     def __init__(self, stage: StageProgram, plans: list[LayerPlan], by_node: dict[str, LayerPlan],
-                 fnodes: dict[str, Any], fq_raw: dict[str, Any], float_raw: dict[str, Any]) -> None:
+                 fnodes: dict[str, Any], fq_raw: dict[str, Any], float_raw: dict[str, Any],
+                 local: bool = True) -> None:
         self.stage, self.plans, self.by_node, self.fnodes = stage, plans, by_node, fnodes
+        self.local = local
         self.fq_raw, self.float_raw = fq_raw, float_raw
         self.env: dict[Any, Any] = {}
         self.isolated: dict[str, Any] = {}          # layer -> dequantized local output
@@ -358,7 +398,7 @@ class _FinalRun:
     def _after(self, n: Any, value: Any, env: dict) -> None:
         self._live = env
         lp = self.by_node.get(n.name)
-        if lp is None or lp.reference != "mapped" or lp.fq_point is None:
+        if not self.local or lp is None or lp.reference != "mapped" or lp.fq_point is None:
             return
         changed = False
 

@@ -63,7 +63,8 @@ def lower_for_numerics(model: LoadedModel, options: PipelineOptions, *,
 def run_numerics(source: str | LoadedModel, options: PipelineOptions | None = None,
                  inputs: InputSpec | str | int | None = None, *,
                  progress: Progress | None = None, on_lowering: Progress | None = None,
-                 should_stop: ShouldStop | None = None, sample_size: int = 400) -> NumericsResult:
+                 should_stop: ShouldStop | None = None, sample_size: int = 400,
+                 local_samples: int | None = None) -> NumericsResult:
     """Lower `source` and compare float, fake-quant and every runnable stage on the inputs.
 
     The inputs are loaded before the lowering, so a bad folder fails in a second, not after it.
@@ -76,6 +77,6 @@ def run_numerics(source: str | LoadedModel, options: PipelineOptions | None = No
     result = analyze(lowered.stages, lowered.final_snapshot, samples, snapshots=lowered.snapshots,
                      model=model.name, target=lowered.options.target, flow=lowered.options.flow,
                      inputs=spec.describe(), progress=progress, should_stop=should_stop,
-                     sample_size=sample_size)
+                     sample_size=sample_size, local_samples=local_samples)
     result.lowering_seconds = lowered.seconds
     return result

@@ -151,3 +151,17 @@ def test_corrupted_scale_is_found_as_worst_layer(ds_cnn) -> None:
     assert final.status == "diverged" and final.first_diverging == victim
     # the original program is untouched
     assert ds_cnn.result.layer(victim).local.sqnr_db > 30
+
+
+def test_explicit_layout_flow_aligns_nhwc_tensors() -> None:
+    """The explicit-layout flow lowers NCHW tensors to NHWC: references must be permuted, or
+    every layer would show ~0 dB against fake-quant."""
+    from backend_core.numerics.run import run_numerics
+    from backend_core.pipeline import PipelineOptions
+
+    r = run_numerics("ds_cnn", PipelineOptions(flow="explicit"), 1)
+    convs = [l for l in r.layers if "conv2d_nhwc" in l.target]
+    assert convs and all(l.shape[-1] == 64 for l in convs)          # NHWC in the final graph
+    for l in convs:
+        assert l.vs_fake_quant.sqnr_db > 30 and l.local.sqnr_db > 40, l.node_id
+    assert next(s for s in r.stages if s.stage == "final").status == "neutral"
