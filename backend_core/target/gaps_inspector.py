@@ -51,6 +51,7 @@ def lower_with_etrecord(source: str, target: str, flow: str, workdir: Path,
     from executorch.exir import EdgeProgramManager
 
     from ..lowering import lower
+    from ..pipeline.artifacts import bundle_layout
     from ..pipeline import PipelineOptions
 
     say = on_status or (lambda _s: None)
@@ -72,7 +73,7 @@ def lower_with_etrecord(source: str, target: str, flow: str, workdir: Path,
                               compile_config=cortex_m_edge_compile_config())
     edge_for_record = copy.deepcopy(edge)
     bundled = BundledProgram(edge.to_executorch(), [MethodTestSuite("forward", [
-        MethodTestCase(inputs=list(inputs), expected_outputs=list(expected))])])
+        MethodTestCase(inputs=bundle_layout(inputs), expected_outputs=bundle_layout(expected))])])
     workdir.mkdir(parents=True, exist_ok=True)
     bpte = workdir / f"{res.model}.bpte"
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))

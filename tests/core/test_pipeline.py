@@ -153,3 +153,24 @@ def test_mobilenet_v2_lowers_with_every_kernel_traced_to_the_float_graph() -> No
     assert not untraced
     for n in r.fallbacks():
         assert n.fallback is not None and n.fallback.category != "unknown", (n.id, n.fallback)
+
+
+def test_bundled_inputs_carry_channels_last_bytes_for_a_3_channel_model() -> None:
+    """The runtime copies bundled bytes verbatim into a channels-last input: they must be NHWC."""
+    import torch
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    from backend_core.lowering import lower
+    from backend_core.pipeline.stages import PipelineOptions
+
+    r = lower("resnet8", PipelineOptions(), use_cache=False, want_bpte=True, keep_programs=True)
+    x = r.pipeline.example_inputs[0]
+    assert x.shape[1] == 3 and x.is_contiguous(memory_format=torch.channels_last)
+    bp = deserialize_from_flatbuffer_to_bundled_program(r.blobs["model.bpte"])
+    stored = bp.method_test_suites[0].test_cases[0].inputs[0].val
+    assert list(stored.sizes) == list(x.shape)
+    nhwc = x.permute(0, 2, 3, 1).contiguous().numpy().tobytes()
+    nchw = x.contiguous().numpy().tobytes()
+    assert bytes(stored.data) == nhwc and bytes(stored.data) != nchw
