@@ -21,12 +21,18 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cmlens"
 
 
+# Modules that do not shape a lowering result: editing them must not invalidate the cache.
+_NOT_IN_RESULTS = {"target", "numerics", "layout.py", "worker.py", "report/html_report.py",
+                   "report/dot_export.py", "cache.py"}
+
+
 def code_fingerprint() -> str:
     """Hash of this package's sources: a change to the analysis invalidates cached results."""
     h = hashlib.sha1()
     pkg = Path(__file__).resolve().parent
     for f in sorted(pkg.rglob("*.py")):
-        if "target" in f.relative_to(pkg).parts[:1]:
+        rel = f.relative_to(pkg).parts
+        if rel[0] in _NOT_IN_RESULTS or "/".join(rel) in _NOT_IN_RESULTS:
             continue
         h.update(f.read_bytes())
     return h.hexdigest()
