@@ -31,6 +31,12 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="open the compare split view")
     p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
     p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
+    p.add_argument("--tab", default=None, choices=["fallbacks", "quantizer", "log", "numerics", "target"],
+                   help="bottom tab to show (numerics: also runs the numerics after lowering)")
+    p.add_argument("--numerics", default=None, metavar="N|DIR",
+                   help="run the per-layer numerics after lowering on N random inputs or a folder")
+    p.add_argument("--heat", action="store_true",
+                   help="colour the graph by numerical error (runs the numerics; default 8 inputs)")
     p.add_argument("--screenshot", default=None, metavar="PNG",
                    help="render offscreen after lowering, save the window as PNG, exit")
     p.add_argument("--size", default="1500x920", help="window size for --screenshot (WxH)")
@@ -105,6 +111,9 @@ def run_gui(args: argparse.Namespace) -> int:
         win.state.set_toggle("compare", True)
     if args.qparams:
         win.state.set_toggle("show_qparams", True)
+    if args.tab:
+        win.show_tab(args.tab)
+    want_numerics = bool(args.numerics or args.heat or args.tab == "numerics")
     result = {"code": 0}
 
     def apply_requested() -> bool:
@@ -137,6 +146,22 @@ def run_gui(args: argparse.Namespace) -> int:
             if args.screenshot:
                 QTimer.singleShot(300, shoot)        # nothing to draw: shoot the error state
             return
+        if want_numerics and status == "done":
+            win.numerics.finished.connect(on_numerics)
+            win.run_numerics(args.numerics or None)
+            return
+        wait_and_shoot()
+
+    def on_numerics(status: str) -> None:
+        if status != "done":
+            print(f"cmlens gui: numerics {status}: {(win.numerics.error or {}).get('message', '')}",
+                  file=sys.stderr)
+            result["code"] = 1
+        elif args.heat:
+            win.numerics.act_heat.setChecked(True)
+        wait_and_shoot()
+
+    def wait_and_shoot() -> None:
         if args.screenshot:
             if win.graph.is_showing(win.state.stage):
                 QTimer.singleShot(300, shoot)
@@ -165,7 +190,7 @@ def run_gui(args: argparse.Namespace) -> int:
         win.close()
         app.quit()
 
-    if args.stage or args.select or args.screenshot:
+    if args.stage or args.select or args.screenshot or want_numerics:
         win.session.finished.connect(on_finished)
     if args.screenshot:
         QTimer.singleShot(SCREENSHOT_TIMEOUT_S * 1000, lambda: (print("cmlens gui: timed out", file=sys.stderr),

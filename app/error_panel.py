@@ -48,13 +48,15 @@ class ErrorPanel(QFrame):
         node = error.get("node")
         msg = error.get("message") or "unknown error"
         hint = error.get("hint") or ""
-        parts = [f"<b style='color:#b71c1c'>Stage “{html.escape(str(stage))}” failed</b>"]
+        title = error.get("title") or f"Stage “{stage}” failed"
+        parts = [f"<b style='color:#b71c1c'>{html.escape(str(title))}</b>"]
         if node:
             parts.append(f" at node <b>{html.escape(str(node))}</b>")
         parts.append(f"<br>{html.escape(str(msg))}")
         if hint:
             parts.append(f"<br><span style='color:#5d4037'>{html.escape(str(hint))}</span>")
-        parts.append("<br><span style='color:#78909c'>Earlier stages stay browsable in the timeline.</span>")
+        note = error.get("note") or "Earlier stages stay browsable in the timeline."
+        parts.append(f"<br><span style='color:#78909c'>{html.escape(str(note))}</span>")
         self.title.setText("".join(parts))
         tb = error.get("traceback") or ""
         self.details.setPlainText(tb)

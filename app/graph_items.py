@@ -48,6 +48,8 @@ class BoxItem(QGraphicsItem):
         self.selected = False
         self.overlay = ""            # "" | added | removed | rewritten | modified
         self.match = False
+        self.heat_on = False         # heat overlay (numerics): fill by error instead of kind
+        self.heat: QColor | None = None
         fill, border, text = theme.kind_colors(item.kind)
         self._fill, self._border, self._text = fill, border, text
         self._is_fallback = item.kind == KIND_FALLBACK or item.fallbacks > 0
@@ -71,6 +73,24 @@ class BoxItem(QGraphicsItem):
         if changed:
             self.update()
 
+    def set_heat(self, on: bool, color: QColor | None) -> None:
+        same = (color is None and self.heat is None) or (
+            color is not None and self.heat is not None and color.rgba() == self.heat.rgba())
+        if on != self.heat_on or not same:
+            self.heat_on, self.heat = on, color
+            self.update()
+
+    def colors(self) -> tuple[QColor, QColor]:
+        """(fill, text) as painted now: by kind, or by error under the heat overlay."""
+        if self.heat_on:
+            if self.heat is None:          # no numerics for this node: fade it out
+                return theme.HEAT_NONE_FILL, theme.HEAT_NONE_TEXT
+            dark = self.heat.lightnessF() < 0.55
+            return self.heat, QColor("#ffffff") if dark else QColor("#1a1a1a")
+        if self.view_item.is_group and self._is_fallback:
+            return QColor("#ffebee"), QColor("#b71c1c")
+        return self._fill, self._text
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         lod = _lod(painter, option)
@@ -78,9 +98,7 @@ class BoxItem(QGraphicsItem):
         ghost = self.overlay == "removed"
         if ghost:
             painter.setOpacity(0.45)
-        fill = self._fill
-        if self.view_item.is_group and self._is_fallback:
-            fill = QColor("#ffebee")
+        fill, text = self.colors()
         pen = QPen(self._border, 1.2)
         if self.view_item.is_group:
             pen.setStyle(Qt.PenStyle.DashLine)
@@ -100,7 +118,6 @@ class BoxItem(QGraphicsItem):
             painter.setPen(QPen(self._border, 0.8))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(r.adjusted(3, 3, -3, -3), 4, 4)
-        text = QColor("#b71c1c") if self.view_item.is_group and self._is_fallback else self._text
         if ghost:
             text = theme.REMOVED
         painter.setPen(text)

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QColor, QImage, QKeySequence, QPainter
 from PySide6.QtWidgets import (QLabel, QLineEdit, QSplitter, QStackedWidget, QToolBar, QVBoxLayout,
                                QWidget)
 
@@ -17,7 +17,7 @@ from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
 from .background import BackgroundRunner
 from .graph_scene import GraphScene
 from .graph_view import GraphView
-from .legend import Legend
+from .legend import HeatLegend, Legend
 from .view_state import ViewState
 from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
@@ -69,6 +69,8 @@ class GraphPanel(QWidget):
         self._fitted = False
         self._matches: list[str] = []
         self._match_pos = -1
+        self.heat: dict[str, QColor] | None = None        # final-graph node id -> colour
+        self._heat_by_stage: dict[int, dict[str, QColor]] = {}
         self._build_ui()
         state.stageChanged.connect(self._on_stage)
         state.selectionChanged.connect(self._on_selection)
@@ -109,7 +111,7 @@ class GraphPanel(QWidget):
                                         "F3", self.next_fallback)
         self._action(tb, "Reset groups", "Back to the automatic grouping", "", self.reset_groups)
         self.act_legend = self._action(tb, "Legend", "Show the colour legend (L)", "L",
-                                       lambda on: self.legend.setVisible(on))
+                                       lambda _on: self._update_legends())
         self.act_legend.setCheckable(True)
         self.act_legend.setChecked(True)
         lay.addWidget(tb)
@@ -134,6 +136,9 @@ class GraphPanel(QWidget):
         self.legend = Legend(self.view)
         self.view.legend = self.legend
         self.legend.reposition()
+        self.heat_legend = HeatLegend(self.view)
+        self.view.heat_legend = self.heat_legend
+        self.heat_legend.reposition()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)
@@ -186,6 +191,7 @@ class GraphPanel(QWidget):
                 and not any(m[0] == stage and m[2] == "main" for m in self._jobs.values()))
 
     def _on_started(self) -> None:
+        self._heat_by_stage.clear()
         self._scenes.clear()
         self._jobs.clear()
         self._shown = {"main": -1, "left": -1}
@@ -251,6 +257,7 @@ class GraphPanel(QWidget):
         self._shown[side] = index
         scene.set_show_qparams(self.state.show_qparams)
         self._apply_overlay(side, index, scene)
+        scene.set_heat(self.heat_for_stage(index) if self.heat is not None else None)
         self._set_titles()
         if side == "main":
             if not self._fitted or self.state.follow_latest:
@@ -294,6 +301,64 @@ class GraphPanel(QWidget):
             states.update({i: "removed" for i in d.removed})
             states.update({a: "rewritten" for a, _ in d.rewritten})
         scene.set_overlay(states)
+
+    # ------------------------------------------------------------------ heat overlay
+    def set_heat(self, colors: dict[str, QColor] | None, value_range: tuple[float, float] = (0.0, 60.0),
+                 label: str = "", stops: list[QColor] | None = None) -> None:
+        """Colour nodes by error: `colors` maps FINAL-graph node ids to fills (None or {}: off).
+        Other stages get the colours through provenance; the colour bar replaces the legend."""
+        self.heat = dict(colors) if colors else None
+        self._heat_by_stage.clear()
+        if self.heat is not None:
+            self.heat_legend.set_range(value_range[0], value_range[1], label, stops or [])
+        for side, v in (("main", self.view), ("left", self.left)):
+            scene = v.graph_scene()
+            if scene is not None and self._shown[side] >= 0:
+                scene.set_heat(self.heat_for_stage(self._shown[side]) if self.heat is not None else None)
+        self._update_legends()
+
+    def heat_for_stage(self, index: int) -> dict[str, QColor]:
+        """The heat colours of stage `index`: final-graph colours mapped through provenance
+        (step, else the same debug handle); a node that several final nodes came from takes the
+        hottest (brightest) colour."""
+        if self.heat is None:
+            return {}
+        cached = self._heat_by_stage.get(index)
+        if cached is not None:
+            return cached
+        snaps = self.session.snapshots
+        final = self.session.final()
+        out: dict[str, QColor] = {}
+        if final is None or index >= len(snaps):
+            return out
+        if index == final.index:
+            out = {nid: c for nid, c in self.heat.items() if final.node(nid) is not None}
+        else:
+            prov = self.session.provenance()
+            target = snaps[index]
+            by_handle: dict[int, str] = {}
+            for n in target.nodes:
+                if n.debug_handle is not None:
+                    by_handle.setdefault(n.debug_handle, n.id)
+            for nid, color in self.heat.items():
+                mapped = prov.step(nid, final.index, index)
+                if mapped is None:
+                    src = final.node(nid)
+                    if src is not None and src.debug_handle is not None:
+                        mapped = by_handle.get(src.debug_handle)
+                if mapped is None:
+                    continue
+                old = out.get(mapped)
+                if old is None or color.lightnessF() > old.lightnessF():
+                    out[mapped] = color
+        self._heat_by_stage[index] = out
+        return out
+
+    def _update_legends(self) -> None:
+        show = self.act_legend.isChecked() and not self.state.compare
+        self.legend.setVisible(show and self.heat is None)
+        self.heat_legend.setVisible(show and self.heat is not None)
+        self.heat_legend.reposition()
 
     # ------------------------------------------------------------------ selection
     def _on_selection(self, node_id: str, center: bool) -> None:
@@ -346,7 +411,7 @@ class GraphPanel(QWidget):
             self._set_spec(GroupSpec(st.show_weights, self.spec.expanded, self.spec.collapsed))
         self.left_box.setVisible(st.compare)
         self.main_title.setVisible(st.compare)
-        self.legend.setVisible(self.act_legend.isChecked() and not st.compare)
+        self._update_legends()
         if st.compare and st.stage >= 0:
             self._show("left", max(0, st.stage - 1))
             self.split.setSizes([self.split.width() // 2] * 2)

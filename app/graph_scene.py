@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
 from backend_core.layout import Layout, tensor_text
@@ -186,3 +187,21 @@ class GraphScene(QGraphicsScene):
             if e.show_qparams != on:
                 e.show_qparams = on
                 e.update()
+
+    def set_heat(self, colors: dict[str, QColor] | None) -> None:
+        """Heat overlay: node id -> fill colour (None: overlay off). A collapsed group takes
+        its hottest member's colour (the brightest: the heat map runs dark -> bright)."""
+        if colors is None:
+            for box in self.boxes.values():
+                box.set_heat(False, None)
+            return
+        by_item: dict[str, QColor] = {}
+        for nid, color in colors.items():
+            iid = self.item_id_for_node(nid)
+            if iid is None:
+                continue
+            old = by_item.get(iid)
+            if old is None or color.lightnessF() > old.lightnessF():
+                by_item[iid] = color
+        for iid, box in self.boxes.items():
+            box.set_heat(True, by_item.get(iid))

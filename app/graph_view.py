@@ -155,9 +155,10 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.minimap.reposition()
-        legend = getattr(self, "legend", None)
-        if legend is not None:
-            legend.reposition()
+        for name in ("legend", "heat_legend"):
+            overlay = getattr(self, name, None)
+            if overlay is not None:
+                overlay.reposition()
         self.viewChanged.emit()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:

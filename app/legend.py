@@ -63,3 +63,71 @@ class Legend(QWidget):
                        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
             y += ROW_H
         p.end()
+
+
+class HeatLegend(QWidget):
+    """The heat overlay's colour bar (SQNR in dB, bright = more error), drawn where the kind
+    legend goes while the overlay is on; clicks pass through to the view."""
+
+    BAR_W = 200
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._font = theme.label_font(11)
+        self._bold = theme.label_font(11, bold=True)
+        self.lo, self.hi, self.label = 0.0, 60.0, ""
+        self.stops: list[QColor] = []
+        fm = QFontMetricsF(self._font)
+        self.resize(int(max(self.BAR_W, fm.horizontalAdvance("no numerics for this node") + 30) + 16),
+                    4 * ROW_H + 14)
+        self.hide()
+
+    def set_range(self, lo: float, hi: float, label: str, stops: list[QColor]) -> None:
+        """`stops`: colours from the worst (lo) to the best (hi) value."""
+        self.lo, self.hi, self.label, self.stops = lo, hi, label, list(stops)
+        fm = QFontMetricsF(self._bold)
+        w = max(self.BAR_W + 16, int(fm.horizontalAdvance(f"SQNR: {label}") + 20), self.width())
+        self.resize(w, self.height())
+        self.update()
+
+    def reposition(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(8, parent.height() - self.height() - 8 - 14)
+
+    def paintEvent(self, event) -> None:
+        from PySide6.QtGui import QLinearGradient
+
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(QColor("#cfd8dc"), 1))
+        p.setBrush(QColor(255, 255, 255, 235))
+        p.drawRoundedRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1), 5, 5)
+        p.setFont(self._bold)
+        p.setPen(QColor("#37474f"))
+        p.drawText(QRectF(8, 4, self.width() - 16, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   f"SQNR: {self.label}")
+        bar = QRectF(8, 6 + ROW_H, self.width() - 16, ROW_H - 2)
+        grad = QLinearGradient(bar.topLeft(), bar.topRight())
+        n = len(self.stops)
+        for i, c in enumerate(self.stops):
+            grad.setColorAt(i / max(n - 1, 1), c)
+        p.setPen(QPen(QColor("#90a4ae"), 0.8))
+        p.setBrush(grad)
+        p.drawRect(bar)
+        p.setFont(self._font)
+        p.setPen(QColor("#37474f"))
+        y = bar.bottom() + 1
+        p.drawText(QRectF(8, y, bar.width(), ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   f"{self.lo:.0f} dB  more error")
+        p.drawText(QRectF(8, y, bar.width(), ROW_H), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                   f"{self.hi:.0f} dB")
+        y += ROW_H
+        p.setPen(QPen(QColor("#cfd8dc"), 1))
+        p.setBrush(theme.HEAT_NONE_FILL)
+        p.drawRoundedRect(QRectF(8, y + 2, SWATCH_W - 4, ROW_H - 5), 3, 3)
+        p.setPen(QColor("#78909c"))
+        p.drawText(QRectF(SWATCH_W + 10, y, self.width() - SWATCH_W - 12, ROW_H),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "no numerics for this node")
+        p.end()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget,
-                               QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox,
+                               QProgressBar, QPushButton, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from .error_panel import ErrorPanel
 from .exporter import Exporter, html_report_available
@@ -19,13 +19,16 @@ from .graph_panel import GraphPanel
 from .inspector import NodeInspector
 from .log_views import PipelineLog, QuantizerReport
 from .model_bar import ModelBar
+from .numerics_panel import NumericsPanel
 from .session import LowerRequest, LoweringSession
 from .settings import add_recent, app_settings, get_bool, get_str, recent_files
+from .target_panel import TargetPanel
 from .timeline import PassTimeline
 from .view_state import ViewState
 from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 DEFAULT_MODEL = "ds_cnn"
+PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
 
 
 class MainWindow(QMainWindow):
@@ -75,11 +78,40 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.fallbacks, "Fallbacks")
         self.tabs.addTab(self.quant_report, "Quantizer report")
         self.tabs.addTab(self.log_view, "Pipeline log")
+        self.numerics = NumericsPanel(self)
+        self.numerics.set_request_source(self._numerics_source)
+        self.tabs.addTab(self.numerics, "Numerics")
+        self.target_panel = TargetPanel(self)
+        self.tabs.addTab(self.target_panel, "Run on target")
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.timeline.setMinimumWidth(250)
         self.inspector.setMinimumWidth(330)
         self.tabs.setMinimumHeight(150)
+        self._build_status_progress()
         self.statusBar().showMessage("Ready")
+
+    def _build_status_progress(self) -> None:
+        """Numerics progress in the status bar (visible from any tab), with its own Cancel."""
+        box = QWidget(self)
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(row)
+        self.num_status = QLabel("", box)
+        self.num_bar = QProgressBar(box)
+        self.num_bar.setMaximumWidth(140)
+        self.num_bar.setMaximumHeight(14)
+        self.num_bar.setTextVisible(False)
+        self.num_cancel = QPushButton("Cancel numerics", box)
+        self.num_cancel.setFlat(True)
+        self.num_cancel.clicked.connect(self.numerics.cancel)
+        for w in (self.num_status, self.num_bar, self.num_cancel):
+            row.addWidget(w)
+        self.num_box = box
+        box.hide()
+        self.statusBar().addPermanentWidget(box)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -90,7 +122,8 @@ class MainWindow(QMainWindow):
 
     def _first_run_docks(self) -> None:
         """First run: give the graph most of the room."""
-        self.resizeDocks([self.bottom_dock], [170], Qt.Orientation.Vertical)
+        plots = self.tabs.currentWidget() in (self.numerics, self.target_panel)
+        self.resizeDocks([self.bottom_dock], [PLOT_DOCK_HEIGHT if plots else 170], Qt.Orientation.Vertical)
         self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360], Qt.Orientation.Horizontal)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -157,8 +190,15 @@ class MainWindow(QMainWindow):
         self.state.togglesChanged.connect(lambda: hide.setChecked(self.state.hide_unchanged))
         view.addAction(hide)
         view.addSeparator()
+        view.addAction(self.numerics.act_heat)
+        view.addSeparator()
         for dock in (self.timeline_dock, self.inspector_dock, self.bottom_dock):
             view.addAction(dock.toggleViewAction())
+        tools = mb.addMenu("&Tools")
+        self._act(tools, "Run &numerics", self._run_numerics_tab, "Ctrl+N",
+                  "Per-layer float vs fake-quant vs lowered numerics for the current model")
+        self._act(tools, "Run on &target…", lambda: self.show_tab("target"), "Ctrl+T",
+                  "Build and run the model on QEMU / FVP")
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -177,6 +217,17 @@ class MainWindow(QMainWindow):
         self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         self.graph.inspectOther.connect(self.inspector.show_node)
         self.exporter.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        # numerics <-> graph
+        self.numerics.nodeClicked.connect(self.focus_final_node)
+        self.state.selectionChanged.connect(self._on_graph_selection)
+        self.numerics.heatChanged.connect(self._on_heat)
+        self.numerics.progress.connect(self._on_numerics_progress)
+        self.numerics.errorRaised.connect(self.error_panel.show_error)
+        self.numerics.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        self.numerics.finished.connect(self._on_numerics_finished)
+        self.session.started.connect(self._on_lowering_started)
+        # run on target
+        self.target_panel.nodeClicked.connect(self.focus_final_node)
 
     # ------------------------------------------------------------------ settings
     def _restore(self) -> None:
@@ -272,9 +323,111 @@ class MainWindow(QMainWindow):
             self.graph.render_image(path)
             self.statusBar().showMessage(f"Wrote {path}", 6000)
 
+    # ------------------------------------------------------------------ numerics / target
+    TAB_NAMES = {"fallbacks": "fallbacks", "quantizer": "quant_report", "log": "log_view",
+                 "numerics": "numerics", "target": "target_panel"}
+
+    def show_tab(self, name: str) -> None:
+        """fallbacks | quantizer | log | numerics | target"""
+        self.bottom_dock.show()
+        self.tabs.setCurrentWidget(getattr(self, self.TAB_NAMES[name]))
+
+    def _on_tab_changed(self, _index: int) -> None:
+        w = self.tabs.currentWidget()
+        if w in (self.numerics, self.target_panel) and self.bottom_dock.height() < PLOT_DOCK_HEIGHT - 40:
+            room = max(self.height() - 420, 200)       # keep a usable graph above
+            self.resizeDocks([self.bottom_dock], [min(PLOT_DOCK_HEIGHT, room)], Qt.Orientation.Vertical)
+
+    def _numerics_source(self) -> tuple[str, str, str, str | None] | None:
+        """Numerics compare the lowering the graph shows (same options, so node ids match)."""
+        req = self.session.request or self.model_bar.request()
+        return (req.source, req.target, req.flow, req.calib) if req.source else None
+
+    def run_numerics(self, inputs: str | None = None) -> None:
+        if inputs is not None:
+            if inputs.isdigit():
+                self.numerics.inputs.set_folder(None)
+                self.numerics.inputs.count.setValue(int(inputs))
+            else:
+                self.numerics.inputs.set_folder(inputs)
+        self.numerics.run_current()
+
+    def _run_numerics_tab(self) -> None:
+        self.show_tab("numerics")
+        self.run_numerics()
+
+    def _final_index(self) -> int | None:
+        f = self.session.final()
+        return f.index if f is not None else None
+
+    def focus_final_node(self, node_id: str) -> None:
+        """Select a FINAL-graph node (a numerics point, a target gap): in the stage on screen
+        through provenance when it exists there, else on the final stage."""
+        final = self.session.final()
+        if final is None or final.node(node_id) is None:
+            self.statusBar().showMessage(f"{node_id} is not in the final graph shown (lower the model "
+                                         "again or re-run)", 6000)
+            return
+        st = self.state.stage
+        if 0 <= st != final.index:
+            mapped = self.session.provenance().nearest(node_id, final.index, st)
+            if mapped is not None and self.session.snapshots[st].node(mapped) is not None:
+                self.state.select(mapped, center=True)
+                return
+        self.state.focus(final.index, node_id)
+
+    def _on_graph_selection(self, node_id: str, _center: bool) -> None:
+        if not node_id or self.numerics.result() is None:
+            return
+        fi = self._final_index()
+        st = self.state.stage
+        if fi is None or st < 0:
+            return
+        fid = node_id if st == fi else self.session.provenance().nearest(node_id, st, fi)
+        if fid:
+            self.numerics.view.select_node(fid)
+
+    def _on_heat(self, colors: dict) -> None:
+        if not colors:
+            self.graph.set_heat(None)
+            return
+        import pyqtgraph as pg
+
+        from .numerics_view import HEAT_MAP
+
+        lo, hi, label = self.numerics.heat_info()
+        cmap = pg.colormap.get(HEAT_MAP)
+        stops = [cmap.map(1.0 - i / 10, mode="qcolor") for i in range(11)]   # worst -> best
+        self.graph.set_heat(colors, (lo, hi), label, stops)
+
+    def _on_numerics_progress(self, text: str, done: int, total: int) -> None:
+        if total < 0:
+            self.num_box.hide()
+            return
+        self.num_box.show()
+        self.num_status.setText(f"Numerics: {text}")
+        self.num_bar.setRange(0, max(total, 0))
+        if total > 0:
+            self.num_bar.setValue(done)
+
+    def _on_numerics_finished(self, status: str) -> None:
+        self.num_box.hide()
+        if status == "done" and self.state.selected:      # the plots follow the graph's selection
+            self._on_graph_selection(self.state.selected, False)
+
+    def _on_lowering_started(self) -> None:
+        req = self.session.request
+        if req is not None:
+            self.target_panel.set_model_source(req.source, req.target, req.flow)
+        shown = self.numerics.request
+        if shown is not None and (req is None or shown.lowering() != (req.source, req.target, req.flow, req.calib)):
+            self.numerics.clear()          # another lowering: its node ids would not match
+
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""
+        self.numerics.shutdown()
+        self.target_panel.shutdown()
         self.session.worker.cancel()
         self.exporter.shutdown()
         self.graph.shutdown()

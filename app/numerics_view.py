@@ -94,8 +94,8 @@ def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -
     plot.showGrid(x=True, y=True, alpha=0.3)
     plot.setLabel("left", f"SQNR (dB; bit-exact drawn at {PLOT_CAP_DB:.0f})")
     plot.setLabel("bottom", "layer (final graph, topological order)")
-    if plot.legend is None:
-        plot.addLegend(offset=(10, 10))
+    if plot.legend is None:   # top right, above the bit-exact line (the y range leaves room)
+        plot.addLegend(offset=(-10, 5), colCount=2, brush=(255, 255, 255, 215), labelTextColor="#37474f")
     items = []
     xs = [l.index for l in result.layers]
     for pair, color, symbol in CURVES:
@@ -113,6 +113,13 @@ def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -
         items.append(item)
     if xs:
         plot.setXRange(min(xs) - 0.5, max(xs) + 0.5, padding=0.02)
+        if len(xs) <= 24:
+            plot.getAxis("bottom").setTickSpacing(5, 1)     # whole layers only
+        else:
+            plot.getAxis("bottom").setTickSpacing()
+        ys = [_plot_y(m.sqnr_db) for l in result.layers for m in (l.metric(p) for p in pairs) if m is not None]
+        if ys:
+            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 38, padding=0)
     return items
 
 
@@ -145,6 +152,23 @@ from PySide6.QtCore import Qt, Signal, Slot  # noqa: E402 - the pure helpers abo
 from PySide6.QtGui import QLinearGradient, QPainter  # noqa: E402
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout,  # noqa: E402
                                QWidget)
+
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+
+
+def _white_plot(title: str | None = None) -> Any:
+    """A PlotWidget on white with dark axes (the app's light theme; pyqtgraph's default is black)."""
+    import pyqtgraph as pg
+
+    w = pg.PlotWidget(background="w")
+    item = w.getPlotItem()
+    if title:
+        item.setTitle(title, color="#37474f", size="10pt")
+    for name in ("left", "bottom"):
+        ax = item.getAxis(name)
+        ax.setPen(pg.mkPen("#78909c"))
+        ax.setTextPen(pg.mkPen("#37474f"))
+    return w
 
 
 class ColorBar(QWidget):
@@ -197,7 +221,7 @@ class NumericsView(QWidget):
     """
 
     nodeClicked = Signal(str)
-    heatChanged = Signal(dict)
+    heatChanged = Signal(object)     # not Signal(dict): PySide6 6.12 mis-counts references
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -221,16 +245,19 @@ class NumericsView(QWidget):
         self.scatter_ref.addItem("float reference", "float")
         self.scatter_ref.currentIndexChanged.connect(lambda _i: self._show_layer())
 
-        self.sqnr_plot = pg.PlotWidget()
-        self.sqnr_plot.setMinimumHeight(180)
-        self.scatter_plot = pg.PlotWidget(title="reference vs lowered")
+        self.sqnr_plot = _white_plot()
+        self.sqnr_plot.setMinimumHeight(140)
+        self.scatter_plot = _white_plot("reference vs lowered")
         self.scatter_plot.setLabel("bottom", "reference")
         self.scatter_plot.setLabel("left", "lowered")
-        self.float_hist = pg.PlotWidget(title="float reference values")
-        self.int_hist = pg.PlotWidget(title="lowered values on the int8 grid")
+        self.float_hist = _white_plot("float reference values")
+        self.int_hist = _white_plot("lowered values on the int8 grid")
         self.colorbar = ColorBar()
+        self.colorbar.setMinimumSize(70, 100)
+        self.colorbar.setMaximumWidth(90)
         self.layer_label = QLabel("")
         self.layer_label.setWordWrap(True)
+        self.layer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._marker = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None,
                                           symbol="o")
 
@@ -238,27 +265,32 @@ class NumericsView(QWidget):
         top.addWidget(self.summary, 1)
         top.addWidget(QLabel("heat:"))
         top.addWidget(self.heat_metric)
-        lower = QSplitter(Qt.Orientation.Horizontal)
+        # one row, left to right: all layers | the selected layer (scatter, histograms) | heat bar;
+        # it fits the wide, short bottom dock of the main window
         scatter_box = QWidget()
         sb = QVBoxLayout(scatter_box)
         sb.setContentsMargins(0, 0, 0, 0)
+        sb.setSpacing(1)
         sb.addWidget(self.scatter_ref)
-        sb.addWidget(self.scatter_plot)
-        lower.addWidget(scatter_box)
-        lower.addWidget(self.float_hist)
-        lower.addWidget(self.int_hist)
-        lower.addWidget(self.colorbar)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.sqnr_plot)
-        bottom = QWidget()
-        bl = QVBoxLayout(bottom)
-        bl.setContentsMargins(0, 0, 0, 0)
-        bl.addWidget(self.layer_label)
-        bl.addWidget(lower, 1)
-        split.addWidget(bottom)
+        sb.addWidget(self.scatter_plot, 1)
+        hists = QSplitter(Qt.Orientation.Vertical)
+        hists.addWidget(self.float_hist)
+        hists.addWidget(self.int_hist)
+        row = QSplitter(Qt.Orientation.Horizontal)
+        row.addWidget(self.sqnr_plot)
+        row.addWidget(scatter_box)
+        row.addWidget(hists)
+        row.addWidget(self.colorbar)
+        for i, k in enumerate((6, 3, 3, 0)):
+            row.setStretchFactor(i, k)
+        row.setSizes([600, 300, 300, 80])
+        self.splitter = row
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(2)
         lay.addLayout(top)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.layer_label)
+        lay.addWidget(row, 1)
 
     # -- public API --------------------------------------------------------------------------
     def result(self) -> NumericsResult | None:

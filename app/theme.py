@@ -33,6 +33,8 @@ EDGE_LABEL = QColor("#455a64")
 CLUSTER_FILLS = ("#f3f6fa", "#e9eef5", "#dfe7f0", "#d5dfeb")
 CLUSTER_BORDER = QColor("#9fb3c8")
 BACKGROUND = QColor("#ffffff")
+HEAT_NONE_FILL = QColor("#f4f6f7")      # heat overlay: node without numerics
+HEAT_NONE_TEXT = QColor("#90a4ae")
 
 
 def kind_colors(kind: str) -> tuple[QColor, QColor, QColor]:
