@@ -26,6 +26,9 @@ def add_lower_command(sub: Any, epilog: str = "") -> None:
                    help="legacy pass list, or the explicit-layout one (default %(default)s)")
     p.add_argument("--calib", default=None, metavar="DIR|N",
                    help="calibration: N random samples (default 8) or a folder of .pt/.npy files")
+    p.add_argument("--activations", default="int8", choices=["int8", "int16"],
+                   help="activation type of the per-tensor quantization config (default %(default)s; "
+                        "int16 is accepted only by a few kernels)")
     p.add_argument("--json", metavar="F", help="write the JSON report")
     p.add_argument("--html", metavar="F", help="write a standalone HTML report")
     p.add_argument("--pte", metavar="F", help="write the ExecuTorch program")
@@ -107,7 +110,7 @@ def run_lower(args: argparse.Namespace) -> int:
         if isinstance(calib, str) and calib.isdigit():
             calib = int(calib)
         on_stage, on_status, _ = _progress(args.verbose)
-        result = lower(args.model, PipelineOptions(args.target, args.flow, calib), on_stage=on_stage,
+        result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations), on_stage=on_stage,
                        on_status=on_status, use_cache=not args.no_cache,
                        want_pte=bool(args.pte), want_bpte=bool(args.bpte))
     except CmlensError as e:

@@ -68,7 +68,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     the edge program on `result.pipeline` (for reference runs and tests)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
-    opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed)
+    opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed,
+                           options.activations)
     cache = ResultCache()
     key = cache_key(spec.fingerprint(), opts.key())
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}

@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default="cortex-m55")
     ap.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     ap.add_argument("--calib", default=None)
+    ap.add_argument("--activations", default="int8", choices=["int8", "int16"])
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--report", default=None, help="also write the JSON report here")
     ap.add_argument("--pte", default=None)
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         emit({"type": "status", "text": "importing ExecuTorch (first time takes ~8 s)"})
-        result = lower(args.source, PipelineOptions(args.target, args.flow, calib),
+        result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations),
                        on_stage=on_stage, use_cache=not args.no_cache,
                        want_pte=bool(args.pte), want_bpte=bool(args.bpte),
                        on_status=lambda t: emit({"type": "status", "text": t}))

@@ -135,8 +135,9 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
                f"separate portable {node.dtype or 'int8'} kernel.")
     elif (node.dtype or "") == "int16" or "quantization config" in dtype_words or "int16" in dtype_words:
         cat = "unsupported_dtype"
-        msg = (f"{base} was configured with a dtype the Cortex-M kernels do not accept"
-               + (f" (checker: {rejected[0]})" if rejected else "") + ", so it stays on a portable kernel.")
+        msg = (f"{base} was configured with a dtype the Cortex-M kernels do not accept for it"
+               + (f" (checker: \"{rejected[0]}\")" if rejected else "")
+               + f", so it stays in {'float' if float_out else node.dtype} on a portable kernel.")
     elif rejected and any(w in dtype_words for w in ("nhwc", "layout", "channels_last", "channels-last")):
         cat = "layout"
         msg = f"{base} was rejected for its memory layout: {rejected[0]}"

@@ -62,13 +62,19 @@ def collect_verdicts(quantizer: Any, prepared: Any) -> QuantizerVerdicts:
 
 
 def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
-             status: Callable[[str], None] | None = None) -> tuple[Any, QuantizerVerdicts]:
+             status: Callable[[str], None] | None = None, activations: str = "int8"
+             ) -> tuple[Any, QuantizerVerdicts]:
     """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule)."""
     say = status or (lambda _t: None)
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    quantizer = CortexMQuantizer(use_explicit_layout=(flow == "explicit"))
+    per_tensor = None
+    if activations == "int16":
+        from executorch.backends.cortex_m.quantizer.quantization_configs import INT16_PER_TENSOR_CONFIG
+
+        per_tensor = INT16_PER_TENSOR_CONFIG
+    quantizer = CortexMQuantizer(per_tensor_config=per_tensor, use_explicit_layout=(flow == "explicit"))
     say("quantizing: prepare_pt2e (annotating with CortexMQuantizer)")
     prepared = prepare_pt2e(module, quantizer)
     verdicts = collect_verdicts(quantizer, prepared)

@@ -92,9 +92,12 @@ class LoweringPipeline:
         self.keep_edge_program = keep_edge_program
         if options.flow not in ("legacy", "explicit"):
             raise BadInputError(f"Unknown flow {options.flow!r}.", "Use --flow legacy or --flow explicit.")
+        if options.activations not in ("int8", "int16"):
+            raise BadInputError(f"Unknown activation type {options.activations!r}.",
+                                "Use --activations int8 or --activations int16.")
         self.model = model
         self.options = PipelineOptions(normalise_target(options.target), options.flow,
-                                       options.calib, options.seed)
+                                       options.calib, options.seed, options.activations)
         self.snapshots: list[GraphSnapshot] = []
         self.verdicts = QuantizerVerdicts()
         self.quantized_module: Any = None
@@ -138,7 +141,8 @@ class LoweringPipeline:
         try:
             with capture_logs() as log:
                 gm = ep.module(check_guards=False)
-                converted, self.verdicts = quantize(gm, inputs, calib, opts.flow, self.say)
+                converted, self.verdicts = quantize(gm, inputs, calib, opts.flow, self.say,
+                                                    activations=opts.activations)
                 self.quantized_module = converted
         except Exception as e:  # noqa: BLE001
             raise self._stage_error(STAGE_QUANTIZED, e) from e

@@ -23,6 +23,7 @@ class PipelineOptions:
     flow: str = "legacy"
     calib: str | int | None = None   # N random samples, or a folder of .pt/.npy
     seed: int = 0
+    activations: str = "int8"        # per-tensor activation config: int8, or int16 where supported
 
     def key(self) -> str:
-        return f"{self.target}|{self.flow}|{self.calib}|{self.seed}"
+        return f"{self.target}|{self.flow}|{self.calib}|{self.seed}|{self.activations}"

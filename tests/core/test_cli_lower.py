@@ -138,3 +138,16 @@ def test_second_lowering_comes_from_the_cache(capsys) -> None:
     run(capsys, "deep_autoencoder")
     code, out, _ = run(capsys, "deep_autoencoder")
     assert code == 0 and "(from cache)" in out
+
+
+def test_int16_activations_explain_rejections_as_unsupported_dtype(capsys, tmp_path) -> None:
+    out = tmp_path / "r.json"
+    code, _, _ = run(capsys, str(FIX / "good_model.py"), "--activations", "int16", "--json", str(out))
+    assert code == 0
+    rep = json.loads(out.read_text())
+    linears = [f for f in rep["fallbacks"] if f["op"] == "aten.linear.default"]
+    assert len(linears) == 2
+    for f in linears:
+        assert f["category"] == "unsupported_dtype"
+        assert "unsupported quantization config" in f["reason"]
+        assert "int8" in f["suggestion"]
