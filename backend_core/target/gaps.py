@@ -36,7 +36,7 @@ class TensorPair:
     dtype: str
     shape: tuple[int, ...]
     signal_power: float                # mean(host²), for the SNR
-    layout_fixed: bool = False         # runtime bytes re-read in the host tensor's dim order
+    layout_fixed: bool = False         # runtime bytes re-read in the program's dim order
 
 
 @dataclass
@@ -184,7 +184,7 @@ def map_to_final(pairs: Iterable[TensorPair], final: GraphSnapshot, metric: str 
             mismatched=p.mismatched, numel=p.numel, scale=scale,
             mse_real=None if scale is None else p.mse * scale * scale, layout_fixed=p.layout_fixed))
     if any(p.layout_fixed for p in report.layers):
-        report.notes.append("channels-last outputs were re-read in the host tensor's dim order: the ETDump "
+        report.notes.append("channels-last outputs were re-read in the program's dim order: the ETDump "
                             "holds raw bytes and the Inspector reads them as contiguous NCHW")
     return report
 

@@ -13,8 +13,14 @@ Measured traps (ExecuTorch 1.5.1, DS-CNN on QEMU M55):
   passes add `alloc`/`pad` nodes without one (KeyError 'debug_handle'): use the edge program, which is
   the final Cortex-M graph with host reference kernels;
 - the debug buffer holds raw bytes and the Inspector reads them as contiguous tensors, but the convs'
-  outputs are channels-last: without re-reading them in the host tensor's dim order every conv shows a
-  huge gap (MSE ~2500 LSB²) while the bytes are identical."""
+  outputs are channels-last: they are re-read in the dim order the program gave each output (node
+  meta["val"] strides, exactly what the emitter writes into the .pte), never guessed from the host
+  tensor's strides;
+- the ETRecord's representative inputs (the host run's inputs) come from the bundle it is generated
+  from, and the .bpte's bundle holds bundle_layout()'s NHWC bytes under the NCHW shape: the ETRecord
+  gets a twin bundle with the logical tensors. Before, a 3-channel resnet8 that PASSed with error 7e-4
+  showed its input quantize bit-identical (same bytes both sides) and every later layer wrong
+  (first conv 12179/16384 differ); 1-channel models (ds_cnn) hid it."""
 from __future__ import annotations
 
 import copy
@@ -72,27 +78,76 @@ def lower_with_etrecord(source: str, target: str, flow: str, workdir: Path,
     edge = EdgeProgramManager({"forward": copy.deepcopy(pipe.final_program)},
                               compile_config=cortex_m_edge_compile_config())
     edge_for_record = copy.deepcopy(edge)
-    bundled = BundledProgram(edge.to_executorch(), [MethodTestSuite("forward", [
+    et_program = edge.to_executorch()
+    bundled = BundledProgram(et_program, [MethodTestSuite("forward", [
         MethodTestCase(inputs=bundle_layout(inputs), expected_outputs=bundle_layout(expected))])])
     workdir.mkdir(parents=True, exist_ok=True)
     bpte = workdir / f"{res.model}.bpte"
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))
     etrecord = workdir / "etrecord.bin"
-    generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record, executorch_program=bundled)
+    # The ETRecord takes its representative inputs (what the Inspector runs the host graph on) from the
+    # bundle it is given. The .bpte's tensors are bundle_layout()'s NHWC bytes under the logical NCHW
+    # shape: right for the target, a channel-scrambled image for the host. So the ETRecord gets a twin
+    # bundle of the same program holding the logical tensors.
+    generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record,
+                      executorch_program=record_bundle(et_program, inputs, expected))
     return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start)
 
 
-def match_layout(aot: Any, runtime: Any) -> tuple[Any, bool]:
-    """Re-read a contiguous runtime tensor in the dim order of the host tensor (see module docstring)."""
+def record_bundle(et_program: Any, inputs: Any, expected: Any) -> Any:
+    """The BundledProgram the ETRecord is generated from: same program, logical (host) tensors."""
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.core import BundledProgram
+
+    return BundledProgram(et_program, [MethodTestSuite("forward", [
+        MethodTestCase(inputs=list(inputs), expected_outputs=list(expected))])])
+
+
+def program_dim_orders(graph_module: Any) -> dict[int, tuple[int, ...]]:
+    """debug handle -> dim order of the output the target wrote for it, from the program itself.
+
+    The emitter writes each tensor's dim order into the .pte from the node's `meta["val"]` strides
+    (exir.tensor.TensorSpec: `dim_order_from_stride`), and the runtime lays the bytes out in that
+    order; this reads it the same way. Like the Inspector's IntermediateOutputCapturer, the last node
+    of a handle (in graph order) is the one whose output is compared."""
+    import torch
+    from executorch.exir.tensor import dim_order_from_stride
+
+    out: dict[int, tuple[int, ...]] = {}
+    for node in graph_module.graph.nodes:
+        h = node.meta.get("debug_handle")
+        if node.op != "call_function" or h is None or "getitem" in str(node.target):
+            continue
+        val = node.meta.get("val")
+        if isinstance(val, (list, tuple)) and len(val) == 1:
+            val = val[0]
+        if not isinstance(val, torch.Tensor):
+            continue
+        order = tuple(int(d) for d in dim_order_from_stride(tuple(val.stride())))
+        for handle in ((h,) if isinstance(h, int) else tuple(h)):
+            out[int(handle)] = order
+    return out
+
+
+def handle_dim_order(handles: Any, dim_orders: dict[int, tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The dim order of a (possibly merged) Inspector debug-handle tuple: its last handle's output."""
+    found = [dim_orders[int(h)] for h in sorted(handles) if int(h) in dim_orders]
+    return found[-1] if found else None
+
+
+def match_layout(runtime: Any, dim_order: tuple[int, ...] | None) -> tuple[Any, bool]:
+    """Re-read the runtime tensor, which the Inspector builds as contiguous over the raw debug-buffer
+    bytes, in the dim order the program gave it (see program_dim_orders). No guessing from the host
+    tensor's strides: those come from the host run on the host's inputs, not from what the target wrote
+    (and are ambiguous for sizes of 1)."""
     import torch
 
-    if not (isinstance(aot, torch.Tensor) and isinstance(runtime, torch.Tensor)):
+    if not isinstance(runtime, torch.Tensor) or dim_order is None or len(dim_order) != runtime.dim():
         return runtime, False
-    if aot.shape != runtime.shape or aot.is_contiguous() or not runtime.is_contiguous() or aot.dim() < 2:
+    if list(dim_order) == list(range(runtime.dim())) or not runtime.is_contiguous():
         return runtime, False
-    order = sorted(range(aot.dim()), key=lambda i: -aot.stride(i))      # stable: ties keep index order
-    inverse = [order.index(i) for i in range(aot.dim())]
-    fixed = runtime.reshape([aot.shape[i] for i in order]).permute(inverse)
+    inverse = [list(dim_order).index(i) for i in range(runtime.dim())]
+    fixed = runtime.reshape([runtime.shape[i] for i in dim_order]).permute(inverse)
     return fixed, True
 
 
@@ -102,7 +157,7 @@ def _single(x: Any) -> Any:
     return x
 
 
-def _comparator(metric: str) -> Any:
+def _comparator(metric: str, dim_orders: dict[int, tuple[int, ...]]) -> Any:
     """The Inspector's own comparator for `metric` with our layout fix as its preprocessing step."""
     from executorch.devtools.inspector.numerical_comparator import (
         L1Comparator, MSEComparator, SNRComparator)
@@ -114,7 +169,7 @@ def _comparator(metric: str) -> Any:
             self.fixed: set[tuple[int, ...]] = set()
             out = {}
             for (ah, a), (rh, r) in mapping.items():
-                r2, did = match_layout(_single(a), _single(r))
+                r2, did = match_layout(_single(r), handle_dim_order(ah, dim_orders))
                 if did:
                     self.fixed.add(tuple(ah))
                     r = r2
@@ -152,11 +207,15 @@ def compute_gaps(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphS
             raise BadInputError(f"No {what} at {p}.", "Run with --etdump so the runner dumps intermediate outputs.")
     import executorch.backends.cortex_m.passes  # noqa: F401  registers cortex_m ops for the ETRecord graph
     from executorch.devtools import Inspector
+    from executorch.devtools.etrecord import parse_etrecord
 
-    comparator = _comparator(metric)
     with warnings.catch_warnings():   # torch.frombuffer on the read-only debug buffer: harmless, we only read
         warnings.filterwarnings("ignore", message="The given buffer is not writable")
-        inspector = Inspector(etdump_path=str(etdump), etrecord=str(etrecord), debug_buffer_path=str(debug_buffer))
+        record = parse_etrecord(str(etrecord))
+        edge = record.edge_dialect_program
+        edge = edge["forward"] if isinstance(edge, dict) else edge
+        comparator = _comparator(metric, program_dim_orders(edge.graph_module))
+        inspector = Inspector(etdump_path=str(etdump), etrecord=record, debug_buffer_path=str(debug_buffer))
         df = inspector.calculate_numeric_gap(distance=comparator, reference_graph=REFERENCE_GRAPH)
     pairs = [p for _, row in df.iterrows() if (p := _pair(row, comparator.fixed)) is not None]
     report = map_to_final(pairs, final, metric)

@@ -8,6 +8,7 @@ That recorded run found a real problem: the .bpte stores the input in NCHW byte 
 channel-scrambled input. The gaps show it where it starts: the input quantize is the first divergence."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -72,17 +73,28 @@ def test_snr_edge_cases() -> None:
     assert snr_db(100.0, 1.0) == pytest.approx(20.0)
 
 
-def test_match_layout_rereads_channels_last_bytes() -> None:
+def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
     torch = pytest.importorskip("torch")
-    from backend_core.target.gaps_inspector import match_layout
+    from backend_core.target.gaps_inspector import handle_dim_order, match_layout
 
     host = torch.arange(24, dtype=torch.int8).reshape(1, 2, 3, 4).contiguous(memory_format=torch.channels_last)
     raw = torch.frombuffer(bytearray(host.permute(0, 2, 3, 1).contiguous().numpy().tobytes()),
                            dtype=torch.int8).view(1, 2, 3, 4)                      # what the Inspector builds
-    fixed, did = match_layout(host, raw)
+    fixed, did = match_layout(raw, (0, 2, 3, 1))
     assert did and torch.equal(fixed, host)
-    same, did = match_layout(host.contiguous(), raw)
+    # the decision comes from the program's dim order, not from the host tensor's strides
+    same, did = match_layout(raw, (0, 1, 2, 3))
     assert not did and same is raw
+    same, did = match_layout(raw, None)
+    assert not did and same is raw
+    # (1,16,32,32)-like shapes: the target's NHWC bytes re-read without looking at any host tensor
+    t = torch.randint(-128, 127, (1, 16, 8, 8), dtype=torch.int8)
+    raw = torch.frombuffer(bytearray(t.permute(0, 2, 3, 1).contiguous().numpy().tobytes()),
+                           dtype=torch.int8).view(1, 16, 8, 8)
+    assert torch.equal(match_layout(raw, (0, 2, 3, 1))[0], t)
+    # a merged handle tuple takes its last handle's order
+    assert handle_dim_order((4, 3), {3: (0, 1, 2, 3), 4: (0, 2, 3, 1)}) == (0, 2, 3, 1)
+    assert handle_dim_order((9,), {}) is None
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +157,80 @@ def test_recorded_run_gaps_explained_by_nchw_input(recorded_gaps) -> None:
     rt = rt[0] if isinstance(rt, (list, tuple)) else rt
     n, c, h, w = host.shape
     assert torch.equal(host, rt.reshape(n, h, w, c).permute(0, 3, 1, 2))
+
+
+# --- a passing run after the bundle layout fix: every layer must be bit-identical ---------------------
+UART_PASS = FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
+
+
+@pytest.fixture(scope="module")
+def passing_run(tmp_path_factory: pytest.TempPathFactory):
+    """The same tiny model, run on QEMU M55 from a .bpte with channels-last input bytes (PASS, error 0)."""
+    pytest.importorskip("executorch")
+    from backend_core.target.gaps_inspector import lower_with_etrecord
+
+    work = tmp_path_factory.mktemp("gaps_pass")
+    report = parse_uart(UART_PASS.read_text())
+    assert report.tests and report.tests[0].passed is True
+    for name, data in report.etdumps[0].files.items():
+        (work / name).write_bytes(data)
+    return work, lower_with_etrecord(str(MODEL), "cortex-m55", "legacy", work)
+
+
+def test_etrecord_runs_the_host_graph_on_the_logical_inputs(passing_run) -> None:
+    """The .bpte carries NHWC bytes under the NCHW shape (for the target); the ETRecord's representative
+    inputs, which the Inspector runs the host graph on, must be the real tensors (was: the scrambled
+    bundle tensors, so every layer after the input quantize showed a gap on a 3-channel resnet8)."""
+    torch = pytest.importorskip("torch")
+    from executorch.devtools.etrecord import parse_etrecord
+
+    import executorch.backends.cortex_m.passes  # noqa: F401
+    _, rec = passing_run
+    spec = importlib.util.spec_from_file_location("tiny_conv_model", MODEL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = mod.get_example_inputs()[0]
+    rep = parse_etrecord(str(rec.etrecord))._representative_inputs[0]
+    assert torch.equal(rep, x)
+
+
+def test_passing_run_is_bit_identical_on_every_layer(passing_run) -> None:
+    from backend_core.target.gaps_inspector import compute_gaps
+
+    work, rec = passing_run
+    gaps = compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", rec.etrecord, rec.final, "MSE")
+    assert len(gaps.layers) == 5
+    assert [(g.target.split(".")[1], g.mismatched) for g in gaps.layers] == [
+        ("quantize_per_tensor", 0), ("quantized_conv2d", 0), ("quantized_depthwise_conv2d", 0),
+        ("quantized_avg_pool2d", 0), ("quantized_linear", 0)]
+    assert gaps.first_divergence is None
+    assert [g.layout_fixed for g in gaps.layers] == [True, True, True, True, False]   # NHWC 4-D, 2-D fc
+
+
+def test_a_wrong_requantize_multiplier_still_shows_a_gap(passing_run, tmp_path: Path) -> None:
+    """Same target run, host program with the first conv's requantize multipliers corrupted: the gap
+    must start at that conv (the layout fix does not paper over real differences)."""
+    torch = pytest.importorskip("torch")
+    from executorch.devtools.etrecord import parse_etrecord
+
+    import executorch.backends.cortex_m.passes  # noqa: F401
+    from backend_core.target.gaps_inspector import compute_gaps
+
+    work, rec = passing_run
+    record = parse_etrecord(str(rec.etrecord))
+    ep = record.edge_dialect_program
+    conv = next(n for n in ep.graph_module.graph.nodes if "quantized_conv2d" in str(n.target))
+    mult = conv.args[8]
+    target = ep.graph_signature.inputs_to_lifted_tensor_constants.get(mult.name) or \
+        ep.graph_signature.inputs_to_buffers.get(mult.name) or ep.graph_signature.inputs_to_parameters[mult.name]
+    table = ep.constants if target in ep.constants else ep.state_dict
+    t = table[target]
+    with torch.no_grad():                                              # 0.75x the scale, in place
+        t.copy_((t.to(torch.int64) * 3 // 4).to(t.dtype))
+    bad = tmp_path / "etrecord_bad.bin"
+    record.save(str(bad))
+    gaps = compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", bad, rec.final, "MSE")
+    first = gaps.first_divergence
+    assert gaps.layers[0].identical                                    # the input quantize is untouched
+    assert first is not None and first.target == "cortex_m.quantized_conv2d.default"
+    assert first.mismatched > first.numel // 4
