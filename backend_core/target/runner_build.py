@@ -25,6 +25,8 @@ from .process import LineCallback
 
 RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
 RUNNER_TARGET = "arm_executor_runner"
+BUILD_RECIPE = (RUNNER_SOURCE_DIR / "CMakeLists.txt", KERNELS_DIR / "cmake" / "cmlens_board.cmake",
+                KERNELS_DIR / "cmake" / "boards.cmake")
 
 
 def portable_ops(ops: list[str]) -> list[str]:
@@ -58,7 +60,9 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io)).encode())
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags())).encode())
+        for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
+            h.update(recipe.read_bytes() if recipe.is_file() else b"")
         return h.hexdigest()[:12]
 
     @property
@@ -77,6 +81,10 @@ class RunnerRequest:
         suffix = self.model.suffix if self.model is not None else ".pte"
         return self.build_dir / f"model{suffix}"
 
+    def cpu_flags(self) -> str:
+        """The board's CPU/FPU/float-ABI flags (kernels/cmake/boards.cmake), for every compiled file."""
+        return " ".join(self.board.gcc_flags)
+
     def defines(self) -> dict[str, str]:
         lib = self.libs.request
         d = {
@@ -93,6 +101,12 @@ class RunnerRequest:
             "ET_DUMP_INTERMEDIATE_OUTPUTS": "ON" if self.dump_intermediate_outputs else "OFF",
             "CMLENS_PORTABLE_OPS": ",".join(portable_ops(self.ops)),
             "SEMIHOSTING": "ON" if self.semihosting else "OFF",
+            # Every library the runner build compiles (the generated portable/quantized op libraries too,
+            # which do not link the board layer) must use the board's float ABI, else the link fails with
+            # "libcmlens_portable_ops_lib.a(...) does not use VFP register arguments" (layernorm_mlp, M55).
+            "CMAKE_C_FLAGS": self.cpu_flags(),
+            "CMAKE_CXX_FLAGS": self.cpu_flags(),
+            "CMAKE_ASM_FLAGS": self.cpu_flags(),
         }
         if not self.semihosting:
             d["ET_PTE_FILE_PATH"] = str(self.model_copy)

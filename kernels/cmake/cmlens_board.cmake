@@ -9,6 +9,13 @@ if(NOT DEFINED CMLENS_KERNELS_DIR)
 endif()
 include(${CMLENS_KERNELS_DIR}/cmake/boards.cmake)
 
+# The CPU/FPU/float-ABI flags for EVERY target of the including directory, not only those that link
+# cmlens_board: a library that does not link it (ExecuTorch's gen_operators_lib() in runner/CMakeLists.txt)
+# was otherwise compiled for the compiler's default (soft-float Armv4T) and the link failed with
+# "... does not use VFP register arguments". Set before any target exists (COMPILE_OPTIONS initialises
+# the targets created after it). backend_core/target/runner_build.py also passes them as CMAKE_<LANG>_FLAGS.
+add_compile_options(${CMLENS_CPU_FLAGS})
+
 option(CMLENS_SEMIHOSTING "Exit (and host file I/O) through semihosting" ON)
 option(CMLENS_SEMIHOSTING_ARGS "Pass the semihosting command line to main(argc, argv)" OFF)
 option(CMLENS_NEWLIB_NANO "Link newlib-nano (with float printf)" ON)
