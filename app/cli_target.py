@@ -119,7 +119,12 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _printer(out: TextIO, quiet: bool):
+    """Echo streamed lines. The simulator driver has already fed the full line to the UART parser;
+    what is printed is abbreviated (the ETDump's base64 lines are 100+ kB each)."""
+    from backend_core.target.uart import abbreviate_line
+
     def on_line(stream: str, line: str) -> None:
+        line = abbreviate_line(line)
         if stream == "uart":
             print(f"uart> {line}", file=out, flush=True)
         elif stream == "cmlens":
@@ -183,16 +188,7 @@ def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextI
 
     out, err = out or sys.stdout, err or sys.stderr
     quiet = getattr(args, "quiet", False)
-
-    def on_line(stream: str, line: str) -> None:
-        if stream == "uart":
-            print(f"uart> {line}", file=out, flush=True)
-        elif stream == "cmlens":
-            print(f"cmlens: {line}", file=out, flush=True)
-        elif stream == "stderr" and not quiet:
-            print(f"  ! {line}", file=out, flush=True)
-        elif not quiet:
-            print(f"  | {line}", file=out, flush=True)
+    on_line = _printer(out, quiet)
 
     try:
         board = board_for(args.target, args.sim)

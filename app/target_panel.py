@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
+from backend_core.target.uart import abbreviate_line
 from backend_core.targets import DEFAULT_TARGET, TARGETS
 
 from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
@@ -236,6 +237,8 @@ class TargetPanel(QWidget):
 
     # -- process output ----------------------------------------------------------------------------
     def _append(self, stream: str, text: str) -> None:
+        # Display only (results come from the JSON file): a raw ETDump base64 line is 100+ kB.
+        text = abbreviate_line(text)
         self.console.appendPlainText(text if stream != "stderr" else f"! {text}")
 
     def _on_line(self, stream: str, text: str) -> None:

@@ -312,6 +312,29 @@ class UartParser:
         return None  # a log line in the middle of the block: parse it normally
 
 
+_ECHO_B64 = re.compile(r'echo "([A-Za-z0-9+/=\s]{%d,})"(\s*\|\s*base64 -d)' % 64)
+DISPLAY_MAX = 4096   # a displayed line longer than this is cut (after abbreviating base64 payloads)
+
+
+def abbreviate_line(line: str, max_chars: int = DISPLAY_MAX) -> str:
+    """A UART/console line as a person should see it: the ETDump block's `echo "<100+ kB base64>" |
+    base64 -d >debug_buffer.bin` becomes `echo "<base64, 118,024 bytes decoded>" | base64 -d >...`,
+    and any other line longer than `max_chars` is cut with a count of what was left out. Display only:
+    the parser must always get the full line."""
+    if len(line) < 64:
+        return line
+
+    def short(m: re.Match) -> str:
+        payload = "".join(m.group(1).split())
+        decoded = len(payload) // 4 * 3 - (len(payload) - len(payload.rstrip("=")))
+        return f'echo "<base64, {decoded:,} bytes decoded>"{m.group(2)}'
+
+    line = _ECHO_B64.sub(short, line)
+    if len(line) > max_chars:
+        line = f"{line[:max_chars]}... <{len(line) - max_chars:,} more characters>"
+    return line
+
+
 def parse_uart(text: str | bytes) -> UartReport:
     """Parse a whole capture at once."""
     p = UartParser()

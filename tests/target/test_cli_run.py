@@ -154,3 +154,30 @@ def test_semihosting_needs_a_bpte(toolchain, tmp_path: Path, monkeypatch: pytest
     code, _, err = run_cli(["run", str(model), "--et-root", str(root), "--semihosting",
                             "--cache-dir", str(tmp_path / "c")])
     assert code == 2 and "The semihosting runner needs a .bpte" in err
+
+
+def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`cmlens run --etdump` echoes the UART: the base64 lines (100+ kB each with a real model) are shown
+    abbreviated, while the parser, fed by the simulator driver before the echo, gets the full text."""
+    import importlib
+
+    from backend_core.target.errors import SimulatorError
+    from backend_core.target.uart import UartParser
+
+    rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
+    parser = UartParser()
+
+    def fake_run_model(source, *, on_line=None, **kw):
+        for line in rec.read_text().splitlines():       # like simulator.SimRunner: parse, then echo
+            parser.feed_line(line)
+            on_line("uart", line)
+        raise SimulatorError("stand-in run ends here")
+
+    rm = importlib.import_module("backend_core.target.run_model")   # the package re-exports the function
+    monkeypatch.setattr(rm, "run_model", fake_run_model)
+    code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])
+    assert code == 3 and "stand-in run ends here" in err
+    assert 'uart> echo "<base64, 732 bytes decoded>" | base64 -d >debug_buffer.bin' in out
+    assert 'uart> echo "<base64, 1,984 bytes decoded>" | base64 -d >etdump.bin' in out
+    assert max(len(ln) for ln in out.splitlines()) < 200
+    assert len(parser.report.etdumps[0].files["debug_buffer.bin"]) == 732

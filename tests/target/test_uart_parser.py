@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import random
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +197,38 @@ def test_cycle_lines_zero_and_unavailable() -> None:
     assert r.cycles is not None and not r.cycles.available and "read 0" in r.cycles.reason
     r = parse_uart("cycles: unavailable (this core has no DWT cycle counter)\n")
     assert r.cycles.reason == "this core has no DWT cycle counter"
+
+
+# --- display of the ETDump's base64 lines (the parser keeps the full text) ------------------------------
+def test_abbreviate_line_shortens_base64_echo_lines_only() -> None:
+    import base64
+
+    from backend_core.target.uart import DISPLAY_MAX, abbreviate_line
+
+    payload = base64.b64encode(bytes(range(256)) * 461 + b"\x01").decode()          # 118,017 bytes
+    line = f'echo "{payload}" | base64 -d >debug_buffer.bin'
+    assert abbreviate_line(line) == 'echo "<base64, 118,017 bytes decoded>" | base64 -d >debug_buffer.bin'
+    for n in (1, 2, 3, 4, 57):                                          # padding: decoded size is exact
+        p = base64.b64encode(b"x" * n * 50).decode()
+        assert f"<base64, {n * 50:,} bytes decoded>" in abbreviate_line(f'echo "{p}" | base64 -d >etdump.bin')
+    short = 'echo "aGVsbG8=" | base64 -d >x.bin'
+    assert abbreviate_line(short) == short                              # short lines stay verbatim
+    text = "I [executorch:arm_executor_runner.cpp:1171 write_etdump()] [base64] buffer size: 157368"
+    assert abbreviate_line(text) == text
+    long = "Z" * (DISPLAY_MAX + 1000)
+    assert abbreviate_line(long).endswith("... <1,000 more characters>")
+
+
+def test_recorded_etdump_lines_decode_in_full_but_display_short() -> None:
+    from backend_core.target.uart import UartParser, abbreviate_line
+
+    rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
+    parser = UartParser()
+    shown = []
+    for line in rec.read_text().splitlines():
+        parser.feed_line(line)
+        shown.append(abbreviate_line(line))
+    files = parser.report.etdumps[0].files
+    assert len(files["debug_buffer.bin"]) == 732 and len(files["etdump.bin"]) == 1984
+    assert 'echo "<base64, 732 bytes decoded>" | base64 -d >debug_buffer.bin' in shown
+    assert 'echo "<base64, 1,984 bytes decoded>" | base64 -d >etdump.bin' in shown

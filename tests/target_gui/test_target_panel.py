@@ -109,3 +109,15 @@ def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
         panel.resize(1000, 820)
         qtbot.wait(200)
         panel.grab().save(os.environ["CMLENS_SCREENSHOT"])
+
+
+def test_console_shows_etdump_base64_lines_abbreviated(panel) -> None:
+    """A raw ETDump line reaching the console (an older CLI, or stderr) is shown abbreviated; results
+    come from the JSON file, so nothing is lost."""
+    import base64
+
+    payload = base64.b64encode(bytes(118024)).decode()
+    panel._on_line("stdout", f'uart> echo "{payload}" | base64 -d >debug_buffer.bin')
+    text = panel.console.toPlainText()
+    assert 'uart> echo "<base64, 118,024 bytes decoded>" | base64 -d >debug_buffer.bin' in text
+    assert payload[:200] not in text
