@@ -71,7 +71,7 @@ def main() -> None:
     stepped("layernorm_mlp")
     print(f"{'model':10s} {'plain s':>8s} {'stepped s':>9s} {'ratio':>6s}   (goal ≤ 1.10)")
     for name in models:
-        reps = 3 if name not in ("mv2", "mv3") else 1
+        reps = 3
         p, s = [], []
         for _ in range(reps):          # alternate so machine noise hits both sides
             p.append(plain(name))
