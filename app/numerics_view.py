@@ -260,6 +260,9 @@ class NumericsView(QWidget):
         self.layer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._marker = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None,
                                           symbol="o")
+        # pyqtgraph offers clicks to every item near the cursor, whatever its accepted buttons:
+        # the ring around the selected point must pass them on to the curve's point below
+        self._marker.mouseClickEvent = lambda ev: ev.ignore()
 
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)

@@ -18,6 +18,21 @@ import pytest  # noqa: E402
 LOWER_TIMEOUT_MS = 240_000           # a cold ds_cnn on a loaded 2-core machine
 
 
+def running_target_processes() -> list:
+    """The Run-on-target panel's live `cmlens` children (a panel whose window was deleted has
+    none: its QProcess went with it)."""
+    from app.target_process import CliProcess
+
+    out = []
+    for p in list(CliProcess._instances):
+        try:
+            if p.is_running():
+                out.append(p)
+        except RuntimeError:             # the C++ QProcess is already deleted
+            pass
+    return out
+
+
 @pytest.fixture(scope="session")
 def gui_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cmlens-gui-cache")
@@ -39,12 +54,16 @@ def no_dangling(qapp) -> Iterator[None]:
     yield
     running = [r for r in BackgroundRunner.instances() if r.is_running()]
     procs = [w for w in WorkerClient.instances() if w.has_processes()]
+    clis = running_target_processes()
     for r in running:
         r.shutdown()
     for w in procs:
         w.cancel()
+    for c in clis:
+        c.kill()
     assert not running, f"{len(running)} background QThread(s) left running"
     assert not procs, f"{len(procs)} worker process(es) left running"
+    assert not clis, f"{len(clis)} cmlens target process(es) left running"
 
 
 @pytest.fixture
@@ -61,8 +80,8 @@ def window(qtbot):
     from app.worker_client import WorkerClient
 
     # a killed worker is reaped by the event loop: let it run until every process is gone
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances()),
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances())
+                    and not running_target_processes(), timeout=20_000)
 
 
 def lower_and_wait(qtbot, win, model: str, **kw) -> str:
