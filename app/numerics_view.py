@@ -95,7 +95,8 @@ def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -
     plot.setLabel("left", f"SQNR (dB; bit-exact drawn at {PLOT_CAP_DB:.0f})")
     plot.setLabel("bottom", "layer (final graph, topological order)")
     if plot.legend is None:   # top right, above the bit-exact line (the y range leaves room)
-        plot.addLegend(offset=(-10, 5), colCount=2, brush=(255, 255, 255, 215), labelTextColor="#37474f")
+        plot.addLegend(offset=(-10, 2), colCount=2, brush=(255, 255, 255, 215), labelTextColor="#37474f",
+                       labelTextSize="8pt", verSpacing=-6)
     items = []
     xs = [l.index for l in result.layers]
     for pair, color, symbol in CURVES:
@@ -119,7 +120,7 @@ def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -
             plot.getAxis("bottom").setTickSpacing()
         ys = [_plot_y(m.sqnr_db) for l in result.layers for m in (l.metric(p) for p in pairs) if m is not None]
         if ys:
-            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 38, padding=0)
+            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 45, padding=0)
     return items
 
 
