@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox,
-                               QProgressBar, QPushButton, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox,
+                               QProgressBar, QPushButton, QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from .error_panel import ErrorPanel
 from .exporter import Exporter, html_report_available
@@ -29,6 +29,8 @@ from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 DEFAULT_MODEL = "ds_cnn"
 PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
+TARGET_DOCK_HEIGHT = 540        # the target panel: form, buttons, result + gap plot, console
+TARGET_MIN_HEIGHT = 500         # below this it scrolls instead of squashing its plot
 
 
 class MainWindow(QMainWindow):
@@ -82,7 +84,12 @@ class MainWindow(QMainWindow):
         self.numerics.set_request_source(self._numerics_source)
         self.tabs.addTab(self.numerics, "Numerics")
         self.target_panel = TargetPanel(self)
-        self.tabs.addTab(self.target_panel, "Run on target")
+        self.target_panel.setMinimumHeight(TARGET_MIN_HEIGHT)
+        self.target_scroll = QScrollArea(self)
+        self.target_scroll.setWidgetResizable(True)
+        self.target_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.target_scroll.setWidget(self.target_panel)
+        self.tabs.addTab(self.target_scroll, "Run on target")
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.timeline.setMinimumWidth(250)
@@ -122,8 +129,9 @@ class MainWindow(QMainWindow):
 
     def _first_run_docks(self) -> None:
         """First run: give the graph most of the room."""
-        plots = self.tabs.currentWidget() in (self.numerics, self.target_panel)
-        self.resizeDocks([self.bottom_dock], [PLOT_DOCK_HEIGHT if plots else 170], Qt.Orientation.Vertical)
+        want = self._tab_height()
+        self.resizeDocks([self.bottom_dock], [min(want, max(self.height() - 380, 200)) if want else 170],
+                         Qt.Orientation.Vertical)
         self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360], Qt.Orientation.Horizontal)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -325,18 +333,23 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ numerics / target
     TAB_NAMES = {"fallbacks": "fallbacks", "quantizer": "quant_report", "log": "log_view",
-                 "numerics": "numerics", "target": "target_panel"}
+                 "numerics": "numerics", "target": "target_scroll"}
 
     def show_tab(self, name: str) -> None:
         """fallbacks | quantizer | log | numerics | target"""
         self.bottom_dock.show()
         self.tabs.setCurrentWidget(getattr(self, self.TAB_NAMES[name]))
 
-    def _on_tab_changed(self, _index: int) -> None:
+    def _tab_height(self) -> int:
+        """The dock height the current tab wants (0: the tables are fine with less)."""
         w = self.tabs.currentWidget()
-        if w in (self.numerics, self.target_panel) and self.bottom_dock.height() < PLOT_DOCK_HEIGHT - 40:
-            room = max(self.height() - 420, 200)       # keep a usable graph above
-            self.resizeDocks([self.bottom_dock], [min(PLOT_DOCK_HEIGHT, room)], Qt.Orientation.Vertical)
+        return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.target_scroll): TARGET_DOCK_HEIGHT}.get(id(w), 0)
+
+    def _on_tab_changed(self, _index: int) -> None:
+        want = self._tab_height()
+        if want and self.bottom_dock.height() < want - 40:
+            room = max(self.height() - 380, 200)       # keep a usable graph above
+            self.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
 
     def _numerics_source(self) -> tuple[str, str, str, str | None] | None:
         """Numerics compare the lowering the graph shows (same options, so node ids match)."""

@@ -177,7 +177,7 @@ def test_bad_numerics_inputs_show_the_error_panel(qtbot, window, tmp_path) -> No
 def test_target_tab_follows_the_model_and_runs(qtbot, window, monkeypatch) -> None:
     monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
     tp = window.target_panel
-    assert window.tabs.indexOf(tp) >= 0
+    assert window.tabs.indexOf(window.target_scroll) >= 0 and window.target_scroll.widget() is tp
     assert lower_and_wait(qtbot, window, "layernorm_mlp") == "done"
     assert tp.source == "layernorm_mlp" and tp.flow == "legacy" and tp.cpu.currentText() == "cortex-m55"
     window.show_tab("target")
