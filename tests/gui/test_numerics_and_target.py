@@ -139,6 +139,11 @@ def test_heat_overlay_repaints_node_fills(qtbot, numerics_window) -> None:
     wait_scene(qtbot, win)
     assert not box.heat_on and box.colors()[0].rgb() == kind_fill.rgb()
     assert win.graph.legend.isVisible() and not win.graph.heat_legend.isVisible()
+    # another lowering (other flow): the old result's node ids would not match, so it goes
+    win.numerics.act_heat.setChecked(True)
+    assert lower_and_wait(qtbot, win, "layernorm_mlp", flow="explicit") == "done"
+    assert win.numerics.result() is None and win.graph.heat is None
+    assert not win.numerics.act_heat.isChecked() and not win.numerics.act_heat.isEnabled()
 
 
 def test_numerics_cancel_ends_the_worker(qtbot, window) -> None:
