@@ -49,7 +49,10 @@ class CliProcess(QObject):
         return [p for p in list(cls._instances) if p.is_running()]
 
     def is_running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        try:
+            return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        except RuntimeError:                 # the C++ QProcess went with its deleted window
+            return False
 
     def start(self, cli_args: list[str], *, json_file: bool = True) -> None:
         """Start `python -m app.cli <cli_args> [--json-file F]`; only one run at a time per object."""
