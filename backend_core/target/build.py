@@ -3,6 +3,8 @@ subprocesses with every output line streamed to a callback, cancellable, into a 
 under a cache dir (default ~/.cache/cmlens/build/...)."""
 from __future__ import annotations
 
+import hashlib
+
 import contextlib
 import fcntl
 import os
@@ -49,7 +51,10 @@ class BuildRequest:
     @property
     def build_dir(self) -> Path:
         root = self.build_root if self.build_root is not None else cache_dir() / "build"
-        return Path(root) / f"kernels-{self.board.name}-{self.build_type.lower()}"
+        # CMake pins a build tree to one source tree: two checkouts (or CI's clone next to a
+        # developer's) must not share one, or configure fails with "does not match the source".
+        src = hashlib.sha1(str(Path(self.source_dir).resolve()).encode()).hexdigest()[:8]
+        return Path(root) / f"kernels-{self.board.name}-{self.build_type.lower()}-{src}"
 
     def elf(self, target: str) -> Path:
         """Where the firmware target's .elf lands."""

@@ -60,7 +60,8 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io, self.cpu_flags())).encode())
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(),
+                       str(KERNELS_DIR.resolve()))).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
         return h.hexdigest()[:12]

@@ -15,8 +15,8 @@ from backend_core.target.errors import BuildError, Cancelled, ToolMissingError
 
 def test_configure_and_build_command_lines(tmp_path: Path) -> None:
     req = BuildRequest(board_for("cortex-m4"), ("cmlens_selftest", "cmlens_hang"), build_root=tmp_path)
-    bdir = tmp_path / "kernels-mps2-an386-release"
-    assert req.build_dir == bdir
+    bdir = req.build_dir
+    assert bdir.parent == tmp_path and bdir.name.startswith("kernels-mps2-an386-release-")
     assert configure_command(req, "/usr/bin/cmake", "/usr/bin/ninja") == [
         "/usr/bin/cmake", "-G", "Ninja", "-S", str(KERNELS_DIR), "-B", str(bdir),
         f"-DCMAKE_TOOLCHAIN_FILE={KERNELS_DIR / 'cmake' / 'arm-none-eabi-gcc.cmake'}",
@@ -30,7 +30,7 @@ def test_toolchain_dir_build_type_and_defines_are_arguments_not_shell(tmp_path: 
     req = BuildRequest(board_for("cortex-m55"), build_type="Debug", build_root=tmp_path,
                        toolchain_bin=Path("/opt/arm gnu/bin"), defines={"CMLENS_SEMIHOSTING_ARGS": "ON"})
     argv = configure_command(req)
-    assert req.build_dir.name == "kernels-mps3-an547-debug"
+    assert req.build_dir.name.startswith("kernels-mps3-an547-debug-")
     assert "-DCMAKE_BUILD_TYPE=Debug" in argv
     assert "-DCMLENS_TOOLCHAIN_PREFIX=/opt/arm gnu/bin" in argv  # one argument, space kept
     assert argv[-1] == "-DCMLENS_SEMIHOSTING_ARGS=ON"
@@ -97,3 +97,15 @@ def test_cancel_during_the_build(toolchain, tmp_path: Path) -> None:
         KernelBuilder(req, on_line=on_line, cancel_event=cancel).run()
     assert not req.elf("cmlens_selftest").exists()
     assert not any("Linking" in line for line in seen)
+
+
+def test_two_checkouts_get_separate_build_trees(tmp_path) -> None:
+    """CMake refuses a build tree configured from another source tree (CI clones next to a dev tree)."""
+    from backend_core.target.boards import board_for
+    from backend_core.target.build import BuildRequest
+
+    board = board_for("cortex-m55")
+    a = BuildRequest(board, build_root=tmp_path, source_dir=tmp_path / "checkout-a" / "kernels")
+    b = BuildRequest(board, build_root=tmp_path, source_dir=tmp_path / "checkout-b" / "kernels")
+    assert a.build_dir != b.build_dir
+    assert a.build_dir == BuildRequest(board, build_root=tmp_path, source_dir=a.source_dir).build_dir
