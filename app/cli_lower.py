@@ -61,7 +61,7 @@ def print_stage_table(report: dict[str, Any], out: Any = None) -> None:
           f"{'cmsis':>5} {'fallbk':>6}", file=out)
     prev = None
     for st in report["stages"]:
-        n = len(st["nodes"])
+        n = st["node_count"]
         delta = "" if prev is None else f"{n - prev:+d}"
         c = st["counts"]
         changed = "" if st.get("changed", True) else "  (unchanged)"
@@ -128,7 +128,7 @@ def run_lower(args: argparse.Namespace) -> int:
         artifacts["pte"] = write_bytes(args.pte, result.blobs["model.pte"])
     if args.bpte and "model.bpte" in result.blobs:
         artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
-    report = result.report(artifacts)
+    report = result.report(artifacts, with_graphs=bool(args.json or args.html))
     if args.json:
         with open(args.json, "w") as fh:
             fh.write(json.dumps(report, indent=1, default=str))

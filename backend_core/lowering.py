@@ -12,7 +12,7 @@ from .fallback import FallbackContext, explain_fallbacks
 from .models import load_model, parse_model_source
 from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from .pipeline.stages import Stage
-from .report.json_report import build_report, snapshots_from_report
+from .report.json_report import build_report
 from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 from .targets import normalise_target
 from .versions import stack_versions
@@ -43,11 +43,12 @@ class LoweringResult:
         f = self.final
         return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
 
-    def report(self, artifacts: dict[str, str] | None = None) -> dict[str, Any]:
+    def report(self, artifacts: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
         return build_report(model=self.model, source=self.source, target=self.options.target,
                             flow=self.options.flow, status=self.status, snapshots=self.snapshots,
                             verdicts=self.verdicts, error=self.error, versions=stack_versions(),
-                            artifacts=artifacts, planned_stages=self.planned_stages)
+                            artifacts=artifacts, planned_stages=self.planned_stages,
+                            with_graphs=with_graphs)
 
 
 def supported_targets() -> frozenset[str]:
@@ -76,13 +77,13 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if use_cache:
         hit = cache.load(key)
         if hit is not None and need <= set(hit[1]):
-            report, blobs = hit
-            snaps = snapshots_from_report(report)
+            payload, blobs = hit
+            snaps = payload["snapshots"]
             for s in snaps:
                 if on_stage:
-                    on_stage(s, report["planned_stages"])
-            return LoweringResult(report["model"], source, opts, report["status"], snaps,
-                                  report["quantizer"], report["planned_stages"], report.get("error"),
+                    on_stage(s, payload["planned_stages"])
+            return LoweringResult(payload["model"], source, opts, payload["status"], snaps,
+                                  payload["verdicts"], payload["planned_stages"], payload.get("error"),
                                   from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs)
 
     if on_status:
@@ -135,5 +136,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                             "message": e.message, "hint": e.hint, "traceback": e.detail}
     result.seconds = time.perf_counter() - t_start
     if result.status == "done":
-        cache.store(key, result.report(), result.blobs)
+        cache.store(key, {"model": result.model, "status": result.status, "error": result.error,
+                          "verdicts": result.verdicts, "planned_stages": result.planned_stages,
+                          "snapshots": list(result.snapshots)}, result.blobs)
     return result

@@ -43,13 +43,19 @@ def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
 def build_report(*, model: str, source: str, target: str, flow: str, status: str,
                  snapshots: list[GraphSnapshot], verdicts: dict[str, Any], error: dict | None,
                  versions: dict[str, str], artifacts: dict[str, str] | None = None,
-                 planned_stages: list[str] | None = None) -> dict[str, Any]:
+                 planned_stages: list[str] | None = None, with_graphs: bool = True) -> dict[str, Any]:
+    """`with_graphs=False` leaves out nodes/edges (a summary: counts, diffs, fallbacks)."""
     diffs = diff_all(snapshots)
     stages = []
     for snap, d in zip(snapshots, diffs):
-        sd = snap.to_dict()
+        if with_graphs:
+            sd = snap.to_dict()
+            sd["nodes"] = [node_entry(n) for n in sd["nodes"]]
+        else:
+            sd = {"stage": snap.stage, "index": snap.index, "kind": snap.kind, "seconds": snap.seconds,
+                  "changed": snap.changed, "runnable_on_host": snap.runnable_on_host, "log": list(snap.log)}
         sd["name"] = snap.stage
-        sd["nodes"] = [node_entry(n) for n in sd["nodes"]]
+        sd["node_count"] = len(snap.nodes)
         sd["counts"] = snap.count_by_kind()
         dd = d.to_dict(snapshots[snap.index - 1], snap) if d else {"added": [], "removed": [],
                                                                       "rewritten": [], "modified": []}
@@ -69,7 +75,7 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
 def snapshots_from_report(report: dict[str, Any]) -> list[GraphSnapshot]:
     out = []
     for st in report["stages"]:
-        d = {k: v for k, v in st.items() if k not in ("name", "counts", "added", "removed",
+        d = {k: v for k, v in st.items() if k not in ("name", "counts", "node_count", "added", "removed",
                                                      "rewritten", "modified")}
         d["nodes"] = [{k: v for k, v in n.items() if k not in ("op", "qparams")} for n in st["nodes"]]
         out.append(snapshot_from_dict(d))
