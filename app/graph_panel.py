@@ -4,43 +4,25 @@ scenes are cached per (stage, grouping), so stepping back and forth is instant."
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QImage, QKeySequence, QPainter
-from PySide6.QtWidgets import (QLabel, QLineEdit, QSplitter, QStackedWidget, QToolBar, QVBoxLayout,
-                               QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from backend_core.layout import Layout, LayoutOptions, auto_collapse, compute_layout
-from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
+from backend_core.layout import Layout
 
 from .background import BackgroundRunner
+from .graph_export import render_scene_image
+from .graph_grouping import SCENE_CACHE, GroupSpec, layout_job
+from .graph_heat import heat_for_stage as _map_heat
+from .graph_navigation import fallback_ids, fit_view, initial_view, search_matches
+from .graph_panel_ui import build_compare_split, build_graph_toolbar
 from .graph_scene import GraphScene
-from .graph_view import GraphView
-from .legend import HeatLegend, Legend
+from .graph_stage_info import diff_states, stage_info
 from .view_state import ViewState
 from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
-SCENE_CACHE = 10
-
-
-@dataclass(frozen=True)
-class GroupSpec:
-    """The user's grouping choices, applied on top of the automatic collapse."""
-
-    show_weights: bool = False
-    expanded: frozenset[str] = frozenset()
-    collapsed: frozenset[str] = frozenset()
-
-
-def layout_job(snap: GraphSnapshot, spec: GroupSpec, runner: BackgroundRunner):
-    """Runs on the background thread."""
-    def run() -> Layout:
-        auto = auto_collapse(snap, spec.show_weights)
-        opts = LayoutOptions(collapsed=frozenset((auto - spec.expanded) | spec.collapsed),
-                             show_weights=spec.show_weights)
-        return compute_layout(snap, opts, register=runner.register_process)
-    return run
+__all__ = ["GraphPanel", "GroupSpec", "layout_job", "SCENE_CACHE"]
 
 
 class GraphPanel(QWidget):
@@ -82,38 +64,7 @@ class GraphPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        tb = QToolBar("Graph", self)
-        tb.setIconSize(QSize(16, 16))
-        self.search = QLineEdit(self)
-        self.search.setPlaceholderText("Search node name or op…  (Enter: next)")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMaximumWidth(280)
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
-        self.search.returnPressed.connect(self.next_match)
-        self._search_timer = QTimer(self, singleShot=True, interval=150)
-        self._search_timer.timeout.connect(self._update_matches)
-        tb.addWidget(self.search)
-        self.match_label = QLabel("", self)
-        tb.addWidget(self.match_label)
-        tb.addSeparator()
-        self.act_fit = self._action(tb, "Fit", "Fit the graph to the view (F)", "F", self.fit)
-        self._action(tb, "+", "Zoom in (+)", "+", lambda: self.view.zoom(1.25))
-        self._action(tb, "−", "Zoom out (-)", "-", lambda: self.view.zoom(0.8))
-        tb.addSeparator()
-        self.act_qparams = self._toggle(tb, "Q params", "Show quantization parameters on edges (Q)", "Q",
-                                        "show_qparams")
-        self.act_weights = self._toggle(tb, "Weights", "Draw weights and scratch buffers as nodes (W)",
-                                        "W", "show_weights")
-        self.act_compare = self._toggle(tb, "Compare", "Split view: previous stage | this stage (C)",
-                                        "C", "compare")
-        tb.addSeparator()
-        self.act_next_fb = self._action(tb, "Next fallback", "Select the next portable fallback (F3)",
-                                        "F3", self.next_fallback)
-        self._action(tb, "Reset groups", "Back to the automatic grouping", "", self.reset_groups)
-        self.act_legend = self._action(tb, "Legend", "Show the colour legend (L)", "L",
-                                       lambda _on: self._update_legends())
-        self.act_legend.setCheckable(True)
-        self.act_legend.setChecked(True)
+        tb = build_graph_toolbar(self)
         lay.addWidget(tb)
         self.info = QLabel("", self)
         self.info.setContentsMargins(8, 1, 8, 1)
@@ -123,22 +74,7 @@ class GraphPanel(QWidget):
         self.placeholder = QLabel("Choose a model and press Lower.\nStages appear here as they complete.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet("color:#78909c; font-size:14px")
-        self.split = QSplitter(Qt.Orientation.Horizontal, self)
-        self.left = GraphView(self)
-        self.view = GraphView(self)
-        self.left_title = self._title_label()
-        self.main_title = self._title_label()
-        self.left_box = self._titled(self.left_title, self.left)
-        self.split.addWidget(self.left_box)
-        self.split.addWidget(self._titled(self.main_title, self.view))
-        self.left_box.hide()
-        self.main_title.hide()
-        self.legend = Legend(self.view)
-        self.view.legend = self.legend
-        self.legend.reposition()
-        self.heat_legend = HeatLegend(self.view)
-        self.view.heat_legend = self.heat_legend
-        self.heat_legend.reposition()
+        self.split = build_compare_split(self)
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)
@@ -147,37 +83,6 @@ class GraphPanel(QWidget):
             v.backgroundClicked.connect(lambda: self.state.select(None))
             v.groupActivated.connect(self.expand_group)
             v.clusterToggled.connect(self.collapse_group)
-
-    @staticmethod
-    def _title_label() -> QLabel:
-        lab = QLabel()
-        lab.setStyleSheet("background:#eceff1; color:#37474f; padding:2px 8px; font-weight:bold")
-        return lab
-
-    def _titled(self, title: QLabel, view: GraphView) -> QWidget:
-        box = QWidget(self)
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(0)
-        lay.addWidget(title)
-        lay.addWidget(view, 1)
-        return box
-
-    def _action(self, tb: QToolBar, text: str, tip: str, key: str, slot) -> QAction:
-        act = QAction(text, self)
-        act.setToolTip(tip)
-        if key:
-            act.setShortcut(QKeySequence(key))
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        act.triggered.connect(slot)
-        tb.addAction(act)
-        return act
-
-    def _toggle(self, tb: QToolBar, text: str, tip: str, key: str, name: str) -> QAction:
-        act = self._action(tb, text, tip, key, lambda on: self.state.set_toggle(name, on))
-        act.setCheckable(True)
-        act.setChecked(bool(getattr(self.state, name)))
-        return act
 
     # ------------------------------------------------------------------ stage display
     def current_scene(self) -> GraphScene | None:
@@ -265,16 +170,7 @@ class GraphPanel(QWidget):
                 self.initial_view()
             self._apply_selection(center=True)
             self._update_matches()
-            lay = scene.layout
-            snap = scene.snapshot
-            n_groups = sum(1 for i in lay.graph.items.values() if i.is_group)
-            fb = sum(1 for n in snap.nodes if n.kind == KIND_FALLBACK)
-            self.info.setText(
-                f"{snap.index}: {snap.stage} — {len(snap.nodes)} nodes"
-                + (f", {n_groups} collapsed groups" if n_groups else "")
-                + (f", {fb} fallback{'s' if fb > 1 else ''}" if fb else "")
-                + f" · layout {lay.seconds * 1000:.0f} ms{' (cached)' if lay.from_cache else ''}"
-                + (" (simple layout: dot unavailable)" if lay.engine != "dot" else ""))
+            self.info.setText(stage_info(scene))
             self.sceneShown.emit(index)
         else:
             view.setTransform(self.view.transform())     # same zoom on both sides
@@ -290,16 +186,7 @@ class GraphPanel(QWidget):
                                     "(removed: red dashes, rewritten: orange)")
 
     def _apply_overlay(self, side: str, index: int, scene: GraphScene) -> None:
-        diffs = self.session.diffs
-        states: dict[str, str] = {}
-        if side == "main" and index < len(diffs) and diffs[index] is not None:
-            d = diffs[index]
-            states.update({i: "added" for i in d.added})
-            states.update({b: "rewritten" for _, b in d.rewritten})
-        elif side == "left" and index + 1 < len(diffs) and diffs[index + 1] is not None:
-            d = diffs[index + 1]
-            states.update({i: "removed" for i in d.removed})
-            states.update({a: "rewritten" for a, _ in d.rewritten})
+        states = diff_states(self.session.diffs, side, index)
         scene.set_overlay(states)
 
     # ------------------------------------------------------------------ heat overlay
@@ -326,31 +213,7 @@ class GraphPanel(QWidget):
         cached = self._heat_by_stage.get(index)
         if cached is not None:
             return cached
-        snaps = self.session.snapshots
-        final = self.session.final()
-        out: dict[str, QColor] = {}
-        if final is None or index >= len(snaps):
-            return out
-        if index == final.index:
-            out = {nid: c for nid, c in self.heat.items() if final.node(nid) is not None}
-        else:
-            prov = self.session.provenance()
-            target = snaps[index]
-            by_handle: dict[int, str] = {}
-            for n in target.nodes:
-                if n.debug_handle is not None:
-                    by_handle.setdefault(n.debug_handle, n.id)
-            for nid, color in self.heat.items():
-                mapped = prov.step(nid, final.index, index)
-                if mapped is None:
-                    src = final.node(nid)
-                    if src is not None and src.debug_handle is not None:
-                        mapped = by_handle.get(src.debug_handle)
-                if mapped is None:
-                    continue
-                old = out.get(mapped)
-                if old is None or color.lightnessF() > old.lightnessF():
-                    out[mapped] = color
+        out = _map_heat(self.session, self.heat, index)
         self._heat_by_stage[index] = out
         return out
 
@@ -434,33 +297,11 @@ class GraphPanel(QWidget):
 
     # ------------------------------------------------------------------ navigation
     def initial_view(self) -> None:
-        """First look at a graph: fit if that keeps labels readable, else a readable zoom
-        (0.75-1.0) starting at the top of the graph."""
-        scene = self.view.graph_scene()
-        if scene is None:
-            return
-        r = scene.sceneRect()
-        vp = self.view.viewport()
-        k = min(vp.width() / max(r.width(), 1), vp.height() / max(r.height(), 1))
-        if k >= 0.75:
-            self.view.fit()
-            return
-        k = max(0.75, min(1.0, (vp.width() - 10) / max(r.width(), 1)))
-        self.view.resetTransform()
-        self.view.scale(k, k)
-        self.view.centerOn(r.center().x(), r.top() + vp.height() / (2 * k))
-        self.view.viewChanged.emit()
+        """First look at a graph: fit if that keeps labels readable, else a readable zoom."""
+        initial_view(self.view)
 
     def fit(self) -> None:
-        scene = self.view.graph_scene()
-        if scene is None:
-            return
-        r = scene.sceneRect()
-        vp = self.view.viewport()
-        if r.height() > 3 * r.width() and r.height() > vp.height() * 2.5:
-            self.view.fit_width()          # tall chains: readable width, start at the top
-        else:
-            self.view.fit()
+        fit_view(self.view)
 
     def _update_matches(self) -> None:
         text = self.search.text().strip().lower()
@@ -473,9 +314,7 @@ class GraphPanel(QWidget):
             self.match_label.setText("")
             return
         snap = scene.snapshot
-        self._matches = [n.id for n in snap.nodes
-                         if text in n.id.lower() or text in n.target.lower() or text in n.name.lower()
-                         or text in n.module_path.lower()]
+        self._matches = search_matches(snap, text)
         self._match_pos = -1
         scene.set_matches(set(self._matches))
         self.match_label.setText(f"  {len(self._matches)} match{'es' if len(self._matches) != 1 else ''}  ")
@@ -494,19 +333,11 @@ class GraphPanel(QWidget):
         snaps = self.session.snapshots
         if not snaps or self.state.stage < 0:
             return
-        snap = snaps[self.state.stage]
-        fbs = [n.id for n in snap.nodes if n.kind == KIND_FALLBACK]
-        stage = self.state.stage
-        if not fbs:
-            final = self.session.final()
-            if final is None:
-                self.message.emit("No fallbacks in this stage (the final graph is not ready).")
-                return
-            fbs = [n.id for n in final.nodes if n.kind == KIND_FALLBACK]
-            stage = final.index
-            if not fbs:
-                self.message.emit("No portable fallbacks: every compute op lowered to CMSIS-NN.")
-                return
+        found = fallback_ids(self.session, self.state.stage)
+        if isinstance(found, str):
+            self.message.emit(found)
+            return
+        stage, fbs = found
         cur = self.state.selected
         k = (fbs.index(cur) + 1) % len(fbs) if cur in fbs and stage == self.state.stage else 0
         self.state.focus(stage, fbs[k])
@@ -518,29 +349,7 @@ class GraphPanel(QWidget):
         scene = self.view.graph_scene()
         if scene is None:
             raise RuntimeError("No graph to export yet.")
-        r = scene.sceneRect()
-        if path.lower().endswith(".svg"):
-            from PySide6.QtSvg import QSvgGenerator
-
-            gen = QSvgGenerator()
-            gen.setFileName(path)
-            gen.setSize(r.size().toSize())
-            gen.setViewBox(QRectF(0, 0, r.width(), r.height()))
-            gen.setTitle(f"{scene.snapshot.stage}")
-            p = QPainter(gen)
-            scene.render(p, QRectF(0, 0, r.width(), r.height()), r)
-            p.end()
-            return path
-        k = min(2.0, 12000 / max(r.width(), r.height(), 1))
-        img = QImage(int(r.width() * k), int(r.height() * k), QImage.Format.Format_ARGB32_Premultiplied)
-        img.fill(Qt.GlobalColor.white)
-        p = QPainter(img)
-        p.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        scene.render(p, QRectF(0, 0, img.width(), img.height()), r)
-        p.end()
-        if not img.save(path):
-            raise RuntimeError(f"Could not write {path}")
-        return path
+        return render_scene_image(scene, path)
 
     def shutdown(self) -> None:
         self.runner.shutdown()
