@@ -5,24 +5,25 @@ Pure view: it shows a NumericsResult (backend_core.numerics.results, no torch) a
 anything; see `numerics_worker_arguments` for running `python -m backend_core.numerics.worker`
 through app.worker_client.WorkerClient (a separate process: the GUI does not import torch).
 
-Also here, because the CLI's `--plot` and the widget share the plot code:
-`render_sqnr_png(result, path)` (offscreen pyqtgraph ImageExporter) and
-`error_values` / `error_colors` / `ColorBar` for a heat overlay on the graph view.
+Re-exported here for existing importers: `render_sqnr_png(result, path)` (app.numerics_plot,
+shared with the CLI's `--plot`) and `error_values` / `error_colors` / `ColorBar` for the graph's
+heat overlay (app.numerics_heat).
 """
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
-                                           SQNR_CAP_DB, LayerResult, NumericsResult)
+                                           SQNR_CAP_DB, NumericsResult)
 
-# Curves on the SQNR plot, bottom to top of the legend.
-CURVES = ((PAIR_LOWERED_VS_FLOAT, (31, 119, 180), "o"), (PAIR_LOWERED_VS_FQ, (255, 127, 14), "t"),
-          (PAIR_FQ_VS_FLOAT, (148, 103, 189), "d"), (PAIR_LOCAL, (214, 39, 40), "s"))
-PLOT_CAP_DB = 100.0      # identical tensors (capped at SQNR_CAP_DB) are drawn at this height
-HEAT_MAP = "inferno"
+from .numerics_heat import HEAT_MAP, ColorBar, error_colors, error_values, heat_range
+from .numerics_plot import CURVES, PLOT_CAP_DB, fill_sqnr_plot, plot_y, render_sqnr_png, white_plot
+from .numerics_text import layer_text, summary_text
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 
 def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str | int | None = None,
@@ -37,177 +38,6 @@ def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str |
     if json_out:
         args += ["--json", json_out]
     return args
-
-
-def _plot_y(sqnr: float) -> float:
-    return min(sqnr, PLOT_CAP_DB)
-
-
-# -- heat overlay ---------------------------------------------------------------------------
-def error_values(result: NumericsResult, pair: str = PAIR_LOWERED_VS_FLOAT) -> dict[str, float]:
-    """Per final-graph node: SQNR (dB) of `pair`; lower means more error."""
-    out = {}
-    for l in result.layers:
-        m = l.metric(pair)
-        if m is not None:
-            out[l.node_id] = min(m.sqnr_db, PLOT_CAP_DB)
-    return out
-
-
-def heat_range(values: dict[str, float]) -> tuple[float, float]:
-    """(worst, best) SQNR shown by the colour bar; at least 10 dB wide."""
-    if not values:
-        return 0.0, 60.0
-    lo, hi = min(values.values()), max(values.values())
-    if hi - lo < 10.0:
-        hi = lo + 10.0
-    return lo, hi
-
-
-def error_colors(result: NumericsResult, pair: str = PAIR_LOWERED_VS_FLOAT,
-                 value_range: tuple[float, float] | None = None) -> dict[str, Any]:
-    """node id -> QColor: bright (hot) for the lowest SQNR, dark for the highest."""
-    import pyqtgraph as pg
-
-    values = error_values(result, pair)
-    lo, hi = value_range or heat_range(values)
-    cmap = pg.colormap.get(HEAT_MAP)
-    return {nid: cmap.map(1.0 - _unit(v, lo, hi), mode="qcolor") for nid, v in values.items()}
-
-
-def _unit(v: float, lo: float, hi: float) -> float:
-    return 0.0 if hi <= lo else max(0.0, min(1.0, (v - lo) / (hi - lo)))
-
-
-# -- offscreen PNG --------------------------------------------------------------------------
-def _ensure_app() -> Any:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    return QApplication.instance() or QApplication([])
-
-
-def _fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) -> list[Any]:
-    import pyqtgraph as pg
-
-    plot.clear()
-    plot.showGrid(x=True, y=True, alpha=0.3)
-    plot.setLabel("left", f"SQNR (dB; bit-exact drawn at {PLOT_CAP_DB:.0f})")
-    plot.setLabel("bottom", "layer (final graph, topological order)")
-    if plot.legend is None:   # top right, above the bit-exact line (the y range leaves room)
-        plot.addLegend(offset=(-10, 2), colCount=2, brush=(255, 255, 255, 215), labelTextColor="#37474f",
-                       labelTextSize="8pt", verSpacing=-6)
-    items = []
-    xs = [l.index for l in result.layers]
-    for pair, color, symbol in CURVES:
-        if pair not in pairs:
-            continue
-        pts = [(l.index, _plot_y(l.metric(pair).sqnr_db), l.node_id) for l in result.layers
-               if l.metric(pair) is not None]
-        if not pts:
-            continue
-        item = pg.PlotDataItem([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(color, width=2),
-                               symbol=symbol, symbolSize=8, symbolBrush=pg.mkBrush(*color),
-                               symbolPen=pg.mkPen(color), name=PAIR_LABELS[pair],
-                               data=[p[2] for p in pts])
-        plot.addItem(item)
-        items.append(item)
-    if xs:
-        plot.setXRange(min(xs) - 0.5, max(xs) + 0.5, padding=0.02)
-        if len(xs) <= 24:
-            plot.getAxis("bottom").setTickSpacing(5, 1)     # whole layers only
-        else:
-            plot.getAxis("bottom").setTickSpacing()
-        ys = [_plot_y(m.sqnr_db) for l in result.layers for m in (l.metric(p) for p in pairs) if m is not None]
-        if ys:
-            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 45, padding=0)
-    return items
-
-
-def render_sqnr_png(result: NumericsResult, path: str, width: int = 1200, height: int = 500,
-                    pairs: tuple[str, ...] = PAIRS) -> str:
-    """Per-layer SQNR plot as a PNG, rendered offscreen (no display needed)."""
-    app = _ensure_app()
-    import pyqtgraph as pg
-    from pyqtgraph.exporters import ImageExporter
-
-    pg.setConfigOptions(antialias=True, background="w", foreground="k")
-    win = pg.GraphicsLayoutWidget()
-    win.resize(width, height)
-    plot = win.addPlot(title=f"{result.model}: per-layer SQNR ({result.target}, {result.flow}, "
-                             f"{result.n_inputs} sample(s))")
-    _fill_sqnr_plot(plot, result, pairs)
-    app.processEvents()
-    exp = ImageExporter(plot)
-    exp.parameters()["width"] = int(width)
-    exp.parameters()["height"] = int(height)
-    exp.export(str(path))
-    win.close()
-    win.deleteLater()
-    app.processEvents()
-    return str(path)
-
-
-# -- the widget -----------------------------------------------------------------------------
-from PySide6.QtCore import Qt, Signal, Slot  # noqa: E402 - the pure helpers above need no Qt
-from PySide6.QtGui import QLinearGradient, QPainter  # noqa: E402
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout,  # noqa: E402
-                               QWidget)
-
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
-
-
-def _white_plot(title: str | None = None) -> Any:
-    """A PlotWidget on white with dark axes (the app's light theme; pyqtgraph's default is black)."""
-    import pyqtgraph as pg
-
-    w = pg.PlotWidget(background="w")
-    item = w.getPlotItem()
-    if title:
-        item.setTitle(title, color="#37474f", size="10pt")
-    for name in ("left", "bottom"):
-        ax = item.getAxis(name)
-        ax.setPen(pg.mkPen("#78909c"))
-        ax.setTextPen(pg.mkPen("#37474f"))
-    return w
-
-
-class ColorBar(QWidget):
-    """Vertical gradient for the heat overlay: worst SQNR at the top (bright)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._lo, self._hi = 0.0, 60.0
-        self._label = PAIR_LABELS[PAIR_LOWERED_VS_FLOAT]
-        self.setMinimumSize(70, 140)
-        self.setToolTip("Heat overlay: SQNR per node (dB). Bright = more error.")
-
-    def set_range(self, lo: float, hi: float, label: str = "") -> None:
-        self._lo, self._hi = lo, hi
-        if label:
-            self._label = label
-            self.setToolTip(f"Heat overlay: {label}, SQNR in dB. Bright = more error.")
-        self.update()
-
-    def value_range(self) -> tuple[float, float]:
-        return self._lo, self._hi
-
-    def paintEvent(self, _ev: Any) -> None:  # noqa: N802 - Qt API
-        import pyqtgraph as pg
-
-        p = QPainter(self)
-        bar = self.rect().adjusted(4, 16, -self.width() // 2, -16)
-        grad = QLinearGradient(bar.topLeft(), bar.bottomLeft())
-        cmap = pg.colormap.get(HEAT_MAP)
-        for i in range(11):
-            grad.setColorAt(i / 10, cmap.map(1.0 - i / 10, mode="qcolor"))
-        p.fillRect(bar, grad)
-        p.setPen(self.palette().text().color())
-        x = bar.right() + 4
-        p.drawText(x, bar.top() + 10, f"{self._lo:.0f} dB")
-        p.drawText(x, bar.bottom(), f"{self._hi:.0f} dB")
-        p.drawText(4, 12, "SQNR")
-        p.end()
 
 
 class NumericsView(QWidget):
@@ -246,13 +76,13 @@ class NumericsView(QWidget):
         self.scatter_ref.addItem("float reference", "float")
         self.scatter_ref.currentIndexChanged.connect(lambda _i: self._show_layer())
 
-        self.sqnr_plot = _white_plot()
+        self.sqnr_plot = white_plot()
         self.sqnr_plot.setMinimumHeight(140)
-        self.scatter_plot = _white_plot("reference vs lowered")
+        self.scatter_plot = white_plot("reference vs lowered")
         self.scatter_plot.setLabel("bottom", "reference")
         self.scatter_plot.setLabel("left", "lowered")
-        self.float_hist = _white_plot("float reference values")
-        self.int_hist = _white_plot("lowered values on the int8 grid")
+        self.float_hist = white_plot("float reference values")
+        self.int_hist = white_plot("lowered values on the int8 grid")
         self.colorbar = ColorBar()
         self.colorbar.setMinimumSize(70, 100)
         self.colorbar.setMaximumWidth(90)
@@ -313,11 +143,11 @@ class NumericsView(QWidget):
             self._clear_layer()
             self.heatChanged.emit({})
             return
-        self._items = _fill_sqnr_plot(plot, result, PAIRS)
+        self._items = fill_sqnr_plot(plot, result, PAIRS)
         for item in self._items:
             item.sigPointsClicked.connect(self._on_points_clicked)
         plot.addItem(self._marker)
-        self.summary.setText(_summary(result))
+        self.summary.setText(summary_text(result))
         self._emit_heat()
         worst = result.worst(1)
         if worst:
@@ -372,9 +202,9 @@ class NumericsView(QWidget):
         layer = self._result.layer(self._selected)
         if layer is None:
             return
-        ys = [_plot_y(m.sqnr_db) for m in (layer.metric(p) for p in PAIRS) if m is not None]
+        ys = [plot_y(m.sqnr_db) for m in (layer.metric(p) for p in PAIRS) if m is not None]
         self._marker.setData([layer.index] * len(ys), ys)
-        self.layer_label.setText(_layer_text(layer))
+        self.layer_label.setText(layer_text(layer))
         ref_key = self.scatter_ref.currentData()
         ref, low = layer.sample.get(ref_key), layer.sample.get("lowered")
         if ref and low:
@@ -400,39 +230,6 @@ class NumericsView(QWidget):
             ih.setLabel("bottom", f"int level (zero point {layer.zero_point}, scale {layer.scale:.3g})")
 
 
-def _fmt_metric(label: str, m: Any) -> str:
-    if m is None:
-        return f"{label}: –"
-    sq = "exact" if m.identical else f"{m.sqnr_db:.1f} dB"
-    lsb = f", max {m.max_lsb:.0f} LSB" if m.max_lsb is not None else ""
-    return f"{label}: {sq} (cos {m.cosine:.4f}, max abs {m.max_abs:.3g}{lsb})"
-
-
-def _layer_text(l: LayerResult) -> str:
-    parts = [f"<b>{l.node_id}</b> — {l.target}"
-             + (f" — {l.module_path}" if l.module_path else "")
-             + (" — reference derived (no debug handle)" if l.reference == "derived" else "")]
-    parts.append(" · ".join(_fmt_metric(name, l.metric(p)) for name, p in
-                            (("local", PAIR_LOCAL), ("vs fake-quant", PAIR_LOWERED_VS_FQ),
-                             ("vs float", PAIR_LOWERED_VS_FLOAT),
-                             ("fake-quant vs float", PAIR_FQ_VS_FLOAT))))
-    return "<br>".join(parts)
-
-
-def _summary(r: NumericsResult) -> str:
-    bits = [f"{r.model} · {r.target} · {r.flow} · {r.n_inputs} sample(s) ({r.inputs})"]
-    for o in r.outputs:
-        m = o.vs_float
-        if m is not None:
-            t1 = f", top-1 agreement {o.top1_vs_float:.0%}" if o.top1_vs_float is not None else ""
-            bits.append(f"output {o.index}: lowered vs float {'exact' if m.identical else f'{m.sqnr_db:.1f} dB'}{t1}")
-    diverged = [s for s in r.stages if s.status == "diverged"]
-    neutral = [s for s in r.stages if s.status == "neutral"]
-    bits.append(f"{len(neutral)} runnable stage(s) neutral, {len(diverged)} changed the numbers"
-                + (": " + "; ".join(f"{s.stage} first at {s.first_diverging}" for s in diverged)
-                   if diverged else ""))
-    return " — ".join(bits)
-
-
 __all__ = ["NumericsView", "ColorBar", "error_colors", "error_values", "heat_range",
-           "render_sqnr_png", "numerics_worker_arguments", "SQNR_CAP_DB"]
+           "render_sqnr_png", "numerics_worker_arguments", "SQNR_CAP_DB", "HEAT_MAP", "CURVES",
+           "PLOT_CAP_DB"]
