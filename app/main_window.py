@@ -1,5 +1,6 @@
 """The main window: model bar, pass timeline, graph (or compare split), node inspector,
-fallback table / quantizer report / pipeline log, error panel, menus and exports.
+fallback table / quantizer report / pipeline log, error panel, menus and exports
+(menus: app.main_menus; numerics and target wiring: app.main_numerics).
 
 It wires views to the two models (LoweringSession, ViewState) and owns no pipeline state.
 """
@@ -8,16 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox,
-                               QProgressBar, QPushButton, QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
+                               QToolBar, QVBoxLayout, QWidget)
 
 from .error_panel import ErrorPanel
-from .exporter import Exporter, html_report_available
+from .exporter import Exporter
 from .fallback_table import FallbackTable
 from .graph_panel import GraphPanel
 from .inspector import NodeInspector
 from .log_views import PipelineLog, QuantizerReport
+from .main_menus import MenusMixin
+from .main_numerics import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, NumericsTargetMixin
 from .model_bar import ModelBar
 from .numerics_panel import NumericsPanel
 from .session import LowerRequest, LoweringSession
@@ -28,12 +31,14 @@ from .view_state import ViewState
 from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 DEFAULT_MODEL = "ds_cnn"
-PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
-TARGET_DOCK_HEIGHT = 540        # the target panel: form, buttons, result + gap plot, console
-TARGET_MIN_HEIGHT = 500         # below this it scrolls instead of squashing its plot
+
+__all__ = ["MainWindow", "DEFAULT_MODEL", "PLOT_DOCK_HEIGHT", "TARGET_DOCK_HEIGHT", "TARGET_MIN_HEIGHT"]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
+    """Menus come from MenusMixin (app.main_menus), numerics/target wiring from
+    NumericsTargetMixin (app.main_numerics)."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("CortexM Lens")
@@ -98,28 +103,6 @@ class MainWindow(QMainWindow):
         self._build_status_progress()
         self.statusBar().showMessage("Ready")
 
-    def _build_status_progress(self) -> None:
-        """Numerics progress in the status bar (visible from any tab), with its own Cancel."""
-        box = QWidget(self)
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(row)
-        self.num_status = QLabel("", box)
-        self.num_bar = QProgressBar(box)
-        self.num_bar.setMaximumWidth(140)
-        self.num_bar.setMaximumHeight(14)
-        self.num_bar.setTextVisible(False)
-        self.num_cancel = QPushButton("Cancel numerics", box)
-        self.num_cancel.setFlat(True)
-        self.num_cancel.clicked.connect(self.numerics.cancel)
-        for w in (self.num_status, self.num_bar, self.num_cancel):
-            row.addWidget(w)
-        self.num_box = box
-        box.hide()
-        self.statusBar().addPermanentWidget(box)
-
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._sized:
@@ -144,78 +127,6 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _act(self, menu: QMenu, text: str, slot, key: str | QKeySequence.StandardKey = "",
-             tip: str = "") -> QAction:
-        act = QAction(text, self)
-        if key:
-            act.setShortcut(QKeySequence(key))
-        if tip:
-            act.setToolTip(tip)
-            act.setStatusTip(tip)
-        act.triggered.connect(slot)
-        menu.addAction(act)
-        return act
-
-    def _build_menus(self) -> None:
-        mb = self.menuBar()
-        f = mb.addMenu("&File")
-        self._act(f, "&Open model…", self.model_bar._open, QKeySequence.StandardKey.Open)
-        self.recent_menu = f.addMenu("Open &recent")
-        self._fill_recent()
-        f.addSeparator()
-        self._act(f, "&Lower", self.model_bar.request_lower, "Ctrl+L")
-        self.act_cancel = self._act(f, "&Cancel lowering", self.session.cancel, "Esc")
-        f.addSeparator()
-        ex = f.addMenu("&Export")
-        self._act(ex, "JSON report…", lambda: self._export("json", "JSON (*.json)"))
-        self.act_html = self._act(ex, "HTML report…", lambda: self._export("html", "HTML (*.html)"))
-        if not html_report_available():
-            self.act_html.setEnabled(False)
-            self.act_html.setToolTip("backend_core.report.html_report is not available yet")
-        self._act(ex, ".pte program…", lambda: self._export("pte", "ExecuTorch program (*.pte)"))
-        self._act(ex, ".bpte bundled program…", lambda: self._export("bpte", "Bundled program (*.bpte)"))
-        ex.addSeparator()
-        self._act(ex, "Graph as SVG…", lambda: self._export("svg", "SVG (*.svg)"))
-        self._act(ex, "Graph as PNG…", lambda: self._export("png", "PNG (*.png)"))
-        f.addSeparator()
-        self._act(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-
-        go = mb.addMenu("&Go")
-        self._act(go, "Previous stage", lambda: self.state.step(-1), "Left")
-        self._act(go, "Next stage", lambda: self.state.step(1), "Right")
-        self._act(go, "First stage", lambda: self.state.set_stage(0), "Home")
-        self._act(go, "Final stage", lambda: self.state.set_stage(len(self.session.snapshots) - 1), "End")
-        go.addAction(self.graph.act_next_fb)
-        go.addAction(self.graph.act_fit)
-        self._act(go, "Find…", lambda: (self.graph.search.setFocus(), self.graph.search.selectAll()),
-                  QKeySequence.StandardKey.Find)
-
-        view = mb.addMenu("&View")
-        for act in (self.graph.act_qparams, self.graph.act_weights, self.graph.act_compare):
-            view.addAction(act)
-        hide = QAction("Hide passes that changed nothing", self, checkable=True)
-        hide.toggled.connect(lambda on: self.state.set_toggle("hide_unchanged", on))
-        self.state.togglesChanged.connect(lambda: hide.setChecked(self.state.hide_unchanged))
-        view.addAction(hide)
-        view.addSeparator()
-        view.addAction(self.numerics.act_heat)
-        view.addSeparator()
-        for dock in (self.timeline_dock, self.inspector_dock, self.bottom_dock):
-            view.addAction(dock.toggleViewAction())
-        tools = mb.addMenu("&Tools")
-        self._act(tools, "Run &numerics", self._run_numerics_tab, "Ctrl+N",
-                  "Per-layer float vs fake-quant vs lowered numerics for the current model")
-        self._act(tools, "Run on &target…", lambda: self.show_tab("target"), "Ctrl+T",
-                  "Build and run the model on QEMU / FVP")
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        items = recent_files(self.settings)
-        for path in items:
-            act = self.recent_menu.addAction(path)
-            act.triggered.connect(lambda _=False, p=path: self.open_model(p))
-        self.recent_menu.setEnabled(bool(items))
-
     def _connect(self) -> None:
         self.model_bar.lowerRequested.connect(self.lower)
         self.model_bar.fileOpened.connect(self._on_file_opened)
@@ -225,17 +136,7 @@ class MainWindow(QMainWindow):
         self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         self.graph.inspectOther.connect(self.inspector.show_node)
         self.exporter.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
-        # numerics <-> graph
-        self.numerics.nodeClicked.connect(self.focus_final_node)
-        self.state.selectionChanged.connect(self._on_graph_selection)
-        self.numerics.heatChanged.connect(self._on_heat)
-        self.numerics.progress.connect(self._on_numerics_progress)
-        self.numerics.errorRaised.connect(self.error_panel.show_error)
-        self.numerics.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
-        self.numerics.finished.connect(self._on_numerics_finished)
-        self.session.started.connect(self._on_lowering_started)
-        # run on target
-        self.target_panel.nodeClicked.connect(self.focus_final_node)
+        self._connect_numerics_target()
 
     # ------------------------------------------------------------------ settings
     def _restore(self) -> None:
@@ -332,110 +233,6 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Wrote {path}", 6000)
 
     # ------------------------------------------------------------------ numerics / target
-    TAB_NAMES = {"fallbacks": "fallbacks", "quantizer": "quant_report", "log": "log_view",
-                 "numerics": "numerics", "target": "target_scroll"}
-
-    def show_tab(self, name: str) -> None:
-        """fallbacks | quantizer | log | numerics | target"""
-        self.bottom_dock.show()
-        self.tabs.setCurrentWidget(getattr(self, self.TAB_NAMES[name]))
-
-    def _tab_height(self) -> int:
-        """The dock height the current tab wants (0: the tables are fine with less)."""
-        w = self.tabs.currentWidget()
-        return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.target_scroll): TARGET_DOCK_HEIGHT}.get(id(w), 0)
-
-    def _on_tab_changed(self, _index: int) -> None:
-        want = self._tab_height()
-        if want and self.bottom_dock.height() < want - 40:
-            room = max(self.height() - 380, 200)       # keep a usable graph above
-            self.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
-
-    def _numerics_source(self) -> tuple[str, str, str, str | None] | None:
-        """Numerics compare the lowering the graph shows (same options, so node ids match)."""
-        req = self.session.request or self.model_bar.request()
-        return (req.source, req.target, req.flow, req.calib) if req.source else None
-
-    def run_numerics(self, inputs: str | None = None) -> None:
-        if inputs is not None:
-            if inputs.isdigit():
-                self.numerics.inputs.set_folder(None)
-                self.numerics.inputs.count.setValue(int(inputs))
-            else:
-                self.numerics.inputs.set_folder(inputs)
-        self.numerics.run_current()
-
-    def _run_numerics_tab(self) -> None:
-        self.show_tab("numerics")
-        self.run_numerics()
-
-    def _final_index(self) -> int | None:
-        f = self.session.final()
-        return f.index if f is not None else None
-
-    def focus_final_node(self, node_id: str) -> None:
-        """Select a FINAL-graph node (a numerics point, a target gap): in the stage on screen
-        through provenance when it exists there, else on the final stage."""
-        final = self.session.final()
-        if final is None or final.node(node_id) is None:
-            self.statusBar().showMessage(f"{node_id} is not in the final graph shown (lower the model "
-                                         "again or re-run)", 6000)
-            return
-        st = self.state.stage
-        if 0 <= st != final.index:
-            mapped = self.session.provenance().nearest(node_id, final.index, st)
-            if mapped is not None and self.session.snapshots[st].node(mapped) is not None:
-                self.state.select(mapped, center=True)
-                return
-        self.state.focus(final.index, node_id)
-
-    def _on_graph_selection(self, node_id: str, _center: bool) -> None:
-        if not node_id or self.numerics.result() is None:
-            return
-        fi = self._final_index()
-        st = self.state.stage
-        if fi is None or st < 0:
-            return
-        fid = node_id if st == fi else self.session.provenance().nearest(node_id, st, fi)
-        if fid:
-            self.numerics.view.select_node(fid)
-
-    def _on_heat(self, colors: dict) -> None:
-        if not colors:
-            self.graph.set_heat(None)
-            return
-        import pyqtgraph as pg
-
-        from .numerics_view import HEAT_MAP
-
-        lo, hi, label = self.numerics.heat_info()
-        cmap = pg.colormap.get(HEAT_MAP)
-        stops = [cmap.map(1.0 - i / 10, mode="qcolor") for i in range(11)]   # worst -> best
-        self.graph.set_heat(colors, (lo, hi), label, stops)
-
-    def _on_numerics_progress(self, text: str, done: int, total: int) -> None:
-        if total < 0:
-            self.num_box.hide()
-            return
-        self.num_box.show()
-        self.num_status.setText(f"Numerics: {text}")
-        self.num_bar.setRange(0, max(total, 0))
-        if total > 0:
-            self.num_bar.setValue(done)
-
-    def _on_numerics_finished(self, status: str) -> None:
-        self.num_box.hide()
-        if status == "done" and self.state.selected:      # the plots follow the graph's selection
-            self._on_graph_selection(self.state.selected, False)
-
-    def _on_lowering_started(self) -> None:
-        req = self.session.request
-        if req is not None:
-            self.target_panel.set_model_source(req.source, req.target, req.flow)
-        shown = self.numerics.request
-        if shown is not None and (req is None or shown.lowering() != (req.source, req.target, req.flow, req.calib)):
-            self.numerics.clear()          # another lowering: its node ids would not match
-
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""
