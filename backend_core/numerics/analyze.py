@@ -16,31 +16,21 @@ Per layer of the final graph:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import Cancelled, CmlensError
 from ..snapshot.model import GraphSnapshot
-from .align import LayerPlan, Point, build_plan, is_alloc, is_getitem
+from .align import LayerPlan, build_plan
 from .capture import Reuse, StageProgram, run_capture
+from .compare import Divergence, LayerValue, layer_result, stage_checks
+from .final_run import FinalRun
 from .metrics import ErrorAccumulator, FloatHistogram, IntHistogram, top1
 from .results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
-                      LayerResult, NumericsResult, OutputResult, StageCheck)
-from .tensors import align, align_like, dequant, first_tensor, sample_indices
+                      NumericsResult, OutputResult)
+from .tensors import align, first_tensor, sample_indices
 
 Progress = Callable[[int, int, str], None]     # (done, total, text)
 ShouldStop = Callable[[], bool]
-
-
-@dataclass
-class _Divergence:
-    """Running comparison of one stage with the previous runnable stage."""
-
-    differs: dict[str, float] = field(default_factory=dict)   # layer -> max abs diff
-    lsb: dict[str, float] = field(default_factory=dict)
-    outputs_identical: bool = True
-    compared: int = 0
-    seconds: float = 0.0
 
 
 def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: list[tuple], *,
@@ -87,7 +77,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     top1_hits: list[dict[str, int]] = []
     top1_n: list[int] = []
     out_shapes: list[Any] = []
-    div = {s.name: _Divergence() for s in chain[1:]}
+    div = {s.name: Divergence() for s in chain[1:]}
     seconds = {s.name: 0.0 for s in stages}
 
     reuses = {cur.name: (prev.name, Reuse(prev.program)) for prev, cur in zip(chain, chain[1:])}
@@ -113,7 +103,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 reuse.prev_env = envs.pop(prev_name, {})
             try:
                 if st is final:
-                    fr = _FinalRun(st, plans, by_node, fnodes, raw.get(fq_stage.name, {}) if fq_stage
+                    fr = FinalRun(st, plans, by_node, fnodes, raw.get(fq_stage.name, {}) if fq_stage
                                    else {}, raw.get(float_stage.name, {}) if float_stage else {},
                                    local=local_samples is None or si < local_samples)
                     rec = fr.run(sample, reuse)
@@ -142,7 +132,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 v = raw[st.name].get(p.node)
                 if v is None:
                     continue
-                vals[lp.node] = _Val(v, p, tuple(_shape(lp, fnodes)))
+                vals[lp.node] = LayerValue(v, p, tuple(_shape(lp, fnodes)))
             values[st.name] = vals
             done += 1
 
@@ -232,7 +222,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     if progress is not None:
         progress(total, total, "done")
 
-    layers = [_layer_result(lp, accs, ihist, fhist, samples_out) for lp in plans]
+    layers = [layer_result(lp, accs, ihist, fhist, samples_out) for lp in plans]
     outs = []
     for i, acc in enumerate(out_accs):
         n = top1_n[i]
@@ -244,7 +234,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
             top1_vs_fake_quant=top1_hits[i][PAIR_LOWERED_VS_FQ] / n if n else None,
             top1_vs_float=top1_hits[i][PAIR_LOWERED_VS_FLOAT] / n if n else None,
             top1_fake_quant_vs_float=top1_hits[i][PAIR_FQ_VS_FLOAT] / n if n else None))
-    checks = _stage_checks(stages, chain, div, seconds, plans, snapshots)
+    checks = stage_checks(stages, chain, div, seconds, plans, snapshots)
     for c in checks:
         if c.stage in reuses:
             r = reuses[c.stage][1]
@@ -274,251 +264,3 @@ def _shape(lp: LayerPlan, fnodes: dict[str, Any]) -> tuple[int, ...]:
 def _pick(t: Any, idx: Any) -> list[float]:
     flat = t.reshape(-1)
     return [float(x) for x in flat[idx].tolist()]
-
-
-def _layer_result(lp: LayerPlan, accs: dict[str, dict[str, ErrorAccumulator]],
-                  ihist: dict[str, IntHistogram], fhist: dict[str, FloatHistogram],
-                  samples_out: dict[str, dict[str, list[float]]]) -> LayerResult:
-    s, q = lp.snap, lp.qparam
-    refs = {k: v.node for k, v in lp.points.items()}
-    return LayerResult(
-        node_id=lp.node, index=lp.index, target=s.target, kind=s.kind, module_path=s.module_path,
-        debug_handle=s.debug_handle, shape=tuple(s.shape) if s.shape else None, dtype=s.dtype,
-        scale=q.scale if (q and lp.is_int) else None,
-        zero_point=q.zero_point if (q and lp.is_int) else None,
-        qmin=q.qmin if (q and lp.is_int) else None, qmax=q.qmax if (q and lp.is_int) else None,
-        reference=lp.reference,
-        vs_fake_quant=accs[PAIR_LOWERED_VS_FQ][lp.node].result(),
-        vs_float=accs[PAIR_LOWERED_VS_FLOAT][lp.node].result(),
-        fake_quant_vs_float=accs[PAIR_FQ_VS_FLOAT][lp.node].result(),
-        local=accs[PAIR_LOCAL][lp.node].result(),
-        refs=refs, sample=samples_out[lp.node],
-        int_hist=ihist[lp.node].result() if lp.node in ihist else None,
-        float_hist=fhist[lp.node].result())
-
-
-def _stage_checks(stages: list[StageProgram], chain: list[StageProgram],
-                  div: dict[str, _Divergence], seconds: dict[str, float], plans: list[LayerPlan],
-                  snapshots: list[GraphSnapshot] | None) -> list[StageCheck]:
-    kept = {s.name: s for s in stages}
-    order = [lp.node for lp in plans]
-    prev_of = {cur.name: prev.name for prev, cur in zip(chain, chain[1:])}
-    out: list[StageCheck] = []
-    names = [s.stage for s in snapshots] if snapshots else [s.name for s in stages]
-    for i, name in enumerate(names):
-        snap = snapshots[i] if snapshots else None
-        st = kept.get(name)
-        if st is None:
-            if snap is not None and not snap.runnable_on_host:
-                out.append(StageCheck(name, i, None, "not_runnable",
-                                      note="int8 tensors flow into float ATen kernels here; "
-                                           "checked together with the next runnable stage"))
-            else:
-                out.append(StageCheck(name, i, None, "unchanged",
-                                      note="the pass changed nothing: neutral by construction"))
-            continue
-        if st.kind == "export":
-            out.append(StageCheck(name, i, None, "reference", seconds=seconds[name],
-                                  note="float reference"))
-            continue
-        if name not in div:
-            out.append(StageCheck(name, i, None, "reference", seconds=seconds[name],
-                                  note="PT2E fake-quant reference"))
-            continue
-        d = div[name]
-        first = next((n for n in order if n in d.differs), None)
-        neutral = not d.differs and d.outputs_identical
-        out.append(StageCheck(
-            name, i, prev_of[name], "neutral" if neutral else "diverged", first_diverging=first,
-            diverging_layers=len(d.differs), max_abs_diff=max(d.differs.values(), default=0.0),
-            max_lsb_diff=max(d.lsb.values()) if d.lsb else None,
-            outputs_identical=d.outputs_identical, passes=st.passes, seconds=seconds[name]))
-    return out
-
-
-class _Val:
-    """A captured value at a layer's tensor point, dequantized only when a metric needs it
-    (stage-to-stage checks compare the integers directly when both sides share qparams)."""
-
-    __slots__ = ("raw", "point", "shape", "_f")
-
-    def __init__(self, raw: Any, point: Point, shape: tuple[int, ...]) -> None:
-        self.raw, self.point, self.shape, self._f = first_tensor(raw), point, shape, None
-
-    def f(self) -> Any:
-        if self._f is None and self.raw is not None:
-            self._f = align(dequant(self.raw, self.point), self.shape)
-        return self._f
-
-    def same(self, other: "_Val") -> bool:
-        """True when bit-identical; False means 'compare the dequantized values'."""
-        import torch
-
-        a, b = self.raw, other.raw
-        if a is b:
-            return True
-        if a is None or b is None or a.dtype != b.dtype:
-            return False
-        pa, pb = self.point, other.point
-        if (pa.scale, pa.zero_point) != (pb.scale, pb.zero_point):
-            return False
-        a, b = align(a, self.shape), align(b, other.shape)
-        return a is not None and b is not None and torch.equal(a, b)
-
-
-class _FinalRun:
-    """Runs the final (lowered) program once per sample and, right after each layer, the same
-    kernel again on the fake-quant references of its inputs (the layer's local error). Nodes
-    with no reference of their own get one by running their op on their inputs' references."""
-
-    def __init__(self, stage: StageProgram, plans: list[LayerPlan], by_node: dict[str, LayerPlan],
-                 fnodes: dict[str, Any], fq_raw: dict[str, Any], float_raw: dict[str, Any],
-                 local: bool = True) -> None:
-        self.stage, self.plans, self.by_node, self.fnodes = stage, plans, by_node, fnodes
-        self.local = local
-        self.fq_raw, self.float_raw = fq_raw, float_raw
-        self.env: dict[Any, Any] = {}
-        self.isolated: dict[str, Any] = {}          # layer -> dequantized local output
-        self.derived_fq: dict[str, Any] = {}
-        self.derived_float: dict[str, Any] = {}
-        self._ref: dict[str, Any] = {}
-        self._fref: dict[str, Any] = {}
-
-    def run(self, sample: tuple, reuse: Reuse | None = None) -> Any:
-        self._live: dict[Any, Any] = {}
-        rec = run_capture(self.stage.program, sample, set(), keep_env=True, after_node=self._after,
-                          reuse=reuse)
-        self.env = self._live          # keyed by FX node (rec.env is keyed by name)
-        for lp in self.plans:
-            if lp.reference == "derived":
-                self._derive(lp)
-        return rec
-
-    # -- references in the final graph's layout -------------------------------------------
-    def _after(self, n: Any, value: Any, env: dict) -> None:
-        self._live = env
-        lp = self.by_node.get(n.name)
-        if not self.local or lp is None or lp.reference != "mapped" or lp.fq_point is None:
-            return
-        changed = False
-
-        def sub(a: Any) -> Any:
-            nonlocal changed
-            if hasattr(a, "op") and hasattr(a, "name"):
-                actual = env[a]
-                r = self.ref(a, env)
-                if r is not actual and hasattr(r, "dtype") and not _same(r, actual):
-                    changed = True
-                return r
-            if isinstance(a, (list, tuple)):
-                return type(a)(sub(x) for x in a)
-            return a
-
-        args = tuple(sub(a) for a in n.args)
-        kwargs = {k: sub(v) for k, v in n.kwargs.items()}
-        out = n.target(*args, **kwargs) if changed else value
-        self.isolated[n.name] = align(dequant(out, lp.final_point), _shape_of(out))
-
-    def ref(self, node: Any, env: dict) -> Any:
-        """The fake-quant value of `node`'s output, shaped like the lowered one."""
-        if node.name in self._ref:
-            return self._ref[node.name]
-        actual = env.get(node)
-        r = actual
-        lp = self.by_node.get(node.name)
-        if lp is not None and lp.reference == "mapped" and lp.fq_point is not None \
-                and lp.fq_point.node in self.fq_raw:
-            fitted = align_like(self.fq_raw[lp.fq_point.node], actual)
-            r = fitted if fitted is not None else actual
-        elif is_getitem(node) and node.args[1] == 0 and node.args[0].name in self.by_node:
-            r = self.ref(node.args[0], env)
-        elif node.op == "call_function" and not is_alloc(node) and node.all_input_nodes:
-            r = self._recompute(node, env)
-        self._ref[node.name] = r
-        return r
-
-    def _recompute(self, node: Any, env: dict) -> Any:
-        changed = False
-
-        def sub(a: Any) -> Any:
-            nonlocal changed
-            if hasattr(a, "op") and hasattr(a, "name"):
-                r = self.ref(a, env)
-                if r is not env.get(a):
-                    changed = True
-                return r
-            if isinstance(a, (list, tuple)):
-                return type(a)(sub(x) for x in a)
-            return a
-
-        args = tuple(sub(a) for a in node.args)
-        kwargs = {k: sub(v) for k, v in node.kwargs.items()}
-        if not changed:
-            return env.get(node)
-        try:
-            return node.target(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - no reference for this node, keep the lowered value
-            return env.get(node)
-
-    def _derive(self, lp: LayerPlan) -> None:
-        node = self.fnodes[lp.node]
-        r = self.ref(node, self.env)
-        if r is not None:
-            self.derived_fq[lp.node] = align(dequant(r, lp.final_point), _shape_of(r))
-        f = self._float_units(node)
-        if f is not None:
-            t = first_tensor(f)
-            p = lp.final_point
-            self.derived_float[lp.node] = ((t - p.zero_point) * p.scale if p.scale is not None
-                                           else t).to(t.dtype)
-
-    def _float_units(self, node: Any) -> Any:
-        """Float reference of `node` in its integer units (x/scale + zp, unrounded) for integer
-        tensors, plain float for float ones; derived nodes run their op on these."""
-        import torch
-
-        if node.name in self._fref:
-            return self._fref[node.name]
-        lp = self.by_node.get(node.name)
-        actual = self.env.get(node)
-        out: Any = None
-        if lp is not None and lp.float_point is not None and lp.float_point.node in self.float_raw:
-            t = first_tensor(self.float_raw[lp.float_point.node])
-            a = first_tensor(actual)
-            t = align(t.to(torch.float32), tuple(a.shape)) if a is not None else None
-            if t is not None:
-                p = lp.final_point
-                out = t / p.scale + p.zero_point if p.scale is not None else t
-        elif lp is not None and lp.reference == "derived" and node.all_input_nodes:
-            def sub(a: Any) -> Any:
-                if hasattr(a, "op") and hasattr(a, "name"):
-                    v = self._float_units(a)
-                    return v if v is not None else self.env.get(a)
-                if isinstance(a, (list, tuple)):
-                    return type(a)(sub(x) for x in a)
-                return a
-            try:
-                res = node.target(*(sub(a) for a in node.args),
-                                  **{k: sub(v) for k, v in node.kwargs.items()})
-                res_t = first_tensor(res)
-                out = res_t if res_t is not None and res_t.is_floating_point() else None
-            except Exception:  # noqa: BLE001 - the op only takes integers: no float reference
-                out = None
-        elif is_getitem(node) and node.args[1] == 0:
-            out = self._float_units(node.args[0])
-        self._fref[node.name] = out
-        return out
-
-
-def _same(a: Any, b: Any) -> bool:
-    import torch
-
-    try:
-        return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _shape_of(v: Any) -> tuple[int, ...]:
-    t = first_tensor(v)
-    return tuple(t.shape) if t is not None else ()
