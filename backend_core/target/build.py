@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 
 import contextlib
-import fcntl
 import os
 import re
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .boards import Board
+from .locks import exclusive_lock
 from .errors import BuildError, Cancelled, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
@@ -178,22 +178,11 @@ class KernelBuilder:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """One build at a time per build directory (another process may be building it)."""
-        with open(self.request.build_dir / ".cmlens-build.lock", "w") as fh:
-            waited = False
-            while True:
-                try:
-                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not waited:
-                        self._emit("cmlens", f"waiting for another build of {self.request.build_dir}")
-                        waited = True
-                    if self.cancel_event.wait(0.2):
-                        raise Cancelled("The firmware build was cancelled.") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with exclusive_lock(
+                self.request.build_dir / ".cmlens-build.lock", self.cancel_event,
+                lambda: self._emit("cmlens", f"waiting for another build of {self.request.build_dir}"),
+                "The firmware build was cancelled."):
+            yield
 
     def _step(self, what: str, argv: list[str]) -> float:
         self._emit("cmlens", f"$ {' '.join(argv)}")

@@ -12,7 +12,6 @@ Ethos-U SDK from Arm's GitLab, which fails offline), with CMSIS-NN from a local 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -26,6 +25,7 @@ from typing import Iterator, Mapping
 
 from .build import cache_dir, diagnose
 from .checkout import git_head
+from .locks import exclusive_lock
 from .errors import BadInputError, BuildError, Cancelled, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
@@ -148,24 +148,11 @@ def checkout_lock_path(et_root: Path, cache_root: Path | None = None) -> Path:
 def checkout_lock(et_root: Path, cancel_event: threading.Event, emit: LineCallback,
                   cache_root: Path | None = None) -> Iterator[None]:
     """Exclusive lock on the checkout (see the flatcc trap above), waiting cancellably."""
-    path = checkout_lock_path(et_root, cache_root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        waited = False
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not waited:
-                    emit("cmlens", f"waiting: another build is configuring {et_root} (one at a time per checkout)")
-                    waited = True
-                if cancel_event.wait(0.2):
-                    raise Cancelled("The ExecuTorch library build was cancelled.") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with exclusive_lock(
+            checkout_lock_path(et_root, cache_root), cancel_event,
+            lambda: emit("cmlens", f"waiting: another build is configuring {et_root} (one at a time per checkout)"),
+            "The ExecuTorch library build was cancelled."):
+        yield
 
 
 def run_step(argv: list[str], what: str, *, emit: LineCallback, cancel_event: threading.Event,
