@@ -13,7 +13,7 @@ stage is the node whose output holds the same tensor:
 
 Layers without a debug handle (pads, transposes and views the passes create) and all but the
 last layer of a decomposed op get a *derived* reference: the same op run on the references of
-its inputs (see analyze.py).
+its inputs (see final_run.py).
 """
 from __future__ import annotations
 
