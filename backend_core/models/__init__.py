@@ -1,6 +1,6 @@
 """Model sources: zoo names, a user's Python file, a saved `.pt2` program."""
-from .loaded import LoadedModel, ModelSpec, describe_source, load_model, parse_model_source
+from .loaded import LoadedModel, ModelSpec, load_model, parse_model_source
 from .zoo import ZOO, zoo_names
 
-__all__ = ["LoadedModel", "ModelSpec", "describe_source", "load_model", "parse_model_source",
+__all__ = ["LoadedModel", "ModelSpec", "load_model", "parse_model_source",
            "ZOO", "zoo_names"]

@@ -68,14 +68,6 @@ def parse_model_source(source: str) -> ModelSpec:
         "get_example_inputs() (optionally file.py:NAME), or a program saved with torch.export.save (.pt2).")
 
 
-def describe_source(source: str) -> str:
-    try:
-        spec = parse_model_source(source)
-    except BadInputError:
-        return source
-    return spec.name
-
-
 def load_model(spec: ModelSpec) -> LoadedModel:
     """Import and build the model. For Python files this RUNS the user's code."""
     if spec.kind == "zoo":

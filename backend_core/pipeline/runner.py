@@ -8,7 +8,6 @@ because several Cortex-M passes edit their input graph in place.
 from __future__ import annotations
 
 import copy
-
 import time
 import traceback
 from typing import Any, Callable, Iterator
@@ -35,28 +34,26 @@ def planned_stage_names(flow: str) -> list[str]:
     return [STAGE_EXPORT, STAGE_QUANTIZED, STAGE_EDGE, *stage_names(pass_list(flow)), STAGE_FINAL]
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    """ExecuTorch's pass manager wraps a pass's error ("An error occurred when running ...");
-    the user needs the original one."""
-    seen = {id(exc)}
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the errors it wraps: ExecuTorch's pass manager wraps a pass's error
+    ("An error occurred when running ..."), and the user needs the original one."""
+    chain = [exc]
     while True:
-        nxt = exc.__cause__ or exc.__context__
-        if nxt is None or id(nxt) in seen:
-            return exc
-        seen.add(id(nxt))
-        exc = nxt
+        nxt = chain[-1].__cause__ or chain[-1].__context__
+        if nxt is None or any(nxt is e for e in chain):
+            return chain
+        chain.append(nxt)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    return _exception_chain(exc)[-1]
 
 
 def _failing_node(exc: BaseException) -> str | None:
-    """The FX node a pass was working on when it raised: the innermost frame holding `node`."""
-    found = None
-    chain: list[BaseException] = [exc]
-    while chain[-1].__cause__ or chain[-1].__context__:
-        nxt = chain[-1].__cause__ or chain[-1].__context__
-        if nxt in chain:
-            break
-        chain.append(nxt)  # type: ignore[arg-type]
-    for e in chain:
+    """The FX node a pass was working on when it raised: the innermost frame holding `node`,
+    in the first error of the chain that has one."""
+    for e in _exception_chain(exc):
+        found = None
         tb = e.__traceback__
         while tb is not None:
             cand = tb.tb_frame.f_locals.get("node")
@@ -65,7 +62,7 @@ def _failing_node(exc: BaseException) -> str | None:
             tb = tb.tb_next
         if found:
             return found
-    return found
+    return None
 
 
 def to_layout(inputs: tuple, flow: str) -> tuple:
@@ -104,7 +101,6 @@ class LoweringPipeline:
         self.example_inputs: tuple = ()
         self.final_program: Any = None
         self.edge_program: Any = None
-        self.stage_warnings: dict[str, list[str]] = {}
         self.say: Callable[[str], None] = on_status or (lambda _t: None)
 
     # -- the generator -------------------------------------------------------------------
@@ -202,7 +198,6 @@ class LoweringPipeline:
         snap = capture(program, name, len(self.snapshots), kind, final=final, seconds=seconds,
                        log=warnings, changed=changed, runnable_on_host=runnable)
         self.snapshots.append(snap)
-        self.stage_warnings[name] = warnings
         return Stage(name, snap.index, snap, program, seconds, warnings)
 
     def _export_error(self, e: BaseException) -> StageFailedError:

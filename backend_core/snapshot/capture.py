@@ -133,10 +133,9 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
             runnable_on_host: bool = True) -> GraphSnapshot:
     """Snapshot `program` (ExportedProgram or GraphModule) as stage number `index`."""
     gm = getattr(program, "graph_module", program)
-    user_inputs: set[str] = set()
     if hasattr(program, "graph_signature"):
         user_inputs = set(program.graph_signature.user_inputs)
-    else:
+    else:   # a GraphModule (the PT2E stage): its placeholders are the user's inputs
         user_inputs = {n.name for n in gm.graph.nodes if n.op == "placeholder"}
     read = _Reader(program)
 

@@ -113,16 +113,6 @@ class NodeSnapshot:
     schema: str = ""
     fallback: FallbackReason | None = None
 
-    def qparams_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.input_qparams:
-            out["inputs"] = {str(i): asdict(q) for i, q in self.input_qparams}
-        if self.output_qparams is not None:
-            out["output"] = asdict(self.output_qparams)
-        if self.requant is not None:
-            out["requant"] = asdict(self.requant)
-        return out
-
 
 @dataclass(frozen=True)
 class EdgeSnapshot:
@@ -214,8 +204,6 @@ def _node_dict(n: NodeSnapshot) -> dict[str, Any]:
 
 
 def _json_default(o: Any) -> Any:
-    if isinstance(o, float):
-        return o
     return str(o)
 
 
