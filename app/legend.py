@@ -1,4 +1,4 @@
-"""The colour legend of the graph view, drawn as a small overlay in the view's top-left
+"""The colour legend of the graph view, drawn as a small overlay in the view's bottom-left
 corner: node kinds, the fallback badge, and the diff outlines."""
 from __future__ import annotations
 
@@ -12,12 +12,36 @@ ROW_H = 16
 SWATCH_W = 20
 
 
-class Legend(QWidget):
-    """A translucent box listing what the colours mean; clicks pass through to the view."""
+class _OverlayBox(QWidget):
+    """A translucent rounded box in the view's bottom-left corner; clicks pass through."""
+
+    BACKGROUND_ALPHA = 225
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+
+    def reposition(self) -> None:
+        """Bottom-left of the parent view (graphs start at the top, centred)."""
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(8, parent.height() - self.height() - 8 - 14)
+
+    def _begin_paint(self) -> QPainter:
+        """A painter with the box's frame and background already drawn."""
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(QColor("#cfd8dc"), 1))
+        p.setBrush(QColor(255, 255, 255, self.BACKGROUND_ALPHA))
+        p.drawRoundedRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1), 5, 5)
+        return p
+
+
+class Legend(_OverlayBox):
+    """A translucent box listing what the colours mean; clicks pass through to the view."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self._font = theme.label_font(11)
         self.rows: list[tuple[str, QColor, QColor, str]] = []
         for kind in theme.LEGEND_ORDER:
@@ -33,18 +57,8 @@ class Legend(QWidget):
         w = max(fm.horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22
         self.resize(int(w), ROW_H * len(self.rows) + 10)
 
-    def reposition(self) -> None:
-        """Bottom-left of the parent view (graphs start at the top, centred)."""
-        parent = self.parentWidget()
-        if parent is not None:
-            self.move(8, parent.height() - self.height() - 8 - 14)
-
     def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setPen(QPen(QColor("#cfd8dc"), 1))
-        p.setBrush(QColor(255, 255, 255, 225))
-        p.drawRoundedRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1), 5, 5)
+        p = self._begin_paint()
         p.setFont(self._font)
         y = 5
         for text, fill, border, style in self.rows:
@@ -65,15 +79,15 @@ class Legend(QWidget):
         p.end()
 
 
-class HeatLegend(QWidget):
+class HeatLegend(_OverlayBox):
     """The heat overlay's colour bar (SQNR in dB, bright = more error), drawn where the kind
     legend goes while the overlay is on; clicks pass through to the view."""
 
     BAR_W = 200
+    BACKGROUND_ALPHA = 235
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self._font = theme.label_font(11)
         self._bold = theme.label_font(11, bold=True)
         self.lo, self.hi, self.label = 0.0, 60.0, ""
@@ -91,19 +105,10 @@ class HeatLegend(QWidget):
         self.resize(w, self.height())
         self.update()
 
-    def reposition(self) -> None:
-        parent = self.parentWidget()
-        if parent is not None:
-            self.move(8, parent.height() - self.height() - 8 - 14)
-
     def paintEvent(self, event) -> None:
         from PySide6.QtGui import QLinearGradient
 
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setPen(QPen(QColor("#cfd8dc"), 1))
-        p.setBrush(QColor(255, 255, 255, 235))
-        p.drawRoundedRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1), 5, 5)
+        p = self._begin_paint()
         p.setFont(self._bold)
         p.setPen(QColor("#37474f"))
         p.drawText(QRectF(8, 4, self.width() - 16, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
