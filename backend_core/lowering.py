@@ -14,7 +14,7 @@ from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from .pipeline.stages import Stage
 from .report.json_report import build_report
 from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
-from .targets import normalise_target
+from .cpus import normalise_target
 from .versions import stack_versions
 
 StageCallback = Callable[[GraphSnapshot, list[str]], None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import traceback
 
 from ..errors import BadInputError
-from .loaded import LoadedModel, ModelSpec
+from .spec import LoadedModel, ModelSpec
 
 
 def load_pt2(spec: ModelSpec) -> LoadedModel:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
-from .loaded import LoadedModel, ModelSpec
+from .spec import LoadedModel, ModelSpec
 
 
 def _user_frame(exc: BaseException, path: str) -> str:

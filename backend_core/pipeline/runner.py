@@ -17,7 +17,7 @@ from ..models.calibration import calibration_set
 from ..models.loaded import LoadedModel
 from ..snapshot.capture import capture
 from ..snapshot.model import GraphSnapshot
-from ..targets import normalise_target, target_config
+from ..cpus import normalise_target, target_config
 from .logs import capture_logs
 from .passes import host_runnable, pass_list, run_pass, stage_names
 from .quantize import QuantizerVerdicts, quantize

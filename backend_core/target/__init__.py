@@ -7,7 +7,7 @@ from .build import BuildRequest, BuildResult, KernelBuilder, build_command, cach
 from .doctor import DoctorReport, run_doctor
 from .et_build import EtLibraries, EtLibRequest, ensure_libraries, library_build_command, library_configure_command
 from .et_ops import OpCheck, check_checkout_ops, check_ops, read_model_ops
-from .errors import BuildError, Cancelled, SimulatorError, ToolMissingError, UnsupportedTargetError
+from ..errors import BuildError, Cancelled, SimulatorError, ToolMissingError, UnsupportedTargetError
 from .faults import FaultReport
 from .selftest import SelftestResult, run_selftest
 from .run_model import MissingOpsError, ModelRunResult, RunOptions, run_model

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..targets import TARGETS, normalise_target
-from .errors import UnsupportedTargetError
+from ..cpus import TARGETS, normalise_target
+from ..errors import UnsupportedTargetError
 
 SIMULATORS: tuple[str, ...] = ("qemu", "fvp")
 

@@ -17,7 +17,7 @@ from typing import Iterator, Mapping
 
 from .boards import Board
 from .locks import exclusive_lock
-from .errors import BuildError, Cancelled, ToolMissingError
+from ..errors import BuildError, Cancelled, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
 

@@ -26,7 +26,7 @@ from typing import Iterator, Mapping
 from .build import cache_dir, diagnose
 from .checkout import git_head
 from .locks import exclusive_lock
-from .errors import BadInputError, BuildError, Cancelled, ToolMissingError
+from ..errors import BadInputError, BuildError, Cancelled, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
 

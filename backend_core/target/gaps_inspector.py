@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..snapshot.model import GraphSnapshot
-from .errors import BadInputError
+from ..errors import BadInputError
 from .gaps import METRICS, GapReport, TensorPair, map_to_final
 
 REFERENCE_GRAPH = "edge_dialect_exported_program"

@@ -2,10 +2,8 @@
 limit, and cancellation that ends the whole process group. Argument lists only, never a shell."""
 from __future__ import annotations
 
-import codecs
 import os
 import queue
-import re
 import signal
 import subprocess
 import threading
@@ -13,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
+
+from ..protocol import LineSplitter
 
 # on_line(stream, line): stream is "stdout" or "stderr"; line has no line terminator.
 LineCallback = Callable[[str, str], None]
@@ -29,32 +29,6 @@ class ProcessResult:
     cancelled: bool = False
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
-
-
-_EOL = re.compile(r"\r\n|\r|\n")
-
-
-class _LineSplitter:
-    """Turns byte chunks into lines; tolerates invalid UTF-8 and any of \\n, \\r\\n, \\r."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buf = ""
-
-    def feed(self, data: bytes, final: bool = False) -> list[str]:
-        self._buf += self._decoder.decode(data, final)
-        lines: list[str] = []
-        pos = 0
-        for m in _EOL.finditer(self._buf):
-            if m.group() == "\r" and m.end() == len(self._buf) and not final:
-                break  # maybe the first half of "\r\n": wait for the next chunk
-            lines.append(self._buf[pos:m.start()])
-            pos = m.end()
-        self._buf = self._buf[pos:]
-        if final and self._buf:
-            lines.append(self._buf)
-            self._buf = ""
-        return lines
 
 
 class StreamingProcess:
@@ -95,7 +69,7 @@ class StreamingProcess:
         ]
         for t in readers:
             t.start()
-        splitters = {"stdout": _LineSplitter(), "stderr": _LineSplitter()}
+        splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
         open_streams = 2
         deadline = None if timeout is None else start + timeout
         while open_streams:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .boards import Board, board_for
 from .checkout import Checkout, find_cmsis_nn, inspect_checkout
-from .errors import BadInputError, SimulatorError
+from ..errors import BadInputError, SimulatorError
 from .et_build import EtLibRequest, ensure_libraries
 from .et_ops import OpCheck, check_checkout_ops
 from .process import LineCallback

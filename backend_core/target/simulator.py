@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from .boards import Board
-from .errors import Cancelled, SimulatorError, ToolMissingError
+from ..errors import Cancelled, SimulatorError, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import apt_install, fvp_install_hint
 from .uart import UartEvent, UartParser, UartReport

@@ -32,7 +32,7 @@ def _node_signature(program) -> list[tuple]:
 def test_final_graph_equals_cortex_m_pass_manager_transform(model: str) -> None:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
-    from backend_core.targets import target_config
+    from backend_core.cpus import target_config
 
     r = lowered(model)
     pipe = r.pipeline

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(*args: str, cache: Path) -> tuple[int, list[dict]]:
     env = dict(os.environ, CMLENS_CACHE=str(cache))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.worker", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.lowering", *args], capture_output=True,
                           text=True, timeout=600, cwd=ROOT, env=env)
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 

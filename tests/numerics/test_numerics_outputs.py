@@ -91,7 +91,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys) -> None:
 
 def test_worker_streams_json_lines() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.numerics.worker", "layernorm_mlp",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.numerics", "layernorm_mlp",
                            "--inputs", "2"], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=170, stdin=subprocess.DEVNULL)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -105,7 +105,7 @@ def test_worker_streams_json_lines() -> None:
 
 def test_worker_bad_input_reports_error() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.numerics.worker", "layernorm_mlp",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.numerics", "layernorm_mlp",
                            "--inputs", "/nonexistent/folder"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]

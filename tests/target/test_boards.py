@@ -6,8 +6,8 @@ import pytest
 from backend_core.errors import BadInputError
 from backend_core.target.boards import BOARDS, GCC_FLAGS, board_for, gcc_flags, supported_targets
 from backend_core.target.build import KERNELS_DIR
-from backend_core.target.errors import UnsupportedTargetError
-from backend_core.targets import TARGETS
+from backend_core.errors import UnsupportedTargetError
+from backend_core.cpus import TARGETS
 
 
 @pytest.mark.parametrize("target, board", [

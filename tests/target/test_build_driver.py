@@ -10,7 +10,7 @@ import pytest
 from backend_core.target.boards import BOARDS, board_for
 from backend_core.target.build import (KERNELS_DIR, BuildRequest, KernelBuilder, build_command, cache_dir,
                                        configure_command, diagnose)
-from backend_core.target.errors import BuildError, Cancelled, ToolMissingError
+from backend_core.errors import BuildError, Cancelled, ToolMissingError
 
 
 def test_configure_and_build_command_lines(tmp_path: Path) -> None:

@@ -161,7 +161,7 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
     abbreviated, while the parser, fed by the simulator driver before the echo, gets the full text."""
     import importlib
 
-    from backend_core.target.errors import SimulatorError
+    from backend_core.errors import SimulatorError
     from backend_core.target.uart import UartParser
 
     rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"

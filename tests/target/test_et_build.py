@@ -13,7 +13,7 @@ import pytest
 
 from backend_core.errors import BadInputError
 from backend_core.target.boards import board_for
-from backend_core.target.errors import BuildError, Cancelled
+from backend_core.errors import BuildError, Cancelled
 from backend_core.target.et_build import (
     CONFIG_FILE, EtLibRequest, checkout_lock, ensure_libraries, is_built, library_build_command,
     library_configure_command,

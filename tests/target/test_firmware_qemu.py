@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.target.boards import board_for
-from backend_core.target.errors import Cancelled
+from backend_core.errors import Cancelled
 from backend_core.target.selftest import run_selftest
 from backend_core.target.simulator import QemuRunner
 

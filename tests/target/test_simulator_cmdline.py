@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.target.boards import board_for
-from backend_core.target.errors import SimulatorError, ToolMissingError
+from backend_core.errors import SimulatorError, ToolMissingError
 from backend_core.target.simulator import FvpRunner, QemuRunner
 
 

@@ -1,7 +1,7 @@
-"""The numerics worker process: `python -m backend_core.numerics.worker SOURCE [options]`.
+"""The numerics worker process: `python -m backend_core.workers.numerics SOURCE [options]`.
 
-Like backend_core.worker, the GUI runs ExecuTorch here and never imports torch itself; ending
-the process cancels. One JSON object per line on stdout:
+Like the lowering worker, the GUI runs ExecuTorch here and never imports torch itself; ending
+the process cancels. backend_core.protocol lines on stdout:
 
   {"type": "status", "text": "importing ExecuTorch"}
   {"type": "progress", "phase": "lowering"|"analysis", "done": 3, "total": 12, "text": "..."}
@@ -19,13 +19,9 @@ import json
 import sys
 import threading
 import time
-import traceback
 from typing import Any
 
-
-def emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, default=str, allow_nan=False) + "\n")
-    sys.stdout.flush()
+from ..protocol import DONE, PROGRESS, RESULT, STATUS, emit, error_message
 
 
 class _Throttle:
@@ -37,11 +33,11 @@ class _Throttle:
         if done < total and now - self.last < self.interval:
             return
         self.last = now
-        emit({"type": "progress", "phase": self.phase, "done": done, "total": total, "text": text})
+        emit({"type": PROGRESS, "phase": self.phase, "done": done, "total": total, "text": text})
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m backend_core.numerics.worker")
+    ap = argparse.ArgumentParser(prog="python -m backend_core.workers.numerics")
     ap.add_argument("source")
     ap.add_argument("--target", default="cortex-m55")
     ap.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
@@ -65,36 +61,29 @@ def main(argv: list[str] | None = None) -> int:
 
     threading.Thread(target=watch_stdin, daemon=True).start()
 
-    from ..errors import CmlensError
-    from .inputs import parse_inputs
+    from ..numerics.inputs import parse_inputs
 
     try:
         spec = parse_inputs(args.inputs)           # fails before the 8 s import
-        emit({"type": "status", "text": "importing ExecuTorch (first time takes ~8 s)"})
+        emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         from ..pipeline.stages import PipelineOptions
-        from .run import run_numerics
+        from ..numerics.run import run_numerics
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
         result = run_numerics(args.source, PipelineOptions(args.target, args.flow, calib), spec,
                               progress=_Throttle("analysis"), on_lowering=_Throttle("lowering"),
                               should_stop=cancel.is_set)
-    except CmlensError as e:
-        emit({"type": "error", "exit_code": e.exit_code, "message": e.message, "hint": e.hint,
-              "detail": e.detail})
-        emit({"type": "done", "status": "failed", "exit_code": e.exit_code,
-              "seconds": time.perf_counter() - t0})
-        return e.exit_code
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
-        emit({"type": "error", "exit_code": 3, "message": f"{type(e).__name__}: {e}",
-              "hint": "Unexpected error in the numerics worker.", "detail": traceback.format_exc()})
-        emit({"type": "done", "status": "failed", "exit_code": 3, "seconds": time.perf_counter() - t0})
-        return 3
+        msg = error_message(e, "numerics worker")
+        emit(msg)
+        emit({"type": DONE, "status": "failed", "exit_code": msg["exit_code"], "seconds": time.perf_counter() - t0})
+        return msg["exit_code"]
     d = result.to_dict()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(d, f, allow_nan=False)
-    emit({"type": "result", "result": d})
-    emit({"type": "done", "status": "done", "exit_code": 0, "seconds": time.perf_counter() - t0})
+    emit({"type": RESULT, "result": d})
+    emit({"type": DONE, "status": "done", "exit_code": 0, "seconds": time.perf_counter() - t0})
     return 0
 
 

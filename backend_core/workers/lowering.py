@@ -1,8 +1,8 @@
-"""The lowering worker process: `python -m backend_core.worker SOURCE [options]`.
+"""The lowering worker process: `python -m backend_core.workers.lowering SOURCE [options]`.
 
 The GUI runs ExecuTorch here, not in its own process: imports take ~8 s, FX passes hold the
 GIL, user code may crash, and ending a process is an immediate, clean cancel. The worker
-streams one JSON object per line on stdout:
+streams backend_core.protocol lines on stdout:
 
   {"type": "status", "text": "importing ExecuTorch"}
   {"type": "planned", "stages": ["float export", ...]}
@@ -18,17 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import traceback
 from typing import Any
 
-
-def emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, default=str) + "\n")
-    sys.stdout.flush()
+from ..protocol import DONE, PLANNED, STAGE, STATUS, emit, error_message
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m backend_core.worker")
+    ap = argparse.ArgumentParser(prog="python -m backend_core.workers.lowering")
     ap.add_argument("source")
     ap.add_argument("--target", default="cortex-m55")
     ap.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
@@ -40,9 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bpte", default=None)
     args = ap.parse_args(argv)
 
-    from .errors import CmlensError
-    from .lowering import lower
-    from .pipeline.stages import PipelineOptions
+    from ..lowering import lower
+    from ..pipeline.stages import PipelineOptions
 
     calib: str | int | None = args.calib
     if isinstance(calib, str) and calib.isdigit():
@@ -52,37 +47,33 @@ def main(argv: list[str] | None = None) -> int:
     def on_stage(snap: Any, planned: list[str]) -> None:
         nonlocal planned_sent
         if not planned_sent:
-            emit({"type": "planned", "stages": planned})
+            emit({"type": PLANNED, "stages": planned})
             planned_sent = True
-        emit({"type": "stage", "snapshot": snap.to_dict()})
+        emit({"type": STAGE, "snapshot": snap.to_dict()})
 
     try:
-        emit({"type": "status", "text": "importing ExecuTorch (first time takes ~8 s)"})
+        emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations),
                        on_stage=on_stage, use_cache=not args.no_cache,
                        want_pte=bool(args.pte), want_bpte=bool(args.bpte),
-                       on_status=lambda t: emit({"type": "status", "text": t}))
-    except CmlensError as e:
-        emit({"type": "error", "exit_code": e.exit_code, "message": e.message, "hint": e.hint,
-              "detail": e.detail})
-        return e.exit_code
+                       on_status=lambda t: emit({"type": STATUS, "text": t}))
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
-        emit({"type": "error", "exit_code": 3, "message": f"{type(e).__name__}: {e}",
-              "hint": "Unexpected error in the lowering worker.", "detail": traceback.format_exc()})
-        return 3
+        msg = error_message(e, "lowering worker")
+        emit(msg)
+        return msg["exit_code"]
     report_path = None
     if args.report:
         from pathlib import Path
 
         Path(args.report).write_text(json.dumps(result.report(), default=str))
         report_path = args.report
-    from .pipeline.artifacts import write_bytes
+    from ..pipeline.artifacts import write_bytes
 
     if args.pte and "model.pte" in result.blobs:
         write_bytes(args.pte, result.blobs["model.pte"])
     if args.bpte and "model.bpte" in result.blobs:
         write_bytes(args.bpte, result.blobs["model.bpte"])
-    emit({"type": "done", "status": result.status, "error": result.error, "verdicts": result.verdicts,
+    emit({"type": DONE, "status": result.status, "error": result.error, "verdicts": result.verdicts,
           "from_cache": result.from_cache, "seconds": result.seconds, "report": report_path})
     return 0 if result.status == "done" else 3
 

@@ -1,0 +1,40 @@
+"""What a model source resolves to: the parsed request (ModelSpec) and the loaded model (LoadedModel).
+
+Kept apart from the loaders so user_file / saved_program import these without importing loaded.py.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the user asked for, parsed but not loaded (cheap, no torch import)."""
+
+    kind: str            # "zoo" | "python" | "pt2"
+    name: str            # display name
+    path: str = ""       # absolute path for files
+    entry: str = ""      # callable name for python files (":NAME")
+
+    def fingerprint(self) -> str:
+        """Identity for caches: zoo name, or the file's path + content hash."""
+        if self.kind == "zoo":
+            return f"zoo:{self.name}"
+        data = Path(self.path).read_bytes()
+        return f"{self.kind}:{self.path}:{self.entry}:{hashlib.sha1(data).hexdigest()}"
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for export: the eager module (or the saved program) and example inputs."""
+
+    name: str
+    module: Any
+    example_inputs: tuple
+    spec: ModelSpec
+    calibration_inputs: list[tuple] | None = None
+    exported: Any = None                       # ExportedProgram when loaded from .pt2
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,144 @@
+"""The one message format between CortexM Lens worker processes and the GUI.
+
+Every worker (`python -m backend_core.workers.lowering`, `...workers.numerics`) and `cmlens run
+--protocol` writes one JSON object per line on stdout; human-readable logs go to stderr. Both ends
+import the names from here, so a message type is never a bare string literal in two places:
+
+  {"type": "status",   "text": "importing ExecuTorch"}
+  {"type": "planned",  "stages": ["float export", ...]}                      lowering
+  {"type": "stage",    "snapshot": {...GraphSnapshot.to_dict()...}}          lowering
+  {"type": "progress", "phase": "lowering"|"analysis", "done": 3, "total": 12, "text": "..."}
+  {"type": "step",     "step": "lower"|"check ops"|"libraries"|"build runner"|"run"|"gaps"}  target run
+  {"type": "result",   "result": {...}}                                      numerics
+  {"type": "error",    "exit_code": 2|3, "message": "...", "hint": "...", "detail": "..."}
+  {"type": "done",     "status": "done"|"failed", "exit_code": 0|2|3, "seconds": 1.2, ...}
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import re
+import sys
+import traceback
+from typing import IO, Any
+
+STATUS = "status"
+PLANNED = "planned"
+STAGE = "stage"
+PROGRESS = "progress"
+STEP = "step"
+RESULT = "result"
+ERROR = "error"
+DONE = "done"
+MESSAGE_TYPES = (STATUS, PLANNED, STAGE, PROGRESS, STEP, RESULT, ERROR, DONE)
+
+# The steps of a target run, in order (`cmlens run --protocol` emits them; the panel's progress bar).
+RUN_STEPS = ("lower", "check ops", "libraries", "build runner", "run", "gaps", "results")
+SELFTEST_STEPS = ("build runner", "run", "results")
+
+LOWERING_WORKER = "backend_core.workers.lowering"
+NUMERICS_WORKER = "backend_core.workers.numerics"
+
+
+def emit(obj: dict[str, Any], stream: IO[str] | None = None) -> None:
+    """Write one protocol line (NaN is not JSON: refused, so the reader never chokes)."""
+    if obj.get("type") not in MESSAGE_TYPES:
+        raise ValueError(f"not a protocol message type: {obj.get('type')!r}")
+    out = stream or sys.stdout
+    out.write(json.dumps(obj, default=str, allow_nan=False) + "\n")
+    out.flush()
+
+
+def error_message(exc: BaseException, worker: str) -> dict[str, Any]:
+    """An `error` message for any exception: typed errors keep their exit code and hint."""
+    from .errors import CmlensError
+
+    if isinstance(exc, CmlensError):
+        return {"type": ERROR, "exit_code": exc.exit_code, "message": exc.message, "hint": exc.hint,
+                "detail": exc.detail}
+    return {"type": ERROR, "exit_code": 3, "message": f"{type(exc).__name__}: {exc}",
+            "hint": f"Unexpected error in the {worker}.", "detail": traceback.format_exc()}
+
+
+def parse_line(text: str) -> dict[str, Any] | None:
+    """A protocol message, or None for anything else (a stray print() from user code)."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        msg = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(msg, dict) and msg.get("type") in MESSAGE_TYPES:
+        return msg
+    return None
+
+
+def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | None = None, *,
+                              no_cache: bool = False, report: str | None = None, pte: str | None = None,
+                              bpte: str | None = None, channels_last: bool = False) -> list[str]:
+    """`python` arguments for the lowering worker (an argument list: never a shell string)."""
+    args = ["-m", LOWERING_WORKER, source, "--target", target, "--flow", flow]
+    if calib:
+        args += ["--calib", str(calib)]
+    if no_cache:
+        args.append("--no-cache")
+    if channels_last:
+        args.append("--channels-last")
+    for flag, value in (("--report", report), ("--pte", pte), ("--bpte", bpte)):
+        if value:
+            args += [flag, value]
+    return args
+
+
+def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str | int | None = None,
+                              calib: str | None = None, json_out: str | None = None, *,
+                              cancel_on_eof: bool = False, channels_last: bool = False) -> list[str]:
+    """`python` arguments for the numerics worker (status / progress / result / error / done lines)."""
+    args = ["-m", NUMERICS_WORKER, source, "--target", target, "--flow", flow]
+    if inputs not in (None, ""):
+        args += ["--inputs", str(inputs)]
+    if calib:
+        args += ["--calib", str(calib)]
+    if json_out:
+        args += ["--json", json_out]
+    if cancel_on_eof:
+        args.append("--cancel-on-eof")
+    if channels_last:
+        args.append("--channels-last")
+    return args
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+class LineSplitter:
+    """Turns byte chunks into lines; tolerates invalid UTF-8 and any of \\n, \\r\\n, \\r.
+
+    One splitter for every stream the product reads: worker stdout/stderr in the GUI, and the
+    build and simulator output in backend_core.target.process. A partial line longer than
+    `max_partial` characters is emitted as it is (a runner printing megabytes without a newline).
+    """
+
+    def __init__(self, max_partial: int = 1 << 20) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buf = ""
+        self.max_partial = max_partial
+
+    def feed(self, data: bytes, final: bool = False) -> list[str]:
+        self._buf += self._decoder.decode(data, final)
+        lines: list[str] = []
+        pos = 0
+        for m in _EOL.finditer(self._buf):
+            if m.group() == "\r" and m.end() == len(self._buf) and not final:
+                break  # maybe the first half of "\r\n": wait for the next chunk
+            lines.append(self._buf[pos:m.start()])
+            pos = m.end()
+        self._buf = self._buf[pos:]
+        if final and self._buf:
+            lines.append(self._buf)
+            self._buf = ""
+        elif len(self._buf) > self.max_partial:
+            lines.append(self._buf)
+            self._buf = ""
+        return lines
