@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from backend_core.layout import Layout, LayoutOptions, auto_collapse, compute_layout
 from backend_core.snapshot.model import GraphSnapshot
 
-from app.runtime.background import BackgroundRunner
+from .background import BackgroundRunner
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 SCENE_CACHE = 10
 

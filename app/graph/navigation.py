@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
 
-from app.graph.view import GraphView
+from .graph_view import GraphView
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 if TYPE_CHECKING:
-    from app.lowering.session import LoweringSession
+    from .session import LoweringSession
 
 
 def initial_view(view: GraphView) -> None:

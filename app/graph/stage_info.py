@@ -10,7 +10,8 @@ from typing import Sequence
 from backend_core.diff import StageDiff
 from backend_core.snapshot.model import KIND_FALLBACK
 
-from app.graph.scene import GraphScene
+from .graph_scene import GraphScene
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 
 def stage_info(scene: GraphScene) -> str:

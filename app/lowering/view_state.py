@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.lowering.session import LoweringSession
+from .session import LoweringSession
+from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 
 class ViewState(QObject):

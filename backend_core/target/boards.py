@@ -1,66 +1,99 @@
-"""CPU target string -> board (QEMU machine or Corstone FVP) and GCC flags.
+"""CPU target string -> board (QEMU machine or Corstone FVP), its GCC flags and memory map.
 
-The table mirrors kernels/cmake/boards.cmake (a test configures the kernels project and checks that
-both agree). CPUs are ExecuTorch's CortexMTargetConfig ones: M0 M0PLUS M3 M4 M7 M23 M33 M35P M55 M85."""
+Everything comes from kernels/boards.json, the one board table that kernels/cmake/boards.cmake reads too
+(a test configures every board and checks that the generated linker script and flags agree). CPUs are
+ExecuTorch's CortexMTargetConfig ones: M0 M0PLUS M3 M4 M7 M23 M33 M35P M55 M85."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..cpus import TARGETS, normalise_target
 from ..errors import UnsupportedTargetError
 
+BOARDS_JSON = Path(__file__).resolve().parents[2] / "kernels" / "boards.json"
 SIMULATORS: tuple[str, ...] = ("qemu", "fvp")
+# The section layout every board shares (kernels/linker/); CMake generates the MEMORY block per board.
+SECTIONS_SCRIPT = "linker/cmlens_sections.ld"
+ICOUNT_UNIT = "instructions executed (QEMU -icount), not cycles"
 
-# GCC flags per CPU (-mthumb is added for every CPU). GCC 12 (Debian's arm-none-eabi) has no
-# -mcpu=cortex-m85: the -march below is the same ISA (Armv8.1-M mainline, MVE with FP, FP64).
-GCC_FLAGS: dict[str, tuple[str, ...]] = {
-    "cortex-m0": ("-mcpu=cortex-m0", "-mfloat-abi=soft"),
-    "cortex-m0plus": ("-mcpu=cortex-m0plus", "-mfloat-abi=soft"),
-    "cortex-m3": ("-mcpu=cortex-m3", "-mfloat-abi=soft"),
-    "cortex-m4": ("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"),
-    "cortex-m7": ("-mcpu=cortex-m7", "-mfpu=fpv5-d16", "-mfloat-abi=hard"),
-    "cortex-m23": ("-mcpu=cortex-m23", "-mfloat-abi=soft"),
-    "cortex-m33": ("-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"),
-    "cortex-m35p": ("-mcpu=cortex-m35p", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"),
-    "cortex-m55": ("-mcpu=cortex-m55", "-mfloat-abi=hard"),
-    "cortex-m85": ("-march=armv8.1-m.main+mve.fp+fp.dp", "-mfloat-abi=hard"),
-}
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    """One MEMORY region of a board's linker script."""
+
+    name: str          # e.g. "DTCM"
+    origin: int
+    length: int        # bytes
+    access: str        # "rx", "rw", "rwx"
+    what: str          # what it is on the board (from the memory map)
 
 
 @dataclass(frozen=True)
 class Board:
-    """One board of kernels/: its CMake name, CPU, simulator and how to start it."""
+    """One board of kernels/: its CMake name, CPU, simulator, how to start it and its memory."""
 
     name: str                   # CMLENS_BOARD value, e.g. "mps3-an547"
     cpu: str                    # e.g. "cortex-m55"
     simulator: str              # "qemu" or "fvp"
     machine: str                # QEMU -M value, or the FVP binary name
-    linker_script: str          # relative to kernels/
+    linker_script: str          # relative to kernels/: the shared sections (MEMORY is generated)
     description: str
+    uart_base: int = 0
+    uart_clock_hz: int = 0
+    cpu_clock_hz: int = 0       # SysTick counts at this rate
+    icount_shift: int | None = None   # QEMU -icount shift=N: one instruction = 2**N ns; None: not QEMU
+    memory: tuple[MemoryRegion, ...] = ()
+    sections: tuple[tuple[str, str], ...] = ()   # (alias, region): VECTORS, CODE, DATA, BIG
+    runner_pools: tuple[tuple[str, int], ...] = ()  # ExecuTorch runner ET_ARM_BAREMETAL_<NAME>_POOL_SIZE
+    reference: str = ""         # the datasheet / manual the numbers come from
 
     @property
     def gcc_flags(self) -> tuple[str, ...]:
         """Compiler flags for this board's CPU, as kernels/cmake/boards.cmake uses them."""
         return gcc_flags(self.cpu)
 
+    def region(self, alias_or_name: str) -> MemoryRegion:
+        """A memory region by its name or by a section alias (VECTORS, CODE, DATA, BIG)."""
+        name = dict(self.sections).get(alias_or_name, alias_or_name)
+        for r in self.memory:
+            if r.name == name:
+                return r
+        raise KeyError(f"{self.name} has no memory region {alias_or_name!r}")
 
-BOARDS: dict[str, Board] = {b.name: b for b in (
-    Board("mps3-an547", "cortex-m55", "qemu", "mps3-an547", "linker/sse300.ld",
-          "MPS3 AN547: Corstone SSE-300 with Cortex-M55 (QEMU)"),
-    Board("mps2-an386", "cortex-m4", "qemu", "mps2-an386", "linker/mps2_an386.ld",
-          "MPS2 AN386: Cortex-M4 (QEMU)"),
-    Board("mps2-an385", "cortex-m3", "qemu", "mps2-an385", "linker/mps2_an386.ld",
-          "MPS2 AN385: Cortex-M3 (QEMU)"),
-    Board("mps2-an500", "cortex-m7", "qemu", "mps2-an500", "linker/mps2_an500.ld",
-          "MPS2 AN500: Cortex-M7 (QEMU)"),
-    Board("mps2-an505", "cortex-m33", "qemu", "mps2-an505", "linker/mps2_an505.ld",
-          "MPS2 AN505: IoT Kit SSE-200 with Cortex-M33 (QEMU)"),
-    Board("corstone-300-fvp", "cortex-m55", "fvp", "FVP_Corstone_SSE-300_Ethos-U55", "linker/sse300.ld",
-          "Arm Corstone-300 FVP with Cortex-M55"),
-    Board("corstone-320-fvp", "cortex-m85", "fvp", "FVP_Corstone_SSE-320", "linker/sse320.ld",
-          "Arm Corstone-320 FVP with Cortex-M85"),
-)}
+    @property
+    def tick_unit(self) -> str:
+        """What the board layer's et_pal_current_ticks() counts on this board."""
+        return ICOUNT_UNIT if self.icount_shift is not None else "SysTick ticks"
 
+
+def _int(value: str | int) -> int:
+    return int(value, 0) if isinstance(value, str) else int(value)
+
+
+def _board(row: dict) -> Board:
+    return Board(
+        name=row["name"], cpu=row["cpu"], simulator=row["simulator"], machine=row["machine"],
+        linker_script=SECTIONS_SCRIPT, description=row["description"],
+        uart_base=_int(row["uart_base"]), uart_clock_hz=int(row["uart_clock_hz"]),
+        cpu_clock_hz=int(row["cpu_clock_hz"]), icount_shift=row.get("icount_shift"),
+        memory=tuple(MemoryRegion(m["name"], _int(m["origin"]), _int(m["length"]), m["access"], m["what"])
+                     for m in row["memory"]),
+        sections=tuple(row["sections"].items()),
+        runner_pools=tuple((k, _int(v)) for k, v in row.get("runner_pools", {}).items()),
+        reference=row.get("reference", ""))
+
+
+def load_table(path: Path = BOARDS_JSON) -> tuple[dict[str, tuple[str, ...]], dict[str, Board]]:
+    """(GCC flags per CPU, boards by name) from a boards.json."""
+    data = json.loads(Path(path).read_text())
+    flags = {cpu: tuple(f) for cpu, f in data["cpus"].items()}
+    return flags, {row["name"]: _board(row) for row in data["boards"]}
+
+
+# GCC flags per CPU (-mthumb is added for every CPU), and the boards.
+GCC_FLAGS, BOARDS = load_table()
 _BY_CPU: dict[tuple[str, str], str] = {(b.cpu, b.simulator): b.name for b in BOARDS.values()}
 
 

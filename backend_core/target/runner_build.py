@@ -26,7 +26,7 @@ from .process import LineCallback
 RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
 RUNNER_TARGET = "arm_executor_runner"
 BUILD_RECIPE = (RUNNER_SOURCE_DIR / "CMakeLists.txt", KERNELS_DIR / "cmake" / "cmlens_board.cmake",
-                KERNELS_DIR / "cmake" / "boards.cmake")
+                KERNELS_DIR / "cmake" / "boards.cmake", KERNELS_DIR / "boards.json")
 
 
 def portable_ops(ops: list[str]) -> list[str]:

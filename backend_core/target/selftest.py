@@ -2,6 +2,7 @@
 toolchain, the board layer and the simulator work for a CPU."""
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from .boards import Board, board_for
 from .build import BuildRequest, BuildResult, KernelBuilder
 from .faults import FaultReport
 from .process import LineCallback
-from .simulator import EventCallback, SimResult, runner_for
+from .simulator import EventCallback, SimResult, runner_for, tick_unit
 from .uart import CycleReport, TestResult
 
 # Firmware variants of kernels/selftest (CMake target names).
@@ -41,6 +42,12 @@ class SelftestResult:
     build_s: float
     run_s: float
     uart: list[str] = field(default_factory=list)
+    tick_unit: str = ""              # what `ticks` count (simulator.tick_unit)
+
+    @property
+    def ticks(self) -> dict[str, int]:
+        """Tick counts of the firmware's fixed workloads, e.g. {"1x": 8000109, "2x": 16000114}."""
+        return workload_ticks(self.uart)
 
     @property
     def passed(self) -> bool:
@@ -57,6 +64,9 @@ class SelftestResult:
                 lines.append(f"cycles: {self.cycles.total} ({self.cycles.label})")
             else:
                 lines.append(f"cycles: unavailable ({self.cycles.reason})")
+        if self.ticks:
+            counts = ", ".join(f"{k} {v:,}" for k, v in self.ticks.items())
+            lines.append(f"workload ticks: {counts} ({self.tick_unit})")
         if self.problem:
             lines.append(f"problem: {self.problem}")
         if self.fault is not None and self.fault.flags:
@@ -66,6 +76,14 @@ class SelftestResult:
         lines.append(f"build {self.configure_s + self.build_s:.1f} s (configure {self.configure_s:.1f} s), "
                      f"run {self.run_s:.2f} s; firmware {self.elf}")
         return "\n".join(lines)
+
+
+_TICKS = re.compile(r"^ticks: workload\[(\w+)\] iterations=\d+ ticks=(\d+)$")
+
+
+def workload_ticks(uart: list[str]) -> dict[str, int]:
+    """The self-test's `ticks: workload[1x] iterations=N ticks=T` lines as {"1x": T, ...}."""
+    return {m.group(1): int(m.group(2)) for m in map(_TICKS.match, uart) if m}
 
 
 def _outcome(sim: SimResult) -> str:
@@ -78,8 +96,11 @@ def _outcome(sim: SimResult) -> str:
 def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float = 30.0, *,
                  variant: str = "selftest", build_root: Path | None = None,
                  on_line: LineCallback | None = None, on_event: EventCallback | None = None,
-                 cancel_event: threading.Event | None = None, build: BuildResult | None = None) -> SelftestResult:
+                 cancel_event: threading.Event | None = None, build: BuildResult | None = None,
+                 icount: bool = False) -> SelftestResult:
     """Build (incrementally) and run a self-test firmware for `target` on `sim`.
+
+    icount=True runs QEMU with `-icount`: the workload tick counts are then instructions executed.
 
     Raises UnsupportedTargetError / ToolMissingError (exit 2), BuildError / SimulatorError (exit 3),
     Cancelled. A FAIL, fault or hang is a result, not an exception."""
@@ -88,7 +109,7 @@ def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float =
     board = board_for(target, sim)
     fw = VARIANTS[variant]
     cancel_event = cancel_event or threading.Event()
-    runner = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event)
+    runner = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event, icount=icount)
     runner.require()  # a missing simulator is reported before a build that could not be run anyway
     if build is None or fw not in build.elfs:
         req = BuildRequest(board, (fw,), build_root=build_root)
@@ -101,4 +122,5 @@ def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float =
         target=board.cpu, board=board, variant=variant, outcome=_outcome(result), exit_code=result.exit_code,
         tests=result.report.tests, cycles=result.report.cycles,
         fault=result.report.faults[0] if result.report.faults else None, problem=result.problem, elf=elf,
-        configure_s=build.configure_s, build_s=build.build_s, run_s=result.elapsed_s, uart=result.uart)
+        configure_s=build.configure_s, build_s=build.build_s, run_s=result.elapsed_s, uart=result.uart,
+        tick_unit=tick_unit(board, icount))

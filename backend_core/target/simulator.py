@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .boards import Board
+from .boards import ICOUNT_UNIT, Board
 from ..errors import Cancelled, SimulatorError, ToolMissingError
 from .process import LineCallback, StreamingProcess
 from .tools import apt_install, fvp_install_hint
@@ -100,21 +100,48 @@ def _problem(r: SimResult) -> str:
     return ""
 
 
+def tick_unit(board: Board, icount: bool) -> str:
+    """What the board layer's et_pal_current_ticks() (and so every ETDump profiling event) counts.
+
+    QEMU with `-icount shift=N` advances its virtual clock 2**N ns per executed instruction; the board
+    layer turns SysTick ticks back into that instruction count (kernels/common/ticks.c): exact, the same
+    on every run, but instructions, not cycles. Without -icount the same number follows host time."""
+    if board.simulator != "qemu":
+        return board.tick_unit
+    if icount and board.icount_shift is not None:
+        return ICOUNT_UNIT
+    return "host-time SysTick ticks (QEMU without -icount): not a cost measure"
+
+
 class QemuRunner(_Run):
-    """qemu-system-arm with UART0 on stdout and semihosting for the exit status and host files."""
+    """qemu-system-arm with UART0 on stdout and semihosting for the exit status and host files.
+
+    icount=True adds `-icount shift=N` (N from the board's row in kernels/boards.json): the firmware's
+    tick counter then counts instructions executed, deterministically (see tick_unit()). Use it for
+    profiling runs; it costs some QEMU speed (bench/qemu_icount.py)."""
 
     def __init__(self, board: Board, *, qemu: str | None = None, on_line: LineCallback | None = None,
-                 on_event: EventCallback | None = None, cancel_event: threading.Event | None = None) -> None:
+                 on_event: EventCallback | None = None, cancel_event: threading.Event | None = None,
+                 icount: bool = False) -> None:
         super().__init__(on_line, on_event, cancel_event)
         if board.simulator != "qemu":
             raise ValueError(f"{board.name} is not a QEMU board")
+        if icount and board.icount_shift is None:
+            raise ValueError(f"{board.name} has no icount_shift in kernels/boards.json")
         self.board = board
         self.qemu = qemu or shutil.which("qemu-system-arm")
+        self.icount = icount
+
+    @property
+    def tick_unit(self) -> str:
+        """The unit of the firmware's tick counts in this runner's runs."""
+        return tick_unit(self.board, self.icount)
 
     def command(self, elf: str | Path, semihosting_args: Sequence[str] = ()) -> list[str]:
         """The qemu-system-arm argument list. `semihosting_args` become the firmware's argv."""
         config = "enable=on,target=native" + "".join(f",arg={a}" for a in semihosting_args)
-        return [self.qemu or "qemu-system-arm", "-M", self.board.machine, "-display", "none",
+        icount = ["-icount", f"shift={self.board.icount_shift}"] if self.icount else []
+        return [self.qemu or "qemu-system-arm", "-M", self.board.machine, *icount, "-display", "none",
                 "-monitor", "none", "-serial", "stdio", "-semihosting-config", config,
                 "-kernel", str(elf)]
 
@@ -201,6 +228,9 @@ class FvpRunner(_Run):
         return self._execute(self.board, argv, timeout + 30.0, cwd, self.env(), limit_s=timeout)
 
 
-def runner_for(board: Board, **kw) -> QemuRunner | FvpRunner:
-    """The driver for the board's simulator."""
-    return QemuRunner(board, **kw) if board.simulator == "qemu" else FvpRunner(board, **kw)
+def runner_for(board: Board, *, icount: bool = False, **kw) -> QemuRunner | FvpRunner:
+    """The driver for the board's simulator. `icount`: QEMU counts instructions (ignored on an FVP,
+    which has no such mode)."""
+    if board.simulator == "qemu":
+        return QemuRunner(board, icount=icount, **kw)
+    return FvpRunner(board, **kw)

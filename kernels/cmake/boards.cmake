@@ -1,59 +1,95 @@
-# Board table: CMLENS_BOARD -> CPU, compiler flags, board source, linker script, simulator.
-# Keep in sync with backend_core/target/boards.py (tests/target checks that both agree).
+# Board table: reads CMLENS_BOARD's row of kernels/boards.json (the one table; backend_core/target/boards.py
+# reads the same file) and generates the board's linker script from its memory regions.
 #
-# Sets: CMLENS_CPU, CMLENS_CPU_FLAGS (list), CMLENS_BOARD_SOURCE, CMLENS_LINKER_SCRIPT, CMLENS_SIMULATOR.
+# Sets: CMLENS_CPU, CMLENS_CPU_FLAGS (list), CMLENS_SIMULATOR, CMLENS_LINKER_SCRIPT (absolute, generated),
+# CMLENS_BOARD_DEFINITIONS (compile definitions of board/board.c), CMLENS_RUNNER_POOL_DEFINITIONS
+# (ExecuTorch runner pool sizes for boards with little memory), CMLENS_BOARDS (all names).
+if(NOT DEFINED CMLENS_KERNELS_DIR)
+  get_filename_component(CMLENS_KERNELS_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+endif()
+set(_cmlens_json_file "${CMLENS_KERNELS_DIR}/boards.json")
+file(READ "${_cmlens_json_file}" _cmlens_json)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_cmlens_json_file}")
 
-set(CMLENS_BOARDS mps3-an547 mps2-an386 mps2-an385 mps2-an500 mps2-an505 corstone-300-fvp corstone-320-fvp)
-
-set(_m55_flags -mcpu=cortex-m55 -mfloat-abi=hard)
-if(CMLENS_BOARD STREQUAL "mps3-an547")
-  set(CMLENS_CPU cortex-m55)
-  set(CMLENS_CPU_FLAGS ${_m55_flags})
-  set(CMLENS_BOARD_SOURCE board/mps3_an547.c)
-  set(CMLENS_LINKER_SCRIPT linker/sse300.ld)
-  set(CMLENS_SIMULATOR qemu)
-elseif(CMLENS_BOARD STREQUAL "mps2-an386")
-  set(CMLENS_CPU cortex-m4)
-  set(CMLENS_CPU_FLAGS -mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard)
-  set(CMLENS_BOARD_SOURCE board/mps2_an386.c)
-  set(CMLENS_LINKER_SCRIPT linker/mps2_an386.ld)
-  set(CMLENS_SIMULATOR qemu)
-elseif(CMLENS_BOARD STREQUAL "mps2-an385")
-  set(CMLENS_CPU cortex-m3)
-  set(CMLENS_CPU_FLAGS -mcpu=cortex-m3 -mfloat-abi=soft)
-  set(CMLENS_BOARD_SOURCE board/mps2_an385.c)
-  set(CMLENS_LINKER_SCRIPT linker/mps2_an386.ld)
-  set(CMLENS_SIMULATOR qemu)
-elseif(CMLENS_BOARD STREQUAL "mps2-an500")
-  set(CMLENS_CPU cortex-m7)
-  set(CMLENS_CPU_FLAGS -mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard)
-  set(CMLENS_BOARD_SOURCE board/mps2_an500.c)
-  set(CMLENS_LINKER_SCRIPT linker/mps2_an500.ld)
-  set(CMLENS_SIMULATOR qemu)
-elseif(CMLENS_BOARD STREQUAL "mps2-an505")
-  set(CMLENS_CPU cortex-m33)
-  set(CMLENS_CPU_FLAGS -mcpu=cortex-m33 -mfpu=fpv5-sp-d16 -mfloat-abi=hard)
-  set(CMLENS_BOARD_SOURCE board/mps2_an505.c)
-  set(CMLENS_LINKER_SCRIPT linker/mps2_an505.ld)
-  set(CMLENS_SIMULATOR qemu)
-elseif(CMLENS_BOARD STREQUAL "corstone-300-fvp")
-  set(CMLENS_CPU cortex-m55)
-  set(CMLENS_CPU_FLAGS ${_m55_flags})
-  set(CMLENS_BOARD_SOURCE board/corstone300_fvp.c)
-  set(CMLENS_LINKER_SCRIPT linker/sse300.ld)
-  set(CMLENS_SIMULATOR fvp)
-elseif(CMLENS_BOARD STREQUAL "corstone-320-fvp")
-  set(CMLENS_CPU cortex-m85)
-  # GCC 12 has no -mcpu=cortex-m85; this -march is the same ISA (Armv8.1-M, MVE with FP, FP64).
-  set(CMLENS_CPU_FLAGS -march=armv8.1-m.main+mve.fp+fp.dp -mfloat-abi=hard)
-  set(CMLENS_BOARD_SOURCE board/corstone320_fvp.c)
-  set(CMLENS_LINKER_SCRIPT linker/sse320.ld)
-  set(CMLENS_SIMULATOR fvp)
-else()
+string(JSON _n LENGTH "${_cmlens_json}" boards)
+math(EXPR _last "${_n} - 1")
+set(CMLENS_BOARDS)
+set(_row)
+foreach(_i RANGE ${_last})
+  string(JSON _name GET "${_cmlens_json}" boards ${_i} name)
+  list(APPEND CMLENS_BOARDS ${_name})
+  if(_name STREQUAL "${CMLENS_BOARD}")
+    string(JSON _row GET "${_cmlens_json}" boards ${_i})
+  endif()
+endforeach()
+if(NOT _row)
   string(REPLACE ";" ", " _boards "${CMLENS_BOARDS}")
   message(FATAL_ERROR "Unknown CMLENS_BOARD '${CMLENS_BOARD}'. Known boards: ${_boards}")
 endif()
+
+string(JSON CMLENS_CPU GET "${_row}" cpu)
+string(JSON CMLENS_SIMULATOR GET "${_row}" simulator)
+string(JSON _nflags LENGTH "${_cmlens_json}" cpus ${CMLENS_CPU})
+math(EXPR _nflags "${_nflags} - 1")
+set(CMLENS_CPU_FLAGS)
+foreach(_i RANGE ${_nflags})
+  string(JSON _flag GET "${_cmlens_json}" cpus ${CMLENS_CPU} ${_i})
+  list(APPEND CMLENS_CPU_FLAGS ${_flag})
+endforeach()
 list(APPEND CMLENS_CPU_FLAGS -mthumb)
+
+# board/board.c is the same for every board: its constants come from the row.
+foreach(_key uart_base uart_clock_hz cpu_clock_hz icount_shift eot_on_exit)
+  string(JSON _v_${_key} GET "${_row}" ${_key})
+endforeach()
+if(_v_icount_shift STREQUAL "" OR _v_icount_shift STREQUAL "NOTFOUND")
+  set(_v_icount_shift -1)  # JSON null: not a QEMU board (ticks are SysTick ticks, not instructions)
+endif()
+if(_v_eot_on_exit STREQUAL "ON")
+  set(_v_eot_on_exit 1)
+else()
+  set(_v_eot_on_exit 0)
+endif()
+set(CMLENS_BOARD_DEFINITIONS
+  CMLENS_BOARD_NAME="${CMLENS_BOARD}"
+  CMLENS_BOARD_CPU="${CMLENS_CPU}"
+  CMLENS_BOARD_SIMULATOR="${CMLENS_SIMULATOR}"
+  CMLENS_BOARD_UART_BASE=${_v_uart_base}u
+  CMLENS_BOARD_UART_CLOCK_HZ=${_v_uart_clock_hz}u
+  CMLENS_BOARD_CPU_CLOCK_HZ=${_v_cpu_clock_hz}u
+  CMLENS_BOARD_ICOUNT_SHIFT=${_v_icount_shift}
+  CMLENS_BOARD_EOT_ON_EXIT=${_v_eot_on_exit})
+
+# Runner pool sizes (ExecuTorch's ET_ARM_BAREMETAL_<NAME>_POOL_SIZE) for boards that need smaller ones.
+set(CMLENS_RUNNER_POOL_DEFINITIONS)
+string(JSON _npools LENGTH "${_row}" runner_pools)
+if(_npools GREATER 0)
+  math(EXPR _npools "${_npools} - 1")
+  foreach(_i RANGE ${_npools})
+    string(JSON _pool MEMBER "${_row}" runner_pools ${_i})
+    string(JSON _size GET "${_row}" runner_pools ${_pool})
+    list(APPEND CMLENS_RUNNER_POOL_DEFINITIONS ET_ARM_BAREMETAL_${_pool}_POOL_SIZE=${_size})
+  endforeach()
+endif()
+
+# The linker script: MEMORY from the row, the section aliases, then the sections every board shares.
+set(_ld "/* Generated by kernels/cmake/boards.cmake from kernels/boards.json (board ${CMLENS_BOARD}): do not edit. */\nMEMORY\n{\n")
+string(JSON _nregions LENGTH "${_row}" memory)
+math(EXPR _nregions "${_nregions} - 1")
+foreach(_i RANGE ${_nregions})
+  foreach(_key name origin length access)
+    string(JSON _r_${_key} GET "${_row}" memory ${_i} ${_key})
+  endforeach()
+  string(APPEND _ld "  ${_r_name} (${_r_access}) : ORIGIN = ${_r_origin}, LENGTH = ${_r_length}\n")
+endforeach()
+string(APPEND _ld "}\n")
+foreach(_alias VECTORS CODE DATA BIG)
+  string(JSON _region GET "${_row}" sections ${_alias})
+  string(APPEND _ld "REGION_ALIAS(\"${_alias}\", ${_region});\n")
+endforeach()
+string(APPEND _ld "INCLUDE cmlens_sections.ld\n")
+set(CMLENS_LINKER_SCRIPT "${CMAKE_BINARY_DIR}/cmlens_board.ld")
+file(CONFIGURE OUTPUT "${CMLENS_LINKER_SCRIPT}" CONTENT "${_ld}" @ONLY)
 
 # Machine-readable summary, parsed by backend_core/target/build.py and its tests.
 string(REPLACE ";" " " _flags "${CMLENS_CPU_FLAGS}")

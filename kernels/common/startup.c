@@ -2,8 +2,8 @@
  *
  * Reset_Handler: enable the FPU (and MVE: the same CP10/CP11 bits) via CPACR, set the stack limit on
  * Armv8-M mainline, copy/zero the sections listed in the linker script's __copy_table/__zero_table
- * (the CMSIS convention, so ExecuTorch's Corstone-300.ld works too), run static constructors, then
- * main() and exit(). */
+ * (the CMSIS convention, so ExecuTorch's Corstone-300.ld works too), start the SysTick tick counter, run
+ * static constructors, then main() and exit(). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -97,6 +97,7 @@ void Reset_Handler(void) {
   cmlens_barrier();
   cmlens_init_memory();
   cmlens_uart_init();
+  cmlens_ticks_init(); /* SysTick: instruction counter under QEMU -icount (common/ticks.c) */
   __libc_init_array();
 
   char *argv[16] = {0};

@@ -3,10 +3,15 @@
  * line protocol as ExecuTorch's Arm runner:
  *   TEST: selftest index[N] Test_result: PASS|FAIL
  *   Inference runtime: N CPU cycles total (X per inference)     -- or "cycles: unavailable (reason)"
+ * Two board-layer checks that the host reads from their own lines:
+ *   printf: <a message formatted like ExecuTorch's ET_LOG, with %zu, %zd and %s>
+ *   ticks: workload[1x] ... / ticks: workload[2x] ...  -- et_pal_current_ticks() around a fixed loop
  * Exit status (semihosting): 0 when every test passes, 1 otherwise. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cmlens/board.h"
 #include "int8_kernels.h"
@@ -163,6 +168,49 @@ static const char *features(void) {
       ;
 }
 
+/* ExecuTorch's runtime/platform/log.cpp formats every ET_LOG message with vsnprintf into a buffer: do
+ * the same, with the conversions its messages use (newlib-nano printed "zu" for %zu and shifted the
+ * remaining arguments: "KernelCall failed at instruction zu:zu in operator \xef\xbf\xbd.Mk"). */
+static void print_like_et_log(const char *format, ...) {
+  char buffer[256];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(buffer, sizeof(buffer), format, args);
+  va_end(args);
+  printf("printf: %s\n", buffer);
+}
+
+/* ExecuTorch's PAL tick functions (runtime/platform/platform.h), declared with the board layer's types:
+ * the link's --wrap sends these calls to the board layer, exactly as it does for ExecuTorch's runtime. */
+uint64_t et_pal_current_ticks(void);
+cmlens_tick_ratio_t et_pal_ticks_to_ns_multiplier(void);
+
+/* A fixed workload for the tick counter: FNV-1a over the loop index (no closed form to optimise into). */
+static volatile uint32_t workload_sink;
+__attribute__((noinline)) static void workload(uint32_t iterations) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < iterations; i++) h = (h ^ i) * 16777619u;
+  workload_sink = h;
+}
+
+#define WORKLOAD_ITERATIONS 2000000u /* 1x; 2x crosses a 24-bit SysTick wrap on every board */
+
+static void report_ticks(void) {
+  uint64_t counts[2];
+  for (int k = 0; k < 2; k++) {
+    uint64_t t0 = et_pal_current_ticks();
+    workload(WORKLOAD_ITERATIONS * (uint32_t)(k + 1));
+    counts[k] = et_pal_current_ticks() - t0;
+  }
+  cmlens_tick_ratio_t ns = et_pal_ticks_to_ns_multiplier();
+  printf("ticks: unit=%s icount_shift=%d ns_per_tick=%llu/%llu\n", cmlens_ticks_unit(),
+         (int)cmlens_board.icount_shift, (unsigned long long)ns.numerator, (unsigned long long)ns.denominator);
+  for (int k = 0; k < 2; k++) {
+    printf("ticks: workload[%dx] iterations=%lu ticks=%llu\n", k + 1,
+           (unsigned long)(WORKLOAD_ITERATIONS * (uint32_t)(k + 1)), (unsigned long long)counts[k]);
+  }
+}
+
 int main(void) {
   printf("cmlens selftest: board=%s cpu=%s sim=%s features:%s\n", cmlens_board.name, cmlens_board.cpu,
          cmlens_board.simulator, features());
@@ -184,6 +232,9 @@ int main(void) {
   } else {
     printf("cycles: unavailable (%s)\n", cmlens_cycles_unavailable_reason());
   }
+  print_like_et_log("%zu input tensors have different dim orders; instruction %zu:%zd in operator %s",
+                    (size_t)3, (size_t)17, (ssize_t)-2, "aten::_softmax.out");
+  report_ticks();
   printf("selftest: %d/%d passed\n", n - failed, n);
   return failed ? 1 : 0;
 }

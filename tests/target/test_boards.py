@@ -1,6 +1,8 @@
 """CPU target -> board and compiler flags, and the errors for CPUs without a board."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from backend_core.errors import BadInputError
@@ -51,7 +53,28 @@ def test_supported_targets() -> None:
 
 
 def test_board_files_exist() -> None:
+    """One table: CMake reads kernels/boards.json (no if-chain of its own), one board source for all."""
     text = (KERNELS_DIR / "cmake" / "boards.cmake").read_text()
+    rows = json.loads((KERNELS_DIR / "boards.json").read_text())["boards"]
+    assert [r["name"] for r in rows] == list(BOARDS)
+    assert "string(JSON" in text and "boards.json" in text and "STREQUAL \"mps" not in text
+    assert sorted(p.name for p in (KERNELS_DIR / "board").iterdir()) == ["board.c"]
     for b in BOARDS.values():
         assert (KERNELS_DIR / b.linker_script).is_file(), b.linker_script
-        assert f'CMLENS_BOARD STREQUAL "{b.name}"' in text, b.name
+        assert b.reference and b.memory and {a for a, _ in b.sections} == {"VECTORS", "CODE", "DATA", "BIG"}
+
+
+def test_memory_map_and_clocks_from_the_table() -> None:
+    m55, m4 = board_for("cortex-m55"), board_for("cortex-m4")
+    assert m55.region("DATA").name == "DTCM" and m55.region("DATA").length == 512 * 1024
+    assert m55.region("CODE").origin == 0x70000000 and m55.uart_base == 0x49303000
+    assert m4.region("BIG").name == "PSRAM" and m4.region("BIG").length == 16 * 1024 * 1024
+    assert dict(m4.runner_pools) == {"METHOD_ALLOCATOR": 0x600000, "SEMIHOSTING_FILE_ALLOCATOR": 0x400000}
+    assert m55.runner_pools == ()
+    # -icount shift: one instruction (2**N ns) is at least one SysTick period, so ticks convert back exactly.
+    for b in BOARDS.values():
+        if b.simulator == "qemu":
+            assert 2 ** b.icount_shift >= 1e9 / b.cpu_clock_hz, b.name
+            assert 2 ** (b.icount_shift - 1) < 1e9 / b.cpu_clock_hz, b.name  # the smallest such N
+        else:
+            assert b.icount_shift is None

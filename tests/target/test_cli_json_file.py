@@ -6,11 +6,12 @@ import io
 import json
 from pathlib import Path
 
-from app.cli import build_parser
+from app.cli_target import add_target_commands
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = build_parser()
+    parser = argparse.ArgumentParser(prog="cmlens")
+    add_target_commands(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(argv)
 
 

@@ -23,6 +23,15 @@ def test_qemu_command_line() -> None:
         "enable=on,target=native,arg=executor_runner,arg=-m,arg=model.bpte")
 
 
+def test_qemu_icount_command_line_for_profiling_runs() -> None:
+    """-icount shift=N from boards.json: one instruction = 2**N ns >= one SysTick period of the board."""
+    m55 = QemuRunner(board_for("cortex-m55"), qemu="qemu-system-arm", icount=True).command("fw.elf")
+    assert m55[:5] == ["qemu-system-arm", "-M", "mps3-an547", "-icount", "shift=5"]
+    m4 = QemuRunner(board_for("cortex-m4"), qemu="qemu-system-arm", icount=True).command("fw.elf")
+    assert m4[3:5] == ["-icount", "shift=6"]  # 25 MHz SysTick: 40 ns per tick, 64 ns per instruction
+    assert "-icount" not in QemuRunner(board_for("cortex-m4"), qemu="q").command("fw.elf")
+
+
 def test_qemu_missing_elf_and_missing_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SimulatorError, match="does not exist"):
         QemuRunner(board_for("cortex-m4"), qemu="/usr/bin/qemu-system-arm").run(tmp_path / "none.elf")

@@ -1,0 +1,89 @@
+"""The board layer on QEMU, with the self-test firmware (no ExecuTorch): printf with the C99 length
+modifiers ExecuTorch's log messages use, the SysTick instruction counter behind et_pal_current_ticks()
+under `-icount` (deterministic, linear, one tick per instruction), and the linker script CMake generates
+from kernels/boards.json."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backend_core.target.boards import ICOUNT_UNIT, board_for
+from backend_core.target.build import BuildRequest
+from backend_core.target.selftest import workload_ticks
+from backend_core.target.simulator import QemuRunner
+
+from .conftest import QEMU_TARGETS
+
+WORKLOAD_ITERATIONS = 2_000_000  # kernels/selftest/main.c
+
+
+def _selftest(firmware, target: str, icount: bool):
+    runner = QemuRunner(board_for(target), icount=icount)
+    result = runner.run(firmware(target).elfs["cmlens_selftest"], timeout=30)
+    assert result.exit_code == 0 and result.outcome == "PASS", result.uart
+    return result
+
+
+@pytest.mark.parametrize("target", ("cortex-m55", "cortex-m4"))
+def test_printf_formats_zu_zd_and_s_like_executorch_log(firmware, target: str) -> None:
+    """newlib (nano and Debian's full build) printed 'zu ... zu:zd in operator <garbage>' for this."""
+    uart = _selftest(firmware, target, icount=False).uart
+    assert ("printf: 3 input tensors have different dim orders; instruction 17:-2 in operator "
+            "aten::_softmax.out") in uart
+
+
+def _loop_length(elf: Path) -> int:
+    """Instructions in the body of the self-test's workload loop, read from its disassembly."""
+    out = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(elf)],
+                         capture_output=True, text=True, check=True).stdout
+    body = out.split("<workload>:\n", 1)[1].split("\n\n", 1)[0]
+    insns = [(int(m.group(1), 16), m.group(2)) for m in
+             (re.match(r"\s*([0-9a-f]+):\s+(.*)", line) for line in body.splitlines()) if m
+             and not m.group(2).startswith(".word")]
+    for addr, text in insns:
+        b = re.match(r"(le|bne\S*|blt\S*|bcc\S*|bhi\S*|bgt\S*)\s+(?:lr, )?([0-9a-f]+)", text)
+        if b and int(b.group(2), 16) < addr:
+            return sum(1 for a, _ in insns if int(b.group(2), 16) <= a <= addr)
+    raise AssertionError("no backward branch in workload():\n" + body)
+
+
+@pytest.mark.parametrize("target", QEMU_TARGETS)
+def test_icount_ticks_are_deterministic_instruction_counts(firmware, target: str) -> None:
+    first = _selftest(firmware, target, icount=True)
+    second = _selftest(firmware, target, icount=True)
+    t1, t2 = workload_ticks(first.uart), workload_ticks(second.uart)
+    assert set(t1) == {"1x", "2x"}
+    assert t1 == t2, "the same firmware must count the same ticks on every run under -icount"
+    assert abs(t1["2x"] / t1["1x"] - 2.0) < 0.02, t1      # twice the work, twice the ticks
+    # One tick is one instruction: the extra 2 million iterations cost exactly the loop's instructions
+    # (plus a few for the call), whatever the board's SysTick clock.
+    loop = _loop_length(firmware(target).elfs["cmlens_selftest"])
+    extra = t1["2x"] - t1["1x"]
+    assert loop * WORKLOAD_ITERATIONS <= extra <= loop * WORKLOAD_ITERATIONS + 100, (loop, t1)
+    unit = next(line for line in first.uart if line.startswith("ticks: unit="))
+    assert ICOUNT_UNIT in unit and f"icount_shift={board_for(target).icount_shift}" in unit
+    assert QemuRunner(board_for(target), icount=True).tick_unit == ICOUNT_UNIT
+
+
+def test_without_icount_the_ticks_are_not_called_instructions(firmware) -> None:
+    runner = QemuRunner(board_for("cortex-m55"))
+    assert "-icount" not in runner.command("fw.elf")
+    assert "not a cost measure" in runner.tick_unit
+    assert workload_ticks(_selftest(firmware, "cortex-m55", icount=False).uart).keys() == {"1x", "2x"}
+
+
+@pytest.mark.parametrize("target, sim", [(t, "qemu") for t in QEMU_TARGETS] + [("cortex-m85", "fvp")])
+def test_generated_linker_script_is_the_boards_json_memory_map(firmware, build_root: Path,
+                                                               target: str, sim: str) -> None:
+    board = board_for(target, sim)
+    firmware(target, sim)
+    script = (BuildRequest(board, build_root=build_root).build_dir / "cmlens_board.ld").read_text()
+    regions = re.findall(r"^\s*(\w+) \((\w+)\) : ORIGIN = (0x[0-9A-Fa-f]+), LENGTH = (0x[0-9A-Fa-f]+)$",
+                         script, re.M)
+    assert [(n, a, int(o, 16), int(length, 16)) for n, a, o, length in regions] == [
+        (r.name, r.access, r.origin, r.length) for r in board.memory]
+    assert re.findall(r'REGION_ALIAS\("(\w+)", (\w+)\);', script) == list(board.sections)
+    assert script.rstrip().endswith("INCLUDE cmlens_sections.ld")
