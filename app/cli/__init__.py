@@ -5,10 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from backend_core.models.zoo import ZOO
+from .common import ZOO_EPILOG as EPILOG
+from .doctor import add_doctor_command
+from .gui import add_gui_command
+from .lower import add_lower_command
+from .numerics import add_numerics_command
+from .run import add_run_command
+from .selftest import add_selftest_command
 
-EPILOG = "Zoo models (all with random weights: no download is possible here):\n" + "\n".join(
-    f"  {name:18s} {entry.description}" for name, entry in ZOO.items())
+
+# One module per subcommand; each `add_*_command(subparsers)` sets `func(args) -> exit status`.
+SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
+               add_selftest_command, add_run_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,18 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         "pass, every fallback and why; run it on a simulator.", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    from .cli_lower import add_lower_command
-
-    add_lower_command(sub, EPILOG)
-    for module, fn in (("app.cli_gui", "add_gui_command"), ("app.cli_numerics", "add_numerics_command"),
-                       ("app.cli_target", "add_target_commands")):
-        try:
-            mod = __import__(module, fromlist=[fn])
-        except ImportError as e:
-            if e.name != module:
-                raise
-            continue
-        getattr(mod, fn)(sub)
+    for add in SUBCOMMANDS:
+        add(sub)
     return ap
 
 
@@ -36,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if not getattr(args, "func", None):
-        if args.command is None and "gui" in ap._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
+        if args.command is None:
             return main(["gui"])
         ap.print_help()
         return 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from backend_core.errors import BadInputError
-from backend_core.targets import DEFAULT_TARGET, TARGETS, normalise_target
+from backend_core.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 
 SCREENSHOT_TIMEOUT_S = 600
 
@@ -86,14 +86,23 @@ def run_gui(args: argparse.Namespace) -> int:
             import tempfile
 
             os.environ["CMLENS_SETTINGS"] = str(Path(tempfile.mkdtemp(prefix="cmlens-shot-")) / "s.ini")
+    from app.shell.display_check import gui_problem
+
+    problem = gui_problem()
+    if problem:
+        print(f"error: the GUI cannot start. {problem}", file=sys.stderr)
+        return 2
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from .main_window import MainWindow
+    from app.shell.main_window import MainWindow
+    from app.widgets.theme import app_style_sheet, icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("CortexM Lens")
     app.setOrganizationName("CortexM Lens")
+    app.setWindowIcon(icon("app"))
+    app.setStyleSheet(app_style_sheet())
     win = MainWindow()
     if args.screenshot:
         w, _, h = args.size.partition("x")
@@ -101,12 +110,7 @@ def run_gui(args: argparse.Namespace) -> int:
     win.show()
     kw = {"target": args.target, "flow": args.flow}
     if args.calib:
-        if args.calib.isdigit():
-            win.model_bar.calib.setValue(int(args.calib))
-        else:
-            win.model_bar.calib_dir = str(Path(args.calib).resolve())
-            win.model_bar.calib_btn.setChecked(True)
-            win.model_bar.calib.setEnabled(False)
+        win.model_bar.calib.set_value(args.calib if args.calib.isdigit() else str(Path(args.calib).resolve()))
     if args.compare:
         win.state.set_toggle("compare", True)
     if args.qparams:

@@ -12,10 +12,12 @@ import textwrap
 import time
 from typing import Any
 
-from backend_core.targets import DEFAULT_TARGET, TARGETS
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import ZOO_EPILOG
 
 
-def add_lower_command(sub: Any, epilog: str = "") -> None:
+def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p = sub.add_parser("lower", help="quantize and lower a model, explain every fallback",
                        description="Quantize (PT2E, CortexMQuantizer), lower to edge and run every "
                        "CortexMPassManager pass, snapshotting each stage; explain every op left on "
@@ -100,7 +102,7 @@ def run_lower(args: argparse.Namespace) -> int:
         os.environ.setdefault("TORCH_LOGS", "-all")   # torch's import-time deprecation chatter
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
-        from backend_core.targets import normalise_target
+        from backend_core.cpus import normalise_target
 
         normalise_target(args.target)
         from backend_core.lowering import lower

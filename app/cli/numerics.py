@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from backend_core.targets import DEFAULT_TARGET, TARGETS
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
 
@@ -118,7 +118,7 @@ def run_numerics_command(args: argparse.Namespace) -> int:
                 json.dump(result.to_dict(), f, allow_nan=False)
             print(f"wrote {args.json}", file=sys.stderr)
         if args.plot:
-            from app.numerics_view import render_sqnr_png
+            from app.numerics.view import render_sqnr_png
 
             render_sqnr_png(result, args.plot)
             print(f"wrote {args.plot}", file=sys.stderr)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 
-from .graph_scene import GraphScene
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.graph.scene import GraphScene
 
 
 def render_scene_image(scene: GraphScene, path: str) -> str:

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from backend_core.layout import Layout, LayoutOptions, auto_collapse, compute_layout
 from backend_core.snapshot.model import GraphSnapshot
 
-from .background import BackgroundRunner
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.runtime.background import BackgroundRunner
 
 SCENE_CACHE = 10
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QColor
 
 if TYPE_CHECKING:
-    from .session import LoweringSession
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+    from app.lowering.session import LoweringSession
 
 
 def heat_for_stage(session: LoweringSession, heat: dict[str, QColor], index: int) -> dict[str, QColor]:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from backend_core.layout import LINE_H, PAD_Y, EdgeRoute, ViewCluster, ViewItem
 from backend_core.snapshot.model import KIND_FALLBACK
 
-from . import theme
+from app.widgets import theme
 
 TEXT_LOD = 0.38          # below this zoom, no text
 EDGE_LABEL_LOD = 0.75    # below this zoom, no edge labels

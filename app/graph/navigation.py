@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
 
-from .graph_view import GraphView
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.graph.view import GraphView
 
 if TYPE_CHECKING:
-    from .session import LoweringSession
+    from app.lowering.session import LoweringSession
 
 
 def initial_view(view: GraphView) -> None:

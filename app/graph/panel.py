@@ -11,16 +11,15 @@ from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from backend_core.layout import Layout
 
-from .background import BackgroundRunner
-from .graph_export import render_scene_image
-from .graph_grouping import SCENE_CACHE, GroupSpec, layout_job
-from .graph_heat import heat_for_stage as _map_heat
-from .graph_navigation import fallback_ids, fit_view, initial_view, search_matches
-from .graph_panel_ui import build_compare_split, build_graph_toolbar
-from .graph_scene import GraphScene
-from .graph_stage_info import diff_states, stage_info
-from .view_state import ViewState
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.runtime.background import BackgroundRunner
+from app.graph.export import render_scene_image
+from app.graph.grouping import SCENE_CACHE, GroupSpec, layout_job
+from app.graph.heat import heat_for_stage as _map_heat
+from app.graph.navigation import fallback_ids, fit_view, initial_view, search_matches
+from app.graph.toolbar import CompareSplit, GraphToolbar, ToolbarActions
+from app.graph.scene import GraphScene
+from app.graph.stage_info import diff_states, stage_info
+from app.lowering.view_state import ViewState
 
 __all__ = ["GraphPanel", "GroupSpec", "layout_job", "SCENE_CACHE"]
 
@@ -64,7 +63,16 @@ class GraphPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        tb = build_graph_toolbar(self)
+        tb = GraphToolbar(ToolbarActions(
+            fit=self.fit, zoom=lambda f: self.view.zoom(f), set_toggle=self.state.set_toggle,
+            next_fallback=self.next_fallback, reset_groups=self.reset_groups,
+            legend_toggled=self._update_legends, search_changed=self._update_matches,
+            search_next=self.next_match), {n: getattr(self.state, n) for n in ("show_qparams", "show_weights",
+                                                                                "compare")}, self)
+        self.toolbar = tb
+        self.search, self.match_label, self._search_timer = tb.search, tb.match_label, tb.search_timer
+        self.act_fit, self.act_qparams, self.act_weights = tb.act_fit, tb.act_qparams, tb.act_weights
+        self.act_compare, self.act_next_fb, self.act_legend = tb.act_compare, tb.act_next_fb, tb.act_legend
         lay.addWidget(tb)
         self.info = QLabel("", self)
         self.info.setContentsMargins(8, 1, 8, 1)
@@ -74,7 +82,10 @@ class GraphPanel(QWidget):
         self.placeholder = QLabel("Choose a model and press Lower.\nStages appear here as they complete.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet("color:#78909c; font-size:14px")
-        self.split = build_compare_split(self)
+        self.split = CompareSplit(self)
+        sp = self.split
+        self.left, self.view, self.left_title, self.main_title = sp.left, sp.view, sp.left_title, sp.main_title
+        self.left_box, self.legend, self.heat_legend = sp.left_box, sp.legend, sp.heat_legend
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)

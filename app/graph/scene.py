@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QGraphicsScene
 from backend_core.layout import Layout, tensor_text
 from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
 
-from . import theme
-from .graph_items import BoxItem, ClusterItem, EdgeItem
+from app.widgets import theme
+from app.graph.items import BoxItem, ClusterItem, EdgeItem
 
 
 def qparam_short(q: QParam | None) -> str:

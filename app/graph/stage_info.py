@@ -10,8 +10,7 @@ from typing import Sequence
 from backend_core.diff import StageDiff
 from backend_core.snapshot.model import KIND_FALLBACK
 
-from .graph_scene import GraphScene
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.graph.scene import GraphScene
 
 
 def stage_info(scene: GraphScene) -> str:

@@ -6,8 +6,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QFrame, QGraphicsView, QToolTip, QWidget
 
-from .graph_scene import GraphScene
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.graph.scene import GraphScene
 
 MIN_SCALE, MAX_SCALE = 0.02, 4.0
 

@@ -8,28 +8,20 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from backend_core import protocol
 from backend_core.report.json_report import build_report
 from backend_core.versions import stack_versions
 
-from .background import BackgroundRunner
-from .session import LoweringSession
-from .worker_client import WorkerClient, worker_arguments
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
-
-
-def html_report_available() -> bool:
-    try:
-        from backend_core.report import html_report  # noqa: F401
-    except ImportError:
-        return False
-    return hasattr(html_report, "write_html")
+from app.runtime.background import BackgroundRunner
+from app.lowering.session import LoweringSession
+from app.runtime.jobs import WorkerJob
 
 
 class Exporter(QObject):
-    """Signals: message(str) for the status bar; finished(str kind, str path, str error)."""
+    """Signals: message(str) for the status bar; exported(str kind, str path, str error)."""
 
     message = Signal(str)
-    finished = Signal(str, str, str)
+    exported = Signal(str, str, str)
 
     def __init__(self, session: LoweringSession, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -38,11 +30,10 @@ class Exporter(QObject):
         self.runner.done.connect(self._on_done)
         self.runner.failed.connect(self._on_failed)
         self._jobs: dict[int, tuple[str, str]] = {}
-        self.worker = WorkerClient(self)
-        self.worker.message.connect(self._on_worker_message)
-        self.worker.finished.connect(self._on_worker_finished)
+        self.job = WorkerJob("lowering worker", {"stage": "export"}, parent=self)
+        self.job.message.connect(self._on_worker_message)
+        self.job.finished.connect(self._on_worker_finished)
         self._artifact: tuple[str, str] | None = None
-        self._artifact_error = ""
 
     def report(self) -> dict[str, Any]:
         s = self.session
@@ -56,7 +47,7 @@ class Exporter(QObject):
     def export_json(self, path: str) -> str:
         Path(path).write_text(json.dumps(self.report(), default=str, indent=1))
         self.message.emit(f"Wrote {path}")
-        self.finished.emit("json", path, "")
+        self.exported.emit("json", path, "")
         return path
 
     def export_html(self, path: str) -> None:
@@ -77,45 +68,42 @@ class Exporter(QObject):
         if req is None:
             raise RuntimeError("Nothing to export yet: lower a model first.")
         self._artifact = (kind, path)
-        self._artifact_error = ""
-        self.worker.start(worker_arguments(req.source, req.target, req.flow, req.calib,
-                                           **{kind: path}))
+        self.job.start(protocol.lowering_worker_arguments(req.source, req.target, req.flow, req.calib,
+                                                          **{kind: path}))
         self.message.emit(f"Building .{kind} (from the cache when possible)…")
 
     def busy(self) -> bool:
-        return self.worker.is_running()
+        return self.job.is_running()
 
     def _on_worker_message(self, msg: dict) -> None:
-        if msg.get("type") == "status":
+        if msg.get("type") == protocol.STATUS:
             self.message.emit(str(msg.get("text", "")))
-        elif msg.get("type") == "error":
-            self._artifact_error = str(msg.get("message", "error"))
-        elif msg.get("type") == "done" and msg.get("status") != "done":
-            self._artifact_error = str((msg.get("error") or {}).get("message", msg.get("status")))
+        elif msg.get("type") == protocol.DONE and msg.get("error"):
+            self.job.raise_error(str(msg["error"].get("message", msg.get("status"))))
 
-    def _on_worker_finished(self, code: int, cancelled: bool) -> None:
+    def _on_worker_finished(self, status: str) -> None:
         if self._artifact is None:
             return
         kind, path = self._artifact
         self._artifact = None
-        err = self._artifact_error
-        if not err and (cancelled or code != 0 or not Path(path).is_file()):
-            err = "cancelled" if cancelled else f"the worker exited with code {code}"
+        err = ""
+        if status != "done" or not Path(path).is_file():
+            err = str((self.job.error or {}).get("message") or status)
         self.message.emit(f"Export .{kind} failed: {err}" if err else
                           f"Wrote {path} ({Path(path).stat().st_size:,} bytes)")
-        self.finished.emit(kind, path, err)
+        self.exported.emit(kind, path, err)
 
     def _on_done(self, job: int, result: object) -> None:
         kind, path = self._jobs.pop(job, ("?", ""))
         self.message.emit(f"Wrote {path}")
-        self.finished.emit(kind, path, "")
+        self.exported.emit(kind, path, "")
 
     def _on_failed(self, job: int, message: str) -> None:
         kind, path = self._jobs.pop(job, ("?", ""))
         first = message.splitlines()[0] if message else "error"
         self.message.emit(f"Export {kind} failed: {first}")
-        self.finished.emit(kind, path, first)
+        self.exported.emit(kind, path, first)
 
     def shutdown(self) -> None:
-        self.worker.cancel()
+        self.job.shutdown()
         self.runner.shutdown()

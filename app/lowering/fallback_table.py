@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from .session import LoweringSession
-from .view_state import ViewState
+from app.lowering.session import LoweringSession
+from app.lowering.view_state import ViewState
 
 COLUMNS = ("Node", "Op", "Category", "Reason", "Module", "Source")
 

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 from backend_core.layout import tensor_text
 from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
 
-from . import theme
-from .session import LoweringSession
-from .view_state import ViewState
+from app.widgets import theme
+from app.lowering.session import LoweringSession
+from app.lowering.view_state import ViewState
 
 CSS = """
 body { font-family: 'DejaVu Sans'; font-size: 12px; color: #263238; }

@@ -7,8 +7,8 @@ import html
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextBrowser, QWidget
 
-from . import theme
-from .session import LoweringSession
+from app.widgets import theme
+from app.lowering.session import LoweringSession
 
 
 class QuantizerReport(QTextBrowser):

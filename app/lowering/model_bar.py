@@ -6,13 +6,13 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QToolButton, QWidget)
+                               QToolButton, QWidget)
 
 from backend_core.models.zoo import ZOO, zoo_names
-from backend_core.targets import DEFAULT_TARGET, ISA, TARGETS
+from backend_core.cpus import DEFAULT_TARGET, ISA, TARGETS
 
-from .session import LowerRequest, LoweringSession
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.lowering.session import LowerRequest, LoweringSession
+from app.widgets.samples_picker import SamplesPicker
 
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
 
@@ -29,7 +29,6 @@ class ModelBar(QWidget):
     def __init__(self, session: LoweringSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.calib_dir: str | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 3, 6, 3)
         lay.addWidget(QLabel("Model"))
@@ -54,19 +53,8 @@ class ModelBar(QWidget):
         self.flow.addItem("legacy", "legacy")
         self.flow.addItem("explicit layout", "explicit")
         lay.addWidget(self.flow)
-        lay.addWidget(QLabel("Calibration"))
-        self.calib = QSpinBox(self)
-        self.calib.setRange(0, 10000)
-        self.calib.setSpecialValueText("default")
-        self.calib.setSuffix(" random")
-        self.calib.setToolTip("Number of random calibration samples (default: the pipeline's)")
+        self.calib = SamplesPicker("Calibration", "Calibrate", zero_text="default", parent=self)
         lay.addWidget(self.calib)
-        self.calib_btn = QToolButton(self)
-        self.calib_btn.setText("Folder…")
-        self.calib_btn.setToolTip("Calibrate with a folder of .pt / .npy inputs instead")
-        self.calib_btn.setCheckable(True)
-        self.calib_btn.clicked.connect(self._pick_calib_dir)
-        lay.addWidget(self.calib_btn)
         lay.addSpacing(8)
         self.lower_btn = QPushButton("Lower", self)
         self.lower_btn.setDefault(True)
@@ -137,23 +125,9 @@ class ModelBar(QWidget):
             self.set_source(path)
             self.request_lower()
 
-    def _pick_calib_dir(self) -> None:
-        if not self.calib_btn.isChecked():
-            self.calib_dir = None
-            self.calib_btn.setToolTip("Calibrate with a folder of .pt / .npy inputs instead")
-            self.calib.setEnabled(True)
-            return
-        d = QFileDialog.getExistingDirectory(self, "Calibration inputs (.pt / .npy)")
-        if not d:
-            self.calib_btn.setChecked(False)
-            return
-        self.calib_dir = d
-        self.calib_btn.setToolTip(f"Calibrating with {d} (click to go back to random inputs)")
-        self.calib.setEnabled(False)
-
     def request(self) -> LowerRequest:
-        calib = self.calib_dir or (str(self.calib.value()) if self.calib.value() > 0 else None)
-        return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(), calib)
+        return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(),
+                            self.calib.value())
 
     def request_lower(self) -> None:
         if self.current_source():

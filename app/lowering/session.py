@@ -1,12 +1,11 @@
 """The lowering session: the one model of a lowering run that every view observes.
 
-It owns the worker process (through WorkerClient), collects the streamed snapshots, diffs
+It owns the worker job (app.runtime.jobs.WorkerJob: process, errors, cancel), collects the streamed snapshots, diffs
 consecutive stages as they arrive, and keeps the quantizer verdicts, the log and the error.
 Views never hold pipeline state; they read it from here when a signal says it changed.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,9 @@ from backend_core.diff import StageDiff, diff_snapshots
 from backend_core.provenance import Provenance
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict
 
-from .worker_client import WorkerClient, worker_arguments
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from backend_core import protocol
+
+from app.runtime.jobs import WorkerJob
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,18 @@ class LoweringSession(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.worker = WorkerClient(self)
-        self.worker.message.connect(self._on_message)
-        self.worker.stderrLine.connect(self._on_stderr)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failedToStart.connect(self._on_failed_to_start)
+        self.job = WorkerJob("lowering worker", {"stage": "loading the model"}, self._crash_stage, self)
+        self.job.message.connect(self._on_message)
+        self.job.logLine.connect(self._log)
+        self.job.errorRaised.connect(self._on_error)
+        self.job.finished.connect(self._on_finished)
         self.request: LowerRequest | None = None
         self._reset()
+
+    @property
+    def worker(self):
+        """The worker-process client (tests check its process; `cancel()` kills it)."""
+        return self.job.client
 
     def _reset(self) -> None:
         self.planned_stages: list[str] = []
@@ -79,31 +84,27 @@ class LoweringSession(QObject):
         self.seconds = 0.0
         self.status_message = ""
         self._provenance: Provenance | None = None
-        self._t0 = time.perf_counter()
-        self._stderr_tail: list[str] = []
-        self._got_done = False
 
     # ------------------------------------------------------------------ control
     def lower(self, request: LowerRequest) -> None:
         """Start lowering (cancels a running one)."""
-        self.worker.cancel()
+        self.job.shutdown()
         self._reset()
         self.request = request
         self.status = "running"
         self.started.emit()
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
                   + (f" --calib {request.calib}" if request.calib else ""))
-        self.worker.start(worker_arguments(request.source, request.target, request.flow,
-                                           request.calib, no_cache=request.no_cache))
+        self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
+                                                          request.calib, no_cache=request.no_cache))
 
     def cancel(self) -> None:
         if self.status != "running":
             return
-        self.worker.cancel()
         self.status = "cancelled"
         self._log("cancelled by the user")
         self.statusText.emit("cancelled")
-        self.finished.emit("cancelled")
+        self.job.cancel()                # -> finished("cancelled")
 
     def is_running(self) -> bool:
         return self.status == "running"
@@ -143,17 +144,16 @@ class LoweringSession(QObject):
 
     def _on_message(self, msg: dict) -> None:
         t = msg.get("type")
-        if t == "status":
+        if t == protocol.STATUS:
             self.status_message = str(msg.get("text", ""))
             self._log(f"[status] {self.status_message}")
             self.statusText.emit(self.status_message)
-        elif t == "planned":
+        elif t == protocol.PLANNED:
             self.planned_stages = list(msg.get("stages", []))
             self.planned.emit(self.planned_stages)
-        elif t == "stage":
+        elif t == protocol.STAGE:
             self._add_stage(snapshot_from_dict(msg["snapshot"]))
-        elif t == "done":
-            self._got_done = True
+        elif t == protocol.DONE:
             self.verdicts = msg.get("verdicts") or {}
             self.from_cache = bool(msg.get("from_cache"))
             self.seconds = float(msg.get("seconds") or 0.0)
@@ -164,14 +164,6 @@ class LoweringSession(QObject):
                 self.errorRaised.emit(self.error)
             src = " (from cache)" if self.from_cache else ""
             self._log(f"[done] {self.status} in {self.seconds:.1f} s{src}")
-        elif t == "error":
-            self._got_done = True
-            self.status = "error"
-            self.error = {"stage": "loading the model", "node": None,
-                          "message": msg.get("message", ""), "hint": msg.get("hint", ""),
-                          "traceback": msg.get("detail", "")}
-            self._log(f"[error] {self.error['message']}")
-            self.errorRaised.emit(self.error)
 
     def _add_stage(self, snap: GraphSnapshot) -> None:
         prev = self.snapshots[-1] if self.snapshots else None
@@ -183,30 +175,19 @@ class LoweringSession(QObject):
         self.statusText.emit(f"{snap.stage} done ({snap.index + 1}/{n})")
         self.stageAdded.emit(snap.index)
 
-    def _on_stderr(self, line: str) -> None:
-        if not line.strip():
-            return
-        self._stderr_tail = (self._stderr_tail + [line])[-40:]
-        self._log(line)
+    def _crash_stage(self) -> str:
+        """The stage a crashed worker was in: the first planned stage that did not arrive."""
+        if len(self.snapshots) < len(self.planned_stages):
+            return self.planned_stages[len(self.snapshots)]
+        return "worker"
 
-    def _on_finished(self, code: int, cancelled: bool) -> None:
-        if cancelled or self.status == "cancelled":
-            return
-        if not self._got_done:
-            # the worker died without a final message: a crash in user code, a kill, OOM...
-            self.status = "error"
-            stage = (self.planned_stages[len(self.snapshots)]
-                     if len(self.snapshots) < len(self.planned_stages) else "worker")
-            self.error = {"stage": stage, "node": None,
-                          "message": f"The lowering worker exited with code {code} without a result.",
-                          "hint": "See the pipeline log for its output.",
-                          "traceback": "\n".join(self._stderr_tail)}
-            self.errorRaised.emit(self.error)
-        self.finished.emit(self.status)
-
-    def _on_failed_to_start(self, message: str) -> None:
+    def _on_error(self, error: dict) -> None:
         self.status = "error"
-        self.error = {"stage": "worker", "node": None, "message": message,
-                      "hint": "Check the Python environment (make setup).", "traceback": ""}
-        self.errorRaised.emit(self.error)
+        self.error = error
+        self._log(f"[error] {error.get('message')}")
+        self.errorRaised.emit(error)
+
+    def _on_finished(self, status: str) -> None:
+        if status != "cancelled" and self.status != "cancelled":
+            self.status = self.status if self.status in ("done", "failed", "error") else status
         self.finished.emit(self.status)

@@ -8,8 +8,8 @@ from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (QCheckBox, QListWidget, QListWidgetItem, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QVBoxLayout, QWidget)
 
-from .session import LoweringSession
-from .view_state import ViewState
+from app.lowering.session import LoweringSession
+from app.lowering.view_state import ViewState
 
 ROLE_STAGE = Qt.ItemDataRole.UserRole + 1      # int index, or -1 for pending
 ROLE_BADGES = Qt.ItemDataRole.UserRole + 2     # (added, removed, rewritten, changed)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from .session import LoweringSession
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.lowering.session import LoweringSession
 
 
 class ViewState(QObject):

@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from backend_core.numerics.results import PAIR_LABELS, PAIR_LOWERED_VS_FLOAT, NumericsResult
 
-from .numerics_plot import PLOT_CAP_DB
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.numerics.plot import PLOT_CAP_DB
 
 HEAT_MAP = "inferno"
 

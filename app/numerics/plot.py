@@ -12,7 +12,6 @@ from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_L
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
                                            NumericsResult)
 
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 # Curves on the SQNR plot, bottom to top of the legend.
 CURVES = ((PAIR_LOWERED_VS_FLOAT, (31, 119, 180), "o"), (PAIR_LOWERED_VS_FQ, (255, 127, 14), "t"),

@@ -2,12 +2,12 @@
 
 Pure view: it shows a NumericsResult (backend_core.numerics.results, no torch) and emits
 `nodeClicked(node_id)` with the FINAL snapshot's node id when a point is clicked. It never runs
-anything; see `numerics_worker_arguments` for running `python -m backend_core.numerics.worker`
-through app.worker_client.WorkerClient (a separate process: the GUI does not import torch).
+anything; the panel (app.numerics.panel) runs `python -m backend_core.workers.numerics`
+through app.runtime.jobs.WorkerJob (a separate process: the GUI does not import torch).
 
-Re-exported here for existing importers: `render_sqnr_png(result, path)` (app.numerics_plot,
+Re-exported here for existing importers: `render_sqnr_png(result, path)` (app.numerics.plot,
 shared with the CLI's `--plot`) and `error_values` / `error_colors` / `ColorBar` for the graph's
-heat overlay (app.numerics_heat).
+heat overlay (app.numerics.heat).
 """
 from __future__ import annotations
 
@@ -20,24 +20,9 @@ from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_L
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
                                            SQNR_CAP_DB, NumericsResult)
 
-from .numerics_heat import HEAT_MAP, ColorBar, error_colors, error_values, heat_range
-from .numerics_plot import CURVES, PLOT_CAP_DB, fill_sqnr_plot, plot_y, render_sqnr_png, white_plot
-from .numerics_text import layer_text, summary_text
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
-
-
-def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str | int | None = None,
-                              calib: str | None = None, json_out: str | None = None) -> list[str]:
-    """Arguments for WorkerClient.start(): runs the numerics worker, which streams
-    status / progress / result / error / done JSON lines (see backend_core/numerics/worker.py)."""
-    args = ["-m", "backend_core.numerics.worker", source, "--target", target, "--flow", flow]
-    if inputs not in (None, ""):
-        args += ["--inputs", str(inputs)]
-    if calib:
-        args += ["--calib", str(calib)]
-    if json_out:
-        args += ["--json", json_out]
-    return args
+from app.numerics.heat import HEAT_MAP, ColorBar, error_colors, error_values, heat_range
+from app.numerics.plot import CURVES, PLOT_CAP_DB, fill_sqnr_plot, plot_y, render_sqnr_png, white_plot
+from app.numerics.text import layer_text, summary_text
 
 
 class NumericsView(QWidget):
@@ -231,5 +216,5 @@ class NumericsView(QWidget):
 
 
 __all__ = ["NumericsView", "ColorBar", "error_colors", "error_values", "heat_range",
-           "render_sqnr_png", "numerics_worker_arguments", "SQNR_CAP_DB", "HEAT_MAP", "CURVES",
+           "render_sqnr_png", "SQNR_CAP_DB", "HEAT_MAP", "CURVES",
            "PLOT_CAP_DB"]

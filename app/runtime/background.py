@@ -14,7 +14,6 @@ import weakref
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
 
 
 class _Executor(QObject):

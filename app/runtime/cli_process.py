@@ -8,7 +8,7 @@ comes back through `--json-file`, so nothing depends on parsing interleaved stdo
 
 Signals:
 - `line(stream, text)`: one complete line; stream is "stdout" or "stderr".
-- `finished(exit_code, result)`: exit status (-1 when killed or crashed) and the parsed JSON file (or None).
+- `exited(exit_code, result)`: exit status (-1 when killed or crashed) and the parsed JSON file (or None).
 """
 from __future__ import annotations
 
@@ -21,14 +21,13 @@ from typing import Any, ClassVar
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
-from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
 
 MAX_PARTIAL = 1 << 20          # a line longer than this without a newline is flushed as is
 
 
 class CliProcess(QObject):
     line = Signal(str, str)
-    finished = Signal(int, object)
+    exited = Signal(int, object)
 
     _instances: ClassVar["weakref.WeakSet[CliProcess]"] = weakref.WeakSet()
 
@@ -68,7 +67,7 @@ class CliProcess(QObject):
         env.insert("PYTHONUNBUFFERED", "1")
         env.insert("PYTHONWARNINGS", "ignore")
         proc.setProcessEnvironment(env)
-        proc.setWorkingDirectory(str(Path(__file__).resolve().parents[1]))   # `-m app.cli` from the repo
+        proc.setWorkingDirectory(str(Path(__file__).resolve().parents[2]))   # `-m app.cli` from the repo
         proc.readyReadStandardOutput.connect(lambda: self._read("stdout"))
         proc.readyReadStandardError.connect(lambda: self._read("stderr"))
         proc.finished.connect(self._on_finished)
@@ -120,7 +119,7 @@ class CliProcess(QObject):
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-        self.finished.emit(-1 if crashed else int(code), result)
+        self.exited.emit(-1 if crashed else int(code), result)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
@@ -128,10 +127,10 @@ class CliProcess(QObject):
             if self._tmp is not None:
                 self._tmp.cleanup()
                 self._tmp = None
-            self.finished.emit(-1, None)
+            self.exited.emit(-1, None)
 
 
 def cli_env_note() -> str:
     """Where the child's Python comes from (shown in the console's first line)."""
-    return f"{sys.executable} -m app.cli (cwd {Path(__file__).resolve().parents[1]})"
+    return f"{sys.executable} -m app.cli (cwd {Path(__file__).resolve().parents[2]})"
 

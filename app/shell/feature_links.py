@@ -6,27 +6,52 @@ the mapping through provenance lives here rather than in either view.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QProgressBar, QPushButton,
+                               QTabWidget, QVBoxLayout, QWidget)
 
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
+from app.graph.panel import GraphPanel
+from app.lowering.error_panel import ErrorPanel
+from app.lowering.model_bar import ModelBar
+from app.lowering.session import LoweringSession
+from app.lowering.view_state import ViewState
+from app.numerics.panel import NumericsPanel
+from app.target.panel import TargetPanel
 
 PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
 TARGET_DOCK_HEIGHT = 540        # the target panel: form, buttons, result + gap plot, console
 TARGET_MIN_HEIGHT = 500         # below this it scrolls instead of squashing its plot
 
 
-class NumericsTargetMixin:
-    """Numerics / target behaviour of MainWindow (expects the window's views to exist)."""
+class FeatureLinks(QObject):
+    """Owned by the main window: links the lowering (session, view state, graph) with the numerics and
+    Run-on-target features, which never see each other."""
 
-    def _build_status_progress(self: MainWindow) -> None:
+    def __init__(self, window: QMainWindow, session: LoweringSession, state: ViewState, graph: GraphPanel,
+                 model_bar: ModelBar, numerics: NumericsPanel, target_panel: TargetPanel,
+                 error_panel: ErrorPanel, tabs: QTabWidget, bottom_dock: QDockWidget,
+                 tab_widgets: dict[str, QWidget]) -> None:
+        super().__init__(window)
+        self.window, self.session, self.state, self.graph = window, session, state, graph
+        self.model_bar, self.numerics, self.target_panel = model_bar, numerics, target_panel
+        self.error_panel, self.tabs, self.bottom_dock = error_panel, tabs, bottom_dock
+        self.tab_widgets = tab_widgets
+        self.status_message: Callable[[str, int], None] = lambda m, t=8000: window.statusBar().showMessage(m, t)
+        numerics.set_request_source(self._numerics_source)
+        self._build_status_progress()
+        self._connect()
+
+    def statusBar(self):
+        return self.window.statusBar()
+
+    def height(self) -> int:
+        return self.window.height()
+
+    def _build_status_progress(self) -> None:
         """Numerics progress in the status bar (visible from any tab), with its own Cancel."""
-        box = QWidget(self)
+        box = QWidget(self.window)
         lay = QVBoxLayout(box)
         lay.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -46,7 +71,7 @@ class NumericsTargetMixin:
         box.hide()
         self.statusBar().addPermanentWidget(box)
 
-    def _connect_numerics_target(self: MainWindow) -> None:
+    def _connect(self) -> None:
         """numerics <-> graph, lowering -> numerics/target, target -> graph."""
         self.numerics.nodeClicked.connect(self.focus_final_node)
         self.state.selectionChanged.connect(self._on_graph_selection)
@@ -59,48 +84,38 @@ class NumericsTargetMixin:
         # run on target
         self.target_panel.nodeClicked.connect(self.focus_final_node)
 
-    TAB_NAMES = {"fallbacks": "fallbacks", "quantizer": "quant_report", "log": "log_view",
-                 "numerics": "numerics", "target": "target_scroll"}
-
-    def show_tab(self: MainWindow, name: str) -> None:
+    def show_tab(self, name: str) -> None:
         """fallbacks | quantizer | log | numerics | target"""
         self.bottom_dock.show()
-        self.tabs.setCurrentWidget(getattr(self, self.TAB_NAMES[name]))
+        self.tabs.setCurrentWidget(self.tab_widgets[name])
 
-    def _tab_height(self: MainWindow) -> int:
+    def _tab_height(self) -> int:
         """The dock height the current tab wants (0: the tables are fine with less)."""
         w = self.tabs.currentWidget()
-        return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.target_scroll): TARGET_DOCK_HEIGHT}.get(id(w), 0)
+        return {id(self.numerics): PLOT_DOCK_HEIGHT,
+                id(self.tab_widgets["target"]): TARGET_DOCK_HEIGHT}.get(id(w), 0)
 
-    def _on_tab_changed(self: MainWindow, _index: int) -> None:
+    def _on_tab_changed(self, _index: int) -> None:
         want = self._tab_height()
         if want and self.bottom_dock.height() < want - 40:
             room = max(self.height() - 380, 200)       # keep a usable graph above
-            self.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
+            self.window.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
 
-    def _numerics_source(self: MainWindow) -> tuple[str, str, str, str | None] | None:
+    def _numerics_source(self) -> tuple[str, str, str, str | None] | None:
         """Numerics compare the lowering the graph shows (same options, so node ids match)."""
         req = self.session.request or self.model_bar.request()
         return (req.source, req.target, req.flow, req.calib) if req.source else None
 
-    def run_numerics(self: MainWindow, inputs: str | None = None) -> None:
+    def run_numerics(self, inputs: str | None = None) -> None:
         if inputs is not None:
-            if inputs.isdigit():
-                self.numerics.inputs.set_folder(None)
-                self.numerics.inputs.count.setValue(int(inputs))
-            else:
-                self.numerics.inputs.set_folder(inputs)
+            self.numerics.inputs.set_value(inputs)
         self.numerics.run_current()
 
-    def _run_numerics_tab(self: MainWindow) -> None:
-        self.show_tab("numerics")
-        self.run_numerics()
-
-    def _final_index(self: MainWindow) -> int | None:
+    def _final_index(self) -> int | None:
         f = self.session.final()
         return f.index if f is not None else None
 
-    def focus_final_node(self: MainWindow, node_id: str) -> None:
+    def focus_final_node(self, node_id: str) -> None:
         """Select a FINAL-graph node (a numerics point, a target gap): in the stage on screen
         through provenance when it exists there, else on the final stage."""
         final = self.session.final()
@@ -116,7 +131,7 @@ class NumericsTargetMixin:
                 return
         self.state.focus(final.index, node_id)
 
-    def _on_graph_selection(self: MainWindow, node_id: str, _center: bool) -> None:
+    def _on_graph_selection(self, node_id: str, _center: bool) -> None:
         if not node_id or self.numerics.result() is None:
             return
         fi = self._final_index()
@@ -127,20 +142,20 @@ class NumericsTargetMixin:
         if fid:
             self.numerics.view.select_node(fid)
 
-    def _on_heat(self: MainWindow, colors: dict) -> None:
+    def _on_heat(self, colors: dict) -> None:
         if not colors:
             self.graph.set_heat(None)
             return
         import pyqtgraph as pg
 
-        from .numerics_view import HEAT_MAP
+        from app.numerics.view import HEAT_MAP
 
         lo, hi, label = self.numerics.heat_info()
         cmap = pg.colormap.get(HEAT_MAP)
         stops = [cmap.map(1.0 - i / 10, mode="qcolor") for i in range(11)]   # worst -> best
         self.graph.set_heat(colors, (lo, hi), label, stops)
 
-    def _on_numerics_progress(self: MainWindow, text: str, done: int, total: int) -> None:
+    def _on_numerics_progress(self, text: str, done: int, total: int) -> None:
         if total < 0:
             self.num_box.hide()
             return
@@ -150,12 +165,12 @@ class NumericsTargetMixin:
         if total > 0:
             self.num_bar.setValue(done)
 
-    def _on_numerics_finished(self: MainWindow, status: str) -> None:
+    def _on_numerics_finished(self, status: str) -> None:
         self.num_box.hide()
         if status == "done" and self.state.selected:      # the plots follow the graph's selection
             self._on_graph_selection(self.state.selected, False)
 
-    def _on_lowering_started(self: MainWindow) -> None:
+    def _on_lowering_started(self) -> None:
         req = self.session.request
         if req is not None:
             self.target_panel.set_model_source(req.source, req.target, req.flow)

@@ -1,6 +1,6 @@
 """The main window: model bar, pass timeline, graph (or compare split), node inspector,
 fallback table / quantizer report / pipeline log, error panel, menus and exports
-(menus: app.main_menus; numerics and target wiring: app.main_numerics).
+(menus as data: app.shell.menus; numerics and target wiring: app.shell.feature_links.FeatureLinks).
 
 It wires views to the two models (LoweringSession, ViewState) and owns no pipeline state.
 """
@@ -9,40 +9,41 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
-from .error_panel import ErrorPanel
-from .exporter import Exporter
-from .fallback_table import FallbackTable
-from .graph_panel import GraphPanel
-from .inspector import NodeInspector
-from .log_views import PipelineLog, QuantizerReport
-from .main_menus import MenusMixin
-from .main_numerics import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, NumericsTargetMixin
-from .model_bar import ModelBar
-from .numerics_panel import NumericsPanel
-from .session import LowerRequest, LoweringSession
-from .settings import add_recent, app_settings, get_bool, get_str, recent_files
-from .target_panel import TargetPanel
-from .timeline import PassTimeline
-from .view_state import ViewState
-from . import qt_compat  # noqa: F401,E402  (PySide6 6.12 emit() refcount fix)
+from app.lowering.error_panel import ErrorPanel
+from app.lowering.exporter import Exporter
+from app.lowering.fallback_table import FallbackTable
+from app.graph.panel import GraphPanel
+from app.lowering.inspector import NodeInspector
+from app.lowering.log_views import PipelineLog, QuantizerReport
+from app.shell.feature_links import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, FeatureLinks
+from app.shell.menus import SEPARATOR, MenuEntry, build_menu_bar, fill_recent
+from app.lowering.model_bar import ModelBar
+from app.numerics.panel import NumericsPanel
+from app.lowering.session import LowerRequest, LoweringSession
+from app.widgets.theme import icon
+from app.shell.settings import add_recent, app_settings, get_bool, get_str, recent_files
+from app.target.panel import TargetPanel
+from app.lowering.timeline import PassTimeline
+from app.lowering.view_state import ViewState
 
 DEFAULT_MODEL = "ds_cnn"
 
 __all__ = ["MainWindow", "DEFAULT_MODEL", "PLOT_DOCK_HEIGHT", "TARGET_DOCK_HEIGHT", "TARGET_MIN_HEIGHT"]
 
 
-class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
-    """Menus come from MenusMixin (app.main_menus), numerics/target wiring from
-    NumericsTargetMixin (app.main_numerics)."""
+class MainWindow(QMainWindow):
+    """Lays out the feature views around the two lowering models; owns the FeatureLinks object that
+    keeps numerics, target and graph in step. Menus are data (app.shell.menus)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("CortexM Lens")
         self.setObjectName("MainWindow")
+        self.setWindowIcon(icon("app"))
         self.settings = app_settings()
         self._sized = False
         self.session = LoweringSession(self)
@@ -86,7 +87,6 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
         self.tabs.addTab(self.quant_report, "Quantizer report")
         self.tabs.addTab(self.log_view, "Pipeline log")
         self.numerics = NumericsPanel(self)
-        self.numerics.set_request_source(self._numerics_source)
         self.tabs.addTab(self.numerics, "Numerics")
         self.target_panel = TargetPanel(self)
         self.target_panel.setMinimumHeight(TARGET_MIN_HEIGHT)
@@ -95,12 +95,16 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
         self.target_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.target_scroll.setWidget(self.target_panel)
         self.tabs.addTab(self.target_scroll, "Run on target")
-        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
+                                  self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
+                                  {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
+                                   "numerics": self.numerics, "target": self.target_scroll})
+        self.tabs.currentChanged.connect(self.links._on_tab_changed)
+        self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.timeline.setMinimumWidth(250)
         self.inspector.setMinimumWidth(330)
         self.tabs.setMinimumHeight(150)
-        self._build_status_progress()
         self.statusBar().showMessage("Ready")
 
     def showEvent(self, event) -> None:
@@ -112,7 +116,7 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
 
     def _first_run_docks(self) -> None:
         """First run: give the graph most of the room."""
-        want = self._tab_height()
+        want = self.links._tab_height()
         self.resizeDocks([self.bottom_dock], [min(want, max(self.height() - 380, 200)) if want else 170],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360], Qt.Orientation.Horizontal)
@@ -136,7 +140,6 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
         self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         self.graph.inspectOther.connect(self.inspector.show_node)
         self.exporter.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
-        self._connect_numerics_target()
 
     # ------------------------------------------------------------------ settings
     def _restore(self) -> None:
@@ -194,7 +197,7 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
 
     def _on_file_opened(self, path: str) -> None:
         add_recent(self.settings, path)
-        self._fill_recent()
+        fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
         self.model_bar.set_models(recent_files(self.settings))
 
     def _on_finished(self, status: str) -> None:
@@ -232,7 +235,72 @@ class MainWindow(MenusMixin, NumericsTargetMixin, QMainWindow):
             self.graph.render_image(path)
             self.statusBar().showMessage(f"Wrote {path}", 6000)
 
-    # ------------------------------------------------------------------ numerics / target
+    # ------------------------------------------------------------------ menus
+    def _build_menus(self) -> None:
+        """File, Go, View, Tools as data; the graph pane's toolbar actions are reused as they are."""
+        g, st = self.graph, self.state
+        hide = QAction("Hide passes that changed nothing", self, checkable=True)
+        hide.toggled.connect(lambda on: st.set_toggle("hide_unchanged", on))
+        st.togglesChanged.connect(lambda: hide.setChecked(st.hide_unchanged))
+        export = [
+            MenuEntry("JSON report…", lambda: self._export("json", "JSON (*.json)")),
+            MenuEntry("HTML report…", lambda: self._export("html", "HTML (*.html)"), name="html"),
+            MenuEntry(".pte program…", lambda: self._export("pte", "ExecuTorch program (*.pte)")),
+            MenuEntry(".bpte bundled program…", lambda: self._export("bpte", "Bundled program (*.bpte)")),
+            SEPARATOR,
+            MenuEntry("Graph as SVG…", lambda: self._export("svg", "SVG (*.svg)")),
+            MenuEntry("Graph as PNG…", lambda: self._export("png", "PNG (*.png)")),
+        ]
+        menus = [
+            ("&File", [
+                MenuEntry("&Open model…", self.model_bar._open, QKeySequence.StandardKey.Open),
+                MenuEntry("Open &recent", children=[], name="recent"),
+                SEPARATOR,
+                MenuEntry("&Lower", self.model_bar.request_lower, "Ctrl+L"),
+                MenuEntry("&Cancel lowering", self.session.cancel, "Esc", name="cancel"),
+                SEPARATOR,
+                MenuEntry("&Export", children=export),
+                SEPARATOR,
+                MenuEntry("&Quit", self.close, QKeySequence.StandardKey.Quit)]),
+            ("&Go", [
+                MenuEntry("Previous stage", lambda: st.step(-1), "Left"),
+                MenuEntry("Next stage", lambda: st.step(1), "Right"),
+                MenuEntry("First stage", lambda: st.set_stage(0), "Home"),
+                MenuEntry("Final stage", lambda: st.set_stage(len(self.session.snapshots) - 1), "End"),
+                MenuEntry(action=g.act_next_fb), MenuEntry(action=g.act_fit),
+                MenuEntry("Find…", lambda: (g.search.setFocus(), g.search.selectAll()),
+                          QKeySequence.StandardKey.Find)]),
+            ("&View", [
+                MenuEntry(action=g.act_qparams), MenuEntry(action=g.act_weights), MenuEntry(action=g.act_compare),
+                MenuEntry(action=hide), SEPARATOR, MenuEntry(action=self.numerics.act_heat), SEPARATOR,
+                *(MenuEntry(action=d.toggleViewAction())
+                  for d in (self.timeline_dock, self.inspector_dock, self.bottom_dock))]),
+            ("&Tools", [
+                MenuEntry("Run &numerics", self._run_numerics_tab, "Ctrl+N",
+                          "Per-layer float vs fake-quant vs lowered numerics for the current model"),
+                MenuEntry("Run on &target…", lambda: self.show_tab("target"), "Ctrl+T",
+                          "Build and run the model on QEMU / FVP")]),
+        ]
+        built = build_menu_bar(self.menuBar(), menus, self)
+        self.act_cancel, self.act_html = built.actions["cancel"], built.actions["html"]
+        self.recent_menu = built.menus["recent"]
+        fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
+
+    # ------------------------------------------------------------------ numerics / target (FeatureLinks)
+    def show_tab(self, name: str) -> None:
+        """fallbacks | quantizer | log | numerics | target"""
+        self.links.show_tab(name)
+
+    def run_numerics(self, inputs: str | None = None) -> None:
+        self.links.run_numerics(inputs)
+
+    def _run_numerics_tab(self) -> None:
+        self.show_tab("numerics")
+        self.run_numerics()
+
+    def focus_final_node(self, node_id: str) -> None:
+        self.links.focus_final_node(node_id)
+
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""

@@ -19,20 +19,16 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from backend_core.target.uart import abbreviate_line
-from backend_core.targets import DEFAULT_TARGET, TARGETS
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
-from .settings import app_settings, get_bool, get_str
-from .target_process import CliProcess
-from .target_views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView
+from app.shell.settings import app_settings, get_bool, get_str
+from backend_core import protocol
+
+from app.runtime.cli_process import CliProcess
+from app.target.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView
 
 CONSOLE_MAX_LINES = 5000
-# (substring of a `cmlens:` line, step shown) in the order a run goes through them
-RUN_STEPS = (("lowering", "lower"), ("ops:", "check ops"), ("ExecuTorch libraries", "libraries"),
-             ("cmake", "build runner"), ("qemu-system-arm", "run"), ("FVP_", "run"),
-             ("per-layer gaps", "gaps"))
-SELFTEST_STEPS = (("self-test", "build"), ("qemu-system-arm", "run"), ("FVP_", "run"))
-STEP_NAMES = ("lower", "check ops", "libraries", "build runner", "run", "gaps", "results")
+STEP_NAMES = protocol.RUN_STEPS          # `cmlens run/selftest --protocol` step lines drive the progress bar
 
 
 class TargetPanel(QWidget):
@@ -45,7 +41,7 @@ class TargetPanel(QWidget):
         self._headline = ""
         self.proc = CliProcess(self)
         self.proc.line.connect(self._on_line)
-        self.proc.finished.connect(self._on_finished)
+        self.proc.exited.connect(self._on_finished)
         self.last_result: dict[str, Any] | None = None
         self.last_exit: int | None = None
         self._build_ui()
@@ -123,7 +119,7 @@ class TargetPanel(QWidget):
         self.console.setReadOnly(True)
         self.console.setMaximumBlockCount(CONSOLE_MAX_LINES)
         self.console.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        from .theme import mono_font
+        from app.widgets.theme import mono_font
         self.console.setFont(mono_font(8.5))
         self.result_view = ResultView()
         self.doctor_view = DoctorView()
@@ -186,7 +182,7 @@ class TargetPanel(QWidget):
                         "(command below), set its path above, then press Run again.")
             return
         args = ["run", self.source, "--sim", self.sim.currentText(), "--target", self.cpu.currentText(),
-                "--flow", self.flow, "--et-root", et_root, "--timeout", f"{self.timeout.value():g}"]
+                "--flow", self.flow, "--et-root", et_root, "--timeout", f"{self.timeout.value():g}", "--protocol"]
         if self.cmsis.text().strip():
             args += ["--cmsis-nn", self.cmsis.text().strip()]
         if self.etdump.isChecked():
@@ -197,7 +193,7 @@ class TargetPanel(QWidget):
         """`cmlens selftest`: proves toolchain + simulator work without any ExecuTorch."""
         self._save_settings()
         self._start("selftest", ["selftest", "--sim", self.sim.currentText(), "--target", self.cpu.currentText(),
-                                 "--timeout", f"{min(self.timeout.value(), 60):g}"])
+                                 "--timeout", f"{min(self.timeout.value(), 60):g}", "--protocol"])
 
     def doctor(self, headline: str = "") -> None:
         args = ["doctor", "--json"]
@@ -245,20 +241,21 @@ class TargetPanel(QWidget):
         if self.mode == "doctor" and stream == "stdout":
             self._doctor_json.append(text)
             return
+        msg = protocol.parse_line(text) if stream == "stdout" else None
+        if msg is not None:
+            if msg.get("type") == protocol.STEP:
+                self._advance(str(msg.get("step", "")))
+            return
         self._append(stream, text)
-        if stream == "stdout" and text.startswith("cmlens:"):
-            self._advance(text)
 
-    def _advance(self, text: str) -> None:
-        steps = RUN_STEPS if self.mode == "run" else SELFTEST_STEPS
-        for needle, step in steps:
-            if needle in text:
-                idx = STEP_NAMES.index(step) if step in STEP_NAMES else 0
-                if self.mode == "selftest":
-                    idx = {"build": 3, "run": 4}.get(step, idx)
-                if idx + 1 >= self.progress.value():
-                    self.progress.setValue(idx + 1)
-                    self.progress.setFormat(f"{self.mode}: {step}")
+    def _advance(self, step: str) -> None:
+        """A step line from the run: move the progress bar forward (never back)."""
+        if step not in STEP_NAMES:
+            return
+        idx = STEP_NAMES.index(step)
+        if idx + 1 >= self.progress.value():
+            self.progress.setValue(idx + 1)
+            self.progress.setFormat(f"{self.mode}: {step}")
 
     def _on_finished(self, code: int, result: dict[str, Any] | None) -> None:
         mode, self.mode = self.mode, ""

@@ -12,11 +12,9 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from . import qt_compat  # noqa: F401  (PySide6 6.12 emit() refcount fix)
 
 NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.target.uart
-OUTCOME_COLORS = {"PASS": "#2e7d32", "RAN": "#2e7d32", "FAIL": "#c62828", "FAULT": "#c62828",
-                  "TIMEOUT": "#ef6c00", "NO RESULT": "#ef6c00", "ERROR": "#c62828", "CANCELLED": "#616161"}
+from app.widgets.theme import OUTCOME_COLORS  # noqa: E402  (re-exported for the panel)
 
 
 def _fmt(x: Any) -> str:

@@ -6,7 +6,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from . import theme
+from app.widgets import theme
 
 ROW_H = 16
 SWATCH_W = 20

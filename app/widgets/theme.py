@@ -1,40 +1,55 @@
-"""Colours and fonts shared by the graph view, legend, inspector and exports."""
+"""Colours, fonts, style sheet and icons shared by the GUI's views; the colours come from
+resources/colors.json, which the HTML report and the Graphviz export read too."""
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QIcon
+
+import resources
 
 from backend_core.snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT,
                                          KIND_LABELS, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT)
 
-# fill, border, text per node kind (fills match backend_core.report.dot_export, lightened)
+_C = resources.colors()
+_UI = _C["ui"]
+_OV = _C["overlay"]
+
+# fill, border, text per node kind (resources/colors.json: the HTML report and dot export use the same file)
 KIND_STYLE: dict[str, tuple[str, str, str]] = {
-    KIND_CMSIS: ("#c8e6c9", "#2e7d32", "#1b3d1d"),
-    KIND_FALLBACK: ("#e53935", "#8e0000", "#ffffff"),
-    KIND_ATEN: ("#eceff1", "#78909c", "#263238"),
-    KIND_DATA: ("#ffe0b2", "#ef6c00", "#4e2600"),
-    KIND_QUANT: ("#e1d5f5", "#5e35b1", "#2a1458"),
-    KIND_PLUMBING: ("#f5f5f5", "#bdbdbd", "#616161"),
-    KIND_INPUT: ("#bbdefb", "#1565c0", "#0d2c52"),
-    KIND_WEIGHT: ("#eceff1", "#b0bec5", "#546e7a"),
-    "group": ("#fffde7", "#8d6e63", "#3e2723"),
-}
+    kind: (c["fill"], c["border"], c["text"]) for kind, c in resources.node_kind_colors().items()}
 LEGEND_ORDER = (KIND_CMSIS, KIND_FALLBACK, KIND_ATEN, KIND_DATA, KIND_QUANT, KIND_PLUMBING,
                 KIND_INPUT, KIND_WEIGHT)
 LEGEND_LABELS = dict(KIND_LABELS)
 
 # diff / state overlays
-ADDED = QColor("#2e7d32")
-REMOVED = QColor("#c62828")
-REWRITTEN = QColor("#ef6c00")
-SELECTED = QColor("#1565c0")
-MATCH = QColor("#fbc02d")
-EDGE = QColor("#78909c")
-EDGE_LABEL = QColor("#455a64")
-CLUSTER_FILLS = ("#f3f6fa", "#e9eef5", "#dfe7f0", "#d5dfeb")
-CLUSTER_BORDER = QColor("#9fb3c8")
-BACKGROUND = QColor("#ffffff")
-HEAT_NONE_FILL = QColor("#f4f6f7")      # heat overlay: node without numerics
-HEAT_NONE_TEXT = QColor("#90a4ae")
+ADDED = QColor(_C["diff"]["added"])
+REMOVED = QColor(_C["diff"]["removed"])
+REWRITTEN = QColor(_C["diff"]["rewritten"])
+SELECTED = QColor(_OV["selected"])
+MATCH = QColor(_OV["match"])
+EDGE = QColor(_OV["edge"])
+EDGE_LABEL = QColor(_OV["edge_label"])
+CLUSTER_FILLS = tuple(_OV["cluster_fills"])
+CLUSTER_BORDER = QColor(_OV["cluster_border"])
+BACKGROUND = QColor(_OV["background"])
+HEAT_NONE_FILL = QColor(_OV["heat_none_fill"])      # heat overlay: node without numerics
+HEAT_NONE_TEXT = QColor(_OV["heat_none_text"])
+
+# UI palette for style sheets of small labels
+UI = dict(_UI)
+OUTCOME_COLORS: dict[str, str] = dict(_C["outcome"])
+TITLE_STYLE = f"background:{_UI['title_bg']}; color:{_UI['title_fg']}; padding:2px 8px; font-weight:bold"
+MUTED_STYLE = f"color:{_UI['muted']}"
+PLACEHOLDER_STYLE = f"color:{_UI['faint']}; font-size:14px"
+
+
+def app_style_sheet() -> str:
+    """resources/styles/app.qss, applied to the QApplication by the shell."""
+    return resources.text("styles", "app.qss")
+
+
+def icon(name: str) -> QIcon:
+    """resources/icons/<name>.svg as a QIcon (the app icon and the toolbar icons)."""
+    return QIcon(str(resources.path("icons", f"{name}.svg")))
 
 
 def kind_colors(kind: str) -> tuple[QColor, QColor, QColor]:

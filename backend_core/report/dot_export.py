@@ -5,13 +5,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from ..snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT,
-                              KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT, GraphSnapshot)
+import resources
 
-KIND_COLORS = {
-    KIND_CMSIS: "#4caf50", KIND_FALLBACK: "#e53935", KIND_ATEN: "#90a4ae", KIND_DATA: "#ffb74d",
-    KIND_QUANT: "#7e57c2", KIND_PLUMBING: "#e0e0e0", KIND_INPUT: "#42a5f5", KIND_WEIGHT: "#cfd8dc",
-}
+from ..snapshot.model import ALL_KINDS, KIND_FALLBACK, KIND_WEIGHT, GraphSnapshot
+
+# The graph fills of the node kinds (resources/colors.json, shared with the GUI).
+KIND_COLORS = {k: resources.node_kind_colors()[k]["dot_fill"] for k in ALL_KINDS}
+FALLBACK_OUTLINE = resources.colors()["fallback_outline"]
+EDGE_COLOR = resources.colors()["overlay"]["edge"]
 
 
 def _esc(s: str) -> str:
@@ -21,7 +22,7 @@ def _esc(s: str) -> str:
 def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
     hidden = {n.id for n in snap.nodes if hide_weights and n.kind == KIND_WEIGHT}
     lines = ["digraph G {", "rankdir=TB;", 'node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=10];',
-             'edge [fontname="Helvetica" fontsize=8 color="#78909c"];']
+             'edge [fontname="Helvetica" fontsize=8 color="' + EDGE_COLOR + '"];']
     for n in snap.nodes:
         if n.id in hidden:
             continue
@@ -30,7 +31,7 @@ def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
         if n.shape:
             label += f"\n{n.dtype} {list(n.shape)}"
         color = KIND_COLORS.get(n.kind, "#ffffff")
-        extra = ' penwidth=3 color="#b71c1c" fontcolor="white"' if n.kind == KIND_FALLBACK else ""
+        extra = f' penwidth=3 color="{FALLBACK_OUTLINE}" fontcolor="white"' if n.kind == KIND_FALLBACK else ""
         tip = n.fallback.message if n.fallback else f"{n.target} ({n.kind})"
         lines.append(f'"{_esc(n.id)}" [label="{_esc(label)}" fillcolor="{color}" tooltip="{_esc(tip)}"{extra}];')
     for e in snap.edges:

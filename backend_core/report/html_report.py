@@ -7,18 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ..snapshot.model import KIND_LABELS
+import resources
+
 from .dot_export import KIND_COLORS, render_svg, snapshot_to_dot
 from .json_report import snapshots_from_report
 
-_CSS = """
-body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#212121}
-table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #cfd8dc;padding:4px 8px;
-vertical-align:top;font-size:13px}th{background:#eceff1;text-align:left}
-.fb{color:#b71c1c;font-weight:bold}.ok{color:#2e7d32;font-weight:bold}
-.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border-radius:4px;font-size:12px}
-details{margin:6px 0}summary{cursor:pointer;font-weight:bold}.graph svg{max-width:100%;height:auto}
-ul.ev{margin:0;padding-left:16px;font-size:12px;color:#455a64}
-"""
+_CSS = resources.text("styles", "report.css")   # shared with nothing else, but kept with the colours
 
 
 def _e(x: Any) -> str:

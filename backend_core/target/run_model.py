@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .boards import Board, board_for
 from .checkout import Checkout, find_cmsis_nn, inspect_checkout
@@ -149,9 +149,13 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
 def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None = None,
               options: RunOptions | None = None, on_line: LineCallback | None = None,
               on_event: EventCallback | None = None, cancel_event: threading.Event | None = None,
-              workdir: Path | None = None) -> ModelRunResult:
+              workdir: Path | None = None, on_step: Callable[[str], None] | None = None) -> ModelRunResult:
+    """Lower (or take) a model, check its ops, build libraries + runner, run it, attach gaps.
+
+    `on_step(name)` is called as each of backend_core.protocol.RUN_STEPS begins (the GUI's progress)."""
     opts = options or RunOptions()
     emit = on_line or (lambda stream, line: None)
+    step = on_step or (lambda name: None)
     cancel_event = cancel_event or threading.Event()
     board = board_for(opts.target, opts.sim)                       # UnsupportedTargetError: exit 2
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
@@ -166,6 +170,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     timings: dict[str, float] = {}
 
     record = None
+    step("lower")
     if opts.etdump and Path(source).suffix not in (".pte", ".bpte"):
         from .gaps_inspector import lower_with_etrecord   # the ETRecord must come from the same lowering
 
@@ -174,6 +179,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
         model, timings["lower_s"] = record.bpte, record.seconds
     else:
         model, timings["lower_s"] = model_file(source, opts, workdir, emit)
+    step("check ops")
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -182,6 +188,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     lib_req = EtLibRequest(checkout.root, board.cpu, opts.build_type, cmsis.path,
                            cache_root=opts.cache_root, commit=checkout.commit, etdump=True)
     start = time.monotonic()
+    step("libraries")
     libs = ensure_libraries(lib_req, on_line=on_line, cancel_event=cancel_event)
     timings["libraries_s"] = time.monotonic() - start
 
@@ -193,9 +200,11 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
                          dump_intermediate_outputs=opts.etdump, atol=opts.atol, rtol=opts.rtol,
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
+    step("build runner")
     rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
     timings["runner_configure_s"], timings["runner_build_s"] = rb.configure_s, rb.build_s
 
+    step("run")
     if opts.semihosting:
         result = _run_semihosting(sim, rb.elf, model, workdir, opts, emit)
     else:
@@ -226,6 +235,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
                          problem, files)
     if opts.etdump:
+        step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)
     return run
 

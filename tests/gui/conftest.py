@@ -21,7 +21,7 @@ LOWER_TIMEOUT_MS = 240_000           # a cold ds_cnn on a loaded 2-core machine
 def running_target_processes() -> list:
     """The Run-on-target panel's live `cmlens` children (a panel whose window was deleted has
     none: its QProcess went with it)."""
-    from app.target_process import CliProcess
+    from app.runtime.cli_process import CliProcess
 
     out = []
     for p in list(CliProcess._instances):
@@ -48,8 +48,8 @@ def gui_env(gui_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 @pytest.fixture(autouse=True)
 def no_dangling(qapp) -> Iterator[None]:
     """Like napari's _dangling_qthreads: fail a test that leaves threads or processes behind."""
-    from app.background import BackgroundRunner
-    from app.worker_client import WorkerClient
+    from app.runtime.background import BackgroundRunner
+    from app.runtime.worker_client import WorkerClient
 
     yield
     running = [r for r in BackgroundRunner.instances() if r.is_running()]
@@ -68,7 +68,7 @@ def no_dangling(qapp) -> Iterator[None]:
 
 @pytest.fixture
 def window(qtbot):
-    from app.main_window import MainWindow
+    from app.shell.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -77,7 +77,7 @@ def window(qtbot):
     qtbot.waitExposed(win)
     yield win
     win.close()
-    from app.worker_client import WorkerClient
+    from app.runtime.worker_client import WorkerClient
 
     # a killed worker is reaped by the event loop: let it run until every process is gone
     qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances())

@@ -187,12 +187,12 @@ def test_target_tab_follows_the_model_and_runs(qtbot, window, monkeypatch) -> No
     assert tp.source == "layernorm_mlp" and tp.flow == "legacy" and tp.cpu.currentText() == "cortex-m55"
     window.show_tab("target")
     tp.et_root.setText("")
-    with qtbot.waitSignal(tp.proc.finished, timeout=60_000):
+    with qtbot.waitSignal(tp.proc.exited, timeout=60_000):
         tp.run_btn.click()                            # no checkout: the doctor's findings instead
     text = tp.doctor_view.toPlainText()
     assert "No ExecuTorch checkout set" in text and "git clone" in text
     assert "Traceback" not in text
-    with qtbot.waitSignal(tp.proc.finished, timeout=180_000) as blocker:
+    with qtbot.waitSignal(tp.proc.exited, timeout=180_000) as blocker:
         tp.selftest_btn.click()                       # needs no ExecuTorch
     if blocker.args[0] == 0:
         assert tp.result_view.outcome.text() == "PASS"
@@ -207,7 +207,7 @@ def test_cli_screenshot_of_the_numerics_tab_with_heat(tmp_path, gui_cache) -> No
     out = tmp_path / "heat.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", CMLENS_CACHE=str(gui_cache),
                CMLENS_SETTINGS=str(tmp_path / "s.ini"))
-    proc = subprocess.run([sys.executable, "-m", "app.cli_gui", "layernorm_mlp", "--tab", "numerics", "--heat",
+    proc = subprocess.run([sys.executable, "-m", "app.cli.gui", "layernorm_mlp", "--tab", "numerics", "--heat",
                            "--numerics", "2", "--select", LINEAR, "--screenshot", str(out),
                            "--size", "1400x900"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)

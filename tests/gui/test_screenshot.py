@@ -51,7 +51,7 @@ def test_cli_screenshot_writes_png_with_the_red_fallback(tmp_path, gui_cache) ->
     out = tmp_path / "shot.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", CMLENS_CACHE=str(gui_cache),
                CMLENS_SETTINGS=str(tmp_path / "s.ini"))
-    proc = subprocess.run([sys.executable, "-m", "app.cli_gui", "layernorm_mlp", "--stage", "final",
+    proc = subprocess.run([sys.executable, "-m", "app.cli.gui", "layernorm_mlp", "--stage", "final",
                            "--select", "aten_native_layer_norm_default", "--screenshot", str(out),
                            "--size", "1300x800"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -64,7 +64,7 @@ def test_cli_screenshot_writes_png_with_the_red_fallback(tmp_path, gui_cache) ->
 def test_cli_unknown_stage_is_an_error(tmp_path, gui_cache) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", CMLENS_CACHE=str(gui_cache),
                CMLENS_SETTINGS=str(tmp_path / "s.ini"))
-    proc = subprocess.run([sys.executable, "-m", "app.cli_gui", "layernorm_mlp", "--stage", "nope",
+    proc = subprocess.run([sys.executable, "-m", "app.cli.gui", "layernorm_mlp", "--stage", "nope",
                            "--screenshot", str(tmp_path / "x.png")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "no stage matches" in proc.stderr

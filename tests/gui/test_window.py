@@ -17,7 +17,7 @@ def test_gui_process_imports_neither_torch_nor_executorch(tmp_path) -> None:
     code = ("import sys, time; t=time.perf_counter()\n"
             "from PySide6.QtWidgets import QApplication\n"
             "app = QApplication([])\n"
-            "from app.main_window import MainWindow\n"
+            "from app.shell.main_window import MainWindow\n"
             "w = MainWindow(); w.show(); app.processEvents()\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch', 'torchao')))\n"
             "w.close()\n")
@@ -108,11 +108,11 @@ def test_json_and_image_exports(qtbot, window, tmp_path) -> None:
 def test_html_report_and_pte_exports(qtbot, window, tmp_path) -> None:
     lower_and_wait(qtbot, window, "layernorm_mlp")
     assert window.act_html.isEnabled()
-    with qtbot.waitSignal(window.exporter.finished, timeout=120_000) as blocker:
+    with qtbot.waitSignal(window.exporter.exported, timeout=120_000) as blocker:
         window.export_to("html", str(tmp_path / "r.html"))
     assert blocker.args[2] == "", blocker.args
     assert "native_layer_norm" in (tmp_path / "r.html").read_text()
-    with qtbot.waitSignal(window.exporter.finished, timeout=240_000) as blocker:
+    with qtbot.waitSignal(window.exporter.exported, timeout=240_000) as blocker:
         window.export_to("pte", str(tmp_path / "m.pte"))   # re-runs the worker with --pte
     assert blocker.args[2] == "", blocker.args
     assert (tmp_path / "m.pte").stat().st_size > 1000

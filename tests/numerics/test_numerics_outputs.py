@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_csv_and_png_written(ds_cnn, tmp_path: Path) -> None:
-    from app.numerics_view import render_sqnr_png
+    from app.numerics.view import render_sqnr_png
 
     text = to_csv(ds_cnn.result)
     rows = list(csv.DictReader(io.StringIO(text)))

@@ -7,7 +7,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def test_view_shows_result_and_emits_node_clicked(qtbot, ds_cnn) -> None:
-    from app.numerics_view import NumericsView, error_colors
+    from app.numerics.view import NumericsView, error_colors
 
     view = NumericsView()
     qtbot.addWidget(view)

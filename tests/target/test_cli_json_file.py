@@ -6,12 +6,11 @@ import io
 import json
 from pathlib import Path
 
-from app.cli_target import add_target_commands
+from app.cli import build_parser
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="cmlens")
-    add_target_commands(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser()
     return parser.parse_args(argv)
 
 

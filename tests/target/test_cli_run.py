@@ -2,21 +2,19 @@
 a message that says what to pass; the op check stops a model the checkout cannot run."""
 from __future__ import annotations
 
-import argparse
 import json
 import io
 from pathlib import Path
 
 import pytest
 
-from app.cli_target import add_target_commands
+from app.cli import build_parser
 from tests.target.test_et_build import fake_checkout
 from tests.target.test_et_ops import CORTEX_M_YAML, make_pte
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="cmlens")
-    add_target_commands(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser()
     args = parser.parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
     code = args.func(args, out=out, err=err)

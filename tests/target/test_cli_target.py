@@ -1,18 +1,16 @@
 """`cmlens selftest` / `cmlens doctor` through argparse, as app/cli.py wires them: exit status and output."""
 from __future__ import annotations
 
-import argparse
 import io
 from pathlib import Path
 
 import pytest
 
-from app.cli_target import add_target_commands
+from app.cli import build_parser
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="cmlens")
-    add_target_commands(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser()
     args = parser.parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
     func = args.func

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli_target import cmd_doctor
+from app.cli.doctor import cmd_doctor
 from backend_core.errors import BadInputError
 from backend_core.target import checkout as co
 from backend_core.target.doctor import run_doctor

@@ -23,7 +23,7 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 @pytest.fixture(autouse=True)
 def no_dangling_process(qapp, qtbot) -> Iterator[None]:
-    from app.target_process import CliProcess
+    from app.runtime.cli_process import CliProcess
 
     yield
     left = CliProcess.running_instances()
@@ -36,7 +36,7 @@ def no_dangling_process(qapp, qtbot) -> Iterator[None]:
 
 @pytest.fixture
 def panel(qtbot):
-    from app.target_panel import TargetPanel
+    from app.target.panel import TargetPanel
 
     p = TargetPanel()
     qtbot.addWidget(p)

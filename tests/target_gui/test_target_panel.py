@@ -11,7 +11,7 @@ RUN_MS = 180_000
 
 
 def finished(qtbot, panel, timeout: int = RUN_MS):
-    return qtbot.waitSignal(panel.proc.finished, timeout=timeout)
+    return qtbot.waitSignal(panel.proc.exited, timeout=timeout)
 
 
 def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> None:
@@ -39,7 +39,7 @@ def test_bad_checkout_reports_exit_2(qtbot, panel, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: not panel.is_busy(), timeout=60_000)   # the doctor follows
     qtbot.waitUntil(lambda: "exit 2" in panel.doctor_view.toPlainText(), timeout=60_000)
     # remembered in QSettings for the next panel
-    from app.settings import app_settings
+    from app.shell.settings import app_settings
     assert app_settings().value("target/et_root") == str(tmp_path / "no-such-executorch")
 
 

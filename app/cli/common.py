@@ -1,0 +1,81 @@
+"""What every CLI subcommand shares: the JSON result file for the GUI, one way to print a typed
+error (message, hint, last output), the streamed-line printer, and Ctrl-C / cancel handling."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Callable, TextIO
+
+from backend_core.errors import Cancelled, CmlensError
+from backend_core.models.zoo import ZOO
+
+ZOO_EPILOG = "Zoo models (all with random weights: no download is possible here):\n" + "\n".join(
+    f"  {name:18s} {entry.description}" for name, entry in ZOO.items())
+
+
+def write_json(path: Path | None, data: dict) -> None:
+    """The GUI reads this file after the process ends: no parsing of interleaved stdout."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2, default=str))
+
+
+def print_error(exc: CmlensError, err: TextIO, json_file: Path | None = None) -> int:
+    """Print the cause and the fix (never a traceback); returns the error's exit code."""
+    write_json(json_file, {"error": {"message": exc.message, "hint": exc.hint, "detail": exc.detail,
+                                     "type": type(exc).__name__}, "exit_code": exc.exit_code})
+    print(f"error: {exc.message}", file=err)
+    if exc.hint:
+        print(exc.hint, file=err)
+    if exc.detail:
+        print("--- last output ---\n" + exc.detail, file=err)
+    return exc.exit_code
+
+
+def guarded(work: Callable[[], int], err: TextIO | None = None, json_file: Path | None = None) -> int:
+    """Run a subcommand's work: Cancelled / Ctrl-C exit 130, typed errors print their cause and fix."""
+    err = err or sys.stderr
+    try:
+        return work()
+    except Cancelled as exc:
+        print(f"cancelled: {exc.message}", file=err)
+        return 130
+    except KeyboardInterrupt:
+        print("cancelled", file=err)
+        return 130
+    except CmlensError as exc:
+        return print_error(exc, err, json_file)
+
+
+def add_protocol_flag(parser) -> None:
+    """`--protocol`: also write backend_core.protocol `step` lines on stdout (the GUI's progress)."""
+    parser.add_argument("--protocol", action="store_true",
+                        help="also print machine-readable step lines (JSON, one per line) for the GUI")
+
+
+def step_emitter(args, out: TextIO) -> Callable[[str], None] | None:
+    """on_step for the run flow: a protocol `step` line per step with --protocol, else nothing."""
+    if not getattr(args, "protocol", False):
+        return None
+    from backend_core import protocol
+
+    return lambda name: protocol.emit({"type": protocol.STEP, "step": name}, out)
+
+
+def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
+    """Echo streamed lines. The simulator driver has already fed the full line to the UART parser;
+    what is printed is abbreviated (the ETDump's base64 lines are 100+ kB each)."""
+    from backend_core.target.uart import abbreviate_line
+
+    def on_line(stream: str, line: str) -> None:
+        line = abbreviate_line(line)
+        if stream == "uart":
+            print(f"uart> {line}", file=out, flush=True)
+        elif stream == "cmlens":
+            print(f"cmlens: {line}", file=out, flush=True)
+        elif stream == "stderr" and not quiet:
+            print(f"  ! {line}", file=out, flush=True)
+        elif not quiet:
+            print(f"  | {line}", file=out, flush=True)
+    return on_line

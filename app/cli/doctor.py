@@ -1,0 +1,32 @@
+"""`cmlens doctor`: the toolchain, simulators and ExecuTorch checkout, and what installs what is missing."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+
+def add_doctor_command(subparsers: argparse._SubParsersAction) -> None:
+    d = subparsers.add_parser(
+        "doctor", help="check the toolchain, simulators and ExecuTorch checkout",
+        description="Find arm-none-eabi-gcc, newlib, cmake, ninja, qemu-system-arm, the Corstone FVPs, "
+                    "graphviz, the ExecuTorch checkout and CMSIS-NN; print versions and, for anything "
+                    "missing, the command that installs it. Exit 0 when the QEMU flow can run, else 2.")
+    d.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
+    d.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
+    d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    d.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Print the doctor report; 0 when everything the QEMU flow needs is present, else 2."""
+    from backend_core.target.doctor import run_doctor
+
+    out = out or sys.stdout
+    report = run_doctor(et_root=getattr(args, "et_root", None), cmsis_nn=getattr(args, "cmsis_nn", None))
+    if getattr(args, "json", False):
+        print(json.dumps(report.to_dict(), indent=2), file=out)
+    else:
+        print(report.to_text(), file=out)
+    return 0 if report.ok else 2

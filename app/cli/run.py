@@ -1,0 +1,94 @@
+"""`cmlens run`: lower a model, build ExecuTorch's Arm runner with it and run it on a simulator.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input or missing tool (the message has the install command),
+3 build or run failure (fault, hang, no result), 130 cancelled."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
+
+
+def add_run_command(subparsers: argparse._SubParsersAction) -> None:
+    r = subparsers.add_parser(
+        "run", help="lower a model, build ExecuTorch's Arm runner with it and run it on a simulator",
+        description="Lower MODEL to a bundled program (.bpte, reference outputs from the quantized model) or "
+                    "take a .pte/.bpte, check its operators against the ExecuTorch checkout, build the "
+                    "checkout's libraries for the CPU (once, cached, ~15 min) and its stock "
+                    "arm_executor_runner on the kernels/ board layer, run it on QEMU or a Corstone FVP and "
+                    "report PASS/FAIL, error stats, cycles and ETDump. Exit 0 PASS, 1 FAIL, 2 bad input or "
+                    "missing tool, 3 build/run failure.")
+    r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
+    r.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CPU",
+                   help=f"CPU, one of {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+    r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
+    r.add_argument("--cmsis-nn", metavar="PATH",
+                   help="CMSIS-NN source tree (default: $CMSIS_NN_PATH; else ExecuTorch's CMake downloads it)")
+    r.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                   help="stop the simulator after S seconds (default: 120)")
+    r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--semihosting", action="store_true",
+                   help="build a runner that reads the model from the host (once per op set: a new model with "
+                        "the same ops needs no rebuild) instead of baking the model in")
+    r.add_argument("--etdump", action="store_true", help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
+                        "always have the event tracer)")
+    r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
+    r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
+    r.add_argument("--cache-dir", type=Path, metavar="DIR",
+                   help="cache of library and runner builds (default: ~/.cache/cmlens)")
+    r.add_argument("--quiet", action="store_true", help="do not echo build output")
+    r.add_argument("--gap-metric", choices=("MSE", "L1", "SNR"), default="MSE",
+                   help="with --etdump: the Inspector distance of the per-layer gaps (default MSE)")
+    r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    r.add_argument("--json-file", type=Path, metavar="FILE",
+                   help="also write the result (or the error) as JSON to FILE (for the GUI)")
+    add_protocol_flag(r)
+    r.set_defaults(func=cmd_run)
+
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
+    import os
+
+    from backend_core.target.run_model import RunOptions, run_model
+
+    out, err = out or sys.stdout, err or sys.stderr
+    json_file = getattr(args, "json_file", None)
+    et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
+    if not et_root:
+        write_json(json_file, {"error": {"message": "no ExecuTorch checkout", "type": "NoCheckout",
+                                          "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
+                                "exit_code": 2})
+        print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
+        print("The runner and its libraries are built from the sources of a checkout:\n"
+              "  git clone https://github.com/pytorch/executorch && cd executorch && "
+              "git submodule update --init third-party/flatbuffers third-party/flatcc third-party/gflags "
+              "third-party/json backends/xnnpack/third-party/FXdiv\n"
+              "Offline, also pass --cmsis-nn PATH (a clone of https://github.com/ARM-software/CMSIS-NN).",
+              file=err)
+        return 2
+    opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
+                      atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
+                      semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"))
+    print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
+
+    def work() -> int:
+        result = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts,
+                           on_line=line_printer(out, args.quiet), on_step=step_emitter(args, out))
+        print("-" * 60, file=out)
+        print(result.summary(), file=out)
+        code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
+        if args.json:
+            print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
+        write_json(json_file, {**result.to_dict(), "exit_code_cli": code})
+        return code
+
+    return guarded(work, err, json_file)
