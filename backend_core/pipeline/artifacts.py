@@ -27,29 +27,63 @@ def pte_bytes(final_program: Any) -> bytes:
                                "The final graph could not be planned/serialised by ExecuTorch.") from e
 
 
-def bundle_layout(tensors: Any) -> list[Any]:
-    """Tensors as the bundled program must carry them for the target to read them right.
+def program_io_dim_orders(program: Any, method: str = "forward") -> tuple[list[Any], list[Any]]:
+    """(inputs, outputs): the dim order the program's method gives each tensor input/output (None for a
+    non-tensor value), read from the serialised execution plan: what the runtime builds the method's
+    tensors (and their strides) from."""
+    plan = next(p for p in program.execution_plan if p.name == method)
 
-    The bundle stores a tensor's contiguous (NCHW) bytes with dim order 0,1,2,3, and the runtime
-    copies those bytes straight into the method's input; a legacy-flow program expects its 4-D
-    inputs channels-last, so a 3-channel image arrived scrambled (found by per-layer gaps on
-    QEMU: resnet8 "PASSed" on a garbage input). Channels-last tensors are therefore stored as
-    their NHWC bytes under the logical NCHW shape. 1-channel tensors need no change."""
+    def order(idx: int) -> Any:
+        val = plan.values[idx].val
+        d = getattr(val, "dim_order", None)
+        return None if d is None else tuple(int(x) for x in d)
+
+    return [order(i) for i in plan.inputs], [order(i) for i in plan.outputs]
+
+
+def bytes_in_dim_order(t: Any, dim_order: tuple[int, ...]) -> bytes:
+    """The bytes of `t` laid out in `dim_order`: what the runtime reads a tensor of that dim order from."""
     import torch
 
-    out = []
-    for t in tensors:
-        if (isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_contiguous()
-                and t.is_contiguous(memory_format=torch.channels_last)):
-            t = t.permute(0, 2, 3, 1).contiguous().reshape(t.shape)
-        out.append(t)
-    return out
+    return t.detach().permute(*dim_order).contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def _carry_dim_orders(schema_values: Any, tensors: Any, dim_orders: list[Any]) -> None:
+    """Give each bundled tensor the method's dim order and its bytes in that order.
+
+    ExecuTorch's BundledProgram bundles every tensor contiguous (exir TensorSpec.from_tensor(const=True)
+    calls .contiguous(): dim order 0..n-1 and NCHW bytes, in 1.5.1 and in main of 2026-08), while the
+    runtime's bundle check (bundled_program.cpp `tensors_are_close`) asserts that an expected output
+    has the strides of the method's output. A legacy-flow program gives 4-D outputs channels-last, so
+    the check aborted (issue 9: conv -> GELU -> upsample, UsageFault), and a 3-channel channels-last
+    input arrived scrambled. The dim order is written from the program itself, not inferred from
+    strides: for size-1 dims (a 1-channel channels-last tensor) strides do not say the order."""
+    for value, t, order in zip(schema_values, tensors, dim_orders):
+        val = value.val
+        if order is None or not hasattr(val, "dim_order") or len(val.dim_order) != len(order):
+            continue
+        if tuple(order) != tuple(range(len(order))):
+            val.data = bytes_in_dim_order(t, tuple(order))
+        val.dim_order = list(order)
+
+
+def bundled_program(et_program: Any, inputs: Any, expected: Any) -> Any:
+    """BundledProgram of `et_program` (ExecutorchProgramManager) with one test case whose tensors carry
+    the method's own dim orders (see _carry_dim_orders)."""
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.core import BundledProgram
+
+    in_orders, out_orders = program_io_dim_orders(et_program.executorch_program)
+    bp = BundledProgram(et_program, [MethodTestSuite(method_name="forward", test_cases=[
+        MethodTestCase(inputs=list(inputs), expected_outputs=list(expected))])])
+    case = bp.serialize_to_schema().method_test_suites[0].test_cases[0]   # cached: serialisation reuses it
+    _carry_dim_orders(case.inputs, inputs, in_orders)
+    _carry_dim_orders(case.expected_outputs, expected, out_orders)
+    return bp
 
 
 def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> bytes:
     import torch
-    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
-    from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import (
         serialize_from_bundled_program_to_flatbuffer,
     )
@@ -60,9 +94,7 @@ def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> byte
         if isinstance(expected, torch.Tensor):
             expected = (expected,)
         et = _executorch_manager(final_program)
-        suite = MethodTestSuite(method_name="forward", test_cases=[
-            MethodTestCase(inputs=bundle_layout(inputs), expected_outputs=bundle_layout(expected))])
-        return bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(et, [suite])))
+        return bytes(serialize_from_bundled_program_to_flatbuffer(bundled_program(et, list(inputs), list(expected))))
     except Exception as e:  # noqa: BLE001
         raise StageFailedError("bundled program", f"Building the .bpte failed: {type(e).__name__}: {e}",
                                "The reference outputs come from the quantized model on the example inputs.") from e

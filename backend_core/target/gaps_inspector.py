@@ -17,8 +17,8 @@ Measured traps (ExecuTorch 1.5.1, DS-CNN on QEMU M55):
   meta["val"] strides, exactly what the emitter writes into the .pte), never guessed from the host
   tensor's strides;
 - the ETRecord's representative inputs (the host run's inputs) come from the bundle it is generated
-  from, and the .bpte's bundle holds bundle_layout()'s NHWC bytes under the NCHW shape: the ETRecord
-  gets a twin bundle with the logical tensors. Before, a 3-channel resnet8 that PASSed with error 7e-4
+  from, and the .bpte's bundle holds its tensors in the program's dim orders (channels-last bytes,
+  artifacts.bundled_program): the ETRecord gets a twin bundle with the logical tensors as given. Before, a 3-channel resnet8 that PASSed with error 7e-4
   showed its input quantize bit-identical (same bytes both sides) and every later layer wrong
   (first conv 12179/16384 differ); 1-channel models (ds_cnn) hid it."""
 from __future__ import annotations
@@ -51,13 +51,11 @@ def lower_with_etrecord(source: str, target: str, flow: str, workdir: Path,
     import torch
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.devtools import generate_etrecord
-    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
-    from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
     from executorch.exir import EdgeProgramManager
 
     from ..lowering import lower
-    from ..pipeline.artifacts import bundle_layout
+    from ..pipeline.artifacts import bundled_program
     from ..pipeline import PipelineOptions
 
     say = on_status or (lambda _s: None)
@@ -79,16 +77,14 @@ def lower_with_etrecord(source: str, target: str, flow: str, workdir: Path,
                               compile_config=cortex_m_edge_compile_config())
     edge_for_record = copy.deepcopy(edge)
     et_program = edge.to_executorch()
-    bundled = BundledProgram(et_program, [MethodTestSuite("forward", [
-        MethodTestCase(inputs=bundle_layout(inputs), expected_outputs=bundle_layout(expected))])])
+    bundled = bundled_program(et_program, list(inputs), list(expected))
     workdir.mkdir(parents=True, exist_ok=True)
     bpte = workdir / f"{res.model}.bpte"
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))
     etrecord = workdir / "etrecord.bin"
     # The ETRecord takes its representative inputs (what the Inspector runs the host graph on) from the
-    # bundle it is given. The .bpte's tensors are bundle_layout()'s NHWC bytes under the logical NCHW
-    # shape: right for the target, a channel-scrambled image for the host. So the ETRecord gets a twin
-    # bundle of the same program holding the logical tensors.
+    # bundle it is given. The .bpte's tensors are laid out in the program's dim orders (right for the
+    # target); the ETRecord gets a twin bundle of the same program holding the tensors as given.
     generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record,
                       executorch_program=record_bundle(et_program, inputs, expected))
     return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start)
