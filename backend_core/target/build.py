@@ -24,7 +24,7 @@ from .tools import APT_TOOLCHAIN, apt_install
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
 TOOLCHAIN_FILE = KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"
 FIRMWARES: tuple[str, ...] = ("cmlens_selftest", "cmlens_selftest_fail", "cmlens_hang", "cmlens_fault",
-                              "cmlens_fault_udf")
+                              "cmlens_fault_udf", "cmlens_ticks_wrap")
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -68,6 +68,22 @@ def test_icount_ticks_are_deterministic_instruction_counts(firmware, target: str
     assert QemuRunner(board_for(target), icount=True).tick_unit == ICOUNT_UNIT
 
 
+@pytest.mark.parametrize("target", ("cortex-m55", "cortex-m4", "cortex-m33"))
+def test_tick_counter_is_monotonic_across_systick_wraps(firmware, target: str) -> None:
+    """Dense reads across a 24-bit wrap, with the wrap interrupt pending (masked) and serviced."""
+    elf = firmware(target).elfs["cmlens_ticks_wrap"]
+    result = QemuRunner(board_for(target), icount=True).run(elf, timeout=60)
+    assert result.exit_code == 0, result.uart
+    phases = {m.group(1): m for m in (re.match(
+        r"ticks_wrap: (\w+) reads=(\d+) wraps=(\d+) backwards=(\d+) max_step=(\d+)$", line)
+        for line in result.uart) if m}
+    assert set(phases) == {"masked", "unmasked"}
+    for m in phases.values():
+        assert int(m.group(2)) > 10_000 and m.group(3) == "1" and m.group(4) == "0"
+        assert int(m.group(5)) < 1000  # no jump of a whole wrap (2**24 ticks) anywhere
+    assert result.uart[-1] == "ticks_wrap: PASS"
+
+
 def test_without_icount_the_ticks_are_not_called_instructions(firmware) -> None:
     runner = QemuRunner(board_for("cortex-m55"))
     assert "-icount" not in runner.command("fw.elf")
