@@ -8,8 +8,10 @@ from .events import EtdumpProfile, InstructionEvent, parse_etdump, read_etdump
 from .islands import IslandShape, find_islands
 from .model import Group, Island, OpCost, Profile
 from .text import profile_table
-from .units import INSTRUCTIONS_LABEL, Unit, fvp_cycles, qemu_icount, raw_ticks
+from .compare import CpuComparison, compare_cpus
+from .units import INSTRUCTIONS_LABEL, Unit, fvp_cycles, qemu_icount, raw_ticks, unit_for
 
 __all__ = ["build_profile", "profile_from_files", "EtdumpProfile", "InstructionEvent", "parse_etdump",
            "read_etdump", "IslandShape", "find_islands", "Group", "Island", "OpCost", "Profile",
-           "profile_table", "INSTRUCTIONS_LABEL", "Unit", "fvp_cycles", "qemu_icount", "raw_ticks"]
+           "profile_table", "INSTRUCTIONS_LABEL", "Unit", "fvp_cycles", "qemu_icount", "raw_ticks", "unit_for",
+           "CpuComparison", "compare_cpus"]

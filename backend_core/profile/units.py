@@ -4,8 +4,8 @@
   SysTick counts at its clock (`hz`), so one instruction is 2^S * hz / 1e9 ticks, identical on every
   run. That is a count of instructions executed, NOT cycles: QEMU models no pipeline, caches, wait
   states or multi-cycle instructions (a 64-bit multiply-accumulate counts 1, like a NOP).
-- the FVP: the PMU cycle counter, the FVP's own count, which ExecuTorch itself warns is not trusted
-  for absolute timing (the FVP is not cycle-accurate).
+- the FVP: processor-clock ticks (SysTick; the runner's PMU line counts the same clock), the FVP's own
+  count, which ExecuTorch itself warns is not trusted for absolute timing (not cycle-accurate).
 - anything else: raw ticks of unknown scale (and all zeros with ExecuTorch's weak default ticks)."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ CYCLES = "cycles"
 TICKS = "ticks"
 
 INSTRUCTIONS_LABEL = "instructions executed (QEMU -icount), not cycles"
-FVP_CYCLES_LABEL = "CPU cycles from the FVP's PMU (the FVP's count: not trusted for absolute timing)"
+FVP_CYCLES_LABEL = "CPU cycles as the FVP counts them (not trusted for absolute timing)"
 TICKS_LABEL = "raw et_pal_current_ticks() ticks (unknown scale)"
 
 
@@ -42,16 +42,26 @@ class Unit:
         return Unit(**{k: v for k, v in d.items() if k in Unit.__dataclass_fields__})
 
 
-def qemu_icount(shift: int, tick_hz: float) -> Unit:
-    """The unit of a QEMU run with `-icount shift=<shift>` and a tick source counting at `tick_hz`."""
-    ticks_per_instruction = (2 ** shift) * tick_hz / 1e9
-    return Unit(INSTRUCTIONS, INSTRUCTIONS_LABEL, 1.0 / ticks_per_instruction, True, False,
-                f"QEMU -icount shift={shift}, tick source {tick_hz / 1e6:g} MHz "
-                f"({ticks_per_instruction:g} ticks per instruction)")
+def qemu_icount(shift: int, tick_hz: float | None = None) -> Unit:
+    """A QEMU run with `-icount shift=<shift>`. The board layer (kernels/common/ticks.c) already turns
+    SysTick ticks into instructions inside et_pal_current_ticks(), so the ETDump holds instructions
+    (per_tick 1); `tick_hz` is only for the description."""
+    clock = f", SysTick at {tick_hz / 1e6:g} MHz converted by the board layer" if tick_hz else ""
+    return Unit(INSTRUCTIONS, INSTRUCTIONS_LABEL, 1.0, True, False, f"QEMU -icount shift={shift}{clock}")
+
+
+def unit_for(simulator: str, icount_shift: int | None, icount: bool, tick_hz: float | None = None) -> Unit:
+    """The unit of a run's ETDump timestamps, from how the run was made."""
+    if simulator == "qemu":
+        if icount and icount_shift is not None:
+            return qemu_icount(icount_shift, tick_hz)
+        return raw_ticks("QEMU without -icount: SysTick follows host time, not a cost measure")
+    return fvp_cycles()
 
 
 def fvp_cycles() -> Unit:
-    return Unit(CYCLES, FVP_CYCLES_LABEL, 1.0, False, False, "FVP PMU cycle counter")
+    """The FVP: SysTick counts the processor clock as the FVP models it (cycles, not cycle-accurate)."""
+    return Unit(CYCLES, FVP_CYCLES_LABEL, 1.0, False, False, "FVP SysTick at the processor clock")
 
 
 def raw_ticks(why: str = "") -> Unit:

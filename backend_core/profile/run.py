@@ -1,0 +1,77 @@
+"""The profile of a finished target run (backend_core.target.run_model): its ETDump + the final graph of
+the same lowering -> Profile, and the instruction budget check. Failures are reported on the result,
+not raised: the run itself already happened."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..snapshot.model import GraphSnapshot
+from .build import build_profile
+from .events import read_etdump
+from .model import Profile
+from .units import Unit, unit_for
+
+EMPTY_GRAPH = GraphSnapshot("none", 0, "final", (), ())
+
+
+def run_unit(board: Any, icount: bool) -> Unit:
+    """The unit of a run on `board` (a backend_core.target.boards.Board)."""
+    return unit_for(board.simulator, getattr(board, "icount_shift", None), icount,
+                    getattr(board, "cpu_clock_hz", None) or None)
+
+
+def final_graph(source: str, target: str, flow: str) -> GraphSnapshot | None:
+    """The final snapshot of `source` (from the lowering cache: run_model has just lowered it)."""
+    if Path(source).suffix in (".pte", ".bpte"):
+        return None
+    from ..lowering import lower
+    from ..pipeline import PipelineOptions
+
+    res = lower(source, PipelineOptions(target=target, flow=flow))
+    return res.final
+
+
+def profile_run(etdump: Path | None, final: GraphSnapshot | None, unit: Unit, *, model: str,
+                target: str) -> tuple[Profile | None, str]:
+    """(profile, "") or (None, why there is none)."""
+    if etdump is None or not Path(etdump).is_file():
+        return None, "the runner printed no ETDump (did it stop before the inference?)"
+    events = read_etdump(etdump)
+    if not events.inferences:
+        return None, "the ETDump holds no inference (no 'Execute' block)"
+    prof = build_profile(events, final or EMPTY_GRAPH, unit, model=model, target=target)
+    if final is None:
+        prof.notes.append("no final graph for a ready-made .pte/.bpte: rows carry operator names only "
+                          "(pass the model source to get node ids, MACs and islands)")
+    return prof, ""
+
+
+def attach_profile(run: Any, source: str, flow: str, icount: bool, record: Any,
+                   emit: Callable[[str, str], None]) -> None:
+    """Set run.profile / run.profile_problem for a ModelRunResult."""
+    emit("cmlens", "per-op profile: ETDump profiling events on the final graph")
+    try:
+        final = record.final if record is not None else final_graph(source, run.target, flow)
+        run.profile, run.profile_problem = profile_run(run.files.get("etdump.bin"), final,
+                                                       run_unit(run.board, icount), model=run.model,
+                                                       target=run.target)
+    except Exception as exc:  # noqa: BLE001  a broken ETDump must not lose the run's result
+        run.profile, run.profile_problem = None, f"{type(exc).__name__}: {exc}"
+    if run.profile_problem:
+        emit("cmlens", f"per-op profile: none ({run.profile_problem})")
+
+
+def over_budget(profile: Profile | None, budget: int | None) -> str:
+    """"" when within `budget` (or no budget), else the sentence saying by how much it is exceeded."""
+    if budget is None:
+        return ""
+    if profile is None or profile.total is None:
+        return "no profile to check the instruction budget against"
+    if profile.unit.name != "instructions":
+        return (f"the budget is in instructions, but this run counted {profile.unit.name} "
+                f"({profile.unit.label}): run on QEMU with -icount")
+    if profile.total > budget:
+        return (f"the inference took {profile.total:,} {profile.unit.name}, over the budget of {budget:,} "
+                f"by {profile.total - budget:,} ({profile.total / budget - 1:.1%}; {profile.unit.label})")
+    return ""

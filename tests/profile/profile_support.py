@@ -1,0 +1,42 @@
+"""Shared by tests/profile (no __init__.py or conftest: a package named "profile" would shadow the
+standard library's profile module, which cProfile imports). Real lowerings (once per session, private cache) and the recorded UART of real runs."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "target" / "fixtures"
+_FINALS: dict = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("cmlens-cache-profile")
+    old = os.environ.get("CMLENS_CACHE")
+    os.environ["CMLENS_CACHE"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("CMLENS_CACHE", None)
+    else:
+        os.environ["CMLENS_CACHE"] = old
+
+
+@pytest.fixture(scope="session")
+def final_of():
+    """final_of(source, target="cortex-m55") -> the final GraphSnapshot of a real lowering."""
+    pytest.importorskip("executorch")
+    from backend_core.lowering import lower
+    from backend_core.pipeline import PipelineOptions
+
+    def get(source: str, target: str = "cortex-m55"):
+        key = (source, target)
+        if key not in _FINALS:
+            res = lower(source, PipelineOptions(target=target))
+            assert res.status == "done", res.error
+            _FINALS[key] = res.final
+        return _FINALS[key]
+
+    return get
