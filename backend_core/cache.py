@@ -24,7 +24,7 @@ def cache_root() -> Path:
 
 # Modules that do not shape a lowering result: editing them must not invalidate the cache.
 _NOT_IN_RESULTS = {"target", "numerics", "layout.py", "worker.py", "report/html_report.py",
-                   "report/dot_export.py", "cache.py"}
+                   "report/dot_export.py", "cache.py", "memory"}
 
 
 def code_fingerprint() -> str:
