@@ -20,7 +20,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
         "run", help="lower a model, build ExecuTorch's Arm runner with it and run it on a simulator",
         description="Lower MODEL to a bundled program (.bpte, reference outputs from the quantized model) or "
                     "take a .pte/.bpte, check its operators against the ExecuTorch checkout, build the "
-                    "checkout's libraries for the CPU (once, cached, ~15 min) and its stock "
+                    "checkout's libraries for the CPU (once per CPU, cached; 5-11 min measured on 2 cores) and its stock "
                     "arm_executor_runner on the kernels/ board layer, run it on QEMU or a Corstone FVP and "
                     "report PASS/FAIL, error stats, cycles and ETDump. Exit 0 PASS, 1 FAIL, 2 bad input or "
                     "missing tool, 3 build/run failure.")
@@ -46,6 +46,14 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--quiet", action="store_true", help="do not echo build output")
     r.add_argument("--gap-metric", choices=("MSE", "L1", "SNR"), default="MSE",
                    help="with --etdump: the Inspector distance of the per-layer gaps (default MSE)")
+    r.add_argument("--profile", action="store_true",
+                   help="per-op profile from the runner's ETDump events: top ops, kernel kinds, fallback "
+                        "islands' share. On QEMU this turns on -icount: the counts are instructions executed "
+                        "(QEMU -icount), not cycles, identical on every run; on the FVP, its cycle counts "
+                        "(not trusted for absolute timing)")
+    r.add_argument("--max-instructions", type=int, metavar="N",
+                   help="exit 1 when the inference executes more than N instructions (QEMU -icount; implies "
+                        "--profile): a deterministic CI gate")
     r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
     r.add_argument("--json-file", type=Path, metavar="FILE",
                    help="also write the result (or the error) as JSON to FILE (for the GUI)")
@@ -68,16 +76,27 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
                                 "exit_code": 2})
         print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
+        from backend_core.target.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
+
         print("The runner and its libraries are built from the sources of a checkout:\n"
               "  git clone https://github.com/pytorch/executorch && cd executorch && "
-              "git submodule update --init third-party/flatbuffers third-party/flatcc third-party/gflags "
-              "third-party/json backends/xnnpack/third-party/FXdiv\n"
-              "Offline, also pass --cmsis-nn PATH (a clone of https://github.com/ARM-software/CMSIS-NN).",
-              file=err)
+              "git submodule update --init " + " ".join(ARM_BUILD_SUBMODULES) + "\n"
+              "Offline, also pass --cmsis-nn PATH (" + cmsis_nn_clone_command(None) + ", then check out "
+              "the commit backends/cortex_m/CMakeLists.txt pins).", file=err)
+        return 2
+    budget = getattr(args, "max_instructions", None)
+    if budget is not None and (budget <= 0 or args.sim != "qemu"):
+        why = ("--max-instructions needs a positive N" if budget <= 0 else
+               "--max-instructions counts instructions, which only QEMU -icount gives (the FVP's cycles are "
+               "not trusted)")
+        write_json(json_file, {"error": {"message": why, "type": "BadInput",
+                                          "hint": "use --sim qemu and a positive N"}, "exit_code": 2})
+        print(f"error: {why}.", file=err)
         return 2
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
-                      semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"))
+                      semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
+                      profile=bool(getattr(args, "profile", False)) or budget is not None)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:
@@ -86,9 +105,18 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         print("-" * 60, file=out)
         print(result.summary(), file=out)
         code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
+        over = ""
+        if budget is not None:
+            from backend_core.profile.run import over_budget
+
+            over = over_budget(result.profile, budget)
+            print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
+            code = 1 if over and code == 0 else code
         if args.json:
             print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
-        write_json(json_file, {**result.to_dict(), "exit_code_cli": code})
+        write_json(json_file, {**result.to_dict(), "exit_code_cli": code,
+                               **({"budget": {"max_instructions": budget, "exceeded": bool(over),
+                                              "message": over}} if budget is not None else {})})
         return code
 
     return guarded(work, err, json_file)

@@ -20,9 +20,10 @@ KIND_QUANT = "quant_boundary"           # quantize / dequantize
 KIND_PLUMBING = "plumbing"              # alloc, getitem, output
 KIND_INPUT = "input"                    # user inputs
 KIND_WEIGHT = "weight"                  # parameters, buffers, constants
+KIND_DELEGATE = "delegate"              # a call into another backend's delegate blob (.pte read back)
 
 ALL_KINDS = (KIND_CMSIS, KIND_FALLBACK, KIND_ATEN, KIND_DATA, KIND_QUANT, KIND_PLUMBING,
-             KIND_INPUT, KIND_WEIGHT)
+             KIND_INPUT, KIND_WEIGHT, KIND_DELEGATE)
 KIND_LABELS = {
     KIND_CMSIS: "CMSIS-NN kernel",
     KIND_FALLBACK: "portable compute fallback",
@@ -32,6 +33,7 @@ KIND_LABELS = {
     KIND_PLUMBING: "plumbing",
     KIND_INPUT: "input",
     KIND_WEIGHT: "weight / constant",
+    KIND_DELEGATE: "delegated to another backend",
 }
 
 

@@ -3,8 +3,11 @@ compare it with the installed `executorch` package (without importing it: that t
 CMSIS-NN sources (or say what ExecuTorch's CMake would fetch)."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import socket
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -14,6 +17,17 @@ from ..errors import BadInputError
 
 RUNNER_SOURCE = "examples/arm/executor_runner/arm_executor_runner.cpp"
 CMSIS_NN_REPO = "https://github.com/ARM-software/CMSIS-NN.git"
+# Submodules the Arm bare-metal library build configures or includes (measured: the CMake configure
+# fails 17 s in without them), each with a file that is there when the submodule is checked out.
+ARM_BUILD_SUBMODULES: dict[str, str] = {
+    "third-party/flatbuffers": "CMakeLists.txt",
+    "third-party/flatcc": "CMakeLists.txt",
+    "third-party/json": "CMakeLists.txt",
+    "third-party/gflags": "CMakeLists.txt",
+    "third-party/pocketfft": "pocketfft_hdronly.h",
+    "backends/xnnpack/third-party/FXdiv": "CMakeLists.txt",
+}
+SUBMODULE_COMMAND = "git submodule update --init --recursive"
 
 
 @dataclass
@@ -26,6 +40,12 @@ class Checkout:
     commit: str | None               # git HEAD, read from .git without running git
     package_version: str | None      # installed `executorch` distribution
     warnings: list[str] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)   # (cause, fix): the build would fail
+
+    def require_buildable(self) -> None:
+        """BadInputError (exit 2) naming every cause and fix when the library build is certain to fail."""
+        if self.problems:
+            raise BadInputError(" ".join(c for c, _ in self.problems), " ".join(f for _, f in self.problems))
 
 
 @dataclass
@@ -96,6 +116,7 @@ def inspect_checkout(root: str | Path, source: str = "--et-root") -> Checkout:
     version = version_file.read_text().strip() if version_file.is_file() else None
     pkg = installed_package_version()
     co = Checkout(path, source, version, git_head(path), pkg)
+    co.problems = build_problems(path)
     if version is None:
         co.warnings.append("version.txt is missing: cannot compare with the installed executorch package.")
     elif pkg is None:
@@ -106,6 +127,56 @@ def inspect_checkout(root: str | Path, source: str = "--et-root") -> Checkout:
             "lowered with the package may use operators the checkout's runtime lacks (e.g. *_nhwc "
             "cortex_m ops); check backends/cortex_m/ops/operators.yaml or check out the matching tag.")
     return co
+
+
+def unseen_warnings(checkout: Checkout, state_dir: Path) -> list[str]:
+    """The checkout's warnings not yet shown for this checkout and these versions; marks them shown.
+
+    The checkout-vs-package version warning is true on every run but news only once: `cmlens run`
+    shows it the first time, `cmlens doctor` always."""
+    state = Path(state_dir) / "shown-warnings.json"
+    try:
+        seen = set(json.loads(state.read_text()))
+    except (OSError, ValueError, TypeError):
+        seen = set()
+    fresh = []
+    for w in checkout.warnings:
+        key = hashlib.sha1(f"{checkout.root}\0{w}".encode()).hexdigest()[:16]
+        if key not in seen:
+            fresh.append(w)
+            seen.add(key)
+    if fresh:
+        try:
+            state.parent.mkdir(parents=True, exist_ok=True)
+            state.write_text(json.dumps(sorted(seen)))
+        except OSError:
+            pass              # a read-only cache only means the warning shows again next time
+    return fresh
+
+
+def missing_submodules(root: Path) -> list[str]:
+    """The Arm build's submodules that are absent or empty in the checkout at `root`."""
+    return [sub for sub, marker in ARM_BUILD_SUBMODULES.items() if not (root / sub / marker).is_file()]
+
+
+def build_problems(root: Path) -> list[tuple[str, str]]:
+    """(cause, fix) for what makes ExecuTorch's CMake fail on this checkout before it compiles anything."""
+    out: list[tuple[str, str]] = []
+    if root.name != "executorch":
+        out.append((f"The checkout directory is named `{root.name}`, and ExecuTorch's CMake requires it to be "
+                    "named exactly `executorch` (CMakeLists.txt: FATAL_ERROR, pytorch/executorch#6475).",
+                    f"Rename it: mv {root} {root.parent / 'executorch'} (a symlink is not enough: the build "
+                    "uses the real path)."))
+    missing = missing_submodules(root)
+    if missing:
+        is_git = (root / ".git").exists()
+        fix = (f"cd {root} && {SUBMODULE_COMMAND}" if is_git else
+               f"This checkout has no git metadata: put the sources of these submodules at those paths "
+               f"(the commits are in the checkout's .gitmodules and git tree), or clone with git and run "
+               f"{SUBMODULE_COMMAND}.")
+        out.append((f"The checkout lacks {len(missing)} submodule(s) the Arm build needs: " + ", ".join(missing) + ".",
+                    fix))
+    return out
 
 
 def find_checkout(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Checkout | None:
@@ -146,14 +217,47 @@ def find_cmsis_nn(explicit: str | Path | None = None, checkout: Checkout | None 
             p = Path(value).expanduser()
             if not _is_cmsis_nn(p):
                 raise BadInputError(f"{p} ({source}) is not CMSIS-NN: Include/arm_nnfunctions.h is missing.",
-                                    f"Clone it: git clone {CMSIS_NN_REPO}" + (f" -b {tag}" if tag else ""))
+                                    "Clone it: " + cmsis_nn_clone_command(tag))
             return CmsisNn(p.resolve(), source, tag)
     if checkout is not None:
         for p in sorted(checkout.root.glob("cmake-out*/_deps/cmsis_nn-src")):
             if _is_cmsis_nn(p):
                 return CmsisNn(p, "previous ExecuTorch build", tag)
     note = (f"ExecuTorch's CMake fetches CMSIS-NN {tag or '(tag in backends/cortex_m/CMakeLists.txt)'} "
-            f"from {CMSIS_NN_REPO} (needs network). Offline: git clone {CMSIS_NN_REPO}"
-            + (f" -b {tag}" if tag else "") + " and pass --cmsis-nn PATH "
-            "(-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN=PATH).")
+            f"from {CMSIS_NN_REPO} (needs network). Offline: {cmsis_nn_clone_command(tag)} and pass "
+            "--cmsis-nn PATH (-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN=PATH).")
     return CmsisNn(None, "FetchContent", tag, note)
+
+
+def cmsis_nn_clone_command(tag: str | None, dest: str = "CMSIS-NN", repo: str = CMSIS_NN_REPO) -> str:
+    """Commands that give the CMSIS-NN sources the checkout pins. `git clone -b` takes a branch or tag,
+    not a commit (the pin is a commit sha), so: clone, then check the commit out."""
+    if not tag:
+        return f"git clone {repo} {dest}"
+    return f"git clone {repo} {dest} && git -C {dest} checkout {tag}"
+
+
+def can_reach(address: str | None = None, timeout: float = 3.0) -> bool:
+    """True when a TCP connection to `address` (host:port; default $CMLENS_NETWORK_PROBE, else
+    github.com:443) opens: ExecuTorch's CMake downloads CMSIS-NN from GitHub when no local tree is
+    given, and fails offline only after the configure has run."""
+    address = address or os.environ.get("CMLENS_NETWORK_PROBE") or "github.com:443"
+    host, _, port_text = address.rpartition(":")
+    try:
+        port = int(port_text)
+    except ValueError:
+        host, port = address, 443
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def offline_cmsis_nn_error(tag: str | None) -> BadInputError:
+    """No CMSIS-NN tree and no way to download one: the build cannot succeed."""
+    return BadInputError(
+        "No CMSIS-NN sources were given and github.com cannot be reached: ExecuTorch's CMake would try to "
+        f"download CMSIS-NN {tag or ''} and fail.".replace("  ", " "),
+        f"Get the sources where there is network ({cmsis_nn_clone_command(tag)}), copy them here and pass "
+        "--cmsis-nn PATH (or set CMSIS_NN_PATH).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..errors import CmlensError
 from . import checkout as co
@@ -64,8 +64,10 @@ def _tool_item(t: tl.Tool) -> DoctorItem:
 
 
 def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = None,
-               env: Mapping[str, str] | None = None, path_env: str | None = None) -> DoctorReport:
-    """Discover tools, the ExecuTorch checkout and CMSIS-NN. Never raises for a missing piece."""
+               env: Mapping[str, str] | None = None, path_env: str | None = None,
+               reach: Callable[[], bool] = co.can_reach, cache_root: Path | None = None) -> DoctorReport:
+    """Discover tools, the ExecuTorch checkout and CMSIS-NN. Never raises for a missing piece.
+    `reach` says whether GitHub can be reached (asked only when CMSIS-NN would have to be downloaded)."""
     report = DoctorReport()
     checkout = None
     try:
@@ -86,7 +88,9 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
         report.items.append(DoctorItem("ExecuTorch checkout", "ok", detail, required=False))
         for w in checkout.warnings:
             report.items.append(DoctorItem("ExecuTorch checkout", "warning", w, required=False))
-        report.items.append(_library_cache_item(checkout))
+        for cause, fix in checkout.problems:
+            report.items.append(DoctorItem("ExecuTorch checkout", "missing", cause, fix, required=True))
+        report.items.append(_library_cache_item(checkout, cache_root))
     elif not any(i.name == "ExecuTorch checkout" for i in report.items):
         report.items.append(DoctorItem(
             "ExecuTorch checkout", "info",
@@ -97,6 +101,9 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
         nn = co.find_cmsis_nn(cmsis_nn, checkout, env)
         if nn.path is not None:
             report.items.append(DoctorItem("CMSIS-NN", "ok", f"{nn.path} (from {nn.source})", required=False))
+        elif checkout is not None and not reach():
+            err = co.offline_cmsis_nn_error(nn.fetch_tag)
+            report.items.append(DoctorItem("CMSIS-NN", "missing", err.message, err.hint, required=True))
         else:
             report.items.append(DoctorItem("CMSIS-NN", "info", nn.note, required=False))
     except CmlensError as exc:
@@ -105,23 +112,28 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
 
 
 def _library_cache_item(checkout: co.Checkout, cache_root: Path | None = None) -> DoctorItem:
-    """Which CPUs the ExecuTorch libraries of this checkout's commit are already built for."""
+    """Which CPUs the ExecuTorch libraries of this checkout are already built for: stamps of the same
+    commit, or, for a checkout without git metadata (no commit), of the same checkout directory."""
     import json
 
     from .build import cache_dir
+    from .et_build import STAMP, build_time_hint
 
     base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
     built = []
-    for stamp in sorted(base.glob(f"{(checkout.commit or '')[:12]}*/cmlens-libs.json")) if checkout.commit else []:
+    for stamp in sorted(base.glob(f"*/{STAMP}")):
         try:
             data = json.loads(stamp.read_text())
         except (OSError, ValueError):
             continue
-        if data.get("commit") == checkout.commit:
+        same = (data.get("commit") == checkout.commit if checkout.commit
+                else not data.get("commit") and data.get("et_root") == str(checkout.root))
+        if same:
             built.append(f"{data.get('cpu')} {data.get('build_type')} (cold build {data.get('cold_build_s', 0):.0f} s)")
     if built:
         return DoctorItem("ExecuTorch libraries", "ok", "built for " + ", ".join(built) + f" in {base}",
                           required=False)
+    what = "this commit" if checkout.commit else "this checkout"
     return DoctorItem("ExecuTorch libraries", "info",
-                      "not built yet for this commit: the first `cmlens run` builds them (~15 min on 2 cores)",
-                      required=False)
+                      f"not built yet for {what}: the first `cmlens run` for a CPU builds them "
+                      f"({build_time_hint(cache_root)})", required=False)

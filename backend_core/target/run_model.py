@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .boards import Board, board_for
-from .checkout import Checkout, find_cmsis_nn, inspect_checkout
+from . import checkout as checkout_mod
+from .build import cache_dir
+from .checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
 from ..errors import BadInputError, SimulatorError
-from .et_build import EtLibRequest, ensure_libraries
+from .et_build import EtLibRequest, ensure_libraries, is_built
 from .et_ops import OpCheck, check_checkout_ops
 from .process import LineCallback
 from .runner_build import RunnerRequest, build_runner
@@ -47,6 +49,8 @@ class RunOptions:
     cache_root: Path | None = None    # libraries + runners (default: cache_dir())
     runner_root: Path | None = None   # runner build directories (default: <cache_root>/runner)
     gap_metric: str = "MSE"           # Inspector distance for per-layer gaps (--etdump): MSE, L1 or SNR
+    profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
+    icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
 
 
 @dataclass
@@ -66,6 +70,8 @@ class ModelRunResult:
     files: dict[str, Path] = field(default_factory=dict)    # semihosting: out-0.bin, etdump.bin, ...
     gaps: Any = None                  # gaps.GapReport when --etdump ran a lowered model (ETRecord + debug buffer)
     gaps_problem: str = ""            # why there are no gaps although --etdump was asked for
+    profile: Any = None               # profile.Profile with --profile
+    profile_problem: str = ""         # why there is no profile although --profile was asked for
 
     @property
     def passed(self) -> bool:
@@ -93,6 +99,8 @@ class ModelRunResult:
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
             "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
             "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
+            "profile": None if self.profile is None else self.profile.to_dict(),
+            "profile_problem": self.profile_problem,
         }
 
     def summary(self) -> str:
@@ -115,6 +123,11 @@ class ModelRunResult:
             lines.append(self.gaps.table(10))
         elif self.gaps_problem:
             lines.append(f"per-layer gaps: none ({self.gaps_problem})")
+        if self.profile is not None:
+            from ..profile import profile_table
+            lines.append(profile_table(self.profile))
+        elif self.profile_problem:
+            lines.append(f"per-op profile: none ({self.profile_problem})")
         if self.problem:
             lines.append(f"problem: {self.problem}")
         t = self.timings
@@ -159,13 +172,19 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     cancel_event = cancel_event or threading.Event()
     board = board_for(opts.target, opts.sim)                       # UnsupportedTargetError: exit 2
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
-    for w in checkout.warnings:
-        emit("cmlens", f"warning: {w}")
+    checkout.require_buildable()                                   # submodules, directory name: exit 2
+    for w in unseen_warnings(checkout, Path(opts.cache_root) if opts.cache_root is not None else cache_dir()):
+        emit("cmlens", f"warning: {w}")                            # once per checkout; doctor always
     cmsis = find_cmsis_nn(cmsis_nn, checkout)
-    if cmsis.path is None:
-        emit("cmlens", f"note: {cmsis.note}")
-    sim = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event)
+    lib_req = EtLibRequest(checkout.root, board.cpu, opts.build_type, cmsis.path,
+                           cache_root=opts.cache_root, commit=checkout.commit, etdump=True)
+    sim = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event,
+                     icount=opts.icount or opts.profile)
     sim.require()                                                  # ToolMissingError before a long build
+    if cmsis.path is None and not is_built(lib_req):
+        if not checkout_mod.can_reach():
+            raise checkout_mod.offline_cmsis_nn_error(cmsis.fetch_tag)   # not 20 s into the configure
+        emit("cmlens", f"note: {cmsis.note}")
     workdir = workdir or Path(tempfile.mkdtemp(prefix="cmlens-run-"))
     timings: dict[str, float] = {}
 
@@ -185,8 +204,6 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     if not check.ok:
         raise MissingOpsError(check)
 
-    lib_req = EtLibRequest(checkout.root, board.cpu, opts.build_type, cmsis.path,
-                           cache_root=opts.cache_root, commit=checkout.commit, etdump=True)
     start = time.monotonic()
     step("libraries")
     libs = ensure_libraries(lib_req, on_line=on_line, cancel_event=cancel_event)
@@ -237,6 +254,11 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)
+    if opts.profile:
+        from ..profile.run import attach_profile
+
+        attach_profile(run, source, opts.flow, opts.icount or opts.profile, record, emit)
+    step("results")
     return run
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import build_parser
-from tests.target.test_et_build import fake_checkout
+from tests.target.test_et_build import fake_checkout, fake_cmsis_nn
 from tests.target.test_et_ops import CORTEX_M_YAML, make_pte
 
 
@@ -49,7 +49,8 @@ def test_run_with_bad_cmsis_nn_or_target_exit_2(tmp_path: Path) -> None:
 
 def test_run_missing_model_file_exit_2(toolchain, tmp_path: Path) -> None:
     root = fake_checkout(tmp_path)
-    code, _, err = run_cli(["run", str(tmp_path / "absent.bpte"), "--et-root", str(root)])
+    code, _, err = run_cli(["run", str(tmp_path / "absent.bpte"), "--et-root", str(root),
+                            "--cmsis-nn", str(fake_cmsis_nn(tmp_path))])
     assert code == 2 and f"Model file {tmp_path / 'absent.bpte'} does not exist." in err
 
 
@@ -60,12 +61,13 @@ def test_run_stops_on_ops_the_checkout_lacks_exit_2(toolchain, tmp_path: Path) -
     model = tmp_path / "ds_cnn_explicit.pte"
     model.write_bytes(make_pte([[("cortex_m::quantize_per_tensor", "out"),
                                  ("cortex_m::quantized_conv2d_nhwc", "out")]]))
-    code, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "c")])
+    code, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "c"),
+                              "--cmsis-nn", str(fake_cmsis_nn(tmp_path))])
     assert code == 2
     assert "cmlens: ops: 1 of 2 operators of the model have no kernel in the checkout: " \
            "cortex_m::quantized_conv2d_nhwc.out" in out
     assert "error: 1 of 2 operators" in err and "--flow legacy" in err
-    assert not (tmp_path / "c").exists()      # stopped before any build
+    assert not (tmp_path / "c" / "executorch").exists() and not (tmp_path / "c" / "runner").exists()   # no build
 
 
 def test_run_missing_qemu_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,7 +114,7 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     model.write_bytes(make_bpte(make_pte([[("cortex_m::quantized_linear", "out")]])))
     fake_toolchain(tmp_path, monkeypatch, build.elfs[variant])
     code_, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "cache"),
-                               "--timeout", "20", "--json"])
+                               "--timeout", "20", "--json", "--cmsis-nn", str(fake_cmsis_nn(tmp_path))])
     assert code_ == code, out + err
     assert "cmlens: ops: all 1 operators of the model have kernels in the checkout (1 cortex_m)" in out
     assert "--preset arm-baremetal" in out and "-S " in out and "kernels/runner" in out
@@ -150,7 +152,7 @@ def test_semihosting_needs_a_bpte(toolchain, tmp_path: Path, monkeypatch: pytest
     model.write_bytes(make_pte([[("cortex_m::quantized_linear", "out")]]))
     fake_toolchain(tmp_path, monkeypatch, tmp_path / "none.elf")
     code, _, err = run_cli(["run", str(model), "--et-root", str(root), "--semihosting",
-                            "--cache-dir", str(tmp_path / "c")])
+                            "--cache-dir", str(tmp_path / "c"), "--cmsis-nn", str(fake_cmsis_nn(tmp_path))])
     assert code == 2 and "The semihosting runner needs a .bpte" in err
 
 

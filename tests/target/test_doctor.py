@@ -24,6 +24,9 @@ def _fake_checkout(root: Path, version: str = "1.5.1", tag: str = "v7.0.0") -> P
     (root / "backends/cortex_m").mkdir(parents=True)
     (root / "backends/cortex_m/CMakeLists.txt").write_text(
         f'set(CMSIS_NN_VERSION\n    "{tag}"\n    CACHE STRING "CMSIS-NN version to download"\n)\n')
+    from tests.target.test_et_build import add_submodules
+
+    add_submodules(root)
     git = root / ".git"
     (git / "refs/heads").mkdir(parents=True)
     (git / "HEAD").write_text("ref: refs/heads/main\n")
@@ -74,8 +77,9 @@ def test_checkout_from_env_version_mismatch_and_commit(tmp_path: Path, monkeypat
     assert c.version == "1.6.0a0" and c.package_version == "1.5.1"
     assert c.commit == "ab" * 20
     assert len(c.warnings) == 1 and "differs from the installed executorch package 1.5.1" in c.warnings[0]
-    same = co.inspect_checkout(_fake_checkout(tmp_path / "et2", version="1.5.1"))
-    assert same.warnings == []
+    assert c.problems == []
+    same = co.inspect_checkout(_fake_checkout(tmp_path / "et2" / "executorch", version="1.5.1"))
+    assert same.warnings == [] and same.problems == []
 
 
 def test_no_checkout_and_bad_checkout(tmp_path: Path) -> None:
@@ -101,7 +105,8 @@ def test_cmsis_nn_discovery(tmp_path: Path) -> None:
     checkout = co.inspect_checkout(_fake_checkout(tmp_path / "et", tag="v7.0.0"))
     nn = co.find_cmsis_nn(None, checkout, env={})
     assert nn.path is None and nn.fetch_tag == "v7.0.0"
-    assert "-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN" in nn.note and "-b v7.0.0" in nn.note
+    assert "-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN" in nn.note and "git -C CMSIS-NN checkout v7.0.0" in nn.note
+    assert " -b " not in nn.note
     src = tmp_path / "CMSIS-NN"
     (src / "Include").mkdir(parents=True)
     (src / "Include/arm_nnfunctions.h").write_text("")
