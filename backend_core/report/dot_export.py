@@ -39,7 +39,7 @@ def snapshot_to_dot(snap: GraphSnapshot, *, hide_weights: bool = True) -> str:
             continue
         lab = f"{e.dtype or ''}"
         if e.qparams is not None and not e.qparams.per_channel and (e.dtype or "").startswith("int"):
-            lab += f" s={e.qparams.scale:.3g}"
+            lab += f" s={e.qparams.scale:.3g} zp={e.qparams.zero_point}"
         lines.append(f'"{_esc(e.src)}" -> "{_esc(e.dst)}" [label="{_esc(lab)}"];')
     lines.append("}")
     return "\n".join(lines)
