@@ -12,6 +12,7 @@ from .fallback import FallbackContext, explain_fallbacks
 from .models import load_model, parse_model_source
 from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from .pipeline.stages import Stage
+from .preflight import Finding, attach as attach_preflight, check_snapshot, findings_of
 from .report.json_report import build_report
 from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 from .cpus import normalise_target
@@ -38,6 +39,11 @@ class LoweringResult:
     @property
     def final(self) -> GraphSnapshot | None:
         return self.snapshots[-1] if self.snapshots and self.snapshots[-1].kind == "final" else None
+
+    @property
+    def preflight(self) -> list[Finding]:
+        """Pre-flight findings on the final program (backend_core.preflight)."""
+        return findings_of(self.final)
 
     def fallbacks(self) -> list[NodeSnapshot]:
         f = self.final
@@ -103,6 +109,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                                       opts.flow, supported_targets())
                 pipe.snapshots[-1] = explain_fallbacks(ctx)
                 snap = pipe.snapshots[-1]
+                attach_preflight(snap, check_snapshot(snap))     # what will fail on the target
             if on_stage:
                 on_stage(snap, planned)
             if should_stop and should_stop() and snap.kind != "final":
@@ -130,6 +137,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     on_status("building bundled .bpte")
                 result.blobs["model.bpte"] = bpte_bytes(pipe.final_program, pipe.quantized_module,
                                                         pipe.example_inputs)
+                attach_preflight(result.final, check_snapshot(None, bundle=result.blobs["model.bpte"]))
         except CmlensError as e:
             result.status = "failed"
             result.error = {"stage": getattr(e, "stage", "artifacts"), "node": None,

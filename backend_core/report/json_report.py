@@ -68,6 +68,7 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
         "planned_stages": planned_stages or [s.stage for s in snapshots],
         "stages": stages,
         "fallbacks": fallback_rows(snapshots[-1]) if final_done else [],
+        "preflight": list(snapshots[-1].extra.get("preflight", [])) if final_done else [],
         "quantizer": verdicts,
     }
 

@@ -42,6 +42,22 @@ def _val_dtype_shape(val: Any) -> tuple[str | None, tuple[int, ...] | None]:
     return dtype_name(val.dtype), shape
 
 
+def _val_dim_order(val: Any) -> tuple[int, ...] | None:
+    """The dim order ExecuTorch will give this tensor in the .pte (from the fake tensor's strides):
+    portable kernels check it (`tensors_have_same_dim_order`), so pre-flight needs it."""
+    if isinstance(val, (list, tuple)):
+        val = next((v for v in val if hasattr(v, "dtype")), None)
+    stride = getattr(val, "stride", None)
+    if stride is None or not hasattr(val, "dtype"):
+        return None
+    try:
+        from executorch.exir.tensor import dim_order_from_stride   # what the emitter uses
+
+        return tuple(int(d) for d in dim_order_from_stride(tuple(stride())))
+    except Exception:  # noqa: BLE001 - a 0 stride or a symbolic one: no order known
+        return None
+
+
 def _arg_text(a: Any, limit: int = 120) -> str:
     if hasattr(a, "op") and hasattr(a, "name"):
         return "%" + a.name
@@ -170,6 +186,7 @@ def capture(program: Any, stage: str, index: int, kind: str, *, final: bool = Fa
             debug_handle=_debug_handle(n.meta), module_path=mpath, module_type=mtype,
             source=user_source(n.meta.get("stack_trace")), origin=_origin_names(n.meta),
             flags=_flags(n.meta), schema=str(schema) if schema is not None else "",
+            dim_order=_val_dim_order(n.meta.get("val")),
         ))
     by_name = {s.id: s for s in nodes}
     for n in gm.graph.nodes:

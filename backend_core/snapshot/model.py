@@ -114,6 +114,7 @@ class NodeSnapshot:
     flags: tuple[tuple[str, str], ...] = ()   # meta["custom"]["cortex_m"] and similar
     schema: str = ""
     fallback: FallbackReason | None = None
+    dim_order: tuple[int, ...] | None = None   # of the (first) output tensor, as the .pte stores it
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ def _node_dict(n: NodeSnapshot) -> dict[str, Any]:
         "source": asdict(n.source) if n.source is not None else None, "origin": list(n.origin),
         "flags": [list(f) for f in n.flags], "schema": n.schema,
         "fallback": asdict(n.fallback) if n.fallback is not None else None,
+        "dim_order": list(n.dim_order) if n.dim_order is not None else None,
     }
 
 
@@ -239,8 +241,15 @@ def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
         origin=tuple(d.get("origin", ())),
         flags=tuple(tuple(f) for f in d.get("flags", ())),
         schema=d.get("schema", ""),
-        fallback=FallbackReason(**{**fb, "evidence": tuple(fb.get("evidence", ()))}) if fb else None,
+        fallback=_fallback_from_dict(fb) if fb else None,
+        dim_order=_tuple_or_none(d.get("dim_order")),
     )
+
+
+def _fallback_from_dict(fb: dict[str, Any]) -> FallbackReason:
+    uo = fb.get("user_op")
+    return FallbackReason(**{**fb, "evidence": tuple(fb.get("evidence", ())),
+                             "user_op": UserOp(**uo) if uo else None})
 
 
 def snapshot_from_dict(d: dict[str, Any]) -> GraphSnapshot:

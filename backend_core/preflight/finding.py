@@ -1,0 +1,53 @@
+"""A pre-flight finding: something in the final program that fails (or may fail) on the target,
+as data with its evidence and a fix, so the CLI, the JSON/HTML report and the GUI show the same thing."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+WILL_FAIL = "will fail"     # the runtime check is certain to reject this program: do not build
+MAY_FAIL = "may fail"       # a likely failure the tool cannot prove (an op it has no rule for, ...)
+CERTAINTIES = (WILL_FAIL, MAY_FAIL)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's verdict on one node (or on the whole program: node == "")."""
+
+    node: str                      # id of the final snapshot's node ("" for program-wide findings)
+    rule: str                      # short stable id, e.g. "dim-order-mismatch"
+    message: str                   # what will happen on the target, in the user's terms
+    fix: str                       # what to change
+    certainty: str = WILL_FAIL
+    evidence: tuple[str, ...] = ()  # what the rule saw: dim orders, dtypes, source lines
+    op: str = ""                   # the operator, as ExecuTorch prints it
+    source: str = ""               # the ExecuTorch source line the rule encodes
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def certain(self) -> bool:
+        return self.certainty == WILL_FAIL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "rule": self.rule, "message": self.message, "fix": self.fix,
+                "certainty": self.certainty, "evidence": list(self.evidence), "op": self.op,
+                "source": self.source}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Finding":
+        return Finding(node=d.get("node", ""), rule=d["rule"], message=d["message"], fix=d.get("fix", ""),
+                       certainty=d.get("certainty", WILL_FAIL), evidence=tuple(d.get("evidence", ())),
+                       op=d.get("op", ""), source=d.get("source", ""))
+
+    def line(self) -> str:
+        """One line for a terminal: `will fail  aten__softmax_default  dim-order-mismatch: ...`."""
+        where = self.node or "(program)"
+        return f"{self.certainty:9}  {where}  [{self.rule}] {self.message}"
+
+
+def certain(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.certain]
+
+
+def for_node(findings: list[Finding], node_id: str) -> list[Finding]:
+    return [f for f in findings if f.node == node_id]
