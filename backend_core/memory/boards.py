@@ -69,6 +69,8 @@ def parse_size(text: str | int, what: str = "size") -> int:
         if text < 0:
             raise BadInputError(f"The {what} must not be negative ({text}).", "Give a size such as 256K or 1M.")
         return text
+    if str(text).strip().startswith("-"):
+        raise BadInputError(f"The {what} must not be negative ({text}).", "Give a size such as 256K or 1M.")
     m = _SIZE.match(str(text))
     if not m:
         raise BadInputError(f"Cannot read the {what} {text!r}.",

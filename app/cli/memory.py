@@ -1,0 +1,112 @@
+"""`cmlens memory MODEL`: what the lowered model needs on the microcontroller (flash, planned arena per
+memory id, method allocator, temp pool, peak op, largest tensors, float islands) and whether it fits a
+board. Usable as a CI gate: exit 0 fits (or no board given), 1 does not fit, 2 bad input, 3 a stage failed."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import guarded, write_json
+
+
+def add_memory_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "memory", help="flash / RAM the model needs on the MCU, and whether it fits a board",
+        description="Lower MODEL (cached) to a .pte and read ExecuTorch's own memory plan: the planned "
+                    "arena per memory id (CMSIS-NN scratch included), what the runtime's method allocator "
+                    "takes to load it, the live bytes per op with the peak, and the verdict for a board.",
+        epilog="Boards: the QEMU boards and Corstone FVPs of kernels/boards.json and the MCUs of "
+               "resources/boards/mcus.json (`--board list`).")
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    p.add_argument("--board", metavar="NAME", help="check against this board (`--board list` lists them)")
+    p.add_argument("--ram", metavar="SIZE", help="RAM size instead of a board (e.g. 256K, 1M)")
+    p.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
+    p.add_argument("--elf", metavar="F", help="a built runner ELF: add its code and static RAM (arm-none-eabi-size -A)")
+    p.add_argument("--all-cpus", action="store_true", help="compare the ten Cortex-M CPUs (lowers for each)")
+    p.add_argument("--json", metavar="F", help="write {\"memory\": {...}} as JSON")
+    p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
+    p.add_argument("--verbose", "-v", action="store_true")
+    p.set_defaults(func=run_memory_command)
+
+
+def _board(args: argparse.Namespace):  # noqa: ANN202
+    from backend_core.errors import BadInputError
+    from backend_core.memory import board_named, custom_board
+
+    if args.board and (args.ram or args.flash):
+        raise BadInputError("--board and --ram/--flash both given.", "Use one: a board name, or the sizes.")
+    if args.board:
+        return board_named(args.board)
+    if args.ram:
+        return custom_board(args.ram, args.flash)
+    if args.flash:
+        raise BadInputError("--flash without --ram.", "Give both sizes (e.g. --ram 256K --flash 1M) or --board NAME.")
+    return None
+
+
+def _list_boards(out: Any) -> int:
+    from backend_core.memory import all_boards
+    from backend_core.memory.verdict import kib
+
+    for b in all_boards().values():
+        ram = ", ".join(f"{r.name} {kib(r.size)}" for r in b.ram)
+        flash = ", ".join(f"{r.name} {kib(r.size)}" for r in b.flash) or "-"
+        print(f"{b.name:18} {b.core:12} RAM: {ram}; flash: {flash}", file=out)
+        print(f"{'':18} source: {b.source[:150]}", file=out)
+    return 0
+
+
+def run_memory_command(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    json_file = Path(args.json) if args.json else None
+    if not args.verbose:
+        for name in ("", "torch", "executorch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TORCH_LOGS", "-all")
+
+    def work() -> int:
+        if args.board == "list":
+            return _list_boards(out)
+        from backend_core.cpus import normalise_target
+        from backend_core.models import parse_model_source
+
+        board = _board(args)                                   # bad sizes / names: exit 2 before lowering
+        target = normalise_target(args.target)
+        if Path(args.model).suffix not in (".pte", ".bpte"):
+            parse_model_source(args.model)
+        from backend_core.memory import summary_lines
+        from backend_core.memory.source import memory_of, per_cpu, per_cpu_lines
+
+        elf = None
+        if args.elf:
+            from backend_core.memory.elf import elf_sizes
+
+            elf = elf_sizes(args.elf)
+        status = (lambda t: print(f"… {t}", file=sys.stderr, flush=True))
+        rep = memory_of(args.model, target, args.flow, board=board, elf=elf, use_cache=not args.no_cache,
+                        on_status=status)
+        print(f"{rep.get('model', args.model)} on {target}: memory (bytes as ExecuTorch planned them)", file=out)
+        for line in summary_lines(rep):
+            print(line, file=out)
+        payload: dict[str, Any] = {"memory": rep}
+        if args.all_cpus:
+            rows = per_cpu(args.model, args.flow, on_status=status)
+            print("\nper CPU (CMSIS-NN scratch depends on the kernel family):", file=out)
+            for line in per_cpu_lines(rows):
+                print(line, file=out)
+            payload["memory"]["per_cpu"] = rows
+        write_json(json_file, payload)
+        if json_file:
+            print(f"wrote json: {json_file}", file=out)
+        v = rep.get("verdict")
+        return 1 if v is not None and not v["fits"] else 0
+
+    return guarded(work, json_file=json_file)
