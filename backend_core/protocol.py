@@ -76,7 +76,9 @@ def parse_line(text: str) -> dict[str, Any] | None:
 
 def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | None = None, *,
                               no_cache: bool = False, report: str | None = None, pte: str | None = None,
-                              bpte: str | None = None, channels_last: bool = False) -> list[str]:
+                              bpte: str | None = None, channels_last: bool = False,
+                              companions: dict[str, str | None] | None = None,
+                              memory: bool = False) -> list[str]:
     """`python` arguments for the lowering worker (an argument list: never a shell string)."""
     args = ["-m", LOWERING_WORKER, source, "--target", target, "--flow", flow]
     if calib:
@@ -85,9 +87,14 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
         args.append("--no-cache")
     if channels_last:
         args.append("--channels-last")
+    if memory:
+        args.append("--memory")     # the done message then carries the memory report (Memory panel)
     for flag, value in (("--report", report), ("--pte", pte), ("--bpte", bpte)):
         if value:
             args += [flag, value]
+    for name, value in sorted((companions or {}).items()):   # an artefact's etdump/etrecord/program/debug_buffer
+        if value:
+            args += ["--" + name.replace("_", "-"), str(value)]
     return args
 
 

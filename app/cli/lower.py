@@ -114,7 +114,7 @@ def run_lower(args: argparse.Namespace) -> int:
         on_stage, on_status, _ = _progress(args.verbose)
         result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations), on_stage=on_stage,
                        on_status=on_status, use_cache=not args.no_cache,
-                       want_pte=bool(args.pte), want_bpte=bool(args.bpte))
+                       want_pte=bool(args.pte or args.json), want_bpte=bool(args.bpte))
     except CmlensError as e:
         print(f"error: {e.message}", file=sys.stderr)
         if e.hint:
@@ -131,6 +131,12 @@ def run_lower(args: argparse.Namespace) -> int:
     if args.bpte and "model.bpte" in result.blobs:
         artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
     report = result.report(artifacts, with_graphs=bool(args.json or args.html))
+    if args.json:
+        from backend_core.memory.source import memory_for_result
+
+        memory = memory_for_result(result)      # the JSON report's `memory` section (docs/json-format.md)
+        if memory is not None:
+            report["memory"] = memory
     if args.json:
         with open(args.json, "w") as fh:
             fh.write(json.dumps(report, indent=1, default=str))

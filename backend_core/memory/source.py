@@ -63,3 +63,13 @@ def per_cpu_lines(rows: list[dict[str, Any]]) -> list[str]:
         out.append(f"{r['target']:14} {r['isa']:7} {r['arena_bytes']:>10,} {r['scratch_bytes_max']:>14,} "
                    f"{r['scratch_bytes_total']:>14,} {r['method_allocator_used']:>15,} {r['pte_bytes']:>10,}")
     return out
+
+
+def memory_for_result(result: Any, board: BoardSpec | None = None) -> dict[str, Any] | None:
+    """The `memory` section of a finished LoweringResult that carries its `.pte` (None otherwise): what
+    the JSON report and the lowering worker's `done` message carry, so the GUI never parses a .pte."""
+    if getattr(result, "status", None) != "done" or "model.pte" not in getattr(result, "blobs", {}):
+        return None
+    rep = analyze_memory(result.blobs["model.pte"], result.final, board=board, target=result.options.target)
+    rep["model"] = result.model
+    return rep

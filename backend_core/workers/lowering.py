@@ -7,8 +7,10 @@ streams backend_core.protocol lines on stdout:
   {"type": "status", "text": "importing ExecuTorch"}
   {"type": "planned", "stages": ["float export", ...]}
   {"type": "stage", "snapshot": {...GraphSnapshot.to_dict()...}}
+  {"type": "result", "result": {"artefact": {...}}}   (an artefact was read: memory plan, bundle, ETDump overlay)
   {"type": "done", "status": "done|failed", "error": {...}|null, "verdicts": {...},
-   "from_cache": bool, "seconds": float, "report": "/path/report.json"|null}
+   "from_cache": bool, "seconds": float, "report": "/path/report.json"|null,
+   "memory": {...backend_core.memory section...}|null}      (with --memory)
   {"type": "error", "exit_code": 2, "message": "...", "hint": "..."}   (bad input)
 
 Human-readable logs go to stderr.
@@ -20,7 +22,7 @@ import json
 import sys
 from typing import Any
 
-from ..protocol import DONE, PLANNED, STAGE, STATUS, emit, error_message
+from ..protocol import DONE, PLANNED, RESULT, STAGE, STATUS, emit, error_message
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", default=None, help="also write the JSON report here")
     ap.add_argument("--pte", default=None)
     ap.add_argument("--bpte", default=None)
+    for flag in ("--etdump", "--etrecord", "--debug-buffer", "--program"):   # companions of an artefact
+        ap.add_argument(flag, default=None)
+    ap.add_argument("--memory", action="store_true",
+                    help="also serialise the .pte and put its memory report in the done message")
     args = ap.parse_args(argv)
+    companions = {k: v for k, v in (("etdump", args.etdump), ("etrecord", args.etrecord),
+                                    ("debug_buffer", args.debug_buffer), ("program", args.program)) if v}
 
     from ..lowering import lower
     from ..pipeline.stages import PipelineOptions
@@ -55,17 +63,29 @@ def main(argv: list[str] | None = None) -> int:
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations),
                        on_stage=on_stage, use_cache=not args.no_cache,
-                       want_pte=bool(args.pte), want_bpte=bool(args.bpte),
-                       on_status=lambda t: emit({"type": STATUS, "text": t}))
+                       want_pte=bool(args.pte or args.memory), want_bpte=bool(args.bpte),
+                       on_status=lambda t: emit({"type": STATUS, "text": t}),
+                       artefact_companions=companions or None)
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
         msg = error_message(e, "lowering worker")
         emit(msg)
         return msg["exit_code"]
+    memory = None
+    if args.memory:
+        from ..memory.source import memory_for_result
+
+        try:
+            memory = memory_for_result(result)
+        except Exception as e:  # noqa: BLE001 - the lowering itself succeeded: report, do not die
+            memory = {"error": f"{type(e).__name__}: {e}"}
     report_path = None
     if args.report:
         from pathlib import Path
 
-        Path(args.report).write_text(json.dumps(result.report(), default=str))
+        report = result.report()
+        if memory is not None:
+            report["memory"] = memory
+        Path(args.report).write_text(json.dumps(report, default=str))
         report_path = args.report
     from ..pipeline.artifacts import write_bytes
 
@@ -73,8 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         write_bytes(args.pte, result.blobs["model.pte"])
     if args.bpte and "model.bpte" in result.blobs:
         write_bytes(args.bpte, result.blobs["model.bpte"])
+    artefact = getattr(result, "artefact", None)      # read from a .pte/.bpte/.etrecord/.etdump
+    if artefact is not None:
+        emit({"type": RESULT, "result": {"artefact": artefact.extras()}})
     emit({"type": DONE, "status": result.status, "error": result.error, "verdicts": result.verdicts,
-          "from_cache": result.from_cache, "seconds": result.seconds, "report": report_path})
+          "from_cache": result.from_cache, "seconds": result.seconds, "report": report_path,
+          "memory": memory})
     return 0 if result.status == "done" else 3
 
 
