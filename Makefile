@@ -23,6 +23,7 @@ run: setup
 	else $(VENV)/bin/cmlens gui; fi
 
 test: setup
+	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: setup

@@ -42,3 +42,28 @@ def heat_for_stage(session: LoweringSession, heat: dict[str, QColor], index: int
         if old is None or color.lightnessF() > old.lightnessF():
             out[mapped] = color
     return out
+
+
+class StageHeat:
+    """The heat overlay's state: FINAL-graph colours (None: off) and their per-stage mapping, cached
+    because the user scrubs through stages and each mapping walks the provenance."""
+
+    def __init__(self, session: LoweringSession) -> None:
+        self.session = session
+        self.colors: dict[str, QColor] | None = None
+        self._by_stage: dict[int, dict[str, QColor]] = {}
+
+    def set(self, colors: dict[str, QColor] | None) -> None:
+        self.colors = dict(colors) if colors else None
+        self._by_stage.clear()
+
+    def clear_cache(self) -> None:
+        self._by_stage.clear()
+
+    def for_stage(self, index: int) -> dict[str, QColor]:
+        if self.colors is None:
+            return {}
+        cached = self._by_stage.get(index)
+        if cached is None:
+            cached = self._by_stage[index] = heat_for_stage(self.session, self.colors, index)
+        return cached

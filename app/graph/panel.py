@@ -14,8 +14,9 @@ from backend_core.layout import Layout
 from app.runtime.background import BackgroundRunner
 from app.graph.export import render_scene_image
 from app.graph.grouping import SCENE_CACHE, GroupSpec, layout_job
-from app.graph.heat import heat_for_stage as _map_heat
-from app.graph.navigation import fallback_ids, fit_view, initial_view, search_matches
+from app.graph.heat import StageHeat
+from app.graph.navigation import fallback_ids, fit_view, initial_view
+from app.graph.search import SearchFinder
 from app.graph.toolbar import CompareSplit, GraphToolbar, ToolbarActions
 from app.graph.scene import GraphScene
 from app.graph.stage_info import diff_states, stage_info
@@ -48,10 +49,7 @@ class GraphPanel(QWidget):
         self._jobs: dict[int, tuple[int, GroupSpec, str]] = {}
         self._shown: dict[str, int] = {"main": -1, "left": -1}
         self._fitted = False
-        self._matches: list[str] = []
-        self._match_pos = -1
-        self.heat: dict[str, QColor] | None = None        # final-graph node id -> colour
-        self._heat_by_stage: dict[int, dict[str, QColor]] = {}
+        self.heat_overlay = StageHeat(self.session)      # final-graph node id -> colour, per stage
         self._build_ui()
         state.stageChanged.connect(self._on_stage)
         state.selectionChanged.connect(self._on_selection)
@@ -71,6 +69,7 @@ class GraphPanel(QWidget):
                                                                                 "compare")}, self)
         self.toolbar = tb
         self.search, self.match_label, self._search_timer = tb.search, tb.match_label, tb.search_timer
+        self.finder = SearchFinder(tb, lambda: self.view.graph_scene(), self.state.select)
         self.act_fit, self.act_qparams, self.act_weights = tb.act_fit, tb.act_qparams, tb.act_weights
         self.act_compare, self.act_next_fb, self.act_legend = tb.act_compare, tb.act_next_fb, tb.act_legend
         lay.addWidget(tb)
@@ -107,7 +106,7 @@ class GraphPanel(QWidget):
                 and not any(m[0] == stage and m[2] == "main" for m in self._jobs.values()))
 
     def _on_started(self) -> None:
-        self._heat_by_stage.clear()
+        self.heat_overlay.clear_cache()
         self._scenes.clear()
         self._jobs.clear()
         self._shown = {"main": -1, "left": -1}
@@ -160,10 +159,9 @@ class GraphPanel(QWidget):
             self.message.emit(f"Layout: {layout.note}")
 
     def _on_layout_failed(self, job: int, message: str) -> None:
-        meta = self._jobs.pop(job, None)
+        self._jobs.pop(job, None)
         self.info.setText(f"Layout failed: {message.splitlines()[0]}")
         self.message.emit(f"Layout failed: {message.splitlines()[0]}")
-        _ = meta
 
     def _display(self, side: str, index: int, scene: GraphScene) -> None:
         view = self.view if side == "main" else self.left
@@ -205,8 +203,7 @@ class GraphPanel(QWidget):
                  label: str = "", stops: list[QColor] | None = None) -> None:
         """Colour nodes by error: `colors` maps FINAL-graph node ids to fills (None or {}: off).
         Other stages get the colours through provenance; the colour bar replaces the legend."""
-        self.heat = dict(colors) if colors else None
-        self._heat_by_stage.clear()
+        self.heat_overlay.set(colors)
         if self.heat is not None:
             self.heat_legend.set_range(value_range[0], value_range[1], label, stops or [])
         for side, v in (("main", self.view), ("left", self.left)):
@@ -215,18 +212,13 @@ class GraphPanel(QWidget):
                 scene.set_heat(self.heat_for_stage(self._shown[side]) if self.heat is not None else None)
         self._update_legends()
 
+    @property
+    def heat(self) -> dict[str, QColor] | None:
+        return self.heat_overlay.colors
+
     def heat_for_stage(self, index: int) -> dict[str, QColor]:
-        """The heat colours of stage `index`: final-graph colours mapped through provenance
-        (step, else the same debug handle); a node that several final nodes came from takes the
-        hottest (brightest) colour."""
-        if self.heat is None:
-            return {}
-        cached = self._heat_by_stage.get(index)
-        if cached is not None:
-            return cached
-        out = _map_heat(self.session, self.heat, index)
-        self._heat_by_stage[index] = out
-        return out
+        """The heat colours of stage `index` (final-graph colours mapped through provenance)."""
+        return self.heat_overlay.for_stage(index)
 
     def _update_legends(self) -> None:
         show = self.act_legend.isChecked() and not self.state.compare
@@ -315,29 +307,10 @@ class GraphPanel(QWidget):
         fit_view(self.view)
 
     def _update_matches(self) -> None:
-        text = self.search.text().strip().lower()
-        scene = self.view.graph_scene()
-        if scene is None:
-            return
-        if not text:
-            self._matches = []
-            scene.set_matches(set())
-            self.match_label.setText("")
-            return
-        snap = scene.snapshot
-        self._matches = search_matches(snap, text)
-        self._match_pos = -1
-        scene.set_matches(set(self._matches))
-        self.match_label.setText(f"  {len(self._matches)} match{'es' if len(self._matches) != 1 else ''}  ")
+        self.finder.update()
 
     def next_match(self) -> None:
-        self._update_matches() if self._search_timer.isActive() else None
-        self._search_timer.stop()
-        if not self._matches:
-            return
-        self._match_pos = (self._match_pos + 1) % len(self._matches)
-        self.match_label.setText(f"  {self._match_pos + 1}/{len(self._matches)}  ")
-        self.state.select(self._matches[self._match_pos], center=True)
+        self.finder.next()
 
     def next_fallback(self) -> None:
         """F3: the next portable fallback in this stage, else in the final graph."""

@@ -56,7 +56,7 @@ def missing_libraries(plugin: Path | None = None) -> list[str]:
     return sorted(set(_NOT_FOUND.findall(out)))
 
 
-def gui_problem(environ: dict[str, str] | None = None) -> str | None:
+def gui_problem(environ: dict[str, str] | None = None, plugin: Path | None = None) -> str | None:
     """None when the GUI can start; else what is wrong and the command that fixes it."""
     env = os.environ if environ is None else environ
     platform = env.get("QT_QPA_PLATFORM", "")
@@ -66,7 +66,7 @@ def gui_problem(environ: dict[str, str] | None = None) -> str | None:
         return ("No display: DISPLAY is not set, so the window has nowhere to appear.\n"
                 "Run it on a desktop, under `xvfb-run cmlens gui`, or headless with "
                 "QT_QPA_PLATFORM=offscreen cmlens gui MODEL --screenshot out.png.")
-    missing = missing_libraries()
+    missing = missing_libraries(plugin)
     if not missing:
         return None
     pkgs = sorted({DEBIAN_PACKAGES.get(lib, lib) for lib in missing})

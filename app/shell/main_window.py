@@ -25,7 +25,8 @@ from app.lowering.model_bar import ModelBar
 from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
-from app.shell.settings import add_recent, app_settings, get_bool, get_str, recent_files
+from app.runtime.settings import add_recent, app_settings, recent_files
+from app.shell.window_settings import restore_window, save_window
 from app.target.panel import TargetPanel
 from app.lowering.timeline import PassTimeline
 from app.lowering.view_state import ViewState
@@ -143,34 +144,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ settings
     def _restore(self) -> None:
-        s = self.settings
-        geo = s.value("window/geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
-        else:
-            self.resize(1500, 920)
-        st = s.value("window/state")
-        if isinstance(st, QByteArray):
-            self.restoreState(st)
-        self.model_bar.set_options(get_str(s, "lower/target") or None, get_str(s, "lower/flow") or None)
-        last = get_str(s, "lower/model")
-        if last:
-            self.model_bar.set_source(last)
-        for name in ("show_qparams", "hide_unchanged"):
-            self.state.set_toggle(name, get_bool(s, f"view/{name}"))
+        restore_window(self, self.settings, self.model_bar, self.state)
 
     def _save(self) -> None:
-        s = self.settings
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
-        req = self.session.request
-        if req is not None:
-            s.setValue("lower/model", req.source)
-            s.setValue("lower/target", req.target)
-            s.setValue("lower/flow", req.flow)
-        for name in ("show_qparams", "hide_unchanged"):
-            s.setValue(f"view/{name}", getattr(self.state, name))
-        s.sync()
+        save_window(self, self.settings, self.session.request, self.state)
 
     # ------------------------------------------------------------------ actions
     def lower(self, request: LowerRequest) -> None:
