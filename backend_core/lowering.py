@@ -69,12 +69,18 @@ def supported_targets() -> frozenset[str]:
 def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
-          on_status: Callable[[str], None] | None = None, keep_programs: bool = False) -> LoweringResult:
+          on_status: Callable[[str], None] | None = None, keep_programs: bool = False,
+          artefact_companions: dict[str, str | None] | None = None) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
     result with status "failed" and the stages before it. `keep_programs` also keeps a copy of
     the edge program on `result.pipeline` (for reference runs and tests)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
+    if spec.kind == "artefact":     # .pte/.bpte/.etrecord/.etdump: read into snapshots, not lowered
+        from .artefacts.as_lowering import lower_artefact
+
+        return lower_artefact(source, spec.path, options, on_stage=on_stage, on_status=on_status,
+                              use_cache=use_cache, companions=artefact_companions)
     opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed,
                            options.activations)
     cache = ResultCache()

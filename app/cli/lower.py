@@ -147,8 +147,15 @@ def run_lower(args: argparse.Namespace) -> int:
         artifacts["html"] = write_html(report, args.html)
 
     cached = " (from cache)" if result.from_cache else ""
-    print(f"{result.model} → {result.options.target}, {result.options.flow} flow: {result.status} "
-          f"in {result.seconds:.1f} s{cached}")
+    artefact = getattr(result, "artefact", None)       # a .pte/.bpte/.etrecord/.etdump that was read
+    if artefact is not None:
+        print(f"{result.model}: {artefact.kind} read in {result.seconds:.1f} s{cached} (target CPU: not "
+              f"recorded in the file)")
+        for note in artefact.notes:
+            print(f"note: {note}")
+    else:
+        print(f"{result.model} → {result.options.target}, {result.options.flow} flow: {result.status} "
+              f"in {result.seconds:.1f} s{cached}")
     print_stage_table(report)
     if result.status == "failed":
         err = result.error or {}

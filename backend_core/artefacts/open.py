@@ -60,7 +60,7 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
     if use_cache:
         hit = cache.load(key)
         if hit is not None:
-            res = ArtefactResult.from_cache(hit[0], hit[1].get("program.pte"))
+            res = ArtefactResult.from_cached(hit[0], hit[1].get("program.pte"))
             for s in res.snapshots:
                 if on_stage:
                     on_stage(s)

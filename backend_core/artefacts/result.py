@@ -63,7 +63,7 @@ class ArtefactResult:
                 "bundled": self.bundled, "overlay": self.overlay, "notes": self.notes}
 
     @staticmethod
-    def from_cache(d: dict[str, Any], program: bytes | None) -> "ArtefactResult":
+    def from_cached(d: dict[str, Any], program: bytes | None) -> "ArtefactResult":
         return ArtefactResult(d["path"], d["kind"], list(d["snapshots"]), program, d.get("program_path"),
                               d.get("memory_plan", {}), d.get("bundled", []), d.get("overlay"),
                               list(d.get("notes", [])), from_cache=True)

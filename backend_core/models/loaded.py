@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..artefacts.sniff import is_artefact_path
 from ..errors import BadInputError
 from .spec import LoadedModel, ModelSpec
 from .zoo import ZOO, zoo_names
@@ -24,6 +25,13 @@ def parse_model_source(source: str) -> ModelSpec:
         head, _, tail = source.rpartition(":")
         if head.endswith(".py") and tail.isidentifier():
             path_part, entry = head, tail
+    if is_artefact_path(source) or _sniffs_as_artefact(source):
+        # .pte / .bpte / .etrecord / .etdump: read by backend_core.artefacts, not lowered
+        p = Path(source).expanduser().resolve()
+        if not p.is_file():
+            raise BadInputError(f"File not found: {p}",
+                                "Check the path; relative paths are taken from the current folder.")
+        return ModelSpec("artefact", p.name, str(p))
     if path_part.endswith(".py") or path_part.endswith(".pt2"):
         p = Path(path_part).expanduser().resolve()
         if not p.is_file():
@@ -35,7 +43,22 @@ def parse_model_source(source: str) -> ModelSpec:
     raise BadInputError(
         f"Unknown model {source!r}.",
         "Use a zoo name (" + ", ".join(zoo_names()) + "), a Python file defining get_model() and "
-        "get_example_inputs() (optionally file.py:NAME), or a program saved with torch.export.save (.pt2).")
+        "get_example_inputs() (optionally file.py:NAME), a program saved with torch.export.save (.pt2), "
+        "or an ExecuTorch artefact to read (.pte, .bpte, .etrecord, .etdump).")
+
+
+def _sniffs_as_artefact(source: str) -> bool:
+    """An existing file of another suffix (`etdump.bin`, `etrecord.bin`) whose first bytes say ExecuTorch."""
+    if source.endswith((".py", ".pt2")) or not os.path.isfile(source):
+        return False
+    from ..artefacts.sniff import sniff_bytes
+
+    try:
+        with open(source, "rb") as fh:
+            sniff_bytes(fh.read(64), source)
+        return True
+    except (OSError, BadInputError):
+        return False
 
 
 def load_model(spec: ModelSpec) -> LoadedModel:
@@ -43,6 +66,11 @@ def load_model(spec: ModelSpec) -> LoadedModel:
     if spec.kind == "zoo":
         module, inputs, notes = ZOO[spec.name].build()
         return LoadedModel(spec.name, module, inputs, spec, notes=list(notes))
+    if spec.kind == "artefact":
+        raise BadInputError(f"{spec.name} is an ExecuTorch artefact: it holds the lowered program, not the "
+                            "float model this needs.",
+                            "Give the model source (zoo name, .py or .pt2) for this; open the artefact with "
+                            "cmlens lower/gui/check/memory.")
     if spec.kind == "python":
         from .user_file import load_python_model
 
