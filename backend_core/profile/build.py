@@ -6,14 +6,15 @@ from pathlib import Path
 
 from ..snapshot.model import KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_LABELS, KIND_QUANT, GraphSnapshot
 from .costs import bytes_moved, macs
-from .events import EtdumpProfile, read_etdump
+from .events import CONTROL_CALLS, EtdumpProfile, read_etdump
 from .islands import find_islands
 from .mapping import align
 from .model import Group, Island, OpCost, Profile
 from .units import Unit
 
 KIND_GROUPS = ((KIND_CMSIS, "CMSIS-NN"), (KIND_FALLBACK, "portable compute"),
-               (KIND_DATA, "data movement"), (KIND_QUANT, "quantize boundary"))
+               (KIND_DATA, "data movement"), (KIND_QUANT, "quantize boundary"),
+               ("runtime", "runtime move/free/jump instructions"))
 NO_MODULE = "(graph boundary)"
 
 
@@ -33,7 +34,7 @@ def build_profile(events: EtdumpProfile, final: GraphSnapshot, unit: Unit, *, mo
         count = unit.convert(ev.ticks) or 0
         ops.append(OpCost(
             index=i, instruction_id=ev.instruction_id, node=nid,
-            op=node.target if node else (ev.op_name or ev.kind), kind=node.kind if node else "",
+            op=node.target if node else (ev.op_name or ev.kind), kind=node.kind if node else ("runtime" if ev.kind in CONTROL_CALLS else ""),
             module_path=_module(node, final) if node else "", count=count,
             kernel_count=unit.convert(ev.kernel_ticks), share=count / denom if denom else 0.0,
             macs=macs(node, final) if node else None, bytes_moved=bytes_moved(node, final) if node else None,

@@ -5,7 +5,10 @@ ExecuTorch's `Method::execute` records (runtime/executor/method.cpp, ExecuTorch 
 - per KernelCall instruction an "OPERATOR_CALL" event (argument list + kernel call) stamped with the
   chain index and instruction id, and inside it the generated unboxing wrapper's
   "native_call_<op>.<overload>" event (codegen/gen.py), which names the operator;
-- "DELEGATE_CALL" for delegate instructions (none in a Cortex-M program).
+- "DELEGATE_CALL" for delegate instructions (none in a Cortex-M program), and "MOVE_CALL" /
+  "FREE_CALL" / "JF_CALL" for the runtime's own instructions (kept, mapped to no node).
+With intermediate outputs dumped (cmlens run --etdump), the wrapper also copies each output into the
+debug buffer inside native_call_*: those counts include the copy.
 Each inference is one "Execute" run-data block. Timestamps are raw `et_pal_current_ticks()` values:
 what a tick is (instructions under QEMU -icount, PMU cycles on the FVP, nothing at all with the weak
 default that returns 0) is the caller's business (units.py).
@@ -20,6 +23,7 @@ from ..errors import BadInputError
 
 OPERATOR_CALL = "OPERATOR_CALL"
 DELEGATE_CALL = "DELEGATE_CALL"
+CONTROL_CALLS = ("MOVE_CALL", "FREE_CALL", "JF_CALL")   # runtime instructions that are no graph node
 METHOD_EXECUTE = "Method::execute"
 NATIVE_PREFIX = "native_call_"
 
@@ -127,7 +131,7 @@ def _collect(run_data: list) -> EtdumpProfile:
             elif name.startswith(NATIVE_PREFIX):
                 # the wrapper's event ends (and is recorded) before its OPERATOR_CALL
                 kernel[key] = (name[len(NATIVE_PREFIX):], int(p.end_time - p.start_time))
-            elif name in (OPERATOR_CALL, DELEGATE_CALL):
+            elif name in (OPERATOR_CALL, DELEGATE_CALL) + CONTROL_CALLS:
                 op_name, kticks = kernel.pop(key, ("", None))
                 inf.instructions.append(InstructionEvent(key[0], key[1], op_name, int(p.start_time),
                                                          int(p.end_time), kticks, name))

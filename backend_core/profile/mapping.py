@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .events import InstructionEvent, op_base
+from .events import CONTROL_CALLS, InstructionEvent, op_base
 
 NO_INSTRUCTION = frozenset({"memory.alloc", "getitem", "operator.getitem"})
 
@@ -42,6 +42,9 @@ def align(instructions: list[InstructionEvent], final: GraphSnapshot) -> Alignme
     out = Alignment([])
     j = 0
     for pos, ev in enumerate(instructions):
+        if ev.kind in CONTROL_CALLS:           # the runtime's move/free/jump: no graph node, not a mismatch
+            out.node_of.append(None)
+            continue
         want = ev.op_base
         k = j
         if want:
