@@ -1,0 +1,107 @@
+"""`cmlens profile`: the same model run with profiling on several CPUs' QEMU boards, one per-layer table
+with the ratio to the first CPU (scalar vs DSP vs MVE kernels differ a lot). The numbers are
+instructions executed (QEMU -icount), not cycles.
+
+Exit status: 0 every run PASSed, 1 a run FAILed (or went over --max-instructions), 2 bad input or a
+missing tool, 3 a build or run failure."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from backend_core.cpus import normalise_target
+
+from .common import guarded, line_printer, write_json
+
+DEFAULT_CPUS = "m4,m7,m33,m55"
+
+
+def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
+    r = subparsers.add_parser(
+        "profile", help="per-op instruction counts of a model on several CPUs (QEMU -icount), side by side",
+        description="Run MODEL with profiling on the QEMU board of each CPU (like `cmlens run --profile`; the "
+                    "ExecuTorch libraries are built once per CPU and cached) and print one table: the "
+                    "instructions each layer executed per CPU and the ratio to the first CPU. Instructions "
+                    "executed under QEMU -icount, not cycles.")
+    r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME] or .pt2")
+    r.add_argument("--cpus", default=DEFAULT_CPUS, metavar="LIST",
+                   help=f"comma-separated CPUs, the first is the reference (default: {DEFAULT_CPUS})")
+    r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
+    r.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
+    r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per run (default: 300)")
+    r.add_argument("--cache-dir", type=Path, metavar="DIR", help="library and runner cache")
+    r.add_argument("--top", type=int, default=10, metavar="N", help="top ops printed per CPU (default 10)")
+    r.add_argument("--verbose", action="store_true", help="echo build output and the UART")
+    r.add_argument("--json-file", type=Path, metavar="FILE", help="write the table and every profile as JSON")
+    r.set_defaults(func=cmd_profile)
+
+
+def parse_cpus(text: str) -> list[str]:
+    """"m4,M55,cortex-m33" -> ["cortex-m4", "cortex-m55", "cortex-m33"]; BadInputError names a bad one."""
+    from backend_core.errors import BadInputError
+
+    cpus = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            cpu = normalise_target(part if part.lower().startswith("cortex-") else f"cortex-{part.lower()}")
+        except BadInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001  normalise_target's own error text
+            raise BadInputError(f"Unknown CPU {part!r}: {exc}", "Use e.g. --cpus m4,m7,m33,m55.") from exc
+        if cpu not in cpus:
+            cpus.append(cpu)
+    if not cpus:
+        raise BadInputError("No CPU given.", "Use e.g. --cpus m4,m7,m33,m55.")
+    return cpus
+
+
+def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    json_file = getattr(args, "json_file", None)
+
+    def work() -> int:
+        from backend_core.errors import BadInputError
+        from backend_core.profile import compare_cpus, profile_table
+        from backend_core.target.boards import board_for
+        from backend_core.target.run_model import RunOptions, run_model
+
+        cpus = parse_cpus(args.cpus)
+        for cpu in cpus:
+            board_for(cpu, "qemu")                         # UnsupportedTargetError before any build
+        et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
+        if not et_root:
+            raise BadInputError("No ExecuTorch checkout.", "Pass --et-root PATH (or set EXECUTORCH_ROOT).")
+        profiles, runs, code = [], {}, 0
+        for cpu in cpus:
+            print(f"cmlens: profile {args.model} on {cpu} (QEMU -icount)", file=out, flush=True)
+            opts = RunOptions(target=cpu, sim="qemu", timeout=args.timeout, flow=args.flow,
+                              cache_root=args.cache_dir, profile=True)
+            emit = line_printer(out, quiet=False) if args.verbose else None
+            res = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts, on_line=emit)
+            runs[cpu] = {"outcome": res.outcome, "problem": res.problem or res.profile_problem}
+            print(f"{cpu}: {res.outcome}" + (f" ({res.problem})" if res.problem else ""), file=out)
+            if not res.passed:
+                code = max(code, 1 if res.outcome == "FAIL" else 3)
+            if res.profile is None:
+                print(f"{cpu}: no profile ({res.profile_problem})", file=out)
+                continue
+            print(profile_table(res.profile, args.top), file=out)
+            profiles.append(res.profile)
+        if not profiles:
+            write_json(json_file, {"runs": runs, "exit_code": 3})
+            return 3
+        table = compare_cpus(profiles)
+        print("-" * 60, file=out)
+        print(table.table(), file=out)
+        write_json(json_file, {"comparison": table.to_dict(), "profiles": [p.to_dict() for p in profiles],
+                               "runs": runs, "exit_code": code})
+        return code
+
+    return guarded(work, err, json_file)
+
