@@ -63,3 +63,10 @@ def heat_args(profile: Profile) -> tuple[dict[str, Any], tuple[float, float], st
     lo, hi = cost_range(values)
     label = f"share of {profile.unit.name} ({profile.unit.label}), log scale, %"
     return cost_colors(profile, (lo, hi)), (lo * 100.0, hi * 100.0), label, cost_stops()
+
+
+def legend_texts(profile: Profile) -> tuple[str, str, str, str]:
+    """(title, low, high, none) for the graph's colour bar (HeatLegend.set_texts) after set_heat()."""
+    lo, hi = cost_range(cost_values(profile))
+    return (f"cost: share of {profile.unit.name} ({profile.unit.label})", f"{lo:.2%}", f"{hi:.1%}  costliest",
+            "ran no instruction")

@@ -7,7 +7,8 @@ Public API (the shell wires it; this package imports no other feature package):
 - signal `nodeClicked(str)`: a final-graph node id (a bar: its node; an island or a module: its first
   fallback / node), like the Numerics and gap plots;
 - signal `heatChanged(dict)`: {final node id: QColor} when "colour the graph by cost" is toggled ({}: off);
-  `heat_args()` gives the (colors, value_range, label, stops) GraphPanel.set_heat takes;
+  `heat_args()` gives the (colors, value_range, label, stops) GraphPanel.set_heat takes, and
+  `legend_texts()` the colour bar's wording (`graph.heat_legend.set_texts(*view.legend_texts())`);
 - `node_html(node_id)`: a node's instructions, share, MACs, instructions per MAC and bytes, for the inspector."""
 from __future__ import annotations
 
@@ -90,6 +91,10 @@ class ProfileView(QWidget):
 
     def heat_args(self) -> tuple[dict[str, Any], tuple[float, float], str, list[Any]] | None:
         return None if self.profile is None else heat.heat_args(self.profile)
+
+    def legend_texts(self) -> tuple[str, str, str, str] | None:
+        """(title, low, high, none) for the graph's colour bar: `graph.heat_legend.set_texts(*...)`."""
+        return None if self.profile is None else heat.legend_texts(self.profile)
 
     def node_html(self, node_id: str) -> str:
         """Inspector lines for a final-graph node: "" when the profile has no row for it."""

@@ -92,17 +92,27 @@ class HeatLegend(_OverlayBox):
         self._bold = theme.label_font(11, bold=True)
         self.lo, self.hi, self.label = 0.0, 60.0, ""
         self.stops: list[QColor] = []
+        self.texts: dict[str, str] = {}      # set_texts(): another quantity than SQNR (a cost overlay)
         fm = QFontMetricsF(self._font)
         self.resize(int(max(self.BAR_W, fm.horizontalAdvance("no numerics for this node") + 30) + 16),
                     4 * ROW_H + 14)
         self.hide()
 
     def set_range(self, lo: float, hi: float, label: str, stops: list[QColor]) -> None:
-        """`stops`: colours from the worst (lo) to the best (hi) value."""
+        """`stops`: colours from the worst (lo) to the best (hi) value. Resets set_texts()."""
         self.lo, self.hi, self.label, self.stops = lo, hi, label, list(stops)
+        self.texts = {}
         fm = QFontMetricsF(self._bold)
         w = max(self.BAR_W + 16, int(fm.horizontalAdvance(f"SQNR: {label}") + 20), self.width())
         self.resize(w, self.height())
+        self.update()
+
+    def set_texts(self, title: str, low: str, high: str, none: str) -> None:
+        """Wording for another quantity than SQNR, after set_range(): e.g. the profile's cost overlay
+        ("share of instructions (QEMU -icount, not cycles)", "0.01 %", "48 %  costliest", "ran no instruction")."""
+        self.texts = {"title": title, "low": low, "high": high, "none": none}
+        fm = QFontMetricsF(self._bold)
+        self.resize(max(self.BAR_W + 16, int(fm.horizontalAdvance(title) + 20)), self.height())
         self.update()
 
     def paintEvent(self, event) -> None:
@@ -112,7 +122,7 @@ class HeatLegend(_OverlayBox):
         p.setFont(self._bold)
         p.setPen(QColor("#37474f"))
         p.drawText(QRectF(8, 4, self.width() - 16, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   f"SQNR: {self.label}")
+                   self.texts.get("title", f"SQNR: {self.label}"))
         bar = QRectF(8, 6 + ROW_H, self.width() - 16, ROW_H - 2)
         grad = QLinearGradient(bar.topLeft(), bar.topRight())
         n = len(self.stops)
@@ -125,14 +135,15 @@ class HeatLegend(_OverlayBox):
         p.setPen(QColor("#37474f"))
         y = bar.bottom() + 1
         p.drawText(QRectF(8, y, bar.width(), ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   f"{self.lo:.0f} dB  more error")
+                   self.texts.get("low", f"{self.lo:.0f} dB  more error"))
         p.drawText(QRectF(8, y, bar.width(), ROW_H), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                   f"{self.hi:.0f} dB")
+                   self.texts.get("high", f"{self.hi:.0f} dB"))
         y += ROW_H
         p.setPen(QPen(QColor("#cfd8dc"), 1))
         p.setBrush(theme.HEAT_NONE_FILL)
         p.drawRoundedRect(QRectF(8, y + 2, SWATCH_W - 4, ROW_H - 5), 3, 3)
         p.setPen(QColor("#78909c"))
         p.drawText(QRectF(SWATCH_W + 10, y, self.width() - SWATCH_W - 12, ROW_H),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "no numerics for this node")
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   self.texts.get("none", "no numerics for this node"))
         p.end()
