@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .check import add_check_command
 from .common import ZOO_EPILOG as EPILOG
 from .doctor import add_doctor_command
 from .gui import add_gui_command
@@ -18,7 +19,7 @@ from .selftest import add_selftest_command
 
 # One module per subcommand; each `add_*_command(subparsers)` sets `func(args) -> exit status`.
 SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
-               add_selftest_command, add_run_command, add_memory_command, add_profile_command)
+               add_selftest_command, add_run_command, add_memory_command, add_check_command, add_profile_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

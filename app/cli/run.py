@@ -34,6 +34,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="stop the simulator after S seconds (default: 120)")
     r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--skip-preflight", action="store_true",
+                   help="build and run even when the pre-flight check (`cmlens check`) says it will fail")
     r.add_argument("--semihosting", action="store_true",
                    help="build a runner that reads the model from the host (once per op set: a new model with "
                         "the same ops needs no rebuild) instead of baking the model in")
@@ -96,7 +98,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
-                      profile=bool(getattr(args, "profile", False)) or budget is not None)
+                      profile=bool(getattr(args, "profile", False)) or budget is not None,
+                      preflight=not getattr(args, "skip_preflight", False))
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:

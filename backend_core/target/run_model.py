@@ -51,6 +51,7 @@ class RunOptions:
     gap_metric: str = "MSE"           # Inspector distance for per-layer gaps (--etdump): MSE, L1 or SNR
     profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
+    preflight: bool = True            # stop before the build when backend_core.preflight finds a certain failure
 
 
 @dataclass
@@ -203,6 +204,10 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
         raise MissingOpsError(check)
+    if opts.preflight:       # what will fail on the target stops the run here, before any build (exit 2)
+        from ..preflight.gate import gate
+
+        gate(source, model, opts.target, opts.flow, board.name, emit)
 
     start = time.monotonic()
     step("libraries")

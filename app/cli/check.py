@@ -1,0 +1,91 @@
+"""`cmlens check MODEL`: the pre-flight alone. Lower (cached) and list what will fail on the target
+before anything is built: portable kernels whose dim-order / dtype checks reject their tensors,
+operators the checkout's runner has no kernel for (--et-root), bundled outputs in another dim order,
+a model that does not fit the board (--board). Exit 0 clean, 1 findings, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import guarded, write_json
+
+
+def add_check_command(sub: Any) -> None:
+    p = sub.add_parser("check", help="pre-flight: what will fail on the target, before any build",
+                       description="Lower MODEL (cached) and check the final program against what the "
+                                   "target's runtime checks: portable kernels' dim-order and dtype checks "
+                                   "(read from ExecuTorch's kernels/portable/cpu sources), the checkout's "
+                                   "kernel registry (--et-root), bundled outputs, the board's memory (--board).")
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout whose kernel registry the runner uses")
+    p.add_argument("--board", metavar="NAME", help="check the memory fit on this board (`cmlens memory --board list`)")
+    p.add_argument("--json", metavar="F", help="write {\"preflight\": [...]} as JSON")
+    p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
+    p.add_argument("--verbose", "-v", action="store_true")
+    p.set_defaults(func=run_check_command)
+
+
+def print_findings(findings: list, out: Any) -> None:
+    """The findings as a user reads them: certainty, node, op, message, fix, evidence."""
+    for f in findings:
+        print(f"\n  {f.certainty.upper()}  {f.node or '(program)'}  ({f.op})  [{f.rule}]", file=out)
+        for line in textwrap.wrap(f.message, 92):
+            print(f"      {line}", file=out)
+        for i, line in enumerate(textwrap.wrap(f.fix, 88)):
+            print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
+        for e in f.evidence:
+            print(f"      · {e}", file=out)
+
+
+def run_check_command(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    json_file = Path(args.json) if args.json else None
+    if not args.verbose:
+        for name in ("", "torch", "executorch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TORCH_LOGS", "-all")
+
+    def work() -> int:
+        from backend_core.cpus import normalise_target
+        from backend_core.errors import BadInputError
+        from backend_core.models import parse_model_source
+
+        target = normalise_target(args.target)
+        if Path(args.model).suffix not in (".pte", ".bpte"):
+            parse_model_source(args.model)                  # bad names/paths: exit 2 before the import
+        if args.et_root and not Path(args.et_root).is_dir():
+            raise BadInputError(f"--et-root {args.et_root} is not a directory.",
+                                "Pass the root of an ExecuTorch checkout (it holds kernels/portable/functions.yaml).")
+        board = None
+        if args.board:
+            from backend_core.memory import board_named
+
+            board = board_named(args.board)
+        from backend_core.preflight.check import run_preflight
+
+        rep = run_preflight(args.model, target, args.flow, et_root=args.et_root, board=board,
+                            use_cache=not args.no_cache,
+                            on_status=lambda t: print(f"… {t}", file=sys.stderr, flush=True))
+        n_certain = sum(1 for f in rep.findings if f.certain)
+        print(f"{rep.model} → {target}: pre-flight {'clean' if not rep.findings else ''}"
+              + (f"{n_certain} will fail, {len(rep.findings) - n_certain} may fail" if rep.findings else ""),
+              file=out)
+        print_findings(rep.findings, out)
+        print("\nchecked: " + "; ".join(rep.checked), file=out)
+        for s in rep.skipped:
+            print(f"not checked: {s}", file=out)
+        write_json(json_file, rep.to_dict())
+        if json_file:
+            print(f"wrote json: {json_file}", file=out)
+        return 1 if rep.findings else 0
+
+    return guarded(work, json_file=json_file)

@@ -1,0 +1,70 @@
+"""The pre-flight gate of `cmlens run`: after lowering and the op check, before the library and runner
+builds. A finding certain to fail stops the run with exit 2 (nothing is built, nothing is simulated);
+"may fail" findings are printed and the run goes on."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError
+from .finding import Finding
+
+
+class PreflightError(BadInputError):
+    """The program will fail on the target; the findings say where and why (exit 2)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        first = findings[0]
+        where = f" on {first.node}" if first.node else ""
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        super().__init__(
+            f"Pre-flight: this program will fail on the target{where} ({first.op}): {first.message}{more} "
+            "Nothing was built.",
+            f"fix: {first.fix}\nSee every finding with `cmlens check MODEL`; run anyway with --skip-preflight.",
+            detail="\n".join(f.line() for f in findings))
+        self.findings = findings
+
+
+def gate(source: str, model: Path, target: str, flow: str, board_name: str | None,
+         emit: Callable[[str, str], None]) -> list[Finding]:
+    """Findings for the model the run is about to build (the lowering is cached: model_file() just
+    lowered it with the same options). Raises PreflightError when one is certain to fail."""
+    findings: list[Finding] = []
+    final = None
+    if Path(source).suffix not in (".pte", ".bpte"):
+        from ..lowering import lower
+        from ..pipeline.stages import PipelineOptions
+
+        res = lower(source, PipelineOptions(target=target, flow=flow), want_pte=True, want_bpte=True)
+        if res.status == "done":
+            final = res.final
+            findings.extend(res.preflight)
+    from . import check_snapshot
+
+    have = {(f.node, f.rule) for f in findings}
+    findings.extend(f for f in check_snapshot(None, program=model.read_bytes()) if (f.node, f.rule) not in have)
+    findings.extend(_memory(model, final, board_name, target, emit))
+    for f in findings:
+        emit("cmlens", f"pre-flight: {f.line()}")
+    if not findings:
+        emit("cmlens", "pre-flight: no finding")
+    certain = [f for f in findings if f.certain]
+    if certain:
+        raise PreflightError(certain)
+    return findings
+
+
+def _memory(model: Path, final: Any, board_name: str | None, target: str,
+            emit: Callable[[str, str], None]) -> list[Finding]:
+    """Memory fit on the run's board, when the memory package knows that board."""
+    if not board_name:
+        return []
+    try:
+        from ..memory import analyze_memory, board_named, fit_findings
+        from ..target.et_ops import program_bytes
+
+        spec = board_named(board_name)
+        return fit_findings(analyze_memory(program_bytes(model.read_bytes()), final, board=spec, target=target), spec)
+    except BadInputError as exc:           # a board the memory tables do not describe
+        emit("cmlens", f"pre-flight: memory fit not checked ({exc.message})")
+        return []

@@ -1,0 +1,138 @@
+"""ExecuTorch's own Cortex-M test cases (`executorch/backends/cortex_m/test/{ops,models}/`, the
+`McuTestCase`s its developers run on the Corstone FVP), found in the installed package and lowered
+through cmlens' pipeline, one at a time, each result kept on disk so a rerun skips what is done.
+
+Used by bench/conformance_qemu.py; importable on its own for the lowering half (no checkout needed)."""
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+TEST_PACKAGES = ("executorch.backends.cortex_m.test.ops", "executorch.backends.cortex_m.test.models")
+
+
+@dataclass
+class Case:
+    """One McuTestCase: `ops.test_softmax:test_cases:rank1`."""
+
+    id: str
+    module: str
+    table: str
+    name: str
+    obj: Any = field(repr=False, default=None)
+
+
+@dataclass
+class Lowered:
+    """What lowering one case left: status, its .bpte path, the pre-flight findings (dicts)."""
+
+    id: str
+    status: str                       # lowered | skipped | lower-failed
+    reason: str = ""
+    bpte: str = ""
+    seconds: float = 0.0
+    ops: list[str] = field(default_factory=list)
+    portable_ops: list[str] = field(default_factory=list)
+    preflight: list[dict] = field(default_factory=list)
+
+
+def discover(select: str = "") -> tuple[list[Case], list[tuple[str, str]]]:
+    """Every McuTestCase in the test modules (dicts of McuTestCase at module level), and the
+    modules that would not import (module, reason)."""
+    from executorch.backends.cortex_m.test.tester import McuTestCase
+
+    cases: list[Case] = []
+    broken: list[tuple[str, str]] = []
+    for pkg_name in TEST_PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if not info.name.startswith("test_"):
+                continue
+            full = f"{pkg_name}.{info.name}"
+            short = f"{pkg_name.rsplit('.', 1)[-1]}.{info.name}"
+            try:
+                mod = importlib.import_module(full)
+            except (Exception, BaseException) as exc:  # noqa: BLE001 - needs torchaudio, pytest.skip...
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                broken.append((short, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                continue
+            for table, value in vars(mod).items():
+                if isinstance(value, dict) and value and all(isinstance(v, McuTestCase)
+                                                             for v in value.values()):
+                    for name, tc in value.items():
+                        cid = f"{short}:{table}:{name}"
+                        if select and select not in cid:
+                            continue
+                        cases.append(Case(cid, short, table, name, tc))
+    return cases, broken
+
+
+def _safe(cid: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in cid)
+
+
+def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered:
+    """Lower one case with cmlens' pipeline (legacy flow), write its .bpte, run the pre-flight."""
+    from backend_core.errors import CmlensError
+    from backend_core.models.spec import LoadedModel, ModelSpec
+    from backend_core.pipeline import LoweringPipeline, PipelineOptions
+    from backend_core.pipeline.artifacts import bpte_bytes
+    from backend_core.preflight import check_snapshot
+    from backend_core.target.et_ops import read_program_ops
+    from backend_core.target.runner_build import portable_ops
+
+    start = time.monotonic()
+    out = Lowered(case.id, "lowered")
+    try:
+        inputs = tuple(case.obj.get_example_inputs())
+        model = LoadedModel(case.id, case.obj.model.eval(), inputs, ModelSpec("python", case.id))
+        pipe = LoweringPipeline(model, PipelineOptions(target=target), keep_edge_program=False)
+        for _stage in pipe.run():
+            pass
+        data = bpte_bytes(pipe.final_program, pipe.quantized_module, pipe.example_inputs)
+    except CmlensError as exc:
+        out.status, out.reason = "lower-failed", exc.message.splitlines()[0][:300]
+        out.seconds = time.monotonic() - start
+        return out
+    except Exception as exc:  # noqa: BLE001 - a case ExecuTorch itself cannot lower
+        out.status = "lower-failed"
+        out.reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        out.seconds = time.monotonic() - start
+        return out
+    path = workdir / "bpte" / f"{_safe(case.id)}.bpte"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    out.bpte = str(path)
+    out.ops = read_program_ops(data)
+    out.portable_ops = portable_ops(out.ops)
+    out.preflight = [f.to_dict() for f in check_snapshot(pipe.snapshots[-1], bundle=data)]
+    out.seconds = time.monotonic() - start
+    return out
+
+
+def lower_all(cases: list[Case], workdir: Path, target: str, *, redo: bool = False,
+              log: Any = print) -> Iterator[Lowered]:
+    """Lower every case, reusing `<workdir>/lowered/<case>.json` from an earlier run."""
+    store = workdir / "lowered"
+    store.mkdir(parents=True, exist_ok=True)
+    for i, case in enumerate(cases, 1):
+        f = store / f"{_safe(case.id)}.json"
+        if f.is_file() and not redo:
+            yield Lowered(**json.loads(f.read_text()))
+            continue
+        try:
+            res = lower_case(case, workdir, target)
+        except Exception:  # noqa: BLE001 - a bug of ours: keep going, record it
+            res = Lowered(case.id, "lower-failed", "cmlens error: " + traceback.format_exc().splitlines()[-1])
+        f.write_text(json.dumps(asdict(res)))
+        log(f"[{i}/{len(cases)}] {case.id}: {res.status} {res.seconds:.1f} s"
+            + (f" ({res.reason})" if res.reason else "")
+            + (f" preflight: {', '.join(p['rule'] for p in res.preflight)}" if res.preflight else ""))
+        yield res
