@@ -161,3 +161,22 @@ def test_budget_messages(final_of) -> None:
     from backend_core.profile.units import raw_ticks
     p.unit = raw_ticks()
     assert "run on QEMU with -icount" in over_budget(p, 10 ** 9)
+
+
+def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:
+    """M4 and M55 lower layernorm_mlp to different graphs (MVE linears carry kernel_sum); rows still pair up."""
+    from backend_core.profile import compare_cpus
+
+    m55, m4 = final_of("layernorm_mlp", "cortex-m55"), final_of("layernorm_mlp", "cortex-m4")
+    p55 = build_profile(_events(m55, {"quantized_linear": 500}), m55, qemu_icount(5), model="layernorm_mlp",
+                        target="cortex-m55")
+    p4 = build_profile(_events(m4, {"quantized_linear": 1500}), m4, qemu_icount(5), model="layernorm_mlp",
+                       target="cortex-m4")
+    cmp = compare_cpus([p55, p4])
+    assert cmp.cpus == ["cortex-m55", "cortex-m4"] and cmp.unit == "instructions"
+    linears = [r for r in cmp.rows if "quantized_linear" in r.op]
+    assert len(linears) == 2 and all(r.ratio("cortex-m4", "cortex-m55") == pytest.approx(3.0) for r in linears)
+    assert all(r.counts["cortex-m4"] is not None for r in cmp.rows)
+    text = cmp.table()
+    assert "ratio to m55" in text and "3.00" in text and "whole inference" in text
+    json.dumps(cmp.to_dict(), allow_nan=False)
