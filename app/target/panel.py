@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
 from backend_core.target.uart import abbreviate_line
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from app.shell.settings import app_settings, get_bool, get_str
+from app.runtime.settings import app_settings, get_bool, get_str
 from backend_core import protocol
 
 from app.runtime.cli_process import CliProcess

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tests.gui.conftest import lower_and_wait, wait_scene
+from tests.helpers.gui import lower_and_wait, wait_scene
 
 
 def test_broken_model_file_shows_error_panel_and_window_stays_usable(qtbot, window, tmp_path) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from tests.gui.conftest import lower_and_wait, wait_scene
+from tests.helpers.gui import lower_and_wait, wait_scene
 
 
 def _box_center_in_view(win, node_id):

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
-from tests.gui.conftest import lower_and_wait, wait_scene
+from tests.helpers.gui import lower_and_wait, wait_scene
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMERICS_MS = 240_000

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from tests.gui.conftest import lower_and_wait, wait_scene
+from tests.helpers.gui import lower_and_wait, wait_scene
 
 ROOT = Path(__file__).resolve().parents[2]
 

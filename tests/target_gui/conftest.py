@@ -1,5 +1,5 @@
 """Tests of the "Run on target" panel: pytest-qt, offscreen, real `cmlens` child processes.
-After every test no panel process may be left running (like napari's _dangling_qthreads)."""
+After every test no panel process may be left running (tests/conftest.py)."""
 from __future__ import annotations
 
 import os
@@ -22,16 +22,9 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 @pytest.fixture(autouse=True)
-def no_dangling_process(qapp, qtbot) -> Iterator[None]:
-    from app.runtime.cli_process import CliProcess
-
+def _no_leftovers(no_leftover_processes) -> Iterator[None]:
+    """tests/conftest.py's no_leftover_processes after every panel test."""
     yield
-    left = CliProcess.running_instances()
-    for p in left:
-        p.kill()
-    if left:
-        qtbot.waitUntil(lambda: not CliProcess.running_instances(), timeout=10_000)
-    assert not left, f"{len(left)} cmlens process(es) left running"
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def test_bad_checkout_reports_exit_2(qtbot, panel, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: not panel.is_busy(), timeout=60_000)   # the doctor follows
     qtbot.waitUntil(lambda: "exit 2" in panel.doctor_view.toPlainText(), timeout=60_000)
     # remembered in QSettings for the next panel
-    from app.shell.settings import app_settings
+    from app.runtime.settings import app_settings
     assert app_settings().value("target/et_root") == str(tmp_path / "no-such-executorch")
 
 

@@ -1,0 +1,23 @@
+"""Fixtures every test package may use. GUI packages (tests/gui, tests/target_gui, tests/app) turn
+`no_leftover_processes` on for each of their tests in their own conftest."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+
+@pytest.fixture
+def no_leftover_processes(qapp, qtbot) -> Iterator[None]:
+    """Fail a test that leaves a background QThread, a worker process or a `cmlens` child running
+    (they are stopped first, so one failure does not cascade)."""
+    from tests.helpers.processes import leftovers, stop_all
+
+    yield
+    threads, workers, clis = leftovers()
+    stop_all(threads, workers, clis)
+    if workers or clis:           # killed processes are reaped by the event loop
+        qtbot.waitUntil(lambda: not any(leftovers()[1:]), timeout=20_000)
+    assert not threads, f"{len(threads)} background QThread(s) left running"
+    assert not workers, f"{len(workers)} worker process(es) left running"
+    assert not clis, f"{len(clis)} cmlens target process(es) left running"

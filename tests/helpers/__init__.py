@@ -1,0 +1,1 @@
+"""Helpers shared by several test packages (import as `tests.helpers.<module>`)."""
