@@ -3,8 +3,8 @@
 Flash = the load image: code (.text*, .rodata*, .ARM.exidx/extab, vectors) and the initial values of
 .data; the baked-in model (`model_pte` in .rodata/.data, known from its byte count) is reported apart so
 it is not counted twice with the `.pte`. Static RAM = .data + .bss + stack/heap sections, without
-the runner's allocator pools (`.bss.*allocator_sec`, `.bss.tensor_arena`), which the verdict sizes from
-the prediction instead. Section names follow the kernels/ linker scripts."""
+the runner's allocator pools (`.bss.*allocator_sec`, `.bss.tensor_arena`: the kernels/ linker script
+collects them in `.big.bss`), which the verdict sizes from the prediction instead."""
 from __future__ import annotations
 
 import re
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ..errors import BadInputError, ToolMissingError
 
-POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory")
-_CODE = re.compile(r"^\.(text|rodata|ARM\.exidx|ARM\.extab|vectors|isr_vector|init_array|fini_array|preinit_array|got|model)")
-_RAM_DATA = re.compile(r"^\.(data|got)")
-_RAM_BSS = re.compile(r"^\.(bss|noinit|heap|stack|tbss)")
+POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory", ".big.bss")
+_CODE = re.compile(r"^\.(text|rodata|ARM\.exidx|ARM\.extab|vectors|isr_vector|init_array|fini_array|preinit_array|copy\.table|zero\.table|model)")
+_RAM_DATA = re.compile(r"^\.(data|got|big\.data)")
+_RAM_BSS = re.compile(r"^\.(bss|noinit|heap|stack|tbss|big\.bss)")
 
 
 def parse_size_a(text: str) -> dict[str, int]:

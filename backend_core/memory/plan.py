@@ -117,6 +117,9 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
         from executorch.exir import schema
     except ImportError as e:   # pragma: no cover - the venv always has ExecuTorch
         raise BadInputError("ExecuTorch is not installed in this Python.", "Run `make run` to set up .venv.") from e
+    if len(data) < 8 or data[4:6] != b"ET":
+        raise BadInputError("Not an ExecuTorch program: the file has no ExecuTorch flatbuffer identifier (ET..).",
+                            "Pass a .pte written by `cmlens lower --pte` or ExecuTorch's to_executorch().")
     try:
         pte = deserialize_pte_binary(data)
     except Exception as e:  # noqa: BLE001 - ExecuTorch raises plain exceptions on garbage

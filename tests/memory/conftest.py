@@ -1,0 +1,51 @@
+"""Memory tests: each (model, target) is lowered once per session with the real pipeline into a
+private cache, then serialised by ExecuTorch's own to_executorch() (the oracle the plan reader is
+checked against)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("cmlens-memory-cache")
+    old = os.environ.get("CMLENS_CACHE")
+    os.environ["CMLENS_CACHE"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("CMLENS_CACHE", None)
+    else:
+        os.environ["CMLENS_CACHE"] = old
+
+
+@dataclass
+class Lowered:
+    model: str
+    target: str
+    final: Any                 # final GraphSnapshot
+    pte: bytes                 # the serialised program
+    program: Any               # ExecuTorch's in-memory Program (executorch_program) of the same bytes
+
+
+_MEMO: dict[tuple[str, str], Lowered] = {}
+
+
+def lowered_program(model: str, target: str = "cortex-m55") -> Lowered:
+    key = (model, target)
+    if key not in _MEMO:
+        from backend_core.lowering import lower
+        from backend_core.pipeline.artifacts import _executorch_manager
+        from backend_core.pipeline.stages import PipelineOptions
+
+        res = lower(model, PipelineOptions(target=target), use_cache=False, keep_programs=True)
+        assert res.status == "done", res.error
+        manager = _executorch_manager(res.pipeline.final_program)
+        _MEMO[key] = Lowered(model, target, res.final, bytes(manager.buffer), manager.executorch_program)
+    return _MEMO[key]
