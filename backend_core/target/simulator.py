@@ -88,7 +88,9 @@ class _Run:
 
 def _problem(r: SimResult) -> str:
     if r.timed_out:
-        return f"timed out after {r.timeout_s:g} s: the firmware hung (it never exited through semihosting)"
+        from .last_seen import describe_timeout   # what was last seen, not "it hung"
+
+        return describe_timeout(r.report, r.uart, r.timeout_s)
     if r.report.faults:
         return "the firmware faulted: " + r.report.faults[0].summary()
     err = "\n".join(r.stderr)

@@ -44,7 +44,7 @@ def test_selftest_fault_and_hang_exit_3(firmware, build_root: Path) -> None:
     code, out, _ = run_cli(["selftest", "--target", "m7", "--firmware", "hang", "--timeout", "1",
                             "--build-dir", str(build_root)])
     assert code == 3
-    assert "problem: timed out after 1 s: the firmware hung" in out
+    assert "problem: timed out after 1 s: the last UART line was `cmlens hang: board=" in out
 
 
 def test_selftest_bad_target_exit_2() -> None:

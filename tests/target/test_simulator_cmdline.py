@@ -109,4 +109,4 @@ def test_fvp_time_limit_message_is_a_timeout_no_fvp_here(tmp_path: Path) -> None
     elf.write_bytes(b"\x7fELF")
     result = FvpRunner(board_for("cortex-m85", "fvp"), fvp=str(fake)).run(elf, timeout=5)
     assert result.timed_out and result.outcome == "TIMEOUT"
-    assert result.problem.startswith("timed out after 5 s: the firmware hung")
+    assert result.problem.startswith("timed out after 5 s: the last UART line was `Info: Simulation is stopping.")
