@@ -108,14 +108,30 @@ def read_artefact(path: str | Path) -> tuple[str, bytes]:
     return kind, data
 
 
+def _first_entry(path: Path) -> str:
+    """Name in the first local file header: generate_etrecord writes ETRECORD_V0 first."""
+    with open(path, "rb") as fh:
+        head = fh.read(30 + 64)
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        return ""
+    n = struct.unpack_from("<H", head, 26)[0]
+    return head[30:30 + n].decode("utf-8", "replace")
+
+
 def check_etrecord_zip(path: Path) -> None:
+    starts_as_record = _first_entry(path) == "ETRECORD_V0"
+    damaged = ("The file was cut off: generate the ETRecord again "
+               "(executorch.devtools.generate_etrecord).")
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
     except zipfile.BadZipFile as e:
         raise BadInputError(f"{path.name} is a damaged zip file ({e}); an ETRecord is a zip archive.",
-                            "The file was cut off: generate the ETRecord again "
-                            "(executorch.devtools.generate_etrecord).") from e
+                            damaged) from e
+    if "ETRECORD_V0" not in names and starts_as_record:
+        # the record's graphs are zips themselves: a cut-off record ends in one of theirs
+        raise BadInputError(f"{path.name} is a damaged zip file: it starts as an ETRecord but its index "
+                            "is missing (truncated).", damaged)
     if "ETRECORD_V0" not in names:
         raise BadInputError(
             f"{path.name} is a zip file but not an ETRecord (no ETRECORD_V0 entry; it holds "
