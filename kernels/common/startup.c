@@ -66,6 +66,9 @@ static inline void cmlens_barrier(void) {
 /* Newlib's __libc_init_array calls _init(); crti.o is not linked (-nostartfiles). */
 void _init(void) {}
 void _fini(void) {}
+/* crtbegin.o (not linked either) defines __dso_handle; the full (non-nano) libstdc++ registers its static
+ * destructors against it (eh_globals.o, pulled in by ExecuTorch's runner). One image, one handle. */
+void *__dso_handle = &__dso_handle;
 
 /* Copy and zero loops run before .data exists: keep them plain word loops that cannot be turned into
  * library calls or vector code (MVE is only usable after CPACR is written). */
