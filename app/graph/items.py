@@ -53,6 +53,7 @@ class BoxItem(QGraphicsItem):
         fill, border, text = theme.kind_colors(item.kind)
         self._fill, self._border, self._text = fill, border, text
         self._is_fallback = item.kind == KIND_FALLBACK or item.fallbacks > 0
+        self.preflight = ""          # "will fail" | "may fail": a pre-flight finding on this node
         self.setAcceptHoverEvents(False)
         self.setCacheMode(QGraphicsItem.CacheMode.NoCache)
 
@@ -130,6 +131,8 @@ class BoxItem(QGraphicsItem):
             y += LINE_H
         if self._is_fallback:
             self._paint_badge(painter)
+        if self.preflight:
+            self._paint_preflight(painter)
 
     def _state_pen(self) -> QPen:
         if self.selected:
@@ -151,6 +154,19 @@ class BoxItem(QGraphicsItem):
         painter.setPen(QColor("#3e2723"))
         painter.setFont(_SMALL)
         painter.drawText(QRectF(cx - 6, cy - 5, 12, 13), Qt.AlignmentFlag.AlignCenter, "!")
+
+
+    def _paint_preflight(self, painter: QPainter) -> None:
+        """A stop sign on the top-left corner: red when the pre-flight is certain the target fails
+        here, orange when it may."""
+        cx, cy = self.rect.left() + 2, self.rect.top() - 1
+        certain = self.preflight == "will fail"
+        painter.setPen(QPen(QColor("#ffffff"), 1.2))
+        painter.setBrush(QColor("#c62828" if certain else "#ef6c00"))
+        painter.drawEllipse(QPointF(cx, cy), 8, 8)
+        painter.setPen(QColor("#ffffff"))
+        painter.setFont(_SMALL)
+        painter.drawText(QRectF(cx - 7, cy - 7, 14, 14), Qt.AlignmentFlag.AlignCenter, "✕" if certain else "?")
 
 
 class ClusterItem(QGraphicsItem):

@@ -77,6 +77,10 @@ class GraphScene(QGraphicsScene):
             item = BoxItem(vg.items[iid], QRectF(x, y, w, h))
             self.addItem(item)
             self.boxes[iid] = item
+        for f in self.snapshot.extra.get("preflight", ()):      # pre-flight markers (final stage)
+            box = self.box_for_node(f.get("node"))
+            if box is not None and box.preflight != "will fail":
+                box.preflight = f.get("certainty", "will fail")
         edges = self.snapshot.edges
         pair_edges = {(e.src, e.dst): e for e in vg.edges}
         for route in self.layout.routes:

@@ -10,6 +10,8 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from backend_core.layout import tensor_text
+from backend_core.preflight.dim_order import describe as describe_dim_order
+from backend_core.preflight.finding import Finding
 from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
 
 from app.widgets import theme
@@ -84,10 +86,13 @@ class NodeInspector(QWidget):
                f"<p><span style='background:{fill}; color:{text}; border:1px solid {border}'>"
                f"&nbsp;{_e(KIND_LABELS.get(n.kind, n.kind))}&nbsp;</span> "
                f"<span class='dim'>in stage {snap.index}: {_e(snap.stage)}</span></p>"]
+        out.extend(self._preflight_html(snap, n))
         if n.fallback is not None:
             out.append(self._fallback_html(n))
         rows = [("op", f"<span class='mono'>{_e(n.target)}</span>"), ("fx op", _e(n.fx_op)),
                 ("output", _e(tensor_text(n.dtype, n.shape)) or "—")]
+        if n.dim_order is not None and len(n.dim_order) > 1:
+            rows.append(("dim order", _e(describe_dim_order(n.dim_order))))
         if n.module_path or n.module_type:
             rows.append(("module", f"{_e(n.module_path or '(top level)')} <span class='dim'>"
                                    f"{_e(n.module_type)}</span>"))
@@ -123,6 +128,24 @@ class NodeInspector(QWidget):
                 + (f"<b>Suggested change</b><br>{_e(fb.suggestion)}<br>" if fb.suggestion else "")
                 + (f"<span class='dim'>last touched by: {_e(fb.stage)}</span>" if fb.stage else "")
                 + "</div>")
+
+    @staticmethod
+    def _preflight_html(snap: GraphSnapshot, n: NodeSnapshot) -> list[str]:
+        """The pre-flight findings on this node (the final snapshot carries them in `extra`)."""
+        out = []
+        for d in snap.extra.get("preflight", ()):
+            if d.get("node") != n.id:
+                continue
+            f = Finding.from_dict(d)
+            color = "#c62828" if f.certain else "#ef6c00"
+            ev = "".join(f"<li class='mono'>{_e(e)}</li>" for e in f.evidence)
+            out.append(f"<div class='fb' style='border-color:{color}'><b style='color:{color}'>"
+                       f"✕ Pre-flight: {_e(f.certainty)} on the target — {_e(f.rule)}</b><br>{_e(f.message)}"
+                       + (f"<br><b>Fix</b><br>{_e(f.fix)}" if f.fix else "")
+                       + (f"<br><b>Evidence</b><ul>{ev}</ul>" if ev else "")
+                       + (f"<span class='dim'>rule read from ExecuTorch {_e(f.source)}</span>" if f.source else "")
+                       + "</div>")
+        return out
 
     def _args_html(self, snap: GraphSnapshot, n: NodeSnapshot) -> str:
         if not n.args:
