@@ -49,6 +49,7 @@ class RunnerRequest:
     rtol: float = 0.01
     build_root: Path | None = None          # default: cache_dir()/runner
     python: str | None = None               # default: the one the libraries were built with
+    debug_buffer_size: int | None = None    # ET_DEBUG_BUFFER_SIZE (None: the runner's 2 MiB); debug_buffer.py
 
     @property
     def bundle_io(self) -> bool:
@@ -60,7 +61,7 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(),
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size,
                        str(KERNELS_DIR.resolve()))).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
@@ -106,7 +107,8 @@ class RunnerRequest:
             # which do not link the board layer) must use the board's float ABI, else the link fails with
             # "libcmlens_portable_ops_lib.a(...) does not use VFP register arguments" (layernorm_mlp, M55).
             "CMAKE_C_FLAGS": self.cpu_flags(),
-            "CMAKE_CXX_FLAGS": self.cpu_flags(),
+            "CMAKE_CXX_FLAGS": self.cpu_flags() + ("" if self.debug_buffer_size is None
+                                                   else f" -DET_DEBUG_BUFFER_SIZE={self.debug_buffer_size}"),
             "CMAKE_ASM_FLAGS": self.cpu_flags(),
         }
         if not self.semihosting:
