@@ -109,7 +109,7 @@ class ProfileView(QWidget):
         count = sum(o.count for o in rows)
         share = sum(o.share for o in rows)
         o = rows[0]
-        parts = [f"<b>cost</b>: {count:,} {p.unit.name} ({share:.1%} of the inference)",
+        parts = [f"<b>cost</b>: {count:,} {p.unit.name} ({share:.1%} of the inference's kernels)",
                  f"<i>{p.unit.label}</i>"]
         if o.macs:
             parts.append(f"MACs {o.macs:,}, {count / o.macs:.2f} {p.unit.name} per MAC")
@@ -168,7 +168,9 @@ def _color(kind: str) -> QColor:
 def _summary(p: Profile) -> str:
     bits = []
     if p.total:
-        bits.append(f"kernel calls {p.ops_total / p.total:.1%}, runtime overhead {(p.overhead or 0) / p.total:.1%}")
+        bits.append(f"Method::execute {p.total:,}: kernels {p.ops_total / p.total:.1%}, dispatch + ETDump event "
+                    f"recording {(p.overhead or 0) / p.total:.1%} (~{p.recording_per_event or 0:,} per event; "
+                    f"shares are of the kernels)")
     bits.append("by kind: " + ", ".join(f"{g.name} {g.share:.1%}" for g in p.by_kind))
     for i in p.islands:
         r = "" if i.ratio is None else f" ({i.ratio:.2g}x the CMSIS-NN kernels around it)"

@@ -26,17 +26,18 @@ def build_profile(events: EtdumpProfile, final: GraphSnapshot, unit: Unit, *, mo
     inf = events.inferences[min(inference, len(events.inferences) - 1)]
     al = align(inf.instructions, final)
     total = unit.convert(inf.execute_ticks)
-    denom = total or 0
     nodes = final.node_map()
     ops: list[OpCost] = []
-    for i, (ev, nid) in enumerate(zip(inf.instructions, al.node_of)):
+    counts = [unit.convert(ev.kernel_ticks if ev.kernel_ticks is not None else ev.ticks) or 0
+              for ev in inf.instructions]
+    denom = sum(counts)
+    for i, (ev, nid, count) in enumerate(zip(inf.instructions, al.node_of, counts)):
         node = nodes.get(nid) if nid else None
-        count = unit.convert(ev.ticks) or 0
         ops.append(OpCost(
             index=i, instruction_id=ev.instruction_id, node=nid,
             op=node.target if node else (ev.op_name or ev.kind), kind=node.kind if node else ("runtime" if ev.kind in CONTROL_CALLS else ""),
             module_path=_module(node, final) if node else "", count=count,
-            kernel_count=unit.convert(ev.kernel_ticks), share=count / denom if denom else 0.0,
+            call_count=unit.convert(ev.ticks), share=count / denom if denom else 0.0,
             macs=macs(node, final) if node else None, bytes_moved=bytes_moved(node, final) if node else None,
             debug_handle=node.debug_handle if node else None))
     prof = Profile(model, target, unit, total, ops, no_instruction=al.skipped, unmapped=al.unmapped,

@@ -19,9 +19,9 @@ class OpCost:
     op: str                         # the node's target, e.g. cortex_m.quantized_conv2d.default
     kind: str                       # node kind (cmsis_nn, portable_fallback, data_movement, quant_boundary)
     module_path: str
-    count: int                      # whole OPERATOR_CALL span, in unit
-    kernel_count: int | None        # the kernel wrapper's span inside it
-    share: float                    # of the inference (Method::execute)
+    count: int                      # the kernel wrapper's span (native_call_*: kernel + unboxing), in unit
+    call_count: int | None          # the whole OPERATOR_CALL span: count + recording count's event + context
+    share: float                    # of the inference's kernels (ops_total), see Profile
     macs: int | None
     bytes_moved: int | None
     debug_handle: int | None = None
@@ -62,6 +62,13 @@ class Island:
 
 @dataclass
 class Profile:
+    """Counts per op are the kernel wrappers' spans (native_call_*). The ETDump's own event recording
+    costs ~2,000 instructions per event on these boards (measured: OPERATOR_CALL minus the
+    native_call inside it) and two events are recorded per instruction, so Method::execute (`total`)
+    carries 2 x instructions x that; on a board without a profiler it is not there. Shares are
+    therefore of `ops_total` (the kernels), which is what an unprofiled inference spends bar the
+    dispatch loop; `total` is still what ran, deterministic, and what --max-instructions checks."""
+
     model: str
     target: str
     unit: Unit
@@ -81,8 +88,15 @@ class Profile:
 
     @property
     def overhead(self) -> int | None:
-        """Method::execute minus its kernel calls: the runner's dispatch loop and event recording."""
+        """Method::execute minus the kernels: the dispatch loop and the ETDump's event recording."""
         return None if self.total is None else self.total - self.ops_total
+
+    @property
+    def recording_per_event(self) -> int | None:
+        """Median of OPERATOR_CALL minus the native_call inside it: recording one event (plus the
+        kernel context's set-up), the profiler's own cost per event."""
+        diffs = sorted(o.call_count - o.count for o in self.ops if o.call_count is not None)
+        return diffs[len(diffs) // 2] if diffs else None
 
     @property
     def deterministic(self) -> bool | None:
@@ -103,6 +117,7 @@ class Profile:
         d["unit_info"] = self.unit.to_dict()
         d["ops_total"] = self.ops_total
         d["overhead"] = self.overhead
+        d["recording_per_event"] = self.recording_per_event
         for o, row in zip(self.ops, d["ops"]):
             row["per_mac"] = o.per_mac
         for i, row in zip(self.islands, d["islands"]):

@@ -19,18 +19,21 @@ def profile_table(p: Profile, top: int = 10) -> str:
             f"inference ({u.label}{'; ' + u.source if u.source else ''})"]
     if p.total:
         over = p.overhead or 0
-        head.append(f"  kernel calls {_n(p.ops_total)} ({p.ops_total / p.total:.1%}), runtime overhead "
-                    f"(dispatch loop, event recording) {_n(over)} ({over / p.total:.1%})")
+        head.append(f"  kernels {_n(p.ops_total)} ({p.ops_total / p.total:.1%} of Method::execute), dispatch loop + "
+                    f"ETDump event recording {_n(over)} ({over / p.total:.1%}; recording one event costs "
+                    f"~{_n(p.recording_per_event)}, 2 per instruction: gone without a profiler); shares below "
+                    f"are of the kernels")
     if p.deterministic is not None:
         head.append(f"  {len(p.inference_totals)} inferences: "
                     + ("identical counts" if p.deterministic else "counts differ: " +
                        ", ".join(_n(t) for t in p.inference_totals)))
+    w = min(max([len(o.node or "?") for o in p.ops] + [20]), 64)    # full node ids: they are what to select
     rows = [f"  top {min(top, len(p.ops))} ops:",
-            f"  {'node':44} {'op':28} {u.name:>12} {'share':>6} {'MACs':>10} {u.name[:5] + '/MAC':>10} "
+            f"  {'node':{w}} {'op':28} {u.name:>12} {'share':>6} {'MACs':>10} {u.name[:5] + '/MAC':>10} "
             f"{'bytes':>8}"]
     for o in p.top(top):
         per = "-" if o.per_mac is None else f"{o.per_mac:.2f}"
-        rows.append(f"  {(o.node or '?')[:44]:44} {_short(o.op)[:28]:28} {o.count:12,} {o.share:6.1%} "
+        rows.append(f"  {(o.node or '?')[:w]:{w}} {_short(o.op)[:28]:28} {o.count:12,} {o.share:6.1%} "
                     f"{_n(o.macs):>10} {per:>10} {_n(o.bytes_moved):>8}")
     rows.append("  by kernel kind: " + ", ".join(f"{g.name} {g.share:.1%}" for g in p.by_kind))
     if p.islands:
@@ -40,7 +43,7 @@ def profile_table(p: Profile, top: int = 10) -> str:
             if i.ratio is not None:
                 around = (f", {i.ratio:.2g}x the {u.name} of the {len(i.neighbours)} CMSIS-NN kernel(s) "
                           f"around it ({', '.join(i.neighbours)})")
-            rows.append(f"    {i.name}: {_n(i.count)} {u.name}, {i.share:.1%} of the inference{around}; "
+            rows.append(f"    {i.name}: {_n(i.count)} {u.name}, {i.share:.1%} of the inference's kernels{around}; "
                         f"nodes {', '.join(i.nodes)}")
     else:
         rows.append("  fallback islands: none (no portable fallback in the final graph)")

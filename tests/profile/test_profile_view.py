@@ -14,8 +14,8 @@ from backend_core.profile.events import EtdumpProfile, Inference, InstructionEve
 from backend_core.profile.mapping import op_nodes  # noqa: E402
 from profile_support import final_of, private_cache  # noqa: E402,F401  fixtures
 
-COUNTS = {"quantized_linear": 1000, "native_layer_norm": 3000, "quantize_per_tensor": 200,
-          "dequantize_per_tensor": 150, "clamp": 400}
+COUNTS = {"quantized_linear": 1003, "native_layer_norm": 3003, "quantize_per_tensor": 203,
+          "dequantize_per_tensor": 153, "clamp": 403}     # OPERATOR_CALL spans; the kernels' are 3 less
 
 
 @pytest.fixture()
