@@ -3,7 +3,7 @@ options, stage by stage, with a result that survives a failed stage, and a cache
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .cache import ResultCache, cache_key
@@ -35,6 +35,7 @@ class LoweringResult:
     seconds: float = 0.0
     blobs: dict[str, bytes] = field(default_factory=dict)   # "model.pte"/"model.bpte" bytes
     pipeline: LoweringPipeline | None = None                # live objects (not after a cache hit)
+    verify_suggestions: bool = False                        # fixes were tried by re-lowering
 
     @property
     def final(self) -> GraphSnapshot | None:
@@ -54,7 +55,11 @@ class LoweringResult:
                             flow=self.options.flow, status=self.status, snapshots=self.snapshots,
                             verdicts=self.verdicts, error=self.error, versions=stack_versions(),
                             artifacts=artifacts, planned_stages=self.planned_stages,
-                            with_graphs=with_graphs)
+                            with_graphs=with_graphs,
+                            options={"channels_last": self.options.channels_last,
+                                     "verify_suggestions": self.verify_suggestions,
+                                     "activations": self.options.activations,
+                                     "calib": self.options.calib})
 
 
 def supported_targets() -> frozenset[str]:
@@ -70,10 +75,12 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
           on_status: Callable[[str], None] | None = None, keep_programs: bool = False,
-          artefact_companions: dict[str, str | None] | None = None) -> LoweringResult:
+          artefact_companions: dict[str, str | None] | None = None,
+          verify_suggestions: bool = False) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
     result with status "failed" and the stages before it. `keep_programs` also keeps a copy of
-    the edge program on `result.pipeline` (for reference runs and tests)."""
+    the edge program on `result.pipeline` (for reference runs and tests). `verify_suggestions`
+    re-lowers modified copies to check the fixes the tool can try (backend_core.fallback.verify)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
     if spec.kind == "artefact":     # .pte/.bpte/.etrecord/.etdump: read into snapshots, not lowered
@@ -81,10 +88,9 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
 
         return lower_artefact(source, spec.path, options, on_stage=on_stage, on_status=on_status,
                               use_cache=use_cache, companions=artefact_companions)
-    opts = PipelineOptions(normalise_target(options.target), options.flow, options.calib, options.seed,
-                           options.activations)
+    opts = replace(options, target=normalise_target(options.target))
     cache = ResultCache()
-    key = cache_key(spec.fingerprint(), opts.key())
+    key = cache_key(spec.fingerprint(), opts.key() + ("|verify" if verify_suggestions else ""))
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
     if use_cache:
         hit = cache.load(key)
@@ -96,7 +102,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     on_stage(s, payload["planned_stages"])
             return LoweringResult(payload["model"], source, opts, payload["status"], snaps,
                                   payload["verdicts"], payload["planned_stages"], payload.get("error"),
-                                  from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs)
+                                  from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs,
+                                  verify_suggestions=verify_suggestions)
 
     if on_status:
         on_status("importing ExecuTorch")
@@ -105,7 +112,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
         on_status(f"loading {spec.name}")
     model = load_model(spec)
     pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs)
-    result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe)
+    result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
+                            verify_suggestions=verify_suggestions)
     stage: Stage
     try:
         for stage in pipe.run():
@@ -114,6 +122,11 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                 ctx = FallbackContext(list(pipe.snapshots), pipe.verdicts.to_dict(), opts.target,
                                       opts.flow, supported_targets())
                 pipe.snapshots[-1] = explain_fallbacks(ctx)
+                if verify_suggestions:
+                    from .fallback.verify import verify_suggestions as verify
+
+                    pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
+                                                on_status)
                 snap = pipe.snapshots[-1]
                 attach_preflight(snap, check_snapshot(snap))     # what will fail on the target
             if on_stage:

@@ -1,9 +1,9 @@
-"""Explain every portable compute fallback in the final graph with a FallbackReason record.
+"""Explain every portable compute fallback in the final graph with a FallbackReason record,
+in terms of the op the user wrote: the node at quantization time (`user_op`), traced through
+to_edge's decompositions and the Cortex-M passes. Nodes one user op became share a `group`.
 
-Evidence comes from: the QuantizerReporter's verdicts (accepted / rejected with the checker's
-words / never annotated), the q/dq boundary around the node, its qparams and output dtype,
-`meta["custom"]["cortex_m"]` flags, the warnings Cortex-M passes logged naming it, whether
-AtenToCortexMPass has a substitution for its target, and the stage that last touched it.
+The facts come from backend_core.fallback.evidence; the words for each case from here and
+backend_core.fallback.suggestions.
 """
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from typing import Any
 
 from ..provenance import Provenance
 from ..snapshot.classify import op_base_name
-from ..snapshot.model import KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
-from .suggestions import suggestion_for
+from ..snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
+from .evidence import Facts, evidence_lines, gather
+from .suggestions import suggestion_for, suggestion_for_activation
+from .user_op import RNN_MODULES, UserOpResolver, group_id
 
 CATEGORIES = {
     "not_annotated": "not annotated by the quantizer",
@@ -22,9 +24,15 @@ CATEGORIES = {
     "no_cortex_m_rewrite": "quantized, but no Cortex-M rewrite for this target",
     "activation_not_fused": "activation could not be fused",
     "unsupported_dtype": "unsupported dtype",
-    "layout": "layout",
+    "layout": "layout (the legacy flow needs channels_last tensors)",
+    "unsupported_module": "module not supported by the backend (its decomposition runs in float)",
+    "integer_arithmetic": "integer (index) arithmetic: not quantizable, usually cheap",
     "unknown": "unknown (a gap)",
 }
+
+ACTIVATIONS = frozenset({"relu", "relu_", "hardtanh", "hardtanh_", "clamp", "clamp_"})
+LAYOUT_FIX = ("the legacy flow needs channels_last inputs and weights: "
+              "`model.to(memory_format=torch.channels_last)` and `x.to(memory_format=torch.channels_last)`")
 
 
 @dataclass
@@ -35,144 +43,191 @@ class FallbackContext:
     flow: str
     supported_targets: frozenset[str] = frozenset()   # targets AtenToCortexMPass can rewrite
     provenance: Provenance | None = field(default=None)
+    resolver: UserOpResolver | None = field(default=None)
 
     def prov(self) -> Provenance:
         if self.provenance is None:
             self.provenance = Provenance(self.snapshots)
         return self.provenance
 
-
-def _names_across_stages(ctx: FallbackContext, node: NodeSnapshot) -> list[str]:
-    """Every name the node had in earlier stages, plus from_node origins."""
-    last = len(ctx.snapshots) - 1
-    names = [node.id, *node.origin]
-    for i, nid in ctx.prov().history(node.id, last):
-        if nid and nid not in names:
-            names.append(nid)
-    return names
+    def users(self) -> UserOpResolver:
+        if self.resolver is None:
+            self.resolver = UserOpResolver(self.snapshots, self.prov())
+        return self.resolver
 
 
-_SUBJECT = re.compile(r"(?:activation|node|Node)\s+['\"]?([A-Za-z_][\w.]*)")
+def _at_q(f: Facts) -> str:
+    """How a message names the op the user wrote: `relu6` (aten.relu6.default at quantization time)."""
+    q = f.quantized
+    if q is None:
+        return f"{f.node.target} (no quantization-time op traced)"
+    return f"`{q.name}` ({q.target} at quantization time)"
 
 
-def _warnings_naming(ctx: FallbackContext, names: list[str]) -> list[str]:
-    """Pass warnings whose subject (the first node a message names) is this node."""
-    out = []
-    wanted = set(names)
-    for snap in ctx.snapshots:
-        for w in snap.log:
-            m = _SUBJECT.search(w.split(": ", 1)[-1])
-            if m and m.group(1) in wanted:
-                out.append(f"[{snap.stage}] {w}")
-    return out
+def _later(f: Facts) -> str:
+    """', which to_edge turned into hardtanh' when the final op differs from the user's."""
+    q = f.quantized
+    if q is None or op_base_name(q.target) == op_base_name(f.node.target):
+        return ""
+    return f"; to_edge and the passes turned it into {op_base_name(f.node.target)} later"
 
 
-def _boundary(final: GraphSnapshot, node: NodeSnapshot) -> tuple[bool, bool]:
-    """(fed by a dequantize, feeds a quantize): the float island signature."""
-    nm = final.node_map()
-    fed = any(nm[i].kind == KIND_QUANT and op_base_name(nm[i].target).startswith("dequantize")
-              for i in node.inputs if i in nm)
-    feeds = any(e.src == node.id and nm[e.dst].kind == KIND_QUANT and
-                not op_base_name(nm[e.dst].target).startswith("dequantize")
-                for e in final.edges if e.dst in nm)
-    if not feeds:  # through getitem
-        getitems = [e.dst for e in final.edges if e.src == node.id and nm[e.dst].target.endswith("getitem")]
-        feeds = any(e.src in getitems and nm[e.dst].kind == KIND_QUANT for e in final.edges)
-    return fed, feeds
+def _float_where(f: Facts) -> str:
+    if f.fed_by_dq and f.feeds_q:
+        return "in float between a dequantize and a quantize"
+    if f.fed_by_dq:
+        return "in float after a dequantize"
+    if f.feeds_q:
+        return "in float before a quantize"
+    return "in float"
+
+
+def _producer_at_q(ctx: FallbackContext, f: Facts) -> NodeSnapshot | None:
+    """The compute node feeding the user's op at quantization time (skipping q/dq)."""
+    qs = ctx.users().quantized
+    q = f.quantized
+    if qs is None or q is None:
+        return None
+    nm = qs.node_map()
+    cur = q
+    for _ in range(8):
+        src = next((nm[i] for i in cur.inputs if i in nm and nm[i].fx_op == "call_function"), None)
+        if src is None:
+            return None
+        if "quantize" not in op_base_name(src.target):
+            return src
+        cur = src
+    return None
+
+
+def _fusion(ctx: FallbackContext, f: Facts, base: str) -> tuple[str, str]:
+    m = re.search(r"input node (\S+) is not a supported fused activation op", " ".join(f.warnings))
+    what = ""
+    if m:
+        src = next((s.node(m.group(1)) for s in ctx.snapshots if s.node(m.group(1))), None)
+        what = src.target.rsplit(".", 1)[0] if src else m.group(1)
+        if src is not None and op_base_name(src.target) == "quantize_per_tensor":
+            what += ", the end of a float island"
+    producer = _producer_at_q(ctx, f)
+    msg = (f"This {base} — {_at_q(f)} — could not be fused into the op before it"
+           + (f" (its input is {what}, not a conv, linear or add kernel)" if what else "")
+           + f", so it runs as a separate portable {f.node.dtype or 'int8'} kernel.")
+    return msg, suggestion_for_activation(producer.target if producer is not None else None)
+
+
+def _not_annotated(f: Facts, base: str) -> str:
+    q = f.quantized
+    qbase = op_base_name(q.target) if q is not None else base
+    if qbase == "matmul":
+        return (f"{_at_q(f)} has broadcasting batch dims: MatmulToBmmPass (run before annotation) "
+                "rewrites only a matmul whose batch dims already match, so the quantizer saw aten.matmul, "
+                f"for which it has no pattern (it has one for bmm); to_edge split it into {base} afterwards, "
+                f"which runs {_float_where(f)} on a portable fp32 kernel.")
+    if qbase in ("relu6", "relu6_"):
+        return (f"{_at_q(f)} has no Cortex-M quantizer pattern (conv2d/linear/add + hardtanh has one, relu6 "
+                f"has none), so it was never quantized; to_edge turned it into {base} later, which runs "
+                f"{_float_where(f)} on a portable fp32 kernel.")
+    return (f"The Cortex-M quantizer has no pattern for {_at_q(f)}, so it stays {_float_where(f)} and runs "
+            f"on a portable fp32 kernel{_later(f)}.")
 
 
 def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
-    final = ctx.snapshots[-1]
-    v = ctx.verdicts
-    names = _names_across_stages(ctx, node)
-    rejected = [r for n in names for r in v.get("rejected", {}).get(n, [])]
-    accepted = [v["accepted"][n] for n in names if n in v.get("accepted", {})]
-    not_annotated = [n for n in names if n in set(v.get("not_annotated", []))]
-    warnings = _warnings_naming(ctx, names)
-    fed_by_dq, feeds_q = _boundary(final, node)
+    q = ctx.users().quantized_node(node)
+    f = gather(ctx.snapshots, ctx.prov(), ctx.verdicts, ctx.supported_targets, node, q)
+    evidence = evidence_lines(f, bool(ctx.supported_targets))
     base = op_base_name(node.target)
-    float_out = (node.dtype or "").startswith("float")
-    flags = dict(node.flags)
-    # Only qparams that FoldAndAnnotateQParamsPass attached count: q/dq around a float op do not.
-    has_qparams = any(q.source == "meta" for _, q in node.input_qparams) or (
-        node.output_qparams is not None and node.output_qparams.source == "meta")
-
-    evidence: list[str] = [f"final graph: {node.target} with {node.dtype or '?'} output"
-                           + (f" {list(node.shape)}" if node.shape else "")]
-    if rejected:
-        evidence += [f"QuantizerReporter rejected it: {r!r}" for r in dict.fromkeys(rejected)]
-    if accepted:
-        evidence.append(f"QuantizerReporter accepted it ({accepted[0]})")
-    if not_annotated:
-        evidence.append(f"QuantizerReporter lists {not_annotated[0]!r} under 'Non annotated nodes'")
-    if fed_by_dq or feeds_q:
-        evidence.append("sits between " + " and ".join(
-            x for x, c in (("a dequantize", fed_by_dq), ("a quantize", feeds_q)) if c) + " (a float island)")
-    evidence.append("input/output qparams after folding: " + ("present" if has_qparams else "none"))
-    if flags:
-        evidence += [f"meta flag {k}={val}" for k, val in flags.items() if k.startswith("cortex_m.")]
-    evidence += [f"pass warning {w}" for w in warnings]
-    if ctx.supported_targets:
-        has_sub = node.target in ctx.supported_targets
-        evidence.append(f"AtenToCortexMPass {'has' if has_sub else 'has no'} substitution for {node.target}")
-    else:
-        has_sub = False
+    qbase = op_base_name(q.target) if q is not None else base
     stage = ctx.prov().last_touched(node.id, len(ctx.snapshots) - 1)
+    suggestion = ""
+    dtype_words = " ".join(f.rejected + f.limits).lower()
+    fuse_warn = any("Cannot fuse activation" in w for w in f.warnings)
 
-    dtype_words = " ".join(rejected).lower()
-    fuse_warn = [w for w in warnings if "Cannot fuse activation" in w]
-    if fuse_warn:
+    if q is not None and q.module_type in RNN_MODULES:
+        cat = "unsupported_module"
+        msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
+               f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
+               f"the module into linear/sigmoid/tanh/mul/add nodes like this {base}, which all run in float on "
+               f"portable kernels.")
+    elif f.int_out and not f.has_qparams:
+        cat = "integer_arithmetic"
+        msg = (f"{_at_q(f)} computes on {node.dtype} integers (index arithmetic such as arange/abs/sub on "
+               f"positions, inputs {f.input_dtypes or ['constants']}): integer tensors are not quantized and "
+               f"there is no Cortex-M kernel for them, so it runs on a portable {node.dtype} kernel — usually "
+               f"cheap, no multiply-accumulate work on activations{_later(f)}.")
+    elif f.layout_limited and ctx.flow == "legacy":
+        cat = "layout"
+        msg = (f"The quantizer rejected {_at_q(f)} for its memory layout ({f.limits[0]}), so it runs "
+               f"{_float_where(f)} on a portable kernel: {LAYOUT_FIX}.")
+    elif fuse_warn and qbase in ACTIVATIONS and not f.not_annotated:
         cat = "activation_not_fused"
-        m = re.search(r"input node (\S+) is not a supported fused activation op", fuse_warn[0])
-        producer = ""
-        if m:
-            src = next((s.node(m.group(1)) for s in ctx.snapshots if s.node(m.group(1))), None)
-            what = src.target.rsplit(".", 1)[0] if src else m.group(1)
-            if src is not None and "quantize_per_tensor" in src.target:
-                what += ", the end of a float island"
-            producer = f" (its input is {what}, not a conv, linear or add kernel)"
-        msg = (f"This {base} could not be fused into the op before it{producer}, so it runs as a "
-               f"separate portable {node.dtype or 'int8'} kernel.")
+        msg, suggestion = _fusion(ctx, f, base)
     elif (node.dtype or "") == "int16" or "quantization config" in dtype_words or "int16" in dtype_words:
         cat = "unsupported_dtype"
-        msg = (f"{base} was configured with a dtype the Cortex-M kernels do not accept for it"
-               + (f" (checker: \"{rejected[0]}\")" if rejected else "")
-               + f", so it stays in {'float' if float_out else node.dtype} on a portable kernel.")
-    elif rejected and any(w in dtype_words for w in ("nhwc", "layout", "channels_last", "channels-last")):
-        cat = "layout"
-        msg = f"{base} was rejected for its memory layout: {rejected[0]}"
-    elif rejected:
+        detail = f.limits[0] if f.limits else (f.rejected[0] if f.rejected else "")
+        msg = (f"{_at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
+               + (f" ({detail})" if detail else "")
+               + f", so it stays in {'float' if f.float_out else node.dtype} on a portable kernel.")
+    elif f.rejected:
         cat = "rejected_by_quantizer"
-        msg = (f"The quantizer's pattern check rejected this {base}: \"{rejected[0]}\", so it was left "
-               f"in {'float' if float_out else node.dtype} on a portable kernel.")
-    elif float_out and (not_annotated or not has_qparams):
+        limit = f"; limit hit: {'; '.join(f.limits)}" if f.limits else ""
+        msg = (f"The quantizer's pattern check rejected {_at_q(f)}: \"{f.rejected[0]}\"{limit}. So it was "
+               f"left in {'float' if f.float_out else node.dtype} on a portable kernel{_later(f)}.")
+    elif f.float_out and (f.not_annotated or not f.has_qparams):
         cat = "not_annotated"
-        msg = (f"The Cortex-M quantizer has no pattern for {base}, so it stays in float and runs on a "
-               f"portable fp32 kernel between a dequantize and a quantize.")
-    elif has_qparams and not float_out:
+        msg = _not_annotated(f, base)
+    elif f.has_qparams and not f.float_out:
         cat = "no_cortex_m_rewrite"
-        flag_txt = ", ".join(k for k in flags if k.startswith("cortex_m."))
+        flag_txt = ", ".join(f.flags)
         if flag_txt:
-            msg = (f"{base} was quantized, but a pattern checker flagged it ({flag_txt}) so "
-                   f"AtenToCortexMPass kept the portable int8 kernel.")
-        elif has_sub:
-            msg = (f"{base} was quantized, but AtenToCortexMPass declined to rewrite this configuration "
-                   f"for {ctx.target}, so a portable int8 kernel runs it.")
+            msg = (f"{_at_q(f)} was quantized, but a pattern checker flagged it ({flag_txt}) so "
+                   f"AtenToCortexMPass kept the portable int8 {base} kernel.")
+        elif f.has_substitution:
+            msg = (f"{_at_q(f)} was quantized, but AtenToCortexMPass declined to rewrite this {base} "
+                   f"configuration for {ctx.target}, so a portable int8 kernel runs it.")
         else:
-            msg = (f"{base} was quantized to {node.dtype}, but there is no Cortex-M kernel for it, so a "
-                   f"portable int8 kernel runs it.")
+            msg = (f"{_at_q(f)} was quantized to {node.dtype}, but there is no Cortex-M kernel for {base}, so "
+                   f"a portable int8 kernel runs it.")
     else:
         cat = "unknown"
-        msg = f"No rule explains why {base} stayed on a portable kernel; see the evidence."
-    if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(warnings).lower():
+        msg = f"No rule explains why {_at_q(f)} stayed on a portable kernel; see the evidence."
+    if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(f.warnings).lower():
         cat = "layout"
-    return FallbackReason(category=cat, message=msg, evidence=tuple(evidence),
-                          suggestion=suggestion_for(base, cat), stage=stage)
+    if not suggestion:
+        suggestion = suggestion_for(qbase, cat, base)
+        if cat == "layout" and ctx.flow == "legacy":
+            suggestion = f"Feed the model channels-last: {LAYOUT_FIX} (or re-lower with --channels-last)."
+    user_op = ctx.users().user_op(node)
+    return FallbackReason(category=cat, message=msg, evidence=tuple(evidence), suggestion=suggestion,
+                          stage=stage, user_op=user_op, group=group_id(user_op, node))
+
+
+def _grouped(reasons: dict[str, FallbackReason], targets: dict[str, str]) -> dict[str, FallbackReason]:
+    """Nodes of one group get one explanation (the group's first), naming how many nodes it became."""
+    by_group: dict[str, list[str]] = {}
+    for nid, r in reasons.items():
+        by_group.setdefault(r.group, []).append(nid)
+    out = dict(reasons)
+    for gid, members in by_group.items():
+        if len(members) < 2:
+            continue
+        lead = reasons[members[0]]
+        ops = sorted({op_base_name(targets[m]) for m in members})
+        note = (f" (one explanation for the {len(members)} portable nodes it became: "
+                f"{', '.join(ops[:8])}{', …' if len(ops) > 8 else ''})")
+        for nid in members:
+            r = reasons[nid]
+            own_op = r.user_op.target if r.user_op else ""
+            msg = lead.message.rstrip(".") + note + "."
+            if own_op and r.user_op and lead.user_op and own_op != lead.user_op.target:
+                msg += f" This node: {own_op} at quantization time."
+            out[nid] = replace(r, category=lead.category, message=msg, suggestion=lead.suggestion)
+    return out
 
 
 def explain_fallbacks(ctx: FallbackContext) -> GraphSnapshot:
     """The final snapshot with a FallbackReason on every portable compute node."""
     final = ctx.snapshots[-1]
-    nodes = tuple(replace(n, fallback=explain_node(ctx, n)) if n.kind == KIND_FALLBACK else n
-                  for n in final.nodes)
+    reasons = {n.id: explain_node(ctx, n) for n in final.nodes if n.kind == KIND_FALLBACK}
+    reasons = _grouped(reasons, {n.id: n.target for n in final.nodes})
+    nodes = tuple(replace(n, fallback=reasons[n.id]) if n.id in reasons else n for n in final.nodes)
     return replace(final, nodes=nodes)

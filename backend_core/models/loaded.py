@@ -7,7 +7,7 @@ from pathlib import Path
 from ..artefacts.sniff import is_artefact_path
 from ..errors import BadInputError
 from .spec import LoadedModel, ModelSpec
-from .zoo import ZOO, zoo_names
+from .zoo import ZOO, explicit_flow_inputs, zoo_names
 
 __all__ = ["LoadedModel", "ModelSpec", "load_model", "parse_model_source"]
 
@@ -65,7 +65,8 @@ def load_model(spec: ModelSpec) -> LoadedModel:
     """Import and build the model. For Python files this RUNS the user's code."""
     if spec.kind == "zoo":
         module, inputs, notes = ZOO[spec.name].build()
-        return LoadedModel(spec.name, module, inputs, spec, notes=list(notes))
+        return LoadedModel(spec.name, module, inputs, spec, notes=list(notes),
+                           flow_inputs={"explicit": explicit_flow_inputs(inputs)})
     if spec.kind == "artefact":
         raise BadInputError(f"{spec.name} is an ExecuTorch artefact: it holds the lowered program, not the "
                             "float model this needs.",

@@ -38,3 +38,10 @@ class LoadedModel:
     calibration_inputs: list[tuple] | None = None
     exported: Any = None                       # ExportedProgram when loaded from .pt2
     notes: list[str] = field(default_factory=list)
+    # Inputs for one flow when they differ from example_inputs: only zoo models (ours) set it,
+    # feeding the explicit-layout flow NCHW and the legacy flow channels-last, as ExecuTorch's
+    # own Cortex-M tests do. A user's model gets its own inputs, as given, in every flow.
+    flow_inputs: dict[str, tuple] = field(default_factory=dict)
+
+    def inputs_for(self, flow: str) -> tuple:
+        return self.flow_inputs.get(flow, self.example_inputs)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .random_init import calibrate_random_weights
+
 
 @dataclass(frozen=True)
 class ZooEntry:
@@ -18,6 +20,26 @@ class ZooEntry:
         return module.eval(), inputs, notes
 
 
+def explicit_flow_inputs(inputs: tuple) -> tuple:
+    """The zoo's inputs for the explicit-layout flow: NCHW (contiguous), which that flow takes,
+    as ExecuTorch's test_explicit_layout_pipeline.py feeds it."""
+    import torch
+
+    # clone(), not contiguous(): a 1-channel channels-last tensor already counts as contiguous
+    # and would keep its NHWC strides.
+    return tuple(x.clone(memory_format=torch.contiguous_format) if isinstance(x, torch.Tensor) else x
+                 for x in inputs)
+
+
+def _as_fed(x: Any) -> Any:
+    """Image inputs channels-last, as ExecuTorch's own Cortex-M model tests feed these models
+    (backends/cortex_m/test/models/test_ds_cnn.py etc.): the legacy flow's CMSIS-NN kernels are
+    NHWC. The input is part of the zoo entry; the pipeline itself never converts a layout."""
+    import torch
+
+    return x.to(memory_format=torch.channels_last) if x.dim() == 4 else x
+
+
 def _mlperf(cls_name: str, shape: tuple[int, ...]) -> Callable[[], tuple[Any, tuple]]:
     def build() -> tuple[Any, tuple]:
         import torch
@@ -25,7 +47,7 @@ def _mlperf(cls_name: str, shape: tuple[int, ...]) -> Callable[[], tuple[Any, tu
 
         torch.manual_seed(0)
         model = getattr(mlperf_tiny, cls_name)()
-        return model, (torch.rand(*shape) * 2 - 1,)
+        return model, (_as_fed(torch.rand(*shape) * 2 - 1),)
     return build
 
 
@@ -36,7 +58,10 @@ def _torchvision(fn_name: str) -> Callable[[], tuple[Any, tuple]]:
 
         torch.manual_seed(0)
         model = getattr(torchvision.models, fn_name)(weights=None)
-        return model, (torch.randn(1, 3, 224, 224),)
+        x = torch.randn(1, 3, 224, 224)
+        g = torch.Generator().manual_seed(1)      # random weights: a documented init, see random_init.py
+        calibrate_random_weights(model, lambda: torch.randn(4, 3, 224, 224, generator=g))
+        return model, (_as_fed(x),)
     return build
 
 

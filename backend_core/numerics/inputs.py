@@ -47,8 +47,10 @@ def parse_inputs(value: str | int | None) -> InputSpec:
     return InputSpec("folder", folder=os.path.abspath(path))
 
 
-def load_samples(spec: InputSpec, example_inputs: tuple, flow: str) -> list[tuple]:
-    """The samples, each a tuple of tensors in the layout the lowered program expects."""
+def load_samples(spec: InputSpec, example_inputs: tuple, flow: str, channels_last: bool = False
+                 ) -> list[tuple]:
+    """The samples, each a tuple of tensors in the layout the lowered program expects: the example
+    inputs' memory format, or channels-last with the --channels-last option."""
     from ..models.calibration import load_input_folder, random_samples
     from ..pipeline.runner import to_layout
 
@@ -58,4 +60,4 @@ def load_samples(spec: InputSpec, example_inputs: tuple, flow: str) -> list[tupl
         samples = load_input_folder(spec.folder, example_inputs)
     else:
         samples = [tuple(example_inputs)]
-    return [to_layout(tuple(s), flow) for s in samples]
+    return [to_layout(tuple(s), channels_last, like=example_inputs) for s in samples]

@@ -72,7 +72,7 @@ def run_numerics(source: str | LoadedModel, options: PipelineOptions | None = No
     options = options or PipelineOptions()
     spec = inputs if isinstance(inputs, InputSpec) else parse_inputs(inputs)
     model = source if isinstance(source, LoadedModel) else load_model(parse_model_source(source))
-    samples = load_samples(spec, model.example_inputs, options.flow)
+    samples = load_samples(spec, model.inputs_for(options.flow), options.flow, options.channels_last)
     lowered = lower_for_numerics(model, options, progress=on_lowering, should_stop=should_stop)
     result = analyze(lowered.stages, lowered.final_snapshot, samples, snapshots=lowered.snapshots,
                      model=model.name, target=lowered.options.target, flow=lowered.options.flow,

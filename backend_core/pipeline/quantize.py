@@ -17,15 +17,44 @@ class QuantizerVerdicts:
     not_annotated: list[str] = field(default_factory=list)
     report_text: str = ""
     quantizers: list[dict[str, Any]] = field(default_factory=list)
+    # node -> the limits its rejected pattern hit, in words (backend_core.fallback.limits)
+    limits: dict[str, list[str]] = field(default_factory=dict)
+    layout_limited: list[str] = field(default_factory=list)   # nodes rejected for NCHW layout
 
     def to_dict(self) -> dict[str, Any]:
         return {"accepted": self.accepted, "rejected": self.rejected,
                 "not_annotated": self.not_annotated, "report_text": self.report_text,
-                "quantizers": self.quantizers}
+                "quantizers": self.quantizers, "limits": self.limits,
+                "layout_limited": self.layout_limited}
 
 
-def collect_verdicts(quantizer: Any, prepared: Any) -> QuantizerVerdicts:
+def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str], reason: str,
+                   qconfig: str, explicit: bool) -> None:
+    """Which limit a rejected pattern hit, read from the live nodes (see fallback.limits)."""
+    from ..fallback import limits as L
+
+    pattern = [nodes[n] for n in names if n in nodes]
+    if len(pattern) != len(names) or not pattern:
+        return
+    checker = L.checker_for(pattern, explicit)
+    if reason == L.REJECT_PATTERN:
+        found = L.pattern_limits(pattern, checker)
+    elif reason == L.REJECT_QCONFIG:
+        found = [L.qconfig_limit(pattern, checker, qconfig)]
+    else:
+        found = []
+    for n in names:
+        for lim in found:
+            v.limits.setdefault(n, [])
+            if lim.text not in v.limits[n]:
+                v.limits[n].append(lim.text)
+        if found and all(lim.layout for lim in found) and n not in v.layout_limited:
+            v.layout_limited.append(n)
+
+
+def collect_verdicts(quantizer: Any, prepared: Any, explicit: bool = False) -> QuantizerVerdicts:
     v = QuantizerVerdicts()
+    live = {n.name: n for n in prepared.graph.nodes}
     reporter = None
     for q in getattr(quantizer, "quantizers", []):
         reporter = getattr(q, "reporter", None)
@@ -50,6 +79,12 @@ def collect_verdicts(quantizer: Any, prepared: Any) -> QuantizerVerdicts:
                     v.rejected.setdefault(n, [])
                     if rej.rejection_reason not in v.rejected[n]:
                         v.rejected[n].append(rej.rejection_reason)
+                try:
+                    _record_limits(v, live, list(rej.node_names), rej.rejection_reason,
+                                   info.qconfig_label, explicit)
+                except Exception as e:  # noqa: BLE001 - a diagnosis must never break a lowering
+                    for n in rej.node_names:
+                        v.limits.setdefault(n, []).append(f"(limit not determined: {type(e).__name__}: {e})")
             v.quantizers.append(entry)
         try:
             v.report_text = reporter.get_quantization_report(prepared, True)
@@ -77,7 +112,7 @@ def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow:
     quantizer = CortexMQuantizer(per_tensor_config=per_tensor, use_explicit_layout=(flow == "explicit"))
     say("quantizing: prepare_pt2e (annotating with CortexMQuantizer)")
     prepared = prepare_pt2e(module, quantizer)
-    verdicts = collect_verdicts(quantizer, prepared)
+    verdicts = collect_verdicts(quantizer, prepared, explicit=(flow == "explicit"))
     for i, sample in enumerate(calibration, 1):
         say(f"quantizing: calibration sample {i}/{len(calibration)}")
         prepared(*sample)

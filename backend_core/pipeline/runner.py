@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import replace
 import traceback
 from typing import Any, Callable, Iterator
 
@@ -65,36 +66,60 @@ def _failing_node(exc: BaseException) -> str | None:
     return None
 
 
-def to_layout(inputs: tuple, flow: str) -> tuple:
-    """Legacy flow expects channels-last 4-D inputs (CMSIS-NN is NHWC); explicit flow takes NCHW."""
+def to_layout(inputs: tuple, channels_last: bool = False, like: tuple | None = None) -> tuple:
+    """The inputs as the pipeline feeds them: exactly as given, unless `channels_last` (an explicit
+    option the report states) turns 4-D tensors channels-last. `like` (the example inputs) gives
+    samples made elsewhere (random, from a folder) the example's memory format, so calibration
+    and numerics see the layout the model was exported with."""
     import torch
 
     out = []
-    for x in inputs:
+    for i, x in enumerate(inputs):
         if isinstance(x, torch.Tensor) and x.dim() == 4:
-            # .to() and not .contiguous(): a 1-channel tensor passes both contiguity checks while
-            # keeping NCHW strides, and the legacy conv checker reads the strides.
-            x = x.to(memory_format=torch.channels_last if flow == "legacy" else torch.contiguous_format)
+            ref = like[i] if like is not None and i < len(like) else None
+            want_cl = channels_last or (isinstance(ref, torch.Tensor) and _is_channels_last(ref))
+            if want_cl:
+                # .to() and not .contiguous(): a 1-channel tensor passes both contiguity checks while
+                # keeping NCHW strides, and the legacy conv checker reads the strides.
+                x = x.to(memory_format=torch.channels_last)
         out.append(x)
     return tuple(out)
+
+
+def _is_channels_last(t: Any) -> bool:
+    return t.dim() == 4 and list(t.dim_order()) == [0, 2, 3, 1]
+
+
+def channels_last_copy(module: Any) -> Any:
+    """A copy of `module` with its 4-D parameters and buffers channels-last (the --channels-last
+    option). A copy, so the user's module is never changed, and 4-D only: `module.to(memory_format=
+    torch.channels_last)` raises on the 5-D weight of a Conv3d."""
+    import torch
+
+    m = copy.deepcopy(module)
+    return m._apply(lambda t: t.to(memory_format=torch.channels_last) if t.dim() == 4 else t)
 
 
 class LoweringPipeline:
     """Holds the live state of one lowering; iterate `run()` to advance stage by stage."""
 
     def __init__(self, model: LoadedModel, options: PipelineOptions,
-                 on_status: Callable[[str], None] | None = None, *, keep_edge_program: bool = True) -> None:
+                 on_status: Callable[[str], None] | None = None, *, keep_edge_program: bool = True,
+                 float_rewrite: Callable[[Any], Any] | None = None) -> None:
         """`keep_edge_program` keeps a private copy of the edge program (passes mutate the live
-        one) for reference runs; callers that only need snapshots skip the copy's cost."""
+        one) for reference runs; callers that only need snapshots skip the copy's cost.
+        `float_rewrite(ep) -> (edited copy, renames)` edits the float export (backend_core.fallback.
+        verify uses it to try a suggested change); None for a normal lowering."""
         self.keep_edge_program = keep_edge_program
+        self.float_rewrite = float_rewrite
+        self.renames: dict[str, str] = {}          # {new node name: old} made by float_rewrite
         if options.flow not in ("legacy", "explicit"):
             raise BadInputError(f"Unknown flow {options.flow!r}.", "Use --flow legacy or --flow explicit.")
         if options.activations not in ("int8", "int16"):
             raise BadInputError(f"Unknown activation type {options.activations!r}.",
                                 "Use --activations int8 or --activations int16.")
         self.model = model
-        self.options = PipelineOptions(normalise_target(options.target), options.flow,
-                                       options.calib, options.seed, options.activations)
+        self.options = replace(options, target=normalise_target(options.target))
         self.snapshots: list[GraphSnapshot] = []
         self.verdicts = QuantizerVerdicts()
         self.quantized_module: Any = None
@@ -108,26 +133,26 @@ class LoweringPipeline:
         import torch
 
         opts = self.options
-        inputs = to_layout(self.model.example_inputs, opts.flow)
+        given = self.model.inputs_for(opts.flow)
+        inputs = to_layout(given, opts.channels_last)
         self.example_inputs = inputs
-        calib = [to_layout(s, opts.flow) for s in
-                 calibration_set(self.model.example_inputs, opts.calib, self.model.calibration_inputs)]
+        calib = [to_layout(s, opts.channels_last, like=inputs) for s in
+                 calibration_set(given, opts.calib, self.model.calibration_inputs)]
         torch.manual_seed(opts.seed)
 
-        # 1. float export
+        # 1. float export: the model as given (the legacy flow's conv checker then decides per
+        # op; a layout fallback says so), or channels-last when the user asked for it.
         t0 = time.perf_counter()
         try:
             with capture_logs() as log:
-                module = self.model.module
-                if opts.flow == "legacy":
-                    # CMSIS-NN kernels are NHWC: the legacy quantizer only accepts convs whose
-                    # tensors are channels-last (as ExecuTorch's aot_arm_compiler does).
-                    module = module.to(memory_format=torch.channels_last)
-                    ep = torch.export.export(module, inputs)
+                if opts.channels_last:
+                    ep = torch.export.export(channels_last_copy(self.model.module), inputs)
                 elif self.model.exported is not None:
                     ep = self.model.exported
                 else:
-                    ep = torch.export.export(module, inputs)
+                    ep = torch.export.export(self.model.module, inputs)
+                if self.float_rewrite is not None:
+                    ep, self.renames = self.float_rewrite(ep)
         except Exception as e:  # noqa: BLE001
             raise self._export_error(e) from e
         yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())

@@ -24,6 +24,10 @@ class PipelineOptions:
     calib: str | int | None = None   # N random samples, or a folder of .pt/.npy
     seed: int = 0
     activations: str = "int8"        # per-tensor activation config: int8, or int16 where supported
+    # Convert the model's 4-D weights and 4-D inputs to channels_last before export. Off by
+    # default: the tool lowers the model as the user gave it; the report states when it is on.
+    channels_last: bool = False
 
     def key(self) -> str:
-        return f"{self.target}|{self.flow}|{self.calib}|{self.seed}|{self.activations}"
+        return (f"{self.target}|{self.flow}|{self.calib}|{self.seed}|{self.activations}"
+                + ("|channels_last" if self.channels_last else ""))

@@ -27,6 +27,12 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
     parts.append(f"<h1>{_e(report['model'])} → {_e(report['target'])} ({_e(report['flow'])} flow)</h1>")
     parts.append(f"<p>Status: <span class='{status_cls}'>{_e(report['status'])}</span>. "
                  f"ExecuTorch {_e(report['versions'].get('executorch'))}, torch {_e(report['versions'].get('torch'))}.</p>")
+    opts = report.get("options") or {}
+    layout = ("channels_last: on — the model's 4-D weights and inputs were converted to channels_last "
+              "(--channels-last)" if opts.get("channels_last") else
+              "channels_last: off — the model and inputs were lowered as given")
+    verify = "; suggestions verified by re-lowering" if opts.get("verify_suggestions") else ""
+    parts.append(f"<p>Options: {_e(layout)}{_e(verify)}.</p>")
     if report.get("error"):
         err = report["error"]
         parts.append(f"<p class='fb'>Stage '{_e(err.get('stage'))}' failed"
@@ -41,7 +47,9 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
                      "<th>evidence</th></tr>")
         for f in fbs:
             ev = "".join(f"<li>{_e(x)}</li>" for x in f["evidence"])
-            parts.append(f"<tr><td class='fb'>{_e(f['node'])}</td><td>{_e(f['op'])}</td><td>{_e(f['category'])}</td>"
+            uo = f.get("user_op") or {}
+            wrote = f"<br><small>user op: {_e(uo.get('target'))} `{_e(uo.get('name'))}`</small>" if uo else ""
+            parts.append(f"<tr><td class='fb'>{_e(f['node'])}</td><td>{_e(f['op'])}{wrote}</td><td>{_e(f['category'])}</td>"
                          f"<td>{_e(f['reason'])}</td><td>{_e(f['suggestion'])}</td><td><ul class='ev'>{ev}</ul></td></tr>")
         parts.append("</table>")
     else:

@@ -3,6 +3,7 @@ fallbacks with reasons, the quantizer's verdicts. Lossless: `result_from_dict` r
 snapshots from it, which is also how the cache and the GUI worker move results around."""
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from ..diff import diff_all
@@ -36,14 +37,18 @@ def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
                          "reason": n.fallback.message, "evidence": list(n.fallback.evidence),
                          "suggestion": n.fallback.suggestion, "stage": n.fallback.stage,
                          "module_path": n.module_path,
-                         "source": f"{n.source.file}:{n.source.line}" if n.source else None})
+                         "source": f"{n.source.file}:{n.source.line}" if n.source else None,
+                         "user_op": asdict(n.fallback.user_op) if n.fallback.user_op else None,
+                         "group": n.fallback.group, "verified": n.fallback.verified,
+                         "verification": n.fallback.verification})
     return rows
 
 
 def build_report(*, model: str, source: str, target: str, flow: str, status: str,
                  snapshots: list[GraphSnapshot], verdicts: dict[str, Any], error: dict | None,
                  versions: dict[str, str], artifacts: dict[str, str] | None = None,
-                 planned_stages: list[str] | None = None, with_graphs: bool = True) -> dict[str, Any]:
+                 planned_stages: list[str] | None = None, with_graphs: bool = True,
+                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """`with_graphs=False` leaves out nodes/edges (a summary: counts, diffs, fallbacks)."""
     diffs = diff_all(snapshots)
     stages = []
@@ -65,6 +70,7 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
     return {
         "schema": SCHEMA_VERSION, "model": model, "source": source, "target": target, "flow": flow,
         "status": status, "error": error, "versions": versions, "artifacts": artifacts or {},
+        "options": options or {"channels_last": False, "verify_suggestions": False},
         "planned_stages": planned_stages or [s.stage for s in snapshots],
         "stages": stages,
         "fallbacks": fallback_rows(snapshots[-1]) if final_done else [],

@@ -82,6 +82,18 @@ class SourceLocation:
 
 
 @dataclass(frozen=True)
+class UserOp:
+    """The op the user wrote, as the quantizer saw it (the node of the "quantized" stage a
+    fallback traces back to through to_edge's decompositions and the passes)."""
+
+    target: str                        # e.g. aten.relu6.default
+    name: str                          # node name at quantization time
+    source: str | None = None          # "file:line" of the user's code
+    module: str = ""                   # nn.Module path, e.g. "features.3"
+    module_type: str = ""              # e.g. "LSTM"
+
+
+@dataclass(frozen=True)
 class FallbackReason:
     """Why a compute node stayed on portable kernels: data, not a log line."""
 
@@ -90,6 +102,10 @@ class FallbackReason:
     evidence: tuple[str, ...]
     suggestion: str = ""
     stage: str = ""                    # the stage that last touched the node
+    user_op: UserOp | None = None      # the op at quantization time this node came from
+    group: str = ""                    # nodes one user op decomposed into share a group id
+    verified: str = ""                 # "verified" | "not verified" | "" (not tried)
+    verification: str = ""             # what was tried and what the re-lowering showed
 
 
 @dataclass(frozen=True)
