@@ -86,7 +86,8 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
 
         say("reading the ETDump")
         dump = main if kind == ETDUMP else comp["etdump"]
-        res.overlay = overlay(dump, res.snapshots[-1], etrecord=comp["etrecord"],
+        record = main if kind == ETRECORD else comp["etrecord"]
+        res.overlay = overlay(dump, res.snapshots[-1], etrecord=record,
                               debug_buffer=comp["debug_buffer"], notes=res.notes)
     for s in res.snapshots:
         if on_stage:

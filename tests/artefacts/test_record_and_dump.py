@@ -1,0 +1,81 @@
+"""An ETRecord gives its graphs as stages (with the program linked by debug handles), and an ETDump
+recorded from a real run (QEMU mps3-an547, the stock Arm runner; tests/target/fixtures) overlays
+per-op rows and per-layer gaps on the program's nodes."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from backend_core.artefacts import open_artefact
+from backend_core.snapshot.model import KIND_FALLBACK
+from backend_core.target.uart import parse_uart
+
+FIXTURES = Path(__file__).resolve().parents[1] / "target" / "fixtures"
+
+
+def test_etrecord_gives_its_graphs_as_stages(plain, tmp_path: Path) -> None:
+    art = plain("layernorm_mlp")
+    res = open_artefact(art.etrecord, use_cache=False)      # finds layernorm_mlp.pte next to it
+    assert [s.stage for s in res.snapshots] == ["exported program", "quantized", "edge program", "program"]
+    export, quantized, edge, program = res.snapshots
+    assert any("quantize_per_tensor" in n.target for n in quantized.nodes)
+    assert any(n.target.startswith("cortex_m.") for n in edge.nodes)
+    # the edge graph's fallbacks carry the reasons the recorded graphs support
+    ln = next(n for n in edge.nodes if n.target == "aten.native_layer_norm.default")
+    assert ln.kind == KIND_FALLBACK and ln.fallback.category == "not_annotated"
+    # the program is linked to the edge graph through the record's debug-handle map
+    pln = program.node("aten_native_layer_norm_out")
+    assert pln.debug_handle == ln.debug_handle and pln.module_path == "norm" and pln.origin[0] == ln.id
+    assert pln.fallback.category == "not_annotated" and pln.source is not None
+    assert res.program == art.pte.read_bytes()
+    # without its program next to it, the record still opens, and says what is missing
+    lone = tmp_path / "lone.etrecord"
+    shutil.copy(art.etrecord, lone)
+    res = open_artefact(lone, use_cache=False)
+    assert [s.stage for s in res.snapshots] == ["exported program", "quantized", "edge program"]
+    assert res.final is not None and any("does not embed the .pte" in n for n in res.notes)
+
+
+@pytest.fixture(scope="module")
+def recorded_run(tmp_path_factory: pytest.TempPathFactory):
+    """The ETDump + debug buffer of a real QEMU run (UART text) and the ETRecord + .bpte of the same
+    seeded model made here with plain ExecuTorch APIs (the same program as the one that ran)."""
+    pytest.importorskip("executorch")
+    from .plain_flow import make_from_file
+
+    work = tmp_path_factory.mktemp("run")
+    block = parse_uart((FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt").read_text()).etdumps[0]
+    (work / "run.etdump").write_bytes(block.files["etdump.bin"])
+    (work / "debug_buffer.bin").write_bytes(block.files["debug_buffer.bin"])
+    made = make_from_file(FIXTURES / "tiny_conv_model.py", work)
+    assert len(made.pte.read_bytes()) == 5932          # the runner logged "PTE Model data loaded. Size: 5932"
+    return work, made
+
+
+def test_etdump_overlays_per_op_rows_and_gaps(recorded_run) -> None:
+    work, rec = recorded_run
+    res = open_artefact(work / "run.etdump", etrecord=rec.etrecord, program=rec.bpte, use_cache=False)
+    assert res.kind == "etdump" and res.snapshots[-1].stage == "program"
+    program = res.snapshots[-1]
+    prof = res.overlay["profile"]
+    ran = [o["node"] for o in prof["ops"]]
+    assert ran == [n.id for n in program.nodes if dict(n.flags).get("instruction")]   # every instruction mapped
+    assert prof["unit"]["name"] == "ticks" and "unknown" in prof["unit"]["label"]
+    assert any("every timestamp in the ETDump is 0" in n for n in res.notes)          # this run had no ticks
+    gaps = res.overlay["gaps"]
+    assert gaps["layers"] and all(g["node_id"] in program.node_map() for g in gaps["layers"])
+    # the recorded run PASSed bit-exactly: every layer of the target equals the host's (linear and its
+    # dequantize share one debug handle: 5 layers for 6 instructions)
+    assert gaps["identical_layers"] == len(gaps["layers"]) == 5 and gaps["first_divergence"] is None
+    conv = next(g for g in gaps["layers"] if g["node_id"] == "cortex_m_quantized_conv2d_out")
+    assert conv["module_path"] == "conv" and conv["numel"] == 4 * 6 * 6
+
+
+def test_etdump_via_the_record_with_debug_buffer_found_next_to_it(recorded_run) -> None:
+    work, rec = recorded_run
+    res = open_artefact(rec.etrecord, etdump=work / "run.etdump", program=rec.bpte, use_cache=False)
+    assert res.kind == "etrecord" and res.overlay["debug_buffer"].endswith("debug_buffer.bin")
+    assert res.overlay["gaps"]["identical_layers"] == len(res.overlay["gaps"]["layers"])
+    assert [s.stage for s in res.snapshots][-2:] == ["edge program", "program"]
