@@ -78,6 +78,26 @@ def _safe(cid: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in cid)
 
 
+def snapshot_path(workdir: Path, cid: str) -> Path:
+    """The case's final GraphSnapshot (JSON): the pre-flight is re-run on it when the rules change."""
+    p = workdir / "final" / f"{_safe(cid)}.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def refresh_preflight(low: Lowered, workdir: Path, et_root: str | None = None) -> Lowered:
+    """Re-run today's rules on the stored final snapshot and .bpte (rules change faster than lowerings)."""
+    from backend_core.preflight import check_snapshot
+    from backend_core.snapshot.model import GraphSnapshot
+
+    f = snapshot_path(workdir, low.id)
+    if low.status != "lowered" or not f.is_file():
+        return low
+    final = GraphSnapshot.from_dict(json.loads(f.read_text()))
+    low.preflight = [x.to_dict() for x in check_snapshot(final, bundle=Path(low.bpte).read_bytes(), et_root=et_root)]
+    return low
+
+
 def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered:
     """Lower one case with cmlens' pipeline (legacy flow), write its .bpte, run the pre-flight."""
     from backend_core.errors import CmlensError
@@ -112,20 +132,28 @@ def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered
     out.bpte = str(path)
     out.ops = read_program_ops(data)
     out.portable_ops = portable_ops(out.ops)
-    out.preflight = [f.to_dict() for f in check_snapshot(pipe.snapshots[-1], bundle=data)]
+    final = pipe.snapshots[-1]
+    snapshot_path(workdir, case.id).write_text(final.to_json())
+    out.preflight = [f.to_dict() for f in check_snapshot(final, bundle=data)]
     out.seconds = time.monotonic() - start
     return out
 
 
-def lower_all(cases: list[Case], workdir: Path, target: str, *, redo: bool = False,
+def lower_all(cases: list[Case], workdir: Path, target: str, *, redo: bool = False, stored_only: bool = False,
               log: Any = print) -> Iterator[Lowered]:
-    """Lower every case, reusing `<workdir>/lowered/<case>.json` from an earlier run."""
+    """Lower every case, reusing `<workdir>/lowered/<case>.json` from an earlier run (`stored_only`:
+    only those, lowering nothing)."""
     store = workdir / "lowered"
     store.mkdir(parents=True, exist_ok=True)
     for i, case in enumerate(cases, 1):
         f = store / f"{_safe(case.id)}.json"
-        if f.is_file() and not redo:
-            yield Lowered(**json.loads(f.read_text()))
+        stored = Lowered(**json.loads(f.read_text())) if f.is_file() and not redo else None
+        if stored is not None and (stored.status != "lowered" or snapshot_path(workdir, case.id).is_file()):
+            yield stored
+            continue
+        if stored_only:
+            if stored is not None:
+                yield stored
             continue
         try:
             res = lower_case(case, workdir, target)

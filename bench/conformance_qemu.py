@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conformance_cases import Lowered, discover, lower_all  # noqa: E402
+from conformance_cases import Lowered, discover, lower_all, refresh_preflight  # noqa: E402
 
 
 @dataclass
@@ -35,6 +35,7 @@ class Row:
     run_s: float = 0.0
     lower_s: float = 0.0
     confirmed: bool | None = None  # PREDICTED: did the run fail as predicted?
+    same_line: bool | None = None  # PREDICTED + failed: did ExecuTorch log the very check the rule cites?
     errors: list[str] = field(default_factory=list)
 
 
@@ -70,22 +71,43 @@ def build_runner_for(cases: list[Lowered], et_root: Path, cmsis: Path | None, ta
     return board, rb.elf, build_s
 
 
+def _module_file(case_id: str) -> str:
+    import importlib.util
+
+    short = case_id.split(":", 1)[0]
+    spec = importlib.util.find_spec("executorch.backends.cortex_m.test." + short)
+    return str(spec.origin) if spec and spec.origin else ""
+
+
 def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> tuple[str, float, list[str], str]:
+    """(verdict, QEMU seconds, error lines, detail). The verdict is ExecuTorch's own comparison (host
+    side, conformance_compare.py) when the runner wrote its outputs, else what the runner did."""
+    import shutil
+
     from backend_core.target.run_model import semihosting_files
     from backend_core.target.simulator import runner_for
+    from conformance_compare import compare, module_qtol
 
     cwd = workdir / "run" / Path(low.bpte).stem
+    shutil.rmtree(cwd, ignore_errors=True)
     argv = semihosting_files(Path(low.bpte), cwd)
     sim = runner_for(board)
     res = sim.run(elf, timeout=timeout, semihosting_args=argv, cwd=cwd)
-    outcome = res.outcome
-    if outcome == "PASS" and res.exit_code not in (0, None):
-        outcome = "FAIL"
-    errs = [e for e in res.report.errors][:6] + [f.summary() for f in res.report.faults][:2]
-    return outcome, res.elapsed_s, errs, res.problem
+    errs = [e for e in res.report.errors if "BundleIO" not in e and "mismatched" not in e
+            and "Bundle verification" not in e][:6] + [f.summary() for f in res.report.faults][:2]
+    runner = res.outcome
+    bundle_io = next((t.passed for t in res.report.tests), None)
+    ran_to_end = res.report.tests or any("Model run:" in line for line in res.uart)
+    cmp = compare(cwd, Path(low.bpte).read_bytes(), module_qtol(_module_file(low.id))) if ran_to_end else None
+    if cmp is not None:
+        verdict = "PASS" if cmp.ok else "FAIL"
+        detail = cmp.detail + ("" if bundle_io is None else
+                               f"; runner's BundleIO (atol/rtol 0.01): {'PASS' if bundle_io else 'FAIL'}")
+        return verdict, res.elapsed_s, errs if not cmp.ok else [], detail
+    return runner if runner not in ("PASS", "FAIL") else "NO RESULT", res.elapsed_s, errs, res.problem
 
 
-def classify(low: Lowered, outcome: str | None) -> Row:
+def classify(low: Lowered, outcome: str | None, errors: list[str] = ()) -> Row:
     row = Row(low.id, "", lower_s=low.seconds)
     certain = _certain(low)
     if low.status != "lowered":
@@ -100,6 +122,8 @@ def classify(low: Lowered, outcome: str | None) -> Row:
     row.outcome = outcome
     if certain:
         row.confirmed = outcome != "PASS"
+        cited = {Path(f["source"]).name for f in certain if f.get("source")}
+        row.same_line = any(f"executorch:{c} " in e for c in cited for e in errors) if row.confirmed else None
     elif outcome == "PASS":
         row.verdict = "PASS"
     elif outcome == "FAIL":
@@ -121,7 +145,8 @@ def print_table(rows: list[Row], total_s: float, out=print) -> None:
         extra = ""
         if r.verdict == "PREDICTED":
             extra = f" [{r.rule}; run: {r.outcome or 'not run'}" + (
-                "" if r.confirmed is None else (", confirmed" if r.confirmed else ", FALSE ALARM: it passed")) + "]"
+                "" if r.confirmed is None else (", FALSE ALARM: it passed" if not r.confirmed else
+                                                ", confirmed" + (" at the cited line" if r.same_line else ""))) + "]"
         elif r.outcome:
             extra = f" [run: {r.outcome}]"
         out(f"  {r.verdict:11} {r.id}{extra}: {r.reason[:220]}")
@@ -144,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--redo", action="store_true", help="lower again even when a result is stored")
     ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument("--stored-only", action="store_true", help="use only cases an earlier run lowered")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     log = lambda s: print(s, flush=True)  # noqa: E731
@@ -151,15 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     cases, broken = discover(args.select)
     log(f"{len(cases)} McuTestCases found ({len(broken)} test modules do not import: "
         + "; ".join(f"{m}: {r}" for m, r in broken) + ")")
-    lowered = list(lower_all(cases, args.workdir / args.target, args.target, redo=args.redo, log=log))
+    lowered = list(lower_all(cases, args.workdir / args.target, args.target, redo=args.redo,
+                              stored_only=args.stored_only, log=log))
     outcomes: dict[str, tuple] = {}
+    lowered = [refresh_preflight(c, args.workdir / args.target, args.et_root) for c in lowered]
     if args.et_root:
-        from backend_core.preflight import check_snapshot
-
         ok = [c for c in lowered if c.status == "lowered"]
-        for c in ok:       # the registry rule needs the checkout
-            c.preflight += [f.to_dict() for f in check_snapshot(None, program=Path(c.bpte).read_bytes(),
-                                                                 et_root=args.et_root)]
         board, elf, _ = build_runner_for(ok, Path(args.et_root), Path(args.cmsis_nn) if args.cmsis_nn else None,
                                          args.target, args.cache_dir, log)
         for i, c in enumerate(ok, 1):
@@ -171,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for c in lowered:
         o = outcomes.get(c.id)
-        row = classify(c, o[0] if o else None)
+        row = classify(c, o[0] if o else None, o[2] if o else [])
         if o:
             row.run_s, row.errors = o[1], o[2]
             if row.verdict in ("CRASHED", "FAIL") and not row.reason:

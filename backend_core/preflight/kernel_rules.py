@@ -9,7 +9,7 @@ from ..snapshot.classify import namespace
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
 from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
 from .finding import MAY_FAIL, WILL_FAIL, Finding
-from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, SAME, Check, checks_for
+from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, RANK, SAME, Check, checks_for
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
@@ -97,7 +97,8 @@ _FIX_LAYOUT = ("Make the tensors agree in the model: add `.contiguous()` on the 
 
 
 def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -> Finding | None:
-    tensors = [t for name in check.args for t in args.get(name, []) if t.dim_order is not None or check.kind == DTYPE]
+    tensors = [t for name in check.args for t in args.get(name, [])
+               if t.dim_order is not None or check.kind in (DTYPE, RANK)]
     if not tensors:
         return None
     op = node.target
@@ -127,6 +128,16 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
         return _finding(node, check, "unsupported-dim-order",
                         f"The portable kernel of {op} handles only contiguous or channels-last tensors, but "
                         f"{parts}. {ON_TARGET}", "Add `.contiguous()` on the input of this op in the model.", bad)
+    if check.kind == RANK:
+        bad = [t for t in tensors if t.shape is not None and len(t.shape) not in check.ranks]
+        if not bad:
+            return None
+        parts = ", ".join(f"{t.name} is {len(t.shape or ())}-D {list(t.shape or ())}" for t in bad)
+        ranks = " or ".join(f"{r}-D" for r in check.ranks)
+        return _finding(node, check, "unsupported-rank",
+                        f"The portable kernel of {op} only handles {ranks} tensors, but {parts}. {ON_TARGET}",
+                        "There is no kernel for this rank on the target: reshape to a supported rank in the "
+                        "model (e.g. fold the extra dimension into the batch), or drop the op.", bad)
     if check.kind == DTYPE:
         bad = [t for t in tensors if t.dtype not in check.dtypes]
         if not bad:

@@ -16,6 +16,7 @@ SAME = "same_dim_order"          # tensors_have_same_dim_order(...): all contigu
 DEFAULT = "default_dim_order"    # tensor_is_default_dim_order(t): contiguous only
 DEFAULT_OR_CL = "default_or_cl"  # tensor_is_default_or_channels_last_dim_order(t)
 DTYPE = "dtype"                  # ET_SWITCH_*_TYPES over the argument's dtype
+RANK = "rank"                    # in.dim() == N checks of the kernel's check_*_args
 
 _INT = ("uint8", "int8", "int16", "int32", "int64")
 _FLOAT = ("float32", "float64")
@@ -35,6 +36,7 @@ class Check:
     source: str                          # file:line in the ExecuTorch checkout
     dtypes: tuple[str, ...] = ()         # DTYPE checks: the dtypes the kernel's switch handles
     only_if_feeds_output: bool = False   # view_copy: other uses become memory.view (no kernel)
+    ranks: tuple[int, ...] = ()          # RANK checks: the ranks the kernel accepts
 
 
 def _same(args: str, src: str, **kw) -> Check:
@@ -53,6 +55,10 @@ def _dtype(arg: str, dtypes: tuple[str, ...], src: str) -> Check:
     return Check(DTYPE, (arg,), src, dtypes)
 
 
+def _rank(arg: str, ranks: tuple[int, ...], src: str) -> Check:
+    return Check(RANK, (arg,), src, ranks=ranks)
+
+
 def _unary(op_file: str, line: int) -> tuple[Check, ...]:
     return (_same("self,out", f"{_P}{op_file}:{line}"),)
 
@@ -68,27 +74,32 @@ KERNEL_CHECKS: dict[str, tuple[Check, ...]] = {
     "aten._log_softmax.default": _SOFTMAX("op_log_softmax.cpp"),
     "aten.avg_pool2d.default": (
         _dcl("self,out", _U + "kernel_ops_util.cpp:323"),
+        _rank("self", (3, 4), _U + "kernel_ops_util.cpp:326"),
         _same("self,out", _P + "op_avg_pool2d.cpp:47"),
         _default("self", _P + "op_avg_pool2d.cpp:50"),
         _dtype("self", FLOATHBF16 + ("int64",), _P + "op_avg_pool2d.cpp:74"),
     ),
     "aten._adaptive_avg_pool2d.default": (
         _dcl("self,out", _U + "kernel_ops_util.cpp:271"),
+        _rank("self", (3, 4), _U + "kernel_ops_util.cpp:274"),
         _same("self,out", _P + "op__adaptive_avg_pool2d.cpp:49"),
         _default("self", _P + "op__adaptive_avg_pool2d.cpp:52"),
         _dtype("self", FLOATHBF16 + ("int64",), _P + "op__adaptive_avg_pool2d.cpp:76"),
     ),
     "aten.max_pool2d_with_indices.default": (
         _dcl("self,out", _U + "kernel_ops_util.cpp:541"),
+        _rank("self", (3, 4), _U + "kernel_ops_util.cpp:544"),
         _dtype("self", REALHBF16, _P + "op_max_pool2d_with_indices.cpp:73"),
     ),
     "aten.upsample_nearest2d.vec": (
         _same("input,out", _U + "upsample_util.cpp:21"),
+        _rank("input", (4,), _U + "upsample_util.cpp:22"),
         _dcl("input,out", _U + "upsample_util.cpp:24"),
         _dtype("input", REALHBF16, _P + "op_upsample_nearest2d.cpp:126"),
     ),
     "aten.upsample_bilinear2d.vec": (
         _same("input,out", _U + "upsample_util.cpp:21"),
+        _rank("input", (4,), _U + "upsample_util.cpp:22"),
         _dcl("input,out", _U + "upsample_util.cpp:24"),
         _dtype("input", REALHBF16, _P + "op_upsample_bilinear2d.cpp:216"),
     ),
@@ -137,6 +148,7 @@ KERNEL_CHECKS: dict[str, tuple[Check, ...]] = {
                                    _default("self", _P + "op_pixel_shuffle.cpp:84")),
     "aten.constant_pad_nd.default": (_same("self,out", _P + "op_constant_pad_nd.cpp:252"),),
     "aten.convolution.default": (_dcl("input,out", _U + "kernel_ops_util.cpp:384"),
+                                 _rank("input", (3, 4), _U + "kernel_ops_util.cpp:394"),
                                  _same("input,out", _P + "op_convolution.cpp:379")),
     "aten.addmm.default": (_same("self,mat1,mat2,out", _P + "op_addmm.cpp:48"),
                            _default("self", _P + "op_addmm.cpp:54")),

@@ -165,3 +165,13 @@ def test_models_that_pass_on_qemu_have_no_certain_finding(model: str) -> None:
     res = lower(model, PipelineOptions(target="cortex-m55"), use_cache=False)
     assert res.status == "done"
     assert certain(findings_of(res.final)) == [], [f.line() for f in findings_of(res.final)]
+
+
+def test_conv3d_on_the_portable_conv_kernel_is_predicted() -> None:
+    """Found by conformance (ops.test_conv:conv3d crashed on QEMU M55 at kernel_ops_util.cpp:394)."""
+    res = lowered(str(MODELS / "conv3d.py"))
+    found = certain(res.preflight)
+    assert [f.rule for f in found] == ["unsupported-rank"], [f.line() for f in res.preflight]
+    assert found[0].source == "kernels/portable/cpu/util/kernel_ops_util.cpp:394"
+    assert res.final.node(found[0].node).target == "aten.convolution.default"
+    assert "input is 5-D [1, 2, 4, 6, 6]" in found[0].message
