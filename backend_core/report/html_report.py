@@ -55,6 +55,21 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
     else:
         parts.append("<p class='ok'>Every compute op runs on a CMSIS-NN kernel.</p>")
 
+    pre = report.get("preflight", [])
+    parts.append(f"<h2>Pre-flight: {len(pre)} finding(s)</h2>")
+    if pre:
+        parts.append("<table><tr><th>certainty</th><th>node</th><th>op</th><th>rule</th><th>what happens on the "
+                     "target</th><th>fix</th><th>evidence</th></tr>")
+        for f in pre:
+            ev = "".join(f"<li>{_e(x)}</li>" for x in f.get("evidence", []))
+            src = f"<br><small>ExecuTorch {_e(f['source'])}</small>" if f.get("source") else ""
+            parts.append(f"<tr><td class='fb'>{_e(f['certainty'])}</td><td>{_e(f['node'] or '(program)')}</td>"
+                         f"<td>{_e(f.get('op', ''))}</td><td>{_e(f['rule'])}{src}</td><td>{_e(f['message'])}</td>"
+                         f"<td>{_e(f.get('fix', ''))}</td><td><ul class='ev'>{ev}</ul></td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p class='ok'>Nothing in the final program is known to fail on the target.</p>")
+
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
                  "<th>rewritten</th><th>seconds</th></tr>")
     for st in report["stages"]:

@@ -175,3 +175,11 @@ def test_conv3d_on_the_portable_conv_kernel_is_predicted() -> None:
     assert found[0].source == "kernels/portable/cpu/util/kernel_ops_util.cpp:394"
     assert res.final.node(found[0].node).target == "aten.convolution.default"
     assert "input is 5-D [1, 2, 4, 6, 6]" in found[0].message
+
+
+def test_html_report_lists_the_findings(tmp_path: Path) -> None:
+    from backend_core.report.html_report import render_html
+
+    page = render_html(lowered(GATE).report(), with_graphs=False)
+    assert "Pre-flight: 1 finding(s)" in page and "dim-order-mismatch" in page
+    assert "kernels/portable/cpu/op_softmax.cpp:40" in page
