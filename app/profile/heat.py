@@ -23,11 +23,12 @@ def cost_values(profile: Profile) -> dict[str, float]:
 
 
 def cost_range(values: dict[str, float]) -> tuple[float, float]:
-    """(lowest, highest) share shown by the colour bar, on a log scale, at least a decade wide."""
+    """(lowest, highest) share shown by the colour bar, on a log scale: the costliest node is the top,
+    and the bar spans at least a decade below it."""
     if not values:
         return FLOOR, 1.0
-    lo = max(min(values.values()), FLOOR)
-    hi = max(max(values.values()), lo * 10)
+    hi = max(max(values.values()), FLOOR * 10)
+    lo = max(min(min(values.values()), hi / 10), FLOOR)
     return lo, hi
 
 

@@ -59,6 +59,7 @@ class ProfileView(QWidget):
         bar.addWidget(self.color_graph)
         self.plot = pg.PlotWidget(background="w")
         self.plot.showGrid(x=True, y=False, alpha=0.3)
+        self.plot.setMinimumHeight(200)
         self.plot.getPlotItem().setMenuEnabled(False)
         self.plot.getPlotItem().getViewBox().setMouseEnabled(x=True, y=False)
         self.bars = ClickableBars()
