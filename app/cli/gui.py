@@ -21,7 +21,14 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("gui", help="open the desktop app (pass by pass, fallbacks and why)",
                               description="Open CortexM Lens. MODEL is a zoo name, a .py file or a "
                               ".pt2 program (default: the last one, else ds_cnn).")
-    p.add_argument("model", nargs="?", default=None, help="zoo name, path/to/model.py or saved .pt2")
+    p.add_argument("model", nargs="?", default=None,
+                   help="zoo name, path/to/model.py, saved .pt2, or an ExecuTorch .pte/.bpte/.etrecord/.etdump")
+    p.add_argument("--etdump", default=None, metavar="F",
+                   help="with a .etrecord/.pte/.bpte: lay this ETDump's per-op rows and gaps over the graph")
+    p.add_argument("--etrecord", default=None, metavar="F", help="with an .etdump: the ETRecord of the program that ran")
+    p.add_argument("--program", default=None, metavar="F", help="with an .etrecord/.etdump: its .pte or .bpte")
+    p.add_argument("--debug-buffer", default=None, metavar="F",
+                   help="with --etdump: the debug buffer (default: debug_buffer.bin next to the ETDump)")
     p.add_argument("--target", default=None, type=_target, metavar="CPU",
                    help=f"Cortex-M CPU (default {DEFAULT_TARGET}); one of: " + ", ".join(TARGETS))
     p.add_argument("--flow", default=None, choices=["legacy", "explicit"], help="pass flow")
@@ -108,7 +115,12 @@ def run_gui(args: argparse.Namespace) -> int:
         w, _, h = args.size.partition("x")
         win.resize(int(w), int(h))
     win.show()
-    kw = {"target": args.target, "flow": args.flow}
+    kw: dict[str, Any] = {"target": args.target, "flow": args.flow}
+    companions = tuple((k, str(Path(v).resolve())) for k, v in (
+        ("etdump", args.etdump), ("etrecord", args.etrecord), ("program", args.program),
+        ("debug_buffer", args.debug_buffer)) if v)
+    if companions:
+        kw["companions"] = companions
     if args.calib:
         win.model_bar.calib.set_value(args.calib if args.calib.isdigit() else str(Path(args.calib).resolve()))
     if args.compare:

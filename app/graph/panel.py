@@ -4,11 +4,13 @@ scenes are cached per (stage, grouping), so stepping back and forth is instant."
 from __future__ import annotations
 
 from collections import OrderedDict
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
+from backend_core.artefacts.sniff import is_artefact_path
 from backend_core.layout import Layout
 
 from app.runtime.background import BackgroundRunner
@@ -55,6 +57,7 @@ class GraphPanel(QWidget):
         state.selectionChanged.connect(self._on_selection)
         state.togglesChanged.connect(self._on_toggles)
         self.session.started.connect(self._on_started)
+        self.session.finished.connect(self._on_finished)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self) -> None:
@@ -114,8 +117,21 @@ class GraphPanel(QWidget):
         self.view.set_graph_scene(None)
         self.left.set_graph_scene(None)
         self.stack.setCurrentWidget(self.placeholder)
-        self.placeholder.setText("Lowering…\nStages appear here as they complete.")
+        req = self.session.request
+        if req is not None and is_artefact_path(req.source):
+            self.placeholder.setText(f"Reading {Path(req.source).name}…\nIts graphs appear here.")
+        else:
+            self.placeholder.setText("Lowering…\nStages appear here as they complete.")
         self.info.setText("")
+
+    def _on_finished(self, status: str) -> None:
+        """Nothing arrived (bad input, a crash, a cancel): say so instead of "Lowering…"."""
+        if self.session.snapshots:
+            return
+        err = self.session.error or {}
+        why = {"cancelled": "Cancelled before the first stage."}.get(
+            status, err.get("message") or f"The worker ended ({status}) without a stage.")
+        self.placeholder.setText(f"Nothing to show.\n{why}\nSee the error above; choose a model or open a file.")
 
     def _on_stage(self, index: int) -> None:
         if index < 0:

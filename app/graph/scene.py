@@ -88,7 +88,9 @@ class GraphScene(QGraphicsScene):
             label = qlabel = ""
             if ve is not None and ve.edges:
                 e = edges[ve.edges[0]]
-                qlabel = qparam_short(e.qparams)
+                # a float edge (e.g. out of a dequantize) has no qparams, even when the node
+                # after it records the dequantize's parameters as its input's
+                qlabel = "" if (e.dtype or "").startswith(("float", "bfloat")) else qparam_short(e.qparams)
                 if not vg.items[route.src].beside:    # a weight's box already says its tensor
                     label = tensor_text(e.dtype, e.shape)
             item = EdgeItem(route, label, qlabel)

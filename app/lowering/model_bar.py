@@ -17,6 +17,12 @@ from app.widgets.samples_picker import SamplesPicker
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
 
 
+# what Open accepts: model sources, and artefacts ExecuTorch's own flow wrote (read by backend_core.artefacts)
+OPEN_FILTER = ("Models and ExecuTorch files (*.py *.pt2 *.pte *.bpte *.etrecord *.etdump);;"
+               "Python (*.py);;Saved programs (*.pt2);;ExecuTorch programs (*.pte *.bpte);;"
+               "ETRecord / ETDump (*.etrecord *.etdump *.bin)")
+
+
 class ModelBar(QWidget):
     """Signals:
         lowerRequested(LowerRequest): the user pressed Lower (or picked a model with Enter).
@@ -34,11 +40,13 @@ class ModelBar(QWidget):
         lay.addWidget(QLabel("Model"))
         self.model = QComboBox(self)
         self.model.setMinimumWidth(150)
-        self.model.setToolTip("Zoo model, or a .py / .pt2 file (Open…)")
+        self.model.setToolTip("Zoo model, a .py / .pt2 file, or an ExecuTorch .pte / .bpte / .etrecord / .etdump "
+                              "(Open…, or drop it on the window)")
         lay.addWidget(self.model)
         self.open_btn = QToolButton(self)
         self.open_btn.setText("Open…")
-        self.open_btn.setToolTip("Open a model file: a .py defining a model (see docs) or a saved .pt2")
+        self.open_btn.setToolTip("Open a model file (a .py defining a model, a saved .pt2) or what ExecuTorch's "
+                                 "own flow wrote (.pte, .bpte, .etrecord, .etdump)")
         self.open_btn.clicked.connect(self._open)
         lay.addWidget(self.open_btn)
         lay.addSpacing(8)
@@ -118,8 +126,7 @@ class ModelBar(QWidget):
                 self.flow.setCurrentIndex(i)
 
     def _open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a model", "",
-                                              "Models (*.py *.pt2);;Python (*.py);;Saved programs (*.pt2)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open a model or an ExecuTorch file", "", OPEN_FILTER)
         if path:
             self.fileOpened.emit(path)
             self.set_source(path)

@@ -12,6 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from backend_core.artefacts.sniff import is_artefact_path
 from backend_core.diff import StageDiff, diff_snapshots
 from backend_core.provenance import Provenance
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict
@@ -28,10 +29,14 @@ class LowerRequest:
     flow: str = "legacy"
     calib: str | None = None
     no_cache: bool = False
+    # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
+    companions: tuple[tuple[str, str], ...] = ()
 
     @property
     def model_name(self) -> str:
         p = Path(self.source)
+        if is_artefact_path(self.source):
+            return p.name
         return p.stem if p.suffix in (".py", ".pt2") else self.source
 
 
@@ -56,6 +61,7 @@ class LoweringSession(QObject):
     logLine = Signal(str)
     errorRaised = Signal(object)
     finished = Signal(str)
+    artefactLoaded = Signal(object)     # an artefact was read: its memory plan, bundle, ETDump overlay
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -83,6 +89,7 @@ class LoweringSession(QObject):
         self.from_cache = False
         self.seconds = 0.0
         self.status_message = ""
+        self.artefact: dict[str, Any] | None = None
         self._provenance: Provenance | None = None
 
     # ------------------------------------------------------------------ control
@@ -96,7 +103,8 @@ class LoweringSession(QObject):
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
                   + (f" --calib {request.calib}" if request.calib else ""))
         self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
-                                                          request.calib, no_cache=request.no_cache))
+                                                          request.calib, no_cache=request.no_cache,
+                                                          companions=dict(request.companions)))
 
     def cancel(self) -> None:
         if self.status != "running":
@@ -153,6 +161,11 @@ class LoweringSession(QObject):
             self.planned.emit(self.planned_stages)
         elif t == protocol.STAGE:
             self._add_stage(snapshot_from_dict(msg["snapshot"]))
+        elif t == protocol.RESULT and isinstance((msg.get("result") or {}).get("artefact"), dict):
+            self.artefact = msg["result"]["artefact"]
+            for note in self.artefact.get("notes", []):
+                self._log(f"[note] {note}")
+            self.artefactLoaded.emit(self.artefact)
         elif t == protocol.DONE:
             self.verdicts = msg.get("verdicts") or {}
             self.from_cache = bool(msg.get("from_cache"))

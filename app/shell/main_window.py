@@ -6,13 +6,17 @@ It wires views to the two models (LoweringSession, ViewState) and owns no pipeli
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
+from backend_core.artefacts.sniff import is_artefact_path
+
+from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.lowering.error_panel import ErrorPanel
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
@@ -138,6 +142,8 @@ class MainWindow(QMainWindow):
         self.session.started.connect(self.error_panel.clear)
         self.session.errorRaised.connect(self.error_panel.show_error)
         self.session.finished.connect(self._on_finished)
+        self.session.artefactLoaded.connect(self._on_artefact)
+        self.setAcceptDrops(True)
         self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         self.graph.inspectOther.connect(self.inspector.show_node)
         self.exporter.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
@@ -154,7 +160,11 @@ class MainWindow(QMainWindow):
         self.session.lower(request)
         name = request.model_name
         self.setWindowTitle(f"CortexM Lens — {name} · {request.target} · {request.flow}")
-        self.statusBar().showMessage(f"Lowering {name} for {request.target} ({request.flow} flow)…")
+        if is_artefact_path(request.source):
+            self.setWindowTitle(f"CortexM Lens — {name}")
+            self.statusBar().showMessage(f"Reading {name}…")
+        else:
+            self.statusBar().showMessage(f"Lowering {name} for {request.target} ({request.flow} flow)…")
 
     def lower_default(self) -> None:
         if not self.model_bar.current_source():
@@ -162,15 +172,41 @@ class MainWindow(QMainWindow):
         self.model_bar.request_lower()
 
     def open_model(self, source: str, target: str | None = None, flow: str | None = None,
-                   *, no_cache: bool = False) -> None:
-        if Path(source).suffix in (".py", ".pt2") and Path(source).exists():
+                   *, no_cache: bool = False, companions: tuple[tuple[str, str], ...] = ()) -> None:
+        """Lower a model source, or read an ExecuTorch artefact (with its companion files)."""
+        if is_openable(source) and Path(source).exists():
             self._on_file_opened(source)
         self.model_bar.set_source(source)
         self.model_bar.set_options(target, flow)
         req = self.model_bar.request()
-        if no_cache:
-            req = LowerRequest(req.source, req.target, req.flow, req.calib, True)
-        self.lower(req)
+        self.lower(replace(req, no_cache=no_cache or req.no_cache, companions=tuple(companions)))
+
+    # ------------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """A model file, or artefacts (an ETDump dropped on an open ETRecord is laid over it)."""
+        paths = dropped_paths(event.mimeData())
+        if not paths:
+            return
+        event.acceptProposedAction()
+        req = self.session.request
+        art = artefact_request(paths, req.source if req else None)
+        if art is not None:
+            self.open_model(art[0], companions=art[1])
+        else:
+            self.open_model(paths[0])
+
+    def _on_artefact(self, extras: dict) -> None:
+        """An ETDump overlay goes to the Run-on-target tab's plots; notes go to the status bar."""
+        if extras.get("overlay"):
+            self.target_panel.show_recorded(extras["overlay"], Path(str(extras.get("path", ""))).name,
+                                            extras.get("notes", []))
+            self.show_tab("target")
+        elif extras.get("notes"):
+            self.statusBar().showMessage(extras["notes"][0], 10000)
 
     def _on_file_opened(self, path: str) -> None:
         add_recent(self.settings, path)
@@ -182,7 +218,8 @@ class MainWindow(QMainWindow):
         node = (s.error or {}).get("node")
         if status == "failed" and node and s.snapshots and s.snapshots[-1].node(node) is not None:
             self.state.focus(len(s.snapshots) - 1, node)      # show where it failed
-        msg = {"done": f"Lowered in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
+        verb = "Read" if s.request is not None and is_artefact_path(s.request.source) else "Lowered"
+        msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
                        f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
                "failed": "Lowering failed; earlier stages stay browsable",
                "cancelled": "Lowering cancelled", "error": "Lowering did not start (see the error panel)"}
@@ -230,7 +267,7 @@ class MainWindow(QMainWindow):
         ]
         menus = [
             ("&File", [
-                MenuEntry("&Open model…", self.model_bar._open, QKeySequence.StandardKey.Open),
+                MenuEntry("&Open model or ExecuTorch file…", self.model_bar._open, QKeySequence.StandardKey.Open),
                 MenuEntry("Open &recent", children=[], name="recent"),
                 SEPARATOR,
                 MenuEntry("&Lower", self.model_bar.request_lower, "Ctrl+L"),
