@@ -73,6 +73,7 @@ class ModelRunResult:
     gaps_problem: str = ""            # why there are no gaps although --etdump was asked for
     profile: Any = None               # profile.Profile with --profile
     profile_problem: str = ""         # why there is no profile although --profile was asked for
+    reference_warnings: list[str] = field(default_factory=list)   # degenerate expected outputs (reference_check)
 
     @property
     def passed(self) -> bool:
@@ -98,6 +99,7 @@ class ModelRunResult:
             "ops": {"model": self.op_check.model_ops, "missing": self.op_check.missing},
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
+            "reference_warnings": self.reference_warnings,
             "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
             "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
             "profile": None if self.profile is None else self.profile.to_dict(),
@@ -131,6 +133,7 @@ class ModelRunResult:
             lines.append(f"per-op profile: none ({self.profile_problem})")
         if self.problem:
             lines.append(f"problem: {self.problem}")
+        lines += [f"warning: {w}" for w in self.reference_warnings]
         t = self.timings
         lines.append("time: " + ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in t.items())
                      + (" (libraries cached)" if self.libs_cached else ""))
@@ -200,6 +203,13 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     else:
         model, timings["lower_s"] = model_file(source, opts, workdir, emit)
     step("check ops")
+    ref_warnings: list[str] = []
+    if model.suffix == ".bpte":      # a PASS against near-constant reference outputs proves nothing
+        from ..pipeline.reference_check import bundle_warnings
+
+        ref_warnings = bundle_warnings(model.read_bytes(), opts.atol)
+        for w in ref_warnings:
+            emit("cmlens", f"warning: {w}")
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -270,6 +280,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     run = ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
                          problem, files)
+    run.reference_warnings = ref_warnings
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)
