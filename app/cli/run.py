@@ -41,6 +41,9 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         "the same ops needs no rebuild) instead of baking the model in")
     r.add_argument("--etdump", action="store_true", help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
                         "always have the event tracer)")
+    r.add_argument("--etdump-uart", action="store_true",
+                   help="with --etdump on QEMU: send the ETDump as base64 on the UART, as on an FVP or a board "
+                        "(default on QEMU: host files through semihosting, seconds faster)")
     r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
     r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
     r.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -99,6 +102,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
                       profile=bool(getattr(args, "profile", False)) or budget is not None,
+                      etdump_uart=bool(getattr(args, "etdump_uart", False)),
                       preflight=not getattr(args, "skip_preflight", False))
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 

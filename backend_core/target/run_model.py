@@ -52,6 +52,7 @@ class RunOptions:
     profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
     preflight: bool = True            # stop before the build when backend_core.preflight finds a certain failure
+    etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
 
 
 @dataclass
@@ -221,7 +222,8 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
 
     # --etdump on QEMU: the runner writes etdump.bin / debug_buffer.bin to host files through semihosting
     # (seconds of base64 on the UART otherwise: ~16 s for mobilenet_v1_025); FVP and boards keep the UART.
-    host_files = opts.semihosting or (opts.etdump and board.simulator == "qemu" and model.suffix == ".bpte")
+    host_files = opts.semihosting or (opts.etdump and not opts.etdump_uart and board.simulator == "qemu"
+                                      and model.suffix == ".bpte")
     debug_size = None
     if opts.etdump:
         from .debug_buffer import check_fits, plan_for_model
