@@ -15,6 +15,16 @@ from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
 
 
+def _pool(args, name: str) -> int | None:
+    """--method-pool / --temp-pool as bytes (BadInputError for a garbled or negative size: exit 2)."""
+    value = getattr(args, name, None)
+    if value in (None, ""):
+        return None
+    from backend_core.memory.boards import parse_size
+
+    return parse_size(value, f"--{name.replace('_', '-')}")
+
+
 def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r = subparsers.add_parser(
         "run", help="lower a model, build ExecuTorch's Arm runner with it and run it on a simulator",
@@ -41,6 +51,12 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         "the same ops needs no rebuild) instead of baking the model in")
     r.add_argument("--etdump", action="store_true", help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
                         "always have the event tracer)")
+    r.add_argument("--tight", action="store_true",
+                   help="size the runner's method allocator and temp pools from the memory prediction "
+                        "(cmlens memory) instead of the 60 MiB / 2 MiB defaults")
+    r.add_argument("--method-pool", metavar="SIZE", default=None,
+                   help="force the method allocator pool size (e.g. 24K); the pre-flight says if it is too small")
+    r.add_argument("--temp-pool", metavar="SIZE", default=None, help="force the temp allocator pool size")
     r.add_argument("--etdump-uart", action="store_true",
                    help="with --etdump on QEMU: send the ETDump as base64 on the UART, as on an FVP or a board "
                         "(default on QEMU: host files through semihosting, seconds faster)")
@@ -98,12 +114,21 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "use --sim qemu and a positive N"}, "exit_code": 2})
         print(f"error: {why}.", file=err)
         return 2
+    from backend_core.errors import CmlensError
+
+    try:
+        method_pool, temp_pool = _pool(args, "method_pool"), _pool(args, "temp_pool")
+    except CmlensError as exc:
+        from .common import print_error
+
+        return print_error(exc, err, json_file)
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
                       profile=bool(getattr(args, "profile", False)) or budget is not None,
                       etdump_uart=bool(getattr(args, "etdump_uart", False)),
-                      preflight=not getattr(args, "skip_preflight", False))
+                      preflight=not getattr(args, "skip_preflight", False),
+                      tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:

@@ -138,11 +138,13 @@ def _meta_in_temp(n_args: int, temp_pool: int | None) -> bool:
 
 
 def estimate_method_allocator(plan: ProgramPlan, *, temp_pool: int | None = 0x200000,
-                              etdump_intermediates: bool = False, bundled_inputs: bool = True) -> MethodAllocEstimate:
+                              etdump_intermediates: bool = False, bundled_inputs: bool = True,
+                              debug_buffer_bytes: int = ET_DEBUG_BUFFER_SIZE) -> MethodAllocEstimate:
     """Replay the stock Arm runner's use of its method allocator pool for this program.
 
     temp_pool: the runner's ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (default 2 MiB);
-    etdump_intermediates: the runner was built with ET_DUMP_INTERMEDIATE_OUTPUTS (2 MiB debug buffer);
+    etdump_intermediates: the runner was built with ET_DUMP_INTERMEDIATE_OUTPUTS (a debug buffer of
+    `debug_buffer_bytes`, ET_DEBUG_BUFFER_SIZE, 2 MiB by default);
     bundled_inputs: a .bpte supplies the inputs (no EValue list for them)."""
     b = _Bump(0)
     for size in plan.buffer_sizes[1:]:
@@ -152,7 +154,7 @@ def estimate_method_allocator(plan: ProgramPlan, *, temp_pool: int | None = 0x20
     debug = 0
     if etdump_intermediates:
         before = b.cur
-        b.alloc(ET_DEBUG_BUFFER_SIZE, 16, "etdump debug buffer")
+        b.alloc(debug_buffer_bytes, 16, "etdump debug buffer")
         debug = b.cur - before
     start = b.cur
     _load_method(plan, b, temp_pool)
@@ -165,3 +167,13 @@ def estimate_method_allocator(plan: ProgramPlan, *, temp_pool: int | None = 0x20
     temp_min = (TENSOR_META[0] + DIM_ORDER[0] * TENSOR_DIMENSION_LIMIT) * max_args
     return MethodAllocEstimate(planned, loaded, b.cur - input_start, kinds,
                                (temp_min + 15) // 16 * 16, max_args, debug)
+
+
+def etdump_base64_bound(plan: ProgramPlan, debug_buffer_bytes: int = 0) -> int:
+    """Upper bound of the buffer the runner takes from the method pool AFTER the run to print the
+    ETDump (and the debug buffer) as base64 on the UART: `allocate(base64_size + 1)`. The ETDump's size
+    is only known after the run: bounded by 512 B + 160 B per instruction (measured: ds_cnn's 14
+    instructions gave 1,836 B). Not part of method_allocator_used, which the runner prints before."""
+    etdump = 512 + 160 * len(plan.instructions)
+    raw = max(etdump, debug_buffer_bytes)
+    return (raw + 2) // 3 * 4 + 1 + 4

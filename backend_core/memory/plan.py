@@ -128,7 +128,16 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
     program = pte.program
     if not program.execution_plan or method >= len(program.execution_plan):
         raise BadInputError("The program has no method to analyse.", "Export the model with a forward method.")
-    ep = program.execution_plan[method]
+    try:
+        return _plan(pte, program, program.execution_plan[method], data)
+    except (TypeError, AttributeError, IndexError, KeyError) as e:
+        raise BadInputError(f"The program's execution plan is incomplete ({type(e).__name__}: {e}).",
+                            "Re-export it with ExecuTorch's to_executorch().") from e
+
+
+def _plan(pte: Any, program: Any, ep: Any, data: bytes) -> ProgramPlan:
+    from executorch.exir import schema
+
     tensors: dict[int, PlannedTensor] = {}
     kinds: dict[str, int] = {}
     seq: list[tuple[str, int]] = []

@@ -25,6 +25,7 @@ _USED = re.compile(r"method_allocator_used:\s+(\d+)\s*/\s*(\d+)")
 _FIELD = re.compile(r"method_allocator_(planned|loaded|input|executor):\s+(\d+)")
 _TEMP = re.compile(r"temp_allocator:\s+(\d+)")
 _PTE = re.compile(r"model_pte_program_size:\s+(\d+)")
+_B64 = re.compile(r"\[base64\] buffer size: (\d+)")
 _ALLOC_FAILED = re.compile(r"Memory allocation failed: (\d+)B requested \(adjusted for alignment\), (\d+)B available")
 _PLANNED_FAILED = re.compile(r"Could not allocate memory for planned buffer with mem_id=(\d+), size (\d+)(?: in (\w+))?")
 _LOAD_FAILED = re.compile(r"Loading of method (\S+) failed with status 0x([0-9a-fA-F]+)")
@@ -45,6 +46,7 @@ class RunnerMemory:
     executor: int | None = None
     temp_pool: int | None = None
     pte_program_size: int | None = None
+    etdump_base64: int | None = None      # the base64 buffer taken after the run to print the ETDump
     failures: list[str] = field(default_factory=list)               # raw out-of-memory lines
 
     @property
@@ -55,7 +57,7 @@ class RunnerMemory:
         return {"method_pool": self.method_pool, "planned_buffers": {str(k): v for k, v in self.planned_buffers.items()},
                 "used": self.used, "planned": self.planned, "loaded": self.loaded, "input": self.input,
                 "executor": self.executor, "temp_pool": self.temp_pool, "pte_program_size": self.pte_program_size,
-                "failures": list(self.failures)}
+                "etdump_base64": self.etdump_base64, "failures": list(self.failures)}
 
 
 def feed_line(mem: RunnerMemory, line: str) -> bool:
@@ -72,6 +74,8 @@ def feed_line(mem: RunnerMemory, line: str) -> bool:
         mem.method_pool = int(m.group(1))
     elif m := _PTE.search(line):
         mem.pte_program_size = int(m.group(1))
+    elif m := _B64.search(line):
+        mem.etdump_base64 = int(m.group(1))
     elif (_ALLOC_FAILED.search(line) or _PLANNED_FAILED.search(line) or _LOAD_FAILED.search(line)
           or _OTHER_FAILED.search(line)):
         mem.failures.append(line.strip())
@@ -129,6 +133,10 @@ def compare(prediction: dict[str, Any], mem: RunnerMemory) -> list[dict[str, Any
         pred = ma[key]
         ok = None if got is None else (pred == got if rule == "exact" else got <= pred <= max(got * 1.1, got + 16))
         rows.append({"figure": f"method_allocator_{key}", "predicted": pred, "runner": got, "rule": rule, "ok": ok})
+    b64 = prediction.get("etdump_base64_bytes") or 0
+    if b64 and mem.etdump_base64 is not None:
+        rows.append({"figure": "ETDump base64 buffer (after run)", "predicted": b64, "runner": mem.etdump_base64 + 1,
+                     "rule": "cover", "ok": b64 >= mem.etdump_base64 + 1})
     return rows
 
 
@@ -137,6 +145,6 @@ def comparison_lines(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         got = "-" if r["runner"] is None else f"{r['runner']:,}"
         mark = {None: "not printed", True: "ok", False: "MISMATCH"}[r["ok"]]
-        rule = "exact" if r["rule"] == "exact" else "upper bound ≤ +10 %"
+        rule = {"exact": "exact", "bound": "upper bound ≤ +10 %", "cover": "upper bound (headroom)"}[r["rule"]]
         out.append(f"{r['figure']:34} {r['predicted']:>12,} {got:>12}  {mark} ({rule})")
     return out

@@ -52,7 +52,9 @@ class RunOptions:
     profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
     preflight: bool = True            # stop before the build when backend_core.preflight finds a certain failure
-    etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
+    tight: bool = False               # size the runner's pools from backend_core.memory's prediction
+    method_pool: int | None = None    # force ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (bytes)
+    temp_pool: int | None = None      # force ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (bytes)
 
 
 @dataclass
@@ -74,7 +76,7 @@ class ModelRunResult:
     gaps_problem: str = ""            # why there are no gaps although --etdump was asked for
     profile: Any = None               # profile.Profile with --profile
     profile_problem: str = ""         # why there is no profile although --profile was asked for
-    reference_warnings: list[str] = field(default_factory=list)   # degenerate expected outputs (reference_check)
+    memory: dict[str, Any] | None = None   # prediction vs the runner's memory lines (memory/target_check.py)
 
     @property
     def passed(self) -> bool:
@@ -100,7 +102,7 @@ class ModelRunResult:
             "ops": {"model": self.op_check.model_ops, "missing": self.op_check.missing},
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
-            "reference_warnings": self.reference_warnings,
+            "memory": self.memory,
             "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
             "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
             "profile": None if self.profile is None else self.profile.to_dict(),
@@ -132,9 +134,10 @@ class ModelRunResult:
             lines.append(profile_table(self.profile))
         elif self.profile_problem:
             lines.append(f"per-op profile: none ({self.profile_problem})")
+        if self.memory and self.memory["lines"]:
+            lines += ["memory: prediction vs the runner's own figures"] + ["  " + x for x in self.memory["lines"]]
         if self.problem:
             lines.append(f"problem: {self.problem}")
-        lines += [f"warning: {w}" for w in self.reference_warnings]
         t = self.timings
         lines.append("time: " + ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in t.items())
                      + (" (libraries cached)" if self.libs_cached else ""))
@@ -204,13 +207,6 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     else:
         model, timings["lower_s"] = model_file(source, opts, workdir, emit)
     step("check ops")
-    ref_warnings: list[str] = []
-    if model.suffix == ".bpte":      # a PASS against near-constant reference outputs proves nothing
-        from ..pipeline.reference_check import bundle_warnings
-
-        ref_warnings = bundle_warnings(model.read_bytes(), opts.atol)
-        for w in ref_warnings:
-            emit("cmlens", f"warning: {w}")
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -222,8 +218,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
 
     # --etdump on QEMU: the runner writes etdump.bin / debug_buffer.bin to host files through semihosting
     # (seconds of base64 on the UART otherwise: ~16 s for mobilenet_v1_025); FVP and boards keep the UART.
-    host_files = opts.semihosting or (opts.etdump and not opts.etdump_uart and board.simulator == "qemu"
-                                      and model.suffix == ".bpte")
+    host_files = opts.semihosting or (opts.etdump and board.simulator == "qemu" and model.suffix == ".bpte")
     debug_size = None
     if opts.etdump:
         from .debug_buffer import check_fits, plan_for_model
@@ -234,6 +229,11 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
         emit("cmlens", f"--etdump: {dplan.outputs} intermediate outputs, {dplan.need_bytes:,} bytes: debug buffer "
                        f"{debug_size / 2**20:.2f} MiB (the runner's default is 2 MiB); "
                        + ("written to host files through semihosting" if host_files else "sent as base64 on the UART"))
+
+    from ..memory.target_check import check_run, predict_for_run, run_pools
+
+    mem_pred = predict_for_run(model, opts.etdump, emit, debug_size, uart_etdump=not host_files)
+    pools = run_pools(mem_pred, opts.tight, opts.method_pool, opts.temp_pool, emit)
 
     start = time.monotonic()
     step("libraries")
@@ -246,6 +246,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     rreq = RunnerRequest(board, libs, model=None if host_files else model, ops=check.model_ops,
                          semihosting=host_files, etdump=opts.etdump, debug_buffer_size=debug_size,
                          dump_intermediate_outputs=opts.etdump, atol=opts.atol, rtol=opts.rtol,
+                         method_pool=pools[0], temp_pool=pools[1],
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
     step("build runner")
@@ -282,7 +283,9 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     run = ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
                          problem, files)
-    run.reference_warnings = ref_warnings
+    run.memory = check_run(mem_pred, result.report.memory, *pools)
+    if run.memory and run.memory["problem"]:
+        run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)

@@ -50,6 +50,8 @@ class RunnerRequest:
     build_root: Path | None = None          # default: cache_dir()/runner
     python: str | None = None               # default: the one the libraries were built with
     debug_buffer_size: int | None = None    # ET_DEBUG_BUFFER_SIZE (None: the runner's 2 MiB); debug_buffer.py
+    method_pool: int | None = None          # bytes: ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (None: default)
+    temp_pool: int | None = None            # bytes: ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (None: 2 MiB)
 
     @property
     def bundle_io(self) -> bool:
@@ -61,7 +63,7 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size,
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size, self.method_pool, self.temp_pool,
                        str(KERNELS_DIR.resolve()))).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
@@ -113,6 +115,9 @@ class RunnerRequest:
         }
         if not self.semihosting:
             d["ET_PTE_FILE_PATH"] = str(self.model_copy)
+        # Always passed, empty for the defaults: a reused build directory must not keep stale pool sizes.
+        d["CMLENS_METHOD_POOL_SIZE"] = "" if self.method_pool is None else str(self.method_pool)
+        d["CMLENS_TEMP_POOL_SIZE"] = "" if self.temp_pool is None else str(self.temp_pool)
         return d
 
 

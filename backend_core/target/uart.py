@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .faults import FaultReport, parse_cmlens_fault, parse_ethosu_fault, parse_ethosu_fault_regs
+from ..memory.runner_figures import RunnerMemory
+from ..memory.runner_figures import feed_line as feed_memory_line
 
 NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this (no newline in sight) is cut
@@ -111,6 +113,8 @@ class UartReport:
     sim_time_exceeded: bool = False
     lines: int = 0
     garbage_chars: int = 0
+    # the runner's own memory accounting (method_allocator_*, planned buffers, out-of-memory lines)
+    memory: RunnerMemory = field(default_factory=RunnerMemory)
 
     @property
     def passed(self) -> bool | None:
@@ -189,6 +193,7 @@ class UartParser:
                 return [ev]
         log = _ET_LOG.search(line)
         msg = log.group(5) if log else line
+        feed_memory_line(self.report.memory, msg)
         for handler in (self._fault, self._test, self._stats, self._cycles, self._output):
             ev = handler(line, msg, n)
             if ev is not None:

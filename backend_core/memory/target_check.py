@@ -1,0 +1,73 @@
+"""The memory prediction inside `cmlens run`: predict before the build, size the runner's pools from
+it (`--tight`) or check forced pools against it (`--method-pool`), and afterwards put the runner's own
+UART figures beside the prediction and its out-of-memory lines into words."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import CmlensError
+from .method_alloc import ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound
+from .plan import program_bytes, read_plan
+from .runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
+
+Emit = Callable[[str, str], None]
+
+
+def predict_for_run(model: Path, etdump_intermediates: bool, emit: Emit | None = None,
+                    debug_buffer_bytes: int | None = None, uart_etdump: bool = True) -> dict[str, Any] | None:
+    """The prediction for the runner that `cmlens run` builds for this .pte/.bpte (None, with a note,
+    when the file cannot be analysed: the run itself still goes ahead)."""
+    data = model.read_bytes()
+    bundled = model.suffix == ".bpte"
+    try:
+        plan = read_plan(program_bytes(data) if bundled else data)
+    except CmlensError as e:
+        if emit:
+            emit("cmlens", f"memory: no prediction for {model.name}: {e.message}")
+        return None
+    debug = debug_buffer_bytes or ET_DEBUG_BUFFER_SIZE
+    est = estimate_method_allocator(plan, temp_pool=0x200000, etdump_intermediates=etdump_intermediates,
+                                    bundled_inputs=bundled, debug_buffer_bytes=debug)
+    # The libraries always have the event tracer: over the UART the runner then base64-encodes the ETDump
+    # (and the debug buffer) into one more method-pool allocation after the run.
+    b64 = etdump_base64_bound(plan, debug if etdump_intermediates else 0) if uart_etdump else 0
+    return {"planned_bytes": plan.planned_bytes, "method_allocator": est.to_dict(),
+            "temp_allocator_bytes": est.temp_pool_min, "pte_bytes": plan.pte_bytes,
+            "etdump_base64_bytes": b64}
+
+
+def run_pools(pred: dict[str, Any] | None, tight: bool, method_pool: int | None, temp_pool: int | None,
+              emit: Emit) -> tuple[int | None, int | None]:
+    """(method pool, temp pool) for the runner build; None keeps the runner's defaults."""
+    if pred is None:
+        if tight:
+            emit("cmlens", "memory: --tight needs a prediction: keeping the default pools")
+        return method_pool, temp_pool
+    need = pred["method_allocator"]["used"]
+    temp_need = pred["temp_allocator_bytes"]
+    if tight:
+        method_pool = method_pool if method_pool is not None else need + pred.get("etdump_base64_bytes", 0)
+        temp_pool = temp_pool if temp_pool is not None else temp_need
+        emit("cmlens", f"memory: tight build: method allocator pool {method_pool:,} B, temp pool {temp_pool:,} B "
+                       f"(predicted: method allocator {need:,} B + ETDump base64 buffer "
+                       f"{pred.get('etdump_base64_bytes', 0):,} B after the run; temp {temp_need:,} B)")
+    if method_pool is not None and method_pool < need:
+        emit("cmlens", f"pre-flight (memory): will fail: the method allocator pool ({method_pool:,} B) is smaller "
+                       f"than the predicted need ({need:,} B = planned {pred['method_allocator']['planned']:,} + "
+                       f"Method::load {pred['method_allocator']['loaded']:,} + inputs "
+                       f"{pred['method_allocator']['input']:,}): expect an out-of-memory failure")
+    return method_pool, temp_pool
+
+
+def check_run(pred: dict[str, Any] | None, mem: RunnerMemory, method_pool: int | None,
+              temp_pool: int | None) -> dict[str, Any] | None:
+    """The `memory` block of a run result: prediction, runner figures, the row-by-row check."""
+    if pred is None:
+        return None
+    rows = compare(pred, mem) if mem.seen else []
+    problem = explain_failure(mem, pred)
+    return {"predicted": pred, "runner": mem.to_dict(), "check": rows,
+            "pools": {"method": method_pool, "temp": temp_pool},
+            "ok": None if not rows else all(r["ok"] is not False for r in rows),
+            "problem": problem, "lines": comparison_lines(rows) if rows else []}
