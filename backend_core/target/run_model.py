@@ -52,6 +52,7 @@ class RunOptions:
     profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
     preflight: bool = True            # stop before the build when backend_core.preflight finds a certain failure
+    etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
     tight: bool = False               # size the runner's pools from backend_core.memory's prediction
     method_pool: int | None = None    # force ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (bytes)
     temp_pool: int | None = None      # force ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (bytes)
@@ -77,6 +78,7 @@ class ModelRunResult:
     profile: Any = None               # profile.Profile with --profile
     profile_problem: str = ""         # why there is no profile although --profile was asked for
     memory: dict[str, Any] | None = None   # prediction vs the runner's memory lines (memory/target_check.py)
+    reference_warnings: list[str] = field(default_factory=list)   # degenerate expected outputs (reference_check)
 
     @property
     def passed(self) -> bool:
@@ -103,6 +105,7 @@ class ModelRunResult:
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
             "libraries_cached": self.libs_cached, "cold_library_build_s": self.cold_library_build_s,
             "memory": self.memory,
+            "reference_warnings": self.reference_warnings,
             "elf": str(self.elf), "files": {k: str(v) for k, v in self.files.items()},
             "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
             "profile": None if self.profile is None else self.profile.to_dict(),
@@ -138,6 +141,7 @@ class ModelRunResult:
             lines += ["memory: prediction vs the runner's own figures"] + ["  " + x for x in self.memory["lines"]]
         if self.problem:
             lines.append(f"problem: {self.problem}")
+        lines += [f"warning: {w}" for w in self.reference_warnings]
         t = self.timings
         lines.append("time: " + ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in t.items())
                      + (" (libraries cached)" if self.libs_cached else ""))
@@ -207,6 +211,13 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     else:
         model, timings["lower_s"] = model_file(source, opts, workdir, emit)
     step("check ops")
+    ref_warnings: list[str] = []
+    if model.suffix == ".bpte":      # a PASS against near-constant reference outputs proves nothing
+        from ..pipeline.reference_check import bundle_warnings
+
+        ref_warnings = bundle_warnings(model.read_bytes(), opts.atol)
+        for w in ref_warnings:
+            emit("cmlens", f"warning: {w}")
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -218,7 +229,8 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
 
     # --etdump on QEMU: the runner writes etdump.bin / debug_buffer.bin to host files through semihosting
     # (seconds of base64 on the UART otherwise: ~16 s for mobilenet_v1_025); FVP and boards keep the UART.
-    host_files = opts.semihosting or (opts.etdump and board.simulator == "qemu" and model.suffix == ".bpte")
+    host_files = opts.semihosting or (opts.etdump and not opts.etdump_uart and board.simulator == "qemu"
+                                      and model.suffix == ".bpte")
     debug_size = None
     if opts.etdump:
         from .debug_buffer import check_fits, plan_for_model
@@ -286,6 +298,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     run.memory = check_run(mem_pred, result.report.memory, *pools)
     if run.memory and run.memory["problem"]:
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
+    run.reference_warnings = ref_warnings
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)
