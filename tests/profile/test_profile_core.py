@@ -182,3 +182,18 @@ def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:
     text = cmp.table()
     assert "ratio to m55" in text and "3.00" in text and "whole inference" in text
     json.dumps(cmp.to_dict(), allow_nan=False)
+
+
+def test_units_are_named_for_what_they_count() -> None:
+    """QEMU -icount: instructions; QEMU without it: not a cost; the FVP (no FVP here, only its board
+    row): its cycles, not trusted for absolute timing."""
+    from backend_core.profile.run import run_unit
+    from backend_core.target.boards import board_for
+
+    q = run_unit(board_for("cortex-m55", "qemu"), icount=True)
+    assert (q.name, q.label, q.deterministic) == ("instructions", "instructions executed (QEMU -icount), not cycles",
+                                                  True)
+    assert "shift=5" in q.source
+    assert run_unit(board_for("cortex-m4", "qemu"), icount=False).name == "ticks"
+    f = run_unit(board_for("cortex-m55", "fvp"), icount=True)
+    assert f.name == "cycles" and "not trusted for absolute timing" in f.label and not f.deterministic
