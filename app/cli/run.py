@@ -62,6 +62,9 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         "(default on QEMU: host files through semihosting, seconds faster)")
     r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
     r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
+    r.add_argument("--qtol", type=int, default=0, metavar="N",
+                   help="relax --atol by N quantization steps of the output, as ExecuTorch's own Cortex-M tests "
+                        "do (qtol=1 for LUT activations; default 0)")
     r.add_argument("--cache-dir", type=Path, metavar="DIR",
                    help="cache of library and runner builds (default: ~/.cache/cmlens)")
     r.add_argument("--quiet", action="store_true", help="do not echo build output")
@@ -126,7 +129,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
                       profile=bool(getattr(args, "profile", False)) or budget is not None,
-                      etdump_uart=bool(getattr(args, "etdump_uart", False)),
+                      etdump_uart=bool(getattr(args, "etdump_uart", False)), qtol=getattr(args, "qtol", 0),
                       preflight=not getattr(args, "skip_preflight", False),
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)

@@ -146,11 +146,3 @@ def _same_op(a: str, b: str) -> bool:
 
     return op_base_name(a) == op_base_name(b)
 
-
-def find_program(record_path: Path) -> Path | None:
-    """`<stem>.pte` / `<stem>.bpte` next to the record (what aot_arm_compiler writes side by side)."""
-    for suffix in (".pte", ".bpte"):
-        cand = record_path.with_suffix(suffix)
-        if cand.is_file():
-            return cand
-    return None

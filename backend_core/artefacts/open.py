@@ -102,7 +102,6 @@ def _companions(main: Path, kind: str, etrecord: Any, etdump: Any, debug_buffer:
                 ) -> dict[str, Path | None]:
     """Companion files, given or found next to `main`, each checked to be what it claims."""
     from .etdump import find_debug_buffer
-    from .etrecord import find_program
 
     def given(p: Any, want: str, what: str) -> Path | None:
         if p in (None, ""):
@@ -134,6 +133,15 @@ def _companions(main: Path, kind: str, etrecord: Any, etdump: Any, debug_buffer:
     if dump is not None and out["debug_buffer"] is None:
         out["debug_buffer"] = find_debug_buffer(dump)
     return out
+
+
+def find_program(record_path: Path) -> Path | None:
+    """`<stem>.pte` / `<stem>.bpte` next to a record (what aot_arm_compiler writes side by side)."""
+    for suffix in (".pte", ".bpte"):
+        cand = record_path.with_suffix(suffix)
+        if cand.is_file():
+            return cand
+    return None
 
 
 def _open_program(path: Path, kind: str, data: bytes, say: Callable[[str], None]) -> ArtefactResult:

@@ -24,8 +24,20 @@ from .schemas import KernelSchema, kernel_schema
 STAGE_PROGRAM = "program"
 
 
-def deserialize(data: bytes, name: str) -> Any:
-    """ExecuTorch's PTEFile for `data`; a flatbuffer it cannot parse is bad input, not a crash."""
+def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
+    """ExecuTorch's PTEFile for `data`; a flatbuffer it cannot parse is bad input, not a crash.
+
+    `fast`: when every kernel's schema is in the version-keyed table (schemas.py), read the program
+    without importing torch (fastread.py); else with `deserialize_pte_binary`."""
+    if fast:
+        from .fastread import fast_pte_file
+
+        try:
+            pte = fast_pte_file(data)
+        except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
+            pte = None
+        if pte is not None:
+            return pte
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     try:
@@ -214,11 +226,11 @@ class _Builder:
                     self.value_qp.setdefault(src, qp)
                 return [(0, qp)], None, None
             return [], qp, None
-        if target.startswith("cortex_m."):
-            schema = kernel_schema(*_split(target))
-            if schema is not None and schema.op is not None:
-                fake = SimpleNamespace(target=schema.op, args=[named.get(n) for n in names], kwargs={})
-                return [], None, requant_from_cortex_m_args(fake)
+        if target.startswith("cortex_m.") and names:
+            # the snapshot code's decoder reads argument names from `target._schema`
+            op = SimpleNamespace(_schema=SimpleNamespace(arguments=[SimpleNamespace(name=n) for n in names]))
+            fake = SimpleNamespace(target=op, args=[named.get(n) for n in names], kwargs={})
+            return [], None, requant_from_cortex_m_args(fake)
         return [], None, None
 
     def build(self) -> None:
@@ -252,11 +264,6 @@ class _Builder:
                 self.edges.append(EdgeSnapshot(src=self.producer[o], dst="output", arg_index=i,
                                                dtype=V.dtype_of(t), shape=tuple(int(s) for s in t.sizes),
                                                qparams=self.value_qp.get(o)))
-
-
-def _split(target: str) -> tuple[str, str]:
-    ns, op, overload = target.split(".", 2)
-    return f"{ns}::{op}", overload
 
 
 def _qparam(named: dict[str, Any], target: str) -> QParam | None:

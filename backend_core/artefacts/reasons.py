@@ -11,18 +11,12 @@ from dataclasses import replace
 from ..fallback.suggestions import suggestion_for
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import KIND_CMSIS, KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
+from .schemas import substitution_bases
+
+__all__ = ["explain_program", "explain_program_node", "substitution_bases"]
 
 _ACTIVATIONS = frozenset({"relu", "relu_", "clamp", "clamp_", "hardtanh", "hardtanh_", "relu6"})
 _FUSES_INTO = ("quantized_conv2d", "quantized_depthwise_conv2d", "quantized_linear", "quantized_add")
-
-
-def substitution_bases() -> frozenset[str]:
-    """Base names of the aten ops AtenToCortexMPass can rewrite in the installed ExecuTorch."""
-    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
-
-    from ..snapshot.capture import target_name
-
-    return frozenset(op_base_name(target_name(t)) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)
 
 
 def _neighbours(snap: GraphSnapshot, node: NodeSnapshot) -> tuple[list[NodeSnapshot], list[NodeSnapshot]]:

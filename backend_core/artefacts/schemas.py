@@ -1,12 +1,24 @@
 """Operator schemas for the kernels a program calls, from the installed libraries: the cortex_m
 ops are registered by importing ExecuTorch's Cortex-M backend, aten comes with torch, and the
 executorch_prim / dim_order ops with ExecuTorch's exir. A kernel the installed versions do not
-know (a program from another ExecuTorch) gets positional names and is reported, not guessed."""
+know (a program from another ExecuTorch) gets positional names and is reported, not guessed.
+
+The first time schemas are read from torch, the out-variant schemas of these namespaces (about
+1,100) and AtenToCortexMPass's substitution table are written to a JSON file keyed by the
+installed versions; later reads take them from there without importing torch (~8 s), which is
+what lets a .pte open in well under a second (fastread.py)."""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+NAMESPACES = ("aten", "cortex_m", "dim_order_ops", "executorch_prim", "quantized_decomposed")
+TABLE_VERSION = "1"
 
 
 @dataclass(frozen=True)
@@ -22,10 +34,10 @@ class KernelSchema:
     functional: str       # the functional overload's target, e.g. cortex_m.quantized_linear.default
     args: tuple[ArgSpec, ...]
     n_returns: int
-    op: Any = None        # the OpOverload (requant decoding reads its _schema)
 
 
 _registered = False
+_table: dict[str, Any] | None = None
 
 
 def register_libraries() -> None:
@@ -38,35 +50,112 @@ def register_libraries() -> None:
     import executorch.exir.passes.dim_order_ops_registry  # noqa: F401
     import executorch.exir.passes.executorch_prim_ops_registry  # noqa: F401
     _registered = True
+    if cached_table() is None:
+        save_table(build_table())
 
 
-@lru_cache(maxsize=None)
-def kernel_schema(name: str, overload: str) -> KernelSchema | None:
-    """Schema of `name.overload` (e.g. "cortex_m::quantized_linear", "out"), or None if unknown."""
+def table_path() -> Path:
+    from ..cache import cache_root
+    from ..versions import stack_versions
+
+    key = hashlib.sha1(json.dumps([TABLE_VERSION, stack_versions()], sort_keys=True).encode()).hexdigest()[:16]
+    return cache_root() / "schemas" / f"{key}.json"
+
+
+def cached_table() -> dict[str, Any] | None:
+    """The schema table of the installed versions, or None before torch was ever asked."""
+    global _table
+    if _table is None:
+        try:
+            _table = json.loads(table_path().read_text())
+        except (OSError, ValueError):
+            return None
+    return _table
+
+
+def _spec(schema: Any) -> dict[str, Any]:
+    name, overload = schema.name, schema.overload_name or "default"
+    return {"text": str(schema), "functional": _functional(name, overload),
+            "args": [[a.name, str(a.type), bool(a.alias_info is not None and a.alias_info.is_write and a.kwarg_only)]
+                     for a in schema.arguments], "n_returns": len(schema.returns)}
+
+
+def _functional(name: str, overload: str) -> str:
+    ns, op = name.split("::", 1)
+    base = overload.removesuffix("_out").removesuffix("out").rstrip("_") or "default"
+    return f"{ns}.{op}.{base}"
+
+
+def build_table() -> dict[str, Any]:
+    import torch
+
+    from ..snapshot.capture import target_name
+    from ..snapshot.classify import op_base_name
+
+    ops = {}
+    for s in torch._C._jit_get_all_schemas():
+        ns = s.name.split("::")[0]
+        if ns in NAMESPACES and ("out" in s.overload_name or ns in ("cortex_m", "executorch_prim")):
+            ops[f"{s.name}.{s.overload_name or 'default'}"] = _spec(s)
+    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
+
+    subs = sorted({op_base_name(target_name(t)) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS})
+    return {"version": TABLE_VERSION, "ops": ops, "substitutions": subs}
+
+
+def save_table(table: dict[str, Any]) -> None:
+    global _table
+    _table = table
+    p = table_path()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(table, fh)
+        os.replace(tmp, p)
+    except OSError:
+        pass                     # a read-only cache only costs the next open its torch import
+
+
+def _from_spec(d: dict[str, Any]) -> KernelSchema:
+    return KernelSchema(d["text"], d["functional"], tuple(ArgSpec(*a) for a in d["args"]), int(d["n_returns"]))
+
+
+def kernel_schema(name: str, overload: str, *, allow_import: bool = True) -> KernelSchema | None:
+    """Schema of `name.overload` (e.g. "cortex_m::quantized_linear", "out"), or None if unknown.
+    From the version-keyed table when it has it; else (allow_import) from torch's registry."""
+    key = f"{name}.{overload or 'default'}"
+    table = cached_table()
+    if table is not None and key in table["ops"]:
+        return _from_spec(table["ops"][key])
+    if not allow_import or "::" not in name:
+        return None
     import torch
 
     register_libraries()
-    if "::" not in name:
-        return None
     ns, op_name = name.split("::", 1)
     try:
-        packet = getattr(getattr(torch.ops, ns), op_name)
-        op = getattr(packet, overload or "default")
-        schema = op._schema
+        schema = getattr(getattr(getattr(torch.ops, ns), op_name), overload or "default")._schema
     except (AttributeError, RuntimeError):
         return None
-    args = tuple(ArgSpec(a.name, str(a.type), bool(a.alias_info is not None and a.alias_info.is_write
-                                                  and a.kwarg_only)) for a in schema.arguments)
-    functional = f"{ns}.{op_name}.default"
-    if overload not in ("out", "default"):
-        base = overload.removesuffix("_out")
-        if base and base != overload and base in packet.overloads():
-            functional = f"{ns}.{op_name}.{base}"
-        elif overload.endswith("out") and "default" not in packet.overloads():
-            others = [o for o in packet.overloads() if "out" not in o]
-            functional = f"{ns}.{op_name}.{others[0]}" if others else f"{ns}.{op_name}.{overload}"
-    elif overload == "out" and "default" not in packet.overloads():
-        others = [o for o in packet.overloads() if "out" not in o]
-        if others:
-            functional = f"{ns}.{op_name}.{others[0]}"
-    return KernelSchema(str(schema), functional, args, len(schema.returns), op)
+    spec = _spec(schema)
+    table = cached_table()
+    if table is not None:
+        table["ops"][key] = spec
+        save_table(table)
+    return _from_spec(spec)
+
+
+def known_without_torch(operators: list[tuple[str, str]]) -> bool:
+    """True when the table has every (name, overload) a program calls: it can be read torch-free."""
+    table = cached_table()
+    return table is not None and all(f"{n}.{o or 'default'}" in table["ops"] for n, o in operators)
+
+
+def substitution_bases() -> frozenset[str]:
+    """Base names of the aten ops AtenToCortexMPass can rewrite in the installed ExecuTorch."""
+    table = cached_table()
+    if table is None:
+        register_libraries()
+        table = cached_table() or build_table()
+    return frozenset(table["substitutions"])

@@ -53,6 +53,7 @@ class RunOptions:
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
     preflight: bool = True            # stop before the build when backend_core.preflight finds a certain failure
     etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
+    qtol: int = 0                     # relax atol by this many output quantization steps (ExecuTorch's qtol)
     tight: bool = False               # size the runner's pools from backend_core.memory's prediction
     method_pool: int | None = None    # force ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (bytes)
     temp_pool: int | None = None      # force ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (bytes)
@@ -212,12 +213,20 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
         model, timings["lower_s"] = model_file(source, opts, workdir, emit)
     step("check ops")
     ref_warnings: list[str] = []
+    steps: list[float | None] = []
+    atol = opts.atol
     if model.suffix == ".bpte":      # a PASS against near-constant reference outputs proves nothing
-        from ..pipeline.reference_check import bundle_warnings
+        from ..pipeline.reference_check import bundle_warnings, output_steps
+        from .debug_buffer import read_program
 
         ref_warnings = bundle_warnings(model.read_bytes(), opts.atol)
         for w in ref_warnings:
             emit("cmlens", f"warning: {w}")
+        steps = output_steps(read_program(model))
+        if opts.qtol and any(steps):
+            atol = opts.atol + opts.qtol * max(s for s in steps if s)
+            emit("cmlens", f"tolerance: atol {opts.atol:g} + {opts.qtol} x output step {max(s for s in steps if s):.4g} "
+                           f"= {atol:.4g} (--qtol)")
     check = check_checkout_ops(model, checkout.root)
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
@@ -257,7 +266,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
                             "Pass a model name or a .bpte, or drop --semihosting to bake the .pte in.")
     rreq = RunnerRequest(board, libs, model=None if host_files else model, ops=check.model_ops,
                          semihosting=host_files, etdump=opts.etdump, debug_buffer_size=debug_size,
-                         dump_intermediate_outputs=opts.etdump, atol=opts.atol, rtol=opts.rtol,
+                         dump_intermediate_outputs=opts.etdump, atol=atol, rtol=opts.rtol,
                          method_pool=pools[0], temp_pool=pools[1],
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
@@ -299,6 +308,12 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     if run.memory and run.memory["problem"]:
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     run.reference_warnings = ref_warnings
+    if outcome == "FAIL" and result.report.error_stats:
+        from ..pipeline.reference_check import fail_hint
+
+        hint = fail_hint(result.report.error_stats[0].max_absolute_error, steps, opts.qtol)
+        if hint:
+            run.problem = hint + (f"; {run.problem}" if run.problem else "")
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)

@@ -43,6 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     companions = {k: v for k, v in (("etdump", args.etdump), ("etrecord", args.etrecord),
                                     ("debug_buffer", args.debug_buffer), ("program", args.program)) if v}
+    from ..artefacts.sniff import is_artefact_path
+
+    if is_artefact_path(args.source) and not args.memory:   # read, not lowered: skip the lowering imports
+        from ..artefacts.worker import run_artefact
+
+        return run_artefact(args.source, companions, use_cache=not args.no_cache, report=args.report,
+                            pte=args.pte)
 
     from ..lowering import lower
     from ..pipeline.stages import PipelineOptions
