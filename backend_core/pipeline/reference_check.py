@@ -71,3 +71,40 @@ def bundle_warnings(bpte: bytes, atol: float | None) -> list[str]:
             name = "the reference output" if len(outs) == 1 else f"reference output {i}"
             found.append(f"{name} is degenerate: {reason}; {ADVICE}")
     return found
+
+
+def output_steps(program: Any, method: str = "forward") -> list[float | None]:
+    """The quantization step (scale) of each method output that a `cortex_m::dequantize_per_tensor`
+    writes, from a deserialised Program; None for an output with no such producer (float or int)."""
+    if program is None:
+        return []
+    plan = next(p for p in program.execution_plan if p.name == method)
+    producer: dict[int, float] = {}
+    for chain in plan.chains:
+        for ins in chain.instructions:
+            a = ins.instr_args
+            if not hasattr(a, "op_index"):
+                continue
+            if "dequantize_per_tensor" not in plan.operators[a.op_index].name or len(a.args) < 2:
+                continue
+            scale = getattr(plan.values[a.args[1]].val, "double_val", None)
+            if scale is not None:
+                producer[int(a.args[-1])] = float(scale)
+    return [producer.get(int(o)) for o in plan.outputs]
+
+
+def fail_hint(max_abs_error: float | None, steps: list[float | None], qtol: int) -> str:
+    """For a FAIL whose largest error is a few output quantization steps: say so, and how ExecuTorch's
+    own tests accept it (atol relaxed by qtol steps). "" otherwise."""
+    known = [s for s in steps if s]
+    if max_abs_error is None or not known:
+        return ""
+    step = max(known)
+    lsb = max_abs_error / step
+    if lsb > 4.0 + 1e-6:
+        return ""
+    need = int(lsb + 0.999)
+    return (f"the largest error is {lsb:.1f} output quantization step(s) (scale {step:.4g}): a rounding "
+            "difference of the lowered program (per-layer gaps: --etdump), not a broken kernel. ExecuTorch's "
+            f"own Cortex-M tests relax atol by qtol steps (qtol=1 for LUT activations): rerun with --qtol {need}"
+            + (f" (now {qtol})" if qtol else ""))

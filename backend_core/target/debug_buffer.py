@@ -86,13 +86,25 @@ def plan_from_program(program: Any, method: str = "forward") -> DebugBufferPlan:
     return DebugBufferPlan(count, total, planned, size)
 
 
-def plan_for_model(model: Path) -> DebugBufferPlan:
-    """The plan for a .pte/.bpte file."""
+def read_program(model: Path) -> Any:
+    """The deserialised Program of a .pte/.bpte (ExecuTorch's own deserialiser); None when it is not one."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     from .et_ops import program_bytes
 
-    return plan_from_program(deserialize_pte_binary(program_bytes(Path(model).read_bytes())).program)
+    try:
+        return deserialize_pte_binary(program_bytes(Path(model).read_bytes())).program
+    except Exception:  # noqa: BLE001  ExecuTorch raises plain exceptions on foreign bytes
+        return None
+
+
+def plan_for_model(model: Path) -> DebugBufferPlan:
+    """The plan for a .pte/.bpte file."""
+    program = read_program(model)
+    if program is None:
+        raise BadInputError(f"{model} is not an ExecuTorch program ExecuTorch can read: cannot size the debug buffer.",
+                            "Pass a .pte/.bpte written by `cmlens lower` or ExecuTorch's to_executorch().")
+    return plan_from_program(program)
 
 
 def check_fits(plan: DebugBufferPlan, board: Any, uart_base64: bool, model_name: str) -> None:

@@ -92,3 +92,21 @@ def test_a_zoo_change_invalidates_cached_lowerings(tmp_path: Path) -> None:
         after = fingerprint()
         assert after != before, name
         before = after
+
+
+def test_output_step_and_the_fail_hint_of_a_lut_activation() -> None:
+    """conv -> GELU -> upsample: on QEMU M55 the target matched the lowered program bit for bit on every
+    layer, and the bundle FAILed at atol 0.01 with max abs error 0.029176 = 2 output steps (the LUT GELU of
+    the lowering vs the float GELU of the PT2E reference: 4 of 2048 outputs)."""
+    from backend_core.lowering import lower
+    from backend_core.pipeline.reference_check import fail_hint, output_steps
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    res = lower(str(FIXTURES / "gelu_upsample_cl.py"), want_pte=True)
+    steps = output_steps(deserialize_pte_binary(res.blobs["model.pte"]).program)
+    assert len(steps) == 1 and steps[0] == pytest.approx(0.014587787, rel=1e-6)
+    hint = fail_hint(0.029176, steps, 0)
+    assert hint.startswith("the largest error is 2.0 output quantization step(s) (scale 0.01459)")
+    assert hint.endswith("rerun with --qtol 2")
+    assert fail_hint(0.5, steps, 0) == ""                   # 34 steps off: a real error, no excuse offered
+    assert output_steps(None) == []
