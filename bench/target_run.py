@@ -1,5 +1,7 @@
-"""Benchmark of the target flow (issue 5): cold build of the ExecuTorch libraries (read from the cache's
-stamp), build + run of a second model with the libraries cached (goal <= 30 s), QEMU run time of ds_cnn.
+"""Benchmark of the target flow (issues 5, 9): cold build of the ExecuTorch libraries (read from the cache's
+stamp), build + run of a second model with the libraries cached (goal <= 30 s), QEMU run time of ds_cnn,
+and the --etdump transfer of the second model: base64 on the UART vs host files through semihosting
+(side by side, with the ratio).
 
     .venv/bin/python bench/target_run.py --et-root PATH [--cmsis-nn PATH] [--target cortex-m55]
 
@@ -27,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--second", default="mobilenet_v1_025")
     ap.add_argument("--cache-dir", type=Path)
     ap.add_argument("--runs", type=int, default=3, help="QEMU runs of the first model (median reported)")
+    ap.add_argument("--no-etdump", action="store_true", help="skip the --etdump UART vs host-file comparison")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     if not args.et_root:
@@ -85,10 +88,31 @@ def main(argv: list[str] | None = None) -> int:
               f"{t.get('runner_build_s', 0):.1f} s + run {t.get('run_s', 0):.2f} s = {build_run:.1f} s "
               f"(goal <= 30 s: {'met' if build_run <= 30 else 'MISSED'}); lowering {t.get('lower_s', 0):.1f} s; "
               f"end to end {total:.1f} s")
+        if not args.no_etdump:
+            etdump_transfer(args, co, cmsis, on_line)
     except CmlensError as exc:
         print(f"error: {exc.user_text()}", file=sys.stderr)
         return exc.exit_code
     return 0
+
+
+def etdump_transfer(args, co, cmsis, on_line) -> None:
+    """The second model with --etdump twice: the ETDump + debug buffer as base64 on the UART (what a board
+    or the FVP does), then written to host files through semihosting (cmlens run's QEMU default)."""
+    from backend_core.target.run_model import RunOptions, run_model
+
+    runs = {}
+    for label, uart in (("UART base64", True), ("semihosting host files", False)):
+        opts = RunOptions(target=args.target, cache_root=args.cache_dir, etdump=True, etdump_uart=uart,
+                          timeout=600)
+        r = run_model(args.second, et_root=co.root, cmsis_nn=cmsis.path, options=opts, on_line=on_line)
+        size = sum(p.stat().st_size for n, p in r.files.items() if n in ("etdump.bin", "debug_buffer.bin"))
+        runs[label] = (r.outcome, r.timings.get("run_s", 0.0), size)
+    print(f"\n== --etdump run of {args.second}: ETDump + debug buffer transfer ==")
+    for label, (outcome, run_s, size) in runs.items():
+        print(f"{label:24s} {outcome:5s} run {run_s:7.2f} s  ({size:,} bytes of ETDump + debug buffer)")
+    (_, uart_s, _), (_, host_s, _) = runs.values()
+    print(f"ratio UART / host files: {uart_s / host_s:.1f}x" if host_s else "ratio: n/a")
 
 
 if __name__ == "__main__":
