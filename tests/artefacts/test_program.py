@@ -104,3 +104,24 @@ def test_cli_lower_pte_writes_a_one_stage_report(plain, tmp_path: Path) -> None:
     assert "aten_native_layer_norm_out" in p.stdout and "not recorded in the file" in p.stdout
     html = out_html.read_text()
     assert "s=" in html and " zp=" in html            # edge labels show the zero point with the scale
+
+
+FAST_CHILD = """
+import json, sys
+from backend_core.artefacts import open_artefact
+res = open_artefact(sys.argv[1], use_cache=False)
+print(json.dumps({"torch": "torch" in sys.modules, "snapshot": res.final.to_dict()}, default=str))
+"""
+
+
+@pytest.mark.parametrize("model", ["ds_cnn", "layernorm_mlp"])
+def test_torch_free_read_gives_the_same_snapshot(plain, model: str) -> None:
+    """Once the schema table exists, a .pte is read without importing torch, to the same snapshot."""
+    art = plain(model)
+    full = open_artefact(art.pte, use_cache=False).final      # this process has torch: full deserialiser
+    p = subprocess.run([sys.executable, "-c", FAST_CHILD, str(art.pte)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["torch"] is False
+    assert out["snapshot"] == json.loads(json.dumps(full.to_dict(), default=str))
