@@ -103,7 +103,13 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
             report.items.append(DoctorItem("CMSIS-NN", "ok", f"{nn.path} (from {nn.source})", required=False))
         elif checkout is not None and not reach():
             err = co.offline_cmsis_nn_error(nn.fetch_tag)
-            report.items.append(DoctorItem("CMSIS-NN", "missing", err.message, err.hint, required=True))
+            built = next((i for i in report.items if i.name == "ExecuTorch libraries" and i.status == "ok"), None)
+            if built is None:
+                report.items.append(DoctorItem("CMSIS-NN", "missing", err.message, err.hint, required=True))
+            else:   # runs on the CPUs already built need no download
+                report.items.append(DoctorItem(
+                    "CMSIS-NN", "warning", err.message + " Only a CPU whose libraries are not built yet needs it "
+                    f"({built.detail.split(' in ')[0]}).", err.hint, required=False))
         else:
             report.items.append(DoctorItem("CMSIS-NN", "info", nn.note, required=False))
     except CmlensError as exc:

@@ -133,3 +133,19 @@ def test_cmsis_nn_clone_command_checks_out_a_pinned_commit(tmp_path: Path) -> No
     old = subprocess.run(["git", "clone", str(repo), str(tmp_path / "old"), "-b", pinned], capture_output=True,
                          text=True)
     assert old.returncode != 0 and "not found" in old.stderr
+
+
+def test_offline_without_cmsis_nn_is_only_a_warning_once_libraries_are_built(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from backend_core.target.et_build import EtLibRequest
+
+    monkeypatch.setenv("CMLENS_NETWORK_PROBE", closed_port())
+    root = fake_checkout(tmp_path)
+    req = EtLibRequest(co.inspect_checkout(root).root, "cortex-m55", cache_root=tmp_path / "cache")
+    req.root.mkdir(parents=True)
+    req.stamp.write_text(json.dumps({"commit": None, "cpu": "cortex-m55", "build_type": "Release",
+                                     "et_root": str(req.et_root), "cold_build_s": 700.0}))
+    report = run_doctor(et_root=root, env={}, cache_root=tmp_path / "cache")
+    item = next(i for i in report.items if i.name == "CMSIS-NN")
+    assert item.status == "warning" and "built for cortex-m55 Release" in item.detail
+    assert report.ok
