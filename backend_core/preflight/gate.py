@@ -15,13 +15,14 @@ class PreflightError(BadInputError):
 
     def __init__(self, findings: list[Finding]) -> None:
         first = findings[0]
-        where = f" on {first.node}" if first.node else ""
-        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        where = f" at {first.node}" if first.node else ""
+        more = f", and {len(findings) - 1} more finding(s)" if len(findings) > 1 else ""
         super().__init__(
-            f"Pre-flight: this program will fail on the target{where} ({first.op}): {first.message}{more} "
+            f"Pre-flight: this program will fail on the target{where} ({first.op}, {first.rule}{more}). "
             "Nothing was built.",
-            f"fix: {first.fix}\nSee every finding with `cmlens check MODEL`; run anyway with --skip-preflight.",
-            detail="\n".join(f.line() for f in findings))
+            f"{first.message}\nfix: {first.fix}\nSee every finding with `cmlens check MODEL`; run anyway with "
+            "--skip-preflight.",
+            detail="\n".join(f.line() for f in findings[1:]))
         self.findings = findings
 
 

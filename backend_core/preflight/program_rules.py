@@ -39,6 +39,30 @@ def registry_findings(program: bytes, et_root: str | Path, final: GraphSnapshot 
             out.append(Finding(node=node, rule="missing-kernel", message=msg, fix=hint, certainty=WILL_FAIL,
                                evidence=ev, op=op, source="backends/cortex_m/ops/operators.yaml, "
                                "kernels/portable/functions.yaml, kernels/quantized/quantized.yaml"))
+    out.extend(_not_selected(check.model_ops, check.available, final))
+    return out
+
+
+def _not_selected(ops: list[str], available: dict[str, str], final: GraphSnapshot | None) -> list[Finding]:
+    """Ops the checkout has a portable/quantized kernel for but that cmlens' runner build does not
+    select (kernels/runner registers all cortex_m ops and only `portable_ops(ops)` of the others)."""
+    from ..target.runner_build import portable_ops
+
+    selected = set(portable_ops(ops))
+    out = []
+    for op in ops:
+        if available.get(op) in ("portable", "quantized") and op not in selected:
+            msg = (f"The checkout has a kernel for {op}, but cmlens' runner build does not register it (its "
+                   f"portable op selection takes only aten:: and quantized_decomposed:: ops): loading the method "
+                   f"fails with \"kernel '{op}' not found\" (OperatorMissing, 0x14).")
+            for node in _nodes_for_op(op, final) or [""]:
+                out.append(Finding(node=node, rule="kernel-not-selected", message=msg,
+                                   fix="A bug of cmlens' runner build (backend_core/target/runner_build.py "
+                                       "portable_ops); until it is fixed, remove the op from the model (for a "
+                                       "dim-order copy: the .contiguous() / .to(memory_format=...) that makes it).",
+                                   certainty=WILL_FAIL, evidence=(f"operator {op}: {available[op]} kernel in the "
+                                                                  "checkout", f"runner selects: {sorted(selected)}"),
+                                   op=op, source="backend_core/target/runner_build.py portable_ops"))
     return out
 
 

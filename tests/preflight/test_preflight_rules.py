@@ -183,3 +183,19 @@ def test_html_report_lists_the_findings(tmp_path: Path) -> None:
     page = render_html(lowered(GATE).report(), with_graphs=False)
     assert "Pre-flight: 1 finding(s)" in page and "dim-order-mismatch" in page
     assert "kernels/portable/cpu/op_softmax.cpp:40" in page
+
+
+def test_ops_the_runner_build_does_not_select_are_predicted() -> None:
+    """The `.contiguous()` fix adds dim_order_ops::_clone_dim_order: the checkout has its kernel, and the
+    rule follows what cmlens' runner build registers (found on QEMU: "kernel
+    'dim_order_ops::_clone_dim_order.out' not found", OperatorMissing 0x14)."""
+    from backend_core.target.runner_build import portable_ops
+
+    res = lowered(f"{GATE}:fixed")
+    found = check_snapshot(res.final, program=res.blobs["model.pte"], et_root=_wheel_root())
+    clone = "dim_order_ops::_clone_dim_order.out"
+    selected = clone in portable_ops([clone])
+    rules = [f.rule for f in found if f.op == clone]
+    assert rules == ([] if selected else ["kernel-not-selected"])
+    if not selected:
+        assert res.final.node(found[0].node).target.startswith("dim_order_ops._clone_dim_order")
