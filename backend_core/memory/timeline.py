@@ -28,12 +28,14 @@ class Step:
     scratch_bytes: int = 0           # CMSIS-NN scratch buffers this op takes (memory.alloc)
     constant_bytes: int = 0          # constants first used by this op (flash)
     in_float_island: bool = False
+    out: dict[str, Any] | None = None   # the op's output tensor: bytes, dtype, shape, mem_id, offset
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "op": self.op, "node": self.node, "live_bytes": self.live_bytes,
                 "live_by_mem": {str(k): v for k, v in self.live_by_mem.items()},
                 "float_bytes": self.float_bytes, "scratch_bytes": self.scratch_bytes,
-                "constant_bytes": self.constant_bytes, "in_float_island": self.in_float_island}
+                "constant_bytes": self.constant_bytes, "in_float_island": self.in_float_island,
+                "out": self.out}
 
 
 @dataclass
@@ -93,6 +95,11 @@ def match_nodes(plan: ProgramPlan, final: Any | None) -> list[Any | None]:
     return out
 
 
+def _is_scratch(t: Any, n_uses: int, is_out_arg: bool) -> bool:
+    """A CMSIS-NN scratch buffer: a planned 1-D uint8 memory.alloc tensor only this op names."""
+    return t.planned and t.dtype == "uint8" and len(t.shape) == 1 and n_uses == 1 and not is_out_arg
+
+
 def _union(ranges: list[tuple[int, int]]) -> int:
     total = 0
     end = -1
@@ -148,16 +155,21 @@ def build_timeline(plan: ProgramPlan, final: Any | None = None) -> Timeline:
             t = plan.tensors.get(a)
             if t is None:
                 continue
-            if t.planned and t.dtype == "uint8" and len(t.shape) == 1 and uses.get(a) == 1 and a != out_arg:
+            if _is_scratch(t, uses.get(a, 0), a == out_arg):
                 scratch += t.nbytes
             if t.constant_buffer and t.constant_buffer not in seen_const:
                 seen_const.add(t.constant_buffer)
                 const += plan.constant_sizes.get(t.constant_buffer, t.nbytes)
         island = bool(node is not None and node.kind in ("portable_fallback", "data_movement")
                       and (node.dtype or "") in FLOAT_DTYPES)
+        made = [plan.tensors[a] for a in dict.fromkeys(ins.args) if a in life and life[a][0] == ins.index
+                and a not in plan.inputs and not _is_scratch(plan.tensors[a], uses.get(a, 0), a == out_arg)]
+        ot = max(made, key=lambda t: t.nbytes) if made else (plan.tensors.get(out_arg) if out_arg is not None else None)
+        out = None if ot is None else {"bytes": ot.nbytes, "dtype": ot.dtype, "shape": list(ot.shape),
+                                       "mem_id": ot.mem_id, "offset": ot.offset}
         steps.append(Step(ins.index, ins.op, node.id if node is not None else None,
                           sum(live_by_mem.values()), live_by_mem, sum(_union(r) for r in fl.values()),
-                          scratch, const, island))
+                          scratch, const, island, out))
     peak_index = max(range(len(steps)), key=lambda i: steps[i].live_bytes) if steps else 0
     peak = steps[peak_index].live_bytes if steps else 0
     return Timeline(steps, peak_index, peak, _largest(plan, life, steps), _islands(steps, peak_index))
