@@ -31,6 +31,12 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.add_argument("--activations", default="int8", choices=["int8", "int16"],
                    help="activation type of the per-tensor quantization config (default %(default)s; "
                         "int16 is accepted only by a few kernels)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
+                        "(default: lower the model exactly as given; the report states the option)")
+    p.add_argument("--verify-suggestions", action="store_true",
+                   help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
+                        "last) by re-lowering modified copies; each says verified or not verified")
     p.add_argument("--json", metavar="F", help="write the JSON report")
     p.add_argument("--html", metavar="F", help="write a standalone HTML report")
     p.add_argument("--pte", metavar="F", help="write the ExecuTorch program")
@@ -80,9 +86,17 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
         print("\nNo fallbacks: every compute op runs on a CMSIS-NN kernel.", file=out)
         return
     print(f"\n{len(fbs)} fallback(s) to portable kernels:", file=out)
-    for f in fbs:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in fbs:                   # nodes one user op became are explained once
+        groups.setdefault(f"{f.get('group') or f['node']}|{f['category']}", []).append(f)
+    for members in groups.values():
+        f = members[0]
         where = f"  [{f['source']}]" if f.get("source") else ""
         print(f"\n  {f['node']}  ({f['op']})  — {f['category']}{where}", file=out)
+        if len(members) > 1:
+            rest = ", ".join(m["node"] for m in members[1:])
+            for line in textwrap.wrap(f"and {len(members) - 1} more node(s) of the same op: {rest}", 92):
+                print(f"      {line}", file=out)
         for line in textwrap.wrap(f["reason"], 92):
             print(f"      {line}", file=out)
         if f.get("suggestion"):
@@ -112,9 +126,11 @@ def run_lower(args: argparse.Namespace) -> int:
         if isinstance(calib, str) and calib.isdigit():
             calib = int(calib)
         on_stage, on_status, _ = _progress(args.verbose)
-        result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations), on_stage=on_stage,
-                       on_status=on_status, use_cache=not args.no_cache,
-                       want_pte=bool(args.pte or args.json), want_bpte=bool(args.bpte))
+        result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations,
+                                                   channels_last=args.channels_last),
+                       on_stage=on_stage, on_status=on_status, use_cache=not args.no_cache,
+                       want_pte=bool(args.pte or args.json), want_bpte=bool(args.bpte),
+                       verify_suggestions=args.verify_suggestions)
     except CmlensError as e:
         print(f"error: {e.message}", file=sys.stderr)
         if e.hint:
@@ -156,6 +172,8 @@ def run_lower(args: argparse.Namespace) -> int:
     else:
         print(f"{result.model} → {result.options.target}, {result.options.flow} flow: {result.status} "
               f"in {result.seconds:.1f} s{cached}")
+        print("layout: " + ("channels_last (--channels-last: the model's 4-D weights and inputs were converted)"
+                            if result.options.channels_last else "as given (no conversion)"))
     print_stage_table(report)
     if result.status == "failed":
         err = result.error or {}

@@ -30,6 +30,7 @@ CATEGORIES = {
     "unknown": "unknown (a gap)",
 }
 
+SHARED_FLOAT = "non-quantized"     # SharedQspecQuantizer: "All inputs and outputs ... are non-quantized."
 ACTIVATIONS = frozenset({"relu", "relu_", "hardtanh", "hardtanh_", "clamp", "clamp_"})
 LAYOUT_FIX = ("the legacy flow needs channels_last inputs and weights: "
               "`model.to(memory_format=torch.channels_last)` and `x.to(memory_format=torch.channels_last)`")
@@ -146,15 +147,16 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         cat = "unsupported_module"
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
                f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
-               f"the module into linear/sigmoid/tanh/mul/add nodes like this {base}, which all run in float on "
-               f"portable kernels.")
+               f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels.")
     elif f.int_out and not f.has_qparams:
         cat = "integer_arithmetic"
-        msg = (f"{_at_q(f)} computes on {node.dtype} integers (index arithmetic such as arange/abs/sub on "
-               f"positions, inputs {f.input_dtypes or ['constants']}): integer tensors are not quantized and "
-               f"there is no Cortex-M kernel for them, so it runs on a portable {node.dtype} kernel — usually "
-               f"cheap, no multiply-accumulate work on activations{_later(f)}.")
-    elif f.layout_limited and ctx.flow == "legacy":
+        what = (f"{_at_q(f)} computes" if qbase == base else
+                f"to_edge decomposed {_at_q(f)} into index arithmetic: this {base} computes")
+        msg = (f"{what} on {node.dtype} integers (inputs {f.input_dtypes or ['constants']}), such as "
+               f"arange/abs/sub on positions: integer tensors are not quantized and there is no Cortex-M kernel "
+               f"for them, so it runs on a portable {node.dtype} kernel — usually cheap, no multiply-accumulate "
+               f"work on activations.")
+    elif f.layout_limited and ctx.flow == "legacy" and not (f.has_qparams and not f.float_out):
         cat = "layout"
         msg = (f"The quantizer rejected {_at_q(f)} for its memory layout ({f.limits[0]}), so it runs "
                f"{_float_where(f)} on a portable kernel: {LAYOUT_FIX}.")
@@ -167,6 +169,15 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg = (f"{_at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
                + (f" ({detail})" if detail else "")
                + f", so it stays in {'float' if f.float_out else node.dtype} on a portable kernel.")
+    elif f.rejected and all(SHARED_FLOAT in r for r in f.rejected):
+        cat = "not_annotated"
+        producer = _producer_at_q(ctx, f)
+        msg = (f"{_at_q(f)} has no quantizer pattern of its own: it only shares its neighbours' quantization "
+               f"(SharedQspecQuantizer), and they are float here (\"{f.rejected[0]}\"), so it stays "
+               f"{_float_where(f)} on a portable fp32 kernel{_later(f)}.")
+        suggestion = (f"Quantize its neighbours first: fix the fallback of the op before it"
+                      + (f" ({producer.target} `{producer.name}`)" if producer is not None else "")
+                      + "; this op then shares their int8 quantization.")
     elif f.rejected:
         cat = "rejected_by_quantizer"
         limit = f"; limit hit: {'; '.join(f.limits)}" if f.limits else ""
@@ -201,16 +212,22 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
                           stage=stage, user_op=user_op, group=group_id(user_op, node))
 
 
+def _is_module_op(r: FallbackReason) -> bool:
+    """The node that is the module itself at quantization time (aten.lstm for an nn.LSTM)."""
+    uo = r.user_op
+    return uo is not None and op_base_name(uo.target) == uo.module_type.lower()
+
+
 def _grouped(reasons: dict[str, FallbackReason], targets: dict[str, str]) -> dict[str, FallbackReason]:
     """Nodes of one group get one explanation (the group's first), naming how many nodes it became."""
-    by_group: dict[str, list[str]] = {}
-    for nid, r in reasons.items():
-        by_group.setdefault(r.group, []).append(nid)
+    by_group: dict[tuple[str, str], list[str]] = {}
+    for nid, r in reasons.items():       # one explanation per group and category
+        by_group.setdefault((r.group, r.category), []).append(nid)
     out = dict(reasons)
     for gid, members in by_group.items():
         if len(members) < 2:
             continue
-        lead = reasons[members[0]]
+        lead = reasons[next((m for m in members if _is_module_op(reasons[m])), members[0])]
         ops = sorted({op_base_name(targets[m]) for m in members})
         note = (f" (one explanation for the {len(members)} portable nodes it became: "
                 f"{', '.join(ops[:8])}{', …' if len(ops) > 8 else ''})")
@@ -220,7 +237,7 @@ def _grouped(reasons: dict[str, FallbackReason], targets: dict[str, str]) -> dic
             msg = lead.message.rstrip(".") + note + "."
             if own_op and r.user_op and lead.user_op and own_op != lead.user_op.target:
                 msg += f" This node: {own_op} at quantization time."
-            out[nid] = replace(r, category=lead.category, message=msg, suggestion=lead.suggestion)
+            out[nid] = replace(r, message=msg, suggestion=lead.suggestion)
     return out
 
 

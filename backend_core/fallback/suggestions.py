@@ -25,6 +25,8 @@ OP_SUGGESTIONS: dict[str, str] = {
               "tensors or try --flow explicit.",
     "convolution": "Legacy flow needs channels-last (NHWC) inputs for convs: pass channels_last "
                    "tensors or try --flow explicit.",
+    "conv1d": "The legacy flow has no conv1d pattern: try --flow explicit (it quantizes conv1d), or write it "
+              "as a Conv2d with a 1xK kernel on a channels_last [N, C, 1, L] tensor.",
     "add": "CMSIS-NN add needs equal shapes or a per-channel broadcast on channels_last tensors; "
            "expand the operand first.",
     "mul": "CMSIS-NN mul needs equal shapes or a per-channel broadcast on channels_last tensors; "

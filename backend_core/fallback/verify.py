@@ -80,6 +80,12 @@ def verify_suggestions(final: GraphSnapshot, model: Any, options: Any, supported
         fix = fix_for(fb, options.flow, options.channels_last)
         if fix:
             wanted.setdefault(fix, set()).add(fb.group)
+    if CHANNELS_LAST in wanted:
+        # An activation that follows an NCHW conv could not fuse because the conv stayed in
+        # float: the same re-lowering shows whether it fuses once the conv is channels-last.
+        for fb in fbs.values():
+            if fb.category == "activation_not_fused" and "already follows" in fb.suggestion:
+                wanted[CHANNELS_LAST].add(fb.group)
     if not wanted:
         return final
     outcome: dict[str, tuple[str, str]] = {}           # group -> (verified, text)

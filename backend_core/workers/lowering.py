@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calib", default=None)
     ap.add_argument("--activations", default="int8", choices=["int8", "int16"])
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--channels-last", action="store_true",
+                    help="convert 4-D weights and inputs to channels_last (default: the model as given)")
+    ap.add_argument("--verify-suggestions", action="store_true",
+                    help="re-lower modified copies to check the fixes the tool can try")
     ap.add_argument("--report", default=None, help="also write the JSON report here")
     ap.add_argument("--pte", default=None)
     ap.add_argument("--bpte", default=None)
@@ -68,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
-        result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations),
+        result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations,
+                                                    channels_last=args.channels_last),
                        on_stage=on_stage, use_cache=not args.no_cache,
+                       verify_suggestions=args.verify_suggestions,
                        want_pte=bool(args.pte or args.memory), want_bpte=bool(args.bpte),
                        on_status=lambda t: emit({"type": STATUS, "text": t}),
                        artefact_companions=companions or None)

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calib", default=None)
     ap.add_argument("--inputs", default=None, help="N random samples, or a folder of .pt/.npy")
     ap.add_argument("--json", default=None, help="also write the result JSON here")
+    ap.add_argument("--channels-last", action="store_true",
+                    help="convert 4-D weights and inputs to channels_last (default: the model as given)")
     ap.add_argument("--cancel-on-eof", action="store_true",
                     help="stop when stdin closes (the GUI closes it to cancel)")
     args = ap.parse_args(argv)
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..numerics.run import run_numerics
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-        result = run_numerics(args.source, PipelineOptions(args.target, args.flow, calib), spec,
+        result = run_numerics(args.source, PipelineOptions(args.target, args.flow, calib, channels_last=args.channels_last), spec,
                               progress=_Throttle("analysis"), on_lowering=_Throttle("lowering"),
                               should_stop=cancel.is_set)
     except Exception as e:  # noqa: BLE001 - report anything, never die silently

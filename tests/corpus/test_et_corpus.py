@@ -1,0 +1,56 @@
+"""ExecuTorch's own Cortex-M test cases (277 McuTestCases installed with the wheel) lowered by
+the project and by plain ExecuTorch on the same model and inputs, as given: the same status, the
+same non-cortex_m ops, no `unknown` reason, and every reason names the op at quantization time.
+
+Slow (about 3.5 min on 2 cores: two lowerings per case, in 2 worker processes); CI runs it."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from . import et_cases
+from .compare import CaseResult, run_corpus
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[CaseResult]:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CMLENS_CACHE", str(tmp_path_factory.mktemp("corpus-cache")))   # workers inherit it
+    try:
+        return run_corpus(et_cases.case_names())
+    finally:
+        mp.undo()
+
+
+def test_the_corpus_is_executorchs_installed_cases_minus_named_skips() -> None:
+    names = et_cases.case_names()
+    assert len(names) >= 270, len(names)
+    assert set(et_cases.skipped()) <= set(et_cases.KNOWN_SKIPS), et_cases.skipped()
+
+
+def test_status_and_non_cortex_m_ops_equal_plain_executorch(corpus: list[CaseResult]) -> None:
+    bad = [(r.name, r.status, r.plain_status, r.error[:200], r.plain_error[:200],
+            sorted(set(r.ops.items()) ^ set(r.plain_ops.items()))[:6]) for r in corpus if not r.matches]
+    assert not bad, f"{len(bad)} case(s) differ from plain ExecuTorch: {bad[:10]}"
+
+
+def test_no_fallback_is_unknown(corpus: list[CaseResult]) -> None:
+    unknown = [(r.name, f["id"], f["message"]) for r in corpus for f in r.fallbacks
+               if f["category"] in (None, "unknown")]
+    assert not unknown, unknown[:10]
+
+
+def test_every_fallback_message_names_the_op_at_quantization_time(corpus: list[CaseResult]) -> None:
+    missing = [(r.name, f["id"], f["user_op"], f["message"][:160]) for r in corpus for f in r.fallbacks
+               if not f["user_op"] or f["user_op"] not in f["message"]]
+    assert not missing, missing[:10]
+
+
+def test_the_corpus_has_fallbacks_of_several_categories(corpus: list[CaseResult]) -> None:
+    """Guards the three tests above against passing on an empty or fallback-free corpus."""
+    cats = collections.Counter(f["category"] for r in corpus for f in r.fallbacks)
+    assert {"layout", "not_annotated", "rejected_by_quantizer", "unsupported_module",
+            "integer_arithmetic", "no_cortex_m_rewrite"} <= set(cats), cats
