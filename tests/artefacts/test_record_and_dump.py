@@ -6,13 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from backend_core.artefacts import open_artefact
 from backend_core.snapshot.model import KIND_FALLBACK
-from backend_core.target.uart import parse_uart
-
-FIXTURES = Path(__file__).resolve().parents[1] / "target" / "fixtures"
 
 
 def test_etrecord_gives_its_graphs_as_stages(plain, tmp_path: Path) -> None:
@@ -36,22 +31,6 @@ def test_etrecord_gives_its_graphs_as_stages(plain, tmp_path: Path) -> None:
     res = open_artefact(lone, use_cache=False)
     assert [s.stage for s in res.snapshots] == ["exported program", "quantized", "edge program"]
     assert res.final is not None and any("does not embed the .pte" in n for n in res.notes)
-
-
-@pytest.fixture(scope="module")
-def recorded_run(tmp_path_factory: pytest.TempPathFactory):
-    """The ETDump + debug buffer of a real QEMU run (UART text) and the ETRecord + .bpte of the same
-    seeded model made here with plain ExecuTorch APIs (the same program as the one that ran)."""
-    pytest.importorskip("executorch")
-    from .plain_flow import make_from_file
-
-    work = tmp_path_factory.mktemp("run")
-    block = parse_uart((FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt").read_text()).etdumps[0]
-    (work / "run.etdump").write_bytes(block.files["etdump.bin"])
-    (work / "debug_buffer.bin").write_bytes(block.files["debug_buffer.bin"])
-    made = make_from_file(FIXTURES / "tiny_conv_model.py", work)
-    assert len(made.pte.read_bytes()) == 5932          # the runner logged "PTE Model data loaded. Size: 5932"
-    return work, made
 
 
 def test_etdump_overlays_per_op_rows_and_gaps(recorded_run) -> None:
