@@ -202,7 +202,7 @@ class MainWindow(QMainWindow):
     def _on_artefact(self, extras: dict) -> None:
         """An ETDump overlay goes to the Run-on-target tab's plots; notes go to the status bar."""
         if extras.get("overlay"):
-            self.target_panel.show_recorded(extras["overlay"], Path(str(extras.get("path", ""))).name,
+            self.target_panel.show_recorded(extras["overlay"], Path(str(extras["overlay"].get("etdump", ""))).name,
                                             extras.get("notes", []))
             self.show_tab("target")
         elif extras.get("notes"):

@@ -61,7 +61,10 @@ class TargetPanel(QWidget):
         gaps in the same plot as a run's, its per-op rows and notes in the result view."""
         import html
 
-        self.result_view.show_outcome("RECORDED RUN", OUTCOME_COLORS.get("PASS", "#2e7d32"))
+        gaps = overlay.get("gaps")
+        diverged = bool(gaps and gaps.get("first_divergence"))
+        self.result_view.show_outcome("RECORDED RUN" + (": GAPS" if diverged else ""),
+                                      OUTCOME_COLORS.get("FAIL" if diverged else "PASS", "#2e7d32"))
         prof = overlay.get("profile") or {}
         unit = prof.get("unit") or {}
         out = [f"<p><b>ETDump:</b> {html.escape(name)} (recorded outside this app)</p>"]
@@ -74,7 +77,6 @@ class TargetPanel(QWidget):
                            f"<tr><td><tt>{html.escape(str(o.get('node') or o.get('op')))}</tt></td>"
                            f"<td align=right>{o.get('count', 0):,}</td><td align=right>{100 * (o.get('share') or 0):.1f}%"
                            f"</td></tr>" for o in ops[:8]) + "</table>")
-        gaps = overlay.get("gaps")
         if gaps:
             first = gaps.get("first_divergence")
             out.append(f"<p><b>per-layer gaps:</b> {len(gaps.get('layers', []))} layers, "
