@@ -167,7 +167,10 @@ def _open_program(path: Path, kind: str, data: bytes, say: Callable[[str], None]
     if len(pte.program.execution_plan) > 1:
         notes.append(f"{len(pte.program.execution_plan)} methods; showing '{pte.program.execution_plan[0].name}'")
     if bundled:
+        from .bpte import case_text
+
         snap.extra["bundled_cases"] = len(bundled)
+        notes += [case_text(c) for c in bundled[:4]]
     return ArtefactResult(str(path), kind, [snap], data, str(path), snap.extra["memory_plan"], bundled,
                           notes=notes)
 

@@ -80,7 +80,8 @@ class _Builder:
         self.nodes.append(NodeSnapshot(id=node_id, name=node_id, fx_op=fx_op, target=target, kind=kind,
                                        dtype=V.dtype_of(t) if t else None,
                                        shape=tuple(int(s) for s in t.sizes) if t else None, flags=flags,
-                                       args=(f"value {index}",)))
+                                       args=(f"value {index}",),
+                                       dim_order=tuple(int(d) for d in t.dim_order) if t else None))
         self.producer[index] = node_id
         place = V.planned(t) if t is not None else None
         if place is not None and kind == KIND_INPUT:
@@ -200,7 +201,8 @@ class _Builder:
             shape=tuple(int(s) for s in first_out.sizes) if first_out is not None else None,
             inputs=tuple(inputs), args=tuple(arg_text) + extra_args, input_qparams=tuple(sorted(in_qp)),
             output_qparams=out_qp, requant=requant, schema=schema.text if schema else "",
-            flags=flags + (("instruction", str(pos)),)))
+            flags=flags + (("instruction", str(pos)),),
+            dim_order=tuple(int(d) for d in first_out.dim_order) if first_out is not None else None))
         for t in out_tensors:
             self.producer[t] = node_id
             place = V.planned(self.tensor(t)) if self.tensor(t) is not None else None
