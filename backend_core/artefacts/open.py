@@ -43,7 +43,8 @@ def _key(files: list[Path | None]) -> str:
 def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdump: str | Path | None = None,
                   debug_buffer: str | Path | None = None, program: str | Path | None = None,
                   use_cache: bool = True, on_stage: StageCallback | None = None,
-                  on_status: Callable[[str], None] | None = None) -> ArtefactResult:
+                  on_status: Callable[[str], None] | None = None,
+                  on_planned: Callable[[list[str]], None] | None = None) -> ArtefactResult:
     """Read `path` (.pte, .bpte, .etrecord or .etdump) and its companions into snapshots.
 
     `etrecord` / `etdump` / `debug_buffer` / `program` name companion files; when not given they
@@ -61,6 +62,8 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
         hit = cache.load(key)
         if hit is not None:
             res = ArtefactResult.from_cached(hit[0], hit[1].get("program.pte"))
+            if on_planned:
+                on_planned([s.stage for s in res.snapshots])
             for s in res.snapshots:
                 if on_stage:
                     on_stage(s)
@@ -89,7 +92,9 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
         record = main if kind == ETRECORD else comp["etrecord"]
         res.overlay = overlay(dump, res.snapshots[-1], etrecord=record,
                               debug_buffer=comp["debug_buffer"], notes=res.notes)
-    for s in res.snapshots:
+    if on_planned:
+        on_planned([s.stage for s in res.snapshots])
+    for s in res.snapshots:          # streamed before the cache is written: the viewer waits for nothing
         if on_stage:
             on_stage(s)
     res.seconds = time.perf_counter() - t0

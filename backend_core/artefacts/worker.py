@@ -12,17 +12,15 @@ from .open import open_artefact
 
 def run_artefact(source: str, companions: dict[str, str], *, use_cache: bool = True, report: str | None = None,
                  pte: str | None = None) -> int:
-    stages = []
     try:
-        res = open_artefact(source, use_cache=use_cache, on_stage=stages.append,
+        res = open_artefact(source, use_cache=use_cache,
+                            on_planned=lambda names: emit({"type": PLANNED, "stages": names}),
+                            on_stage=lambda s: emit({"type": STAGE, "snapshot": s.to_dict()}),
                             on_status=lambda t: emit({"type": STATUS, "text": t}), **companions)
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
         msg = error_message(e, "lowering worker")
         emit(msg)
         return msg["exit_code"]
-    emit({"type": PLANNED, "stages": [s.stage for s in stages]})
-    for s in stages:
-        emit({"type": STAGE, "snapshot": s.to_dict()})
     emit({"type": RESULT, "result": {"artefact": res.extras()}})
     if report:
         Path(report).write_text(json.dumps(res.report(), default=str))
