@@ -78,10 +78,12 @@ def output_steps(program: Any, method: str = "forward") -> list[float | None]:
     writes, from a deserialised Program; None for an output with no such producer (float or int)."""
     if program is None:
         return []
-    plan = next(p for p in program.execution_plan if p.name == method)
+    plan = next((p for p in program.execution_plan or [] if p.name == method), None)
+    if plan is None:
+        return []
     producer: dict[int, float] = {}
-    for chain in plan.chains:
-        for ins in chain.instructions:
+    for chain in plan.chains or []:
+        for ins in chain.instructions or []:
             a = ins.instr_args
             if not hasattr(a, "op_index"):
                 continue
@@ -90,7 +92,7 @@ def output_steps(program: Any, method: str = "forward") -> list[float | None]:
             scale = getattr(plan.values[a.args[1]].val, "double_val", None)
             if scale is not None:
                 producer[int(a.args[-1])] = float(scale)
-    return [producer.get(int(o)) for o in plan.outputs]
+    return [producer.get(int(o)) for o in plan.outputs or []]
 
 
 def fail_hint(max_abs_error: float | None, steps: list[float | None], qtol: int) -> str:

@@ -57,7 +57,7 @@ def _tensor_bytes(t: Any) -> int:
 def plan_from_program(program: Any, method: str = "forward") -> DebugBufferPlan:
     """The plan for one method of a deserialised Program (executorch.exir.schema)."""
     plan = next(p for p in program.execution_plan if p.name == method)
-    seen = set(plan.inputs)
+    seen = set(plan.inputs or [])
     total, count = 0, 0
 
     def visit(idx: int) -> None:
@@ -75,13 +75,13 @@ def plan_from_program(program: Any, method: str = "forward") -> DebugBufferPlan:
             total += _align(_tensor_bytes(val))
             count += 1
 
-    for chain in plan.chains:
-        for ins in chain.instructions:
+    for chain in plan.chains or []:
+        for ins in chain.instructions or []:
             args = getattr(ins.instr_args, "args", None)
             if args is not None and hasattr(ins.instr_args, "op_index"):   # KernelCall
                 for a in args:
                     visit(int(a))
-    planned = sum(int(b) for b in list(plan.non_const_buffer_sizes)[1:])
+    planned = sum(int(b) for b in list(plan.non_const_buffer_sizes or [])[1:])
     size = max(DEFAULT_DEBUG_BUFFER, _align(total + HEADROOM, 64 * 1024))
     return DebugBufferPlan(count, total, planned, size)
 

@@ -114,12 +114,18 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     model.write_bytes(make_bpte(make_pte([[("cortex_m::quantized_linear", "out")]])))
     fake_toolchain(tmp_path, monkeypatch, build.elfs[variant])
     code_, out, err = run_cli(["run", str(model), "--et-root", str(root), "--cache-dir", str(tmp_path / "cache"),
-                               "--timeout", "20", "--json", "--cmsis-nn", str(fake_cmsis_nn(tmp_path))])
+                               "--timeout", "20", "--json", "--cmsis-nn", str(fake_cmsis_nn(tmp_path)),
+                               "--protocol"])
     assert code_ == code, out + err
     assert "cmlens: ops: all 1 operators of the model have kernels in the checkout (1 cortex_m)" in out
     assert "--preset arm-baremetal" in out and "-S " in out and "kernels/runner" in out
     assert "  | fake cmake --build" in out                     # build output streamed
     assert "uart> " in out                                     # UART streamed
+    from backend_core import protocol
+
+    steps = [m["step"] for m in map(protocol.parse_line, out.splitlines()) if m and m.get("type") == "step"]
+    assert steps == ["lower", "check ops", "libraries", "build runner", "run", "results"]   # --protocol
+    assert set(steps) <= set(protocol.RUN_STEPS)
     assert f"m on mps3-an547 (cortex-m55, qemu): {outcome}" in out
     assert "cycles: unavailable on qemu (simulator: not cycle-accurate anyway)" in out
     data = json.loads(out[out.index("{\n"):])
