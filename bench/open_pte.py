@@ -94,8 +94,10 @@ def main() -> int:
             t, _, cached, gt = run_once(pte, fresh, fresh / "s.ini")
             times["reopen"].append(t)
             gui_torch |= gt
+    load = os.getloadavg()
     print(f"open {pte.name} ({pte.stat().st_size / 1e6:.1f} MB, {nodes} nodes in the program stage) to the graph "
-          f"on screen, median of {args.repeat} (torch imported in the GUI process: {gui_torch}):")
+          f"on screen, median of {args.repeat} (torch imported in the GUI process: {gui_torch}; load average "
+          f"{load[0]:.1f} on {os.cpu_count()} cores: wall times grow with it):")
     for k, v in times.items():
         m = statistics.median(v)
         print(f"  {k:9s} {m:6.2f} s   (runs: {', '.join(f'{x:.2f}' for x in v)})   "
