@@ -86,6 +86,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 for s in stages if s is not final}
     total = len(samples) * len(stages)
     done = 0
+    reference_outputs: list[Any] = []               # the last sample's fake-quant (else lowered) outputs
     for si, sample in enumerate(samples):
         values: dict[str, dict[str, Any]] = {}      # stage -> layer -> dequantized, final shape
         raw: dict[str, dict[str, Any]] = {}         # stage -> point node -> captured value
@@ -170,6 +171,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
         lo = outputs[final.name]
         qo = outputs.get(fq_stage.name, []) if fq_stage else []
         fo = outputs.get(float_stage.name, []) if float_stage else []
+        reference_outputs = qo or lo
         while len(out_accs) < len(lo):
             out_accs.append({p: ErrorAccumulator() for p in
                              (PAIR_LOWERED_VS_FQ, PAIR_LOWERED_VS_FLOAT, PAIR_FQ_VS_FLOAT)})
@@ -242,6 +244,13 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 c.note = (f"{r.reused} of {r.reused + r.executed} node runs reused from "
                           f"{reuses[c.stage][0]} (same op, identical argument values)")
     notes = []
+    from ..pipeline.reference_check import degenerate_reason   # issue 9: a comparison of near-constants
+
+    for i, ref in enumerate(reference_outputs):
+        why = degenerate_reason(ref.detach().double().numpy()) if ref is not None else ""
+        if why:
+            notes.append(f"output {i}: {why}; these numerics compare near-constant outputs: use real weights "
+                         "or calibration data")
     derived = [lp.node for lp in plans if lp.reference == "derived"]
     if derived:
         notes.append(f"{len(derived)} layer(s) have no debug handle of their own (created by a pass "

@@ -49,20 +49,21 @@ class CpuComparison:
         short = [c.replace("cortex-", "") for c in self.cpus]
         head = [f"{self.model}: {self.unit} per layer across CPUs (ratio to {ref.replace('cortex-', '')})"]
         cols = "".join(f" {s:>11} {'x':>5}" for s in short)
-        rows = [f"  {'node':40} {'op':26}{cols}"]
+        w = min(max([len(r.key) for r in self.rows] + [20]), 64)     # full node ids
+        rows = [f"  {'node':{w}} {'op':26}{cols}"]
         for r in self.rows:
             cells = ""
             for c in self.cpus:
                 n, q = r.counts.get(c), r.ratio(c, ref)
                 cells += f" {('-' if n is None else f'{n:,}'):>11} {('-' if q is None else f'{q:.2f}'):>5}"
             op = r.op.replace("cortex_m.", "").replace(".default", "")
-            rows.append(f"  {r.key[:40]:40} {op[:26]:26}{cells}")
+            rows.append(f"  {r.key[:w]:{w}} {op[:26]:26}{cells}")
         cells = ""
         for c in self.cpus:
             t, b = self.totals.get(c), self.totals.get(ref)
             q = None if not t or not b else t / b
             cells += f" {('-' if t is None else f'{t:,}'):>11} {('-' if q is None else f'{q:.2f}'):>5}"
-        rows.append(f"  {'whole inference (Method::execute)':67}{cells}")
+        rows.append(f"  {'whole inference (Method::execute)':{w + 27}}{cells}")
         return "\n".join(head + rows)
 
 
