@@ -33,6 +33,9 @@ def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
                         "hang never ends, fault / fault-udf crash on purpose")
     s.add_argument("--build-dir", type=Path, metavar="DIR",
                    help="root of the build directories (default: ~/.cache/cmlens/build)")
+    s.add_argument("--icount", action="store_true",
+                   help="QEMU -icount: the workload tick counts become instructions executed (deterministic; "
+                        "not cycles)")
     s.add_argument("--quiet", action="store_true", help="do not echo build output")
     s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
     s.add_argument("--json-file", type=Path, metavar="FILE",
@@ -56,7 +59,7 @@ def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextI
               f"time limit {args.timeout:g} s", file=out, flush=True)
         result = run_selftest(args.target, args.sim, args.timeout, variant=args.firmware,
                               build_root=args.build_dir, on_line=on_line,
-                              on_step=step_emitter(args, out))
+                              on_step=step_emitter(args, out), icount=getattr(args, "icount", False))
         print("-" * 60, file=out)
         print(result.summary(), file=out)
         code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,13 +98,15 @@ def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float =
                  variant: str = "selftest", build_root: Path | None = None,
                  on_line: LineCallback | None = None, on_event: EventCallback | None = None,
                  cancel_event: threading.Event | None = None, build: BuildResult | None = None,
-                 icount: bool = False) -> SelftestResult:
+                 on_step: Callable[[str], None] | None = None, icount: bool = False) -> SelftestResult:
     """Build (incrementally) and run a self-test firmware for `target` on `sim`.
 
     icount=True runs QEMU with `-icount`: the workload tick counts are then instructions executed.
 
     Raises UnsupportedTargetError / ToolMissingError (exit 2), BuildError / SimulatorError (exit 3),
-    Cancelled. A FAIL, fault or hang is a result, not an exception."""
+    Cancelled. A FAIL, fault or hang is a result, not an exception. `on_step(name)`: each of
+    backend_core.protocol.SELFTEST_STEPS as it begins."""
+    step = on_step or (lambda name: None)
     if variant not in VARIANTS:
         raise ValueError(f"unknown self-test variant {variant!r}; known: {', '.join(VARIANTS)}")
     board = board_for(target, sim)
@@ -111,12 +114,14 @@ def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float =
     cancel_event = cancel_event or threading.Event()
     runner = runner_for(board, on_line=on_line, on_event=on_event, cancel_event=cancel_event, icount=icount)
     runner.require()  # a missing simulator is reported before a build that could not be run anyway
+    step("build runner")
     if build is None or fw not in build.elfs:
         req = BuildRequest(board, (fw,), build_root=build_root)
         build = KernelBuilder(req, on_line=on_line, cancel_event=cancel_event).run()
     elf = build.elfs[fw]
     if on_line:
         on_line("cmlens", f"$ {' '.join(runner.command(elf))}")
+    step("run")
     result = runner.run(elf, timeout=timeout)
     return SelftestResult(
         target=board.cpu, board=board, variant=variant, outcome=_outcome(result), exit_code=result.exit_code,

@@ -103,3 +103,22 @@ def test_generated_linker_script_is_the_boards_json_memory_map(firmware, build_r
         (r.name, r.access, r.origin, r.length) for r in board.memory]
     assert re.findall(r'REGION_ALIAS\("(\w+)", (\w+)\);', script) == list(board.sections)
     assert script.rstrip().endswith("INCLUDE cmlens_sections.ld")
+
+
+def test_cli_selftest_icount_prints_instruction_counts(firmware, build_root: Path) -> None:
+    """`cmlens selftest --icount`: the summary gives the workload counts and names them instructions."""
+    import io
+
+    from app.cli import build_parser
+
+    loop = _loop_length(firmware("cortex-m4").elfs["cmlens_selftest"])
+    args = build_parser().parse_args(["selftest", "--target", "cortex-m4", "--icount", "--quiet",
+                                      "--build-dir", str(build_root)])
+    out = io.StringIO()
+    assert args.func(args, out=out, err=io.StringIO()) == 0
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("workload ticks:"))
+    m = re.fullmatch(r"workload ticks: 1x ([\d,]+), 2x ([\d,]+) \(instructions executed \(QEMU -icount\), "
+                     r"not cycles\)", line)
+    assert m, line
+    one, two = (int(g.replace(",", "")) for g in m.groups())
+    assert loop * WORKLOAD_ITERATIONS <= one < loop * WORKLOAD_ITERATIONS + 1000 and abs(two / one - 2) < 0.01
