@@ -129,7 +129,7 @@ def run_lower(args: argparse.Namespace) -> int:
         result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations,
                                                    channels_last=args.channels_last),
                        on_stage=on_stage, on_status=on_status, use_cache=not args.no_cache,
-                       want_pte=bool(args.pte or args.json), want_bpte=bool(args.bpte),
+                       want_pte=bool(args.pte or args.json or args.html), want_bpte=bool(args.bpte),
                        verify_suggestions=args.verify_suggestions)
     except CmlensError as e:
         print(f"error: {e.message}", file=sys.stderr)
@@ -147,7 +147,7 @@ def run_lower(args: argparse.Namespace) -> int:
     if args.bpte and "model.bpte" in result.blobs:
         artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
     report = result.report(artifacts, with_graphs=bool(args.json or args.html))
-    if args.json:
+    if args.json or args.html:
         from backend_core.memory.source import memory_for_result
 
         memory = memory_for_result(result)      # the JSON report's `memory` section (docs/json-format.md)

@@ -70,6 +70,10 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
     else:
         parts.append("<p class='ok'>Nothing in the final program is known to fail on the target.</p>")
 
+    if report.get("memory") and "planned_bytes" in report["memory"]:
+        from ..memory.html import memory_html
+
+        parts.append(memory_html(report["memory"]))
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
                  "<th>rewritten</th><th>seconds</th></tr>")
     for st in report["stages"]:

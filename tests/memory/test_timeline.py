@@ -37,3 +37,14 @@ def test_scratch_bytes_differ_per_cpu_as_cmsis_nn_sizes_them() -> None:
         totals[t] = sum(s["bytes"] for s in rep["scratch"])
         assert all(s["node"].startswith("cortex_m_") for s in rep["scratch"])
     assert totals == {"cortex-m0": 0, "cortex-m4": 256, "cortex-m55": 20608}
+
+
+def test_html_section_shows_the_plan_and_one_bar_per_op() -> None:
+    from backend_core.memory import attach_board, board_named
+    from backend_core.memory.html import memory_html
+
+    low = lowered_program("ds_cnn")
+    rep = attach_board(analyze_memory(low.pte, low.final), board_named("nrf5340"))
+    page = memory_html(rep)
+    assert "planned arena, memory id 1</td><td>20,464" in page
+    assert page.count("<rect ") == len(rep["timeline"]) and "fits nrf5340" in page
