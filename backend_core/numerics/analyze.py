@@ -247,7 +247,8 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     from ..pipeline.reference_check import degenerate_reason   # issue 9: a comparison of near-constants
 
     for i, ref in enumerate(reference_outputs):
-        why = degenerate_reason(ref.detach().double().numpy()) if ref is not None else ""
+        # 0.01: the default atol of a target run's bundle check (cmlens run --atol)
+        why = degenerate_reason(ref.detach().double().numpy(), 0.01) if ref is not None else ""
         if why:
             notes.append(f"output {i}: {why}; these numerics compare near-constant outputs: use real weights "
                          "or calibration data")

@@ -110,3 +110,11 @@ def test_output_step_and_the_fail_hint_of_a_lut_activation() -> None:
     assert hint.endswith("rerun with --qtol 2")
     assert fail_hint(0.5, steps, 0) == ""                   # 34 steps off: a real error, no excuse offered
     assert output_steps(None) == []
+
+
+def test_numerics_note_degenerate_reference_outputs() -> None:
+    from backend_core.numerics.run import run_numerics
+
+    r = run_numerics(str(FIXTURES / "near_zero_linear.py"), None, 1)
+    assert any("output 0: every reference output" in n or "output 0: all" in n for n in r.notes), r.notes
+    assert any("these numerics compare near-constant outputs" in n for n in r.notes)
