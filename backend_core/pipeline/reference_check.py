@@ -97,16 +97,18 @@ def output_steps(program: Any, method: str = "forward") -> list[float | None]:
 
 def fail_hint(max_abs_error: float | None, steps: list[float | None], qtol: int) -> str:
     """For a FAIL whose largest error is a few output quantization steps: say so, and how ExecuTorch's
-    own tests accept it (atol relaxed by qtol steps). "" otherwise."""
+    own Cortex-M tests accept it (atol relaxed by qtol steps: 1 for LUT activations, 10 for MobileNetV2,
+    20 for MobileNetV3, in backends/cortex_m/test/). "" for larger errors."""
     known = [s for s in steps if s]
     if max_abs_error is None or not known:
         return ""
     step = max(known)
     lsb = max_abs_error / step
-    if lsb > 4.0 + 1e-6:
+    if lsb > 20.0 + 1e-6:
         return ""
     need = int(lsb + 0.999)
-    return (f"the largest error is {lsb:.1f} output quantization step(s) (scale {step:.4g}): a rounding "
-            "difference of the lowered program (per-layer gaps: --etdump), not a broken kernel. ExecuTorch's "
-            f"own Cortex-M tests relax atol by qtol steps (qtol=1 for LUT activations): rerun with --qtol {need}"
-            + (f" (now {qtol})" if qtol else ""))
+    return (f"the largest error is {lsb:.1f} output quantization step(s) (scale {step:.4g}): rounding of the "
+            "integer kernels against the float fake-quant reference, compounded layer by layer (per-layer gaps "
+            "with --etdump show whether the target matches the lowered program). ExecuTorch's own Cortex-M tests "
+            "relax atol by qtol steps (1 for LUT activations, 10 for MobileNetV2, 20 for MobileNetV3): rerun with "
+            f"--qtol {need}" + (f" (now {qtol})" if qtol else ""))
