@@ -92,7 +92,8 @@ def parse_runner_memory(text: str) -> RunnerMemory:
 
 
 def explain_failure(mem: RunnerMemory, prediction: dict[str, Any] | None = None) -> str | None:
-    """The runner's out-of-memory lines as one sentence a user can act on (None: no such line)."""
+    """The runner's out-of-memory lines as one sentence a user can act on (None: no such line; a method
+    load that failed for another reason, e.g. 0x14 OperatorMissing, is not called out of memory)."""
     parts = []
     for line in mem.failures:
         if m := _PLANNED_FAILED.search(line):
@@ -101,11 +102,9 @@ def explain_failure(mem: RunnerMemory, prediction: dict[str, Any] | None = None)
         elif m := _ALLOC_FAILED.search(line):
             parts.append(f"the pool ran out while loading the program: {int(m.group(1)):,} bytes requested, "
                          f"{int(m.group(2)):,} left")
-        elif m := _LOAD_FAILED.search(line):
-            if int(m.group(2), 16) == MEMORY_ALLOCATION_FAILED:
-                parts.append(f"loading method {m.group(1)} failed: out of memory (MemoryAllocationFailed, 0x21)")
-            else:
-                parts.append(f"loading method {m.group(1)} failed with status 0x{m.group(2)}")
+        elif (m := _LOAD_FAILED.search(line)) and int(m.group(2), 16) == MEMORY_ALLOCATION_FAILED:
+            parts.append(f"loading method {m.group(1)} failed: out of memory (MemoryAllocationFailed, 0x21)")
+        # any other load status (0x14 OperatorMissing, ...) is not a memory failure: not explained here
     if not parts:
         return None
     text = "Out of memory on the target: " + "; ".join(dict.fromkeys(parts)) + "."

@@ -46,3 +46,6 @@ def test_out_of_memory_lines_in_words() -> None:
     assert "180 bytes requested, 4 left" in msg and "MemoryAllocationFailed" in msg
     assert "needs 31,504 bytes" in msg and "pool has 30,000" in msg
     assert explain_failure(parse_runner_memory("I [executorch] Model run: 1\n")) is None
+    # a load that failed for another reason (QEMU run of maxpool_ceil: 0x14 OperatorMissing) is not OOM
+    other = "I [executorch:arm_executor_runner.cpp:870 runner_init()] Loading of method forward failed with status 0x14\n"
+    assert explain_failure(parse_runner_memory(other), analyze_memory(low.pte, low.final)) is None
