@@ -27,6 +27,7 @@
 static volatile uint32_t wraps; /* times the counter reached 0 */
 static int started;
 static uint64_t to_instr_num = 1, to_instr_den = 1; /* instructions = ceil(ticks * num / den) */
+static int to_instr_shift = -1; /* log2(den) when den is a power of two (every board so far): no division */
 
 static uint64_t gcd_u64(uint64_t a, uint64_t b) {
   while (b) {
@@ -45,6 +46,11 @@ void cmlens_ticks_init(void) {
     uint64_t g = gcd_u64(num, den);
     to_instr_num = num / g;
     to_instr_den = den / g;
+    to_instr_shift = -1;
+    if ((to_instr_den & (to_instr_den - 1u)) == 0) {
+      to_instr_shift = 0;
+      while ((1ull << to_instr_shift) < to_instr_den) to_instr_shift++;
+    }
   }
   wraps = 0;
   SYST_CSR = 0;
@@ -78,6 +84,8 @@ uint64_t cmlens_systick_read(void) {
 uint64_t cmlens_ticks_read(void) {
   uint64_t t = cmlens_systick_read();
   if (!counts_instructions()) return t;
+  /* A read costs instructions that ETDump's events then include: keep the common case division-free. */
+  if (to_instr_shift >= 0) return (t * to_instr_num + to_instr_den - 1u) >> to_instr_shift;
   return (t * to_instr_num + to_instr_den - 1u) / to_instr_den;
 }
 
