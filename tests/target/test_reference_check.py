@@ -59,6 +59,7 @@ def test_cmlens_run_warns_before_building(near_zero_bpte: Path, tmp_path: Path) 
     assert not (tmp_path / "c" / "executorch").exists()
 
 
+@pytest.mark.slow
 def test_zoo_mobilenet_v2_is_not_degenerate() -> None:
     import torch
 
