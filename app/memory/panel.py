@@ -9,7 +9,8 @@ Public API (the shell wires it; this package imports no other feature package):
 - signal `boardChanged(str)`: the board picked;
 - `node_html(node_id)`: a node's output bytes, where they live (memory id, offset), scratch, constants,
   live bytes at that op, for the inspector;
-- `verdict()`: the current verdict dict (or None).
+- `verdict()`: the current verdict dict (or None);
+- `bytes_by_node(what)`: {node id: bytes} ("live_bytes", "scratch_bytes", "constant_bytes") to colour the graph.
 The verdict for another board is recomputed here (backend_core.memory.attach_board is plain Python);
 nothing here imports torch or ExecuTorch."""
 from __future__ import annotations
@@ -127,6 +128,13 @@ class MemoryPanel(QWidget):
         if i < 0:
             raise ValueError(f"unknown board {name!r}")
         self.board.setCurrentIndex(i)
+
+    def bytes_by_node(self, what: str = "live_bytes") -> dict[str, int]:
+        """{final node id: bytes} to colour the graph by bytes: "live_bytes" (planned bytes alive at the
+        op), "scratch_bytes" or "constant_bytes"."""
+        if self.report is None:
+            return {}
+        return {s["node"]: int(s[what]) for s in self.report["timeline"] if s.get("node")}
 
     def verdict(self) -> dict[str, Any] | None:
         return None if self.report is None else self.report.get("verdict")

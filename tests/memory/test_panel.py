@@ -60,6 +60,8 @@ def test_timeline_click_selects_the_node_and_islands_are_shaded(panel, qtbot) ->
     assert sig.args == ["aten_native_layer_norm_default"]
     html = panel.node_html("aten_native_layer_norm_default")
     assert "the peak" in html and "float island" in html and "memory id 1" in html
+    heat = panel.bytes_by_node()
+    assert max(heat, key=heat.get) == "aten_native_layer_norm_default"
 
 
 def test_no_memory_in_the_message_says_why(panel) -> None:  # noqa: ANN001
