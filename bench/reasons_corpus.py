@@ -62,6 +62,15 @@ def main() -> None:
     print(f"\n{len(results)} cases ({len(et_cases.skipped())} test modules skipped: "
           + "; ".join(f"{k}: {v}" for k, v in et_cases.skipped().items()) + ")")
     print(f"status and non-cortex_m ops equal to plain ExecuTorch: {sum(r.matches for r in results)}/{len(results)}")
+    for r in results:
+        if not r.matches:
+            print(f"  DIFF {r.name}: {r.status}/{r.plain_status} {r.error[:150]} | {r.plain_error[:150]} | "
+                  f"{sorted(set(r.ops.items()) ^ set(r.plain_ops.items()))[:4]}")
+    fbs = [(r.name, f) for r in results for f in r.fallbacks]
+    unknown = [(n, f["id"]) for n, f in fbs if f["category"] in (None, "unknown")]
+    unnamed = [(n, f["id"]) for n, f in fbs if not f["user_op"] or f["user_op"] not in f["message"]]
+    print(f"fallbacks: {len(fbs)}; unknown: {len(unknown)} {unknown[:5]}; message not naming the op at "
+          f"quantization time: {len(unnamed)} {unnamed[:5]}")
     print(f"median per case: project {ms:.2f} s, plain ExecuTorch {mp:.2f} s, ratio of medians "
           f"{ms / mp:.2f}, median of per-case ratios {statistics.median(ratios):.2f}   (goal ≤ 1.10)")
     print(f"total: project {sum(r.seconds for r in results):.0f} s, plain {sum(r.plain_seconds for r in results):.0f} s; "

@@ -16,13 +16,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[CaseResult]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("CMLENS_CACHE", str(tmp_path_factory.mktemp("corpus-cache")))   # workers inherit it
-    try:
-        return run_corpus(et_cases.case_names())
-    finally:
-        mp.undo()
+def corpus() -> list[CaseResult]:
+    return run_corpus(et_cases.case_names())      # CMLENS_CACHE is private (conftest.py)
 
 
 def test_the_corpus_is_executorchs_installed_cases_minus_named_skips() -> None:
