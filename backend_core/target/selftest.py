@@ -47,7 +47,7 @@ class SelftestResult:
 
     @property
     def ticks(self) -> dict[str, int]:
-        """Tick counts of the firmware's fixed workloads, e.g. {"1x": 8000109, "2x": 16000114}."""
+        """Tick counts of the firmware's fixed workloads, e.g. {"1x": 8000068, "2x": 16000073}."""
         return workload_ticks(self.uart)
 
     @property
