@@ -199,3 +199,12 @@ def test_ops_the_runner_build_does_not_select_are_predicted() -> None:
     assert rules == ([] if selected else ["kernel-not-selected"])
     if not selected:
         assert res.final.node(found[0].node).target.startswith("dim_order_ops._clone_dim_order")
+
+
+def test_transpose_conv_with_stride_and_padding_may_give_wrong_numbers() -> None:
+    """A measured rule (conformance on QEMU M55): a "may fail", so `cmlens run` still runs it."""
+    res = lowered(str(MODELS / "conv_transpose.py"))
+    [f] = [f for f in res.preflight if f.rule == "transpose-conv-stride-padding"]
+    assert f.certainty == "may fail" and not certain(res.preflight)
+    assert res.final.node(f.node).target == "cortex_m.quantized_transpose_conv2d.default"
+    assert "stride [2, 2] and padding [1, 1]" in f.message
