@@ -222,7 +222,9 @@ class MainWindow(QMainWindow):
         msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
                        f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
                "failed": "Lowering failed; earlier stages stay browsable",
-               "cancelled": "Lowering cancelled", "error": "Lowering did not start (see the error panel)"}
+               "cancelled": "Lowering cancelled",
+               "error": ("The file could not be read" if verb == "Read" else "Lowering did not start")
+               + " (see the error panel)"}
         self.statusBar().showMessage(msg.get(status, status))
 
     def _export(self, kind: str, filt: str) -> None:
@@ -321,6 +323,7 @@ class MainWindow(QMainWindow):
         self.numerics.shutdown()
         self.target_panel.shutdown()
         self.session.worker.cancel()
+        self.inspector.shutdown()
         self.exporter.shutdown()
         self.graph.shutdown()
 
