@@ -71,6 +71,23 @@ def supported_targets() -> frozenset[str]:
     return frozenset(target_name(t) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)
 
 
+def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts: PipelineOptions,
+                   on_status: Callable[[str], None] | None) -> tuple[dict, dict] | None:
+    """--verify-suggestions on a lowering that is already cached: only the re-lowerings of the
+    modified copies run (the GUI's Verify button after a lowering), stored under `key`."""
+    base = cache.load(base_key)
+    if base is None or base[0]["status"] != "done":
+        return None
+    from .fallback.verify import verify_suggestions as verify
+
+    payload, blobs = base
+    snaps = list(payload["snapshots"])
+    snaps[-1] = verify(snaps[-1], load_model(spec), opts, supported_targets(), on_status)
+    payload = {**payload, "snapshots": snaps}
+    cache.store(key, payload, blobs)
+    return payload, blobs
+
+
 def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
@@ -94,6 +111,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
     if use_cache:
         hit = cache.load(key)
+        if hit is None and verify_suggestions:
+            hit = _verify_cached(cache, cache_key(spec.fingerprint(), opts.key()), key, spec, opts, on_status)
         if hit is not None and need <= set(hit[1]):
             payload, blobs = hit
             snaps = payload["snapshots"]

@@ -78,7 +78,7 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
                               no_cache: bool = False, report: str | None = None, pte: str | None = None,
                               bpte: str | None = None, channels_last: bool = False,
                               companions: dict[str, str | None] | None = None,
-                              memory: bool = False) -> list[str]:
+                              memory: bool = False, verify_suggestions: bool = False) -> list[str]:
     """`python` arguments for the lowering worker (an argument list: never a shell string)."""
     args = ["-m", LOWERING_WORKER, source, "--target", target, "--flow", flow]
     if calib:
@@ -87,6 +87,8 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
         args.append("--no-cache")
     if channels_last:
         args.append("--channels-last")
+    if verify_suggestions:
+        args.append("--verify-suggestions")   # re-lowers modified copies in the worker
     if memory:
         args.append("--memory")     # the done message then carries the memory report (Memory panel)
     for flag, value in (("--report", report), ("--pte", pte), ("--bpte", bpte)):

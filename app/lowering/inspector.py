@@ -7,16 +7,18 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from backend_core.layout import tensor_text
 from backend_core.preflight.dim_order import describe as describe_dim_order
 from backend_core.preflight.finding import Finding
 from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
+from backend_core.fallback.verify import fix_for
 
 from app.widgets import theme
 from app.lowering.session import LoweringSession
 from app.lowering.view_state import ViewState
+from app.lowering.verify_job import RUNNING, SuggestionVerifier
 
 CSS = """
 body { font-family: 'DejaVu Sans'; font-size: 12px; color: #263238; }
@@ -57,12 +59,68 @@ class NodeInspector(QWidget):
         self.browser.anchorClicked.connect(self._on_link)
         self.browser.document().setDefaultStyleSheet(CSS)
         lay.addWidget(self.browser)
+        row = QHBoxLayout()
+        self.verify_btn = QPushButton("Verify suggestion", self)
+        self.verify_btn.setToolTip("Re-lower a modified copy of the model (in a worker process) with the "
+                                   "suggested change and check that the fallback goes away")
+        self.verify_btn.clicked.connect(self.verify_selected)
+        row.addWidget(self.verify_btn)
+        self.verify_label = QLabel("", self)
+        self.verify_label.setWordWrap(True)
+        row.addWidget(self.verify_label, 1)
+        lay.addLayout(row)
+        self.verifier = SuggestionVerifier(self)
+        self.verifier.changed.connect(lambda *_: self.refresh())
         state.selectionChanged.connect(lambda *_: self.refresh())
         state.stageChanged.connect(lambda *_: self.refresh())
+        session.started.connect(self.verifier.reset)
         session.started.connect(self.refresh)
+        session.finished.connect(lambda *_: self.refresh())
         self.refresh()
 
+    # ------------------------------------------------------------------ verify
+    def _selected_fallback(self) -> NodeSnapshot | None:
+        final = self.session.final()
+        if final is None or self.state.selected is None or self.state.stage != final.index:
+            return None
+        n = final.node(self.state.selected)
+        return n if n is not None and n.fallback is not None else None
+
+    def verify_selected(self) -> None:
+        n = self._selected_fallback()
+        if n is not None and self.session.request is not None and not self.verifier.is_running():
+            self.verifier.verify(self.session.request, n.id)
+
+    def shutdown(self) -> None:
+        self.verifier.shutdown()
+
+    def _update_verify(self) -> None:
+        n = self._selected_fallback()
+        req = self.session.request
+        if n is None or req is None or self.session.is_running():
+            self.verify_btn.setVisible(n is not None)
+            self.verify_btn.setEnabled(False)
+            self.verify_label.setText("")
+            return
+        self.verify_btn.setVisible(True)
+        verdict = self.verifier.verdict(n.id) or ((n.fallback.verified, n.fallback.verification)
+                                                  if n.fallback.verified else None)
+        can_try = fix_for(n.fallback, req.flow, req.channels_last) is not None or n.fallback.verified
+        self.verify_btn.setEnabled(bool(can_try) and not self.verifier.is_running())
+        if verdict is not None:
+            state, text = verdict
+            color = {"verified": "#2e7d32", RUNNING: "#546e7a"}.get(state, "#c62828")
+            self.verify_label.setText(f"<span style='color:{color}'><b>{_e(text.split(' — ')[0])}</b></span>"
+                                      + (f"<br><span style='color:#607d8b'>{_e(text.split(' — ', 1)[1])}</span>"
+                                         if " — " in text else ""))
+        elif not can_try:
+            self.verify_label.setText("<span style='color:#90a4ae'>no automatic change to try for this "
+                                      "fallback</span>")
+        else:
+            self.verify_label.setText("")
+
     def refresh(self) -> None:
+        self._update_verify()
         snaps = self.session.snapshots
         st = self.state.stage
         if st < 0 or st >= len(snaps) or self.state.selected is None:
@@ -125,6 +183,10 @@ class NodeInspector(QWidget):
         ev = "".join(f"<li>{_e(e)}</li>" for e in fb.evidence)
         return (f"<div class='fb'><b>⚠ Portable fallback — {_e(fb.category)}</b><br>{_e(fb.message)}"
                 + (f"<br><b>Evidence</b><ul>{ev}</ul>" if ev else "")
+                + (f"<b>The op you wrote</b><br><span class='mono'>{_e(fb.user_op.target)}</span> "
+                   f"<span class='dim'>`{_e(fb.user_op.name)}` at quantization time"
+                   + (f", {_e(fb.user_op.source)}" if fb.user_op.source else "") + "</span><br>"
+                   if fb.user_op else "")
                 + (f"<b>Suggested change</b><br>{_e(fb.suggestion)}<br>" if fb.suggestion else "")
                 + (f"<span class='dim'>last touched by: {_e(fb.stage)}</span>" if fb.stage else "")
                 + "</div>")

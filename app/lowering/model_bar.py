@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QToolButton, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar,
+                               QPushButton, QToolButton, QWidget)
 
 from backend_core.models.zoo import ZOO, zoo_names
 from backend_core.cpus import DEFAULT_TARGET, ISA, TARGETS
@@ -63,6 +63,11 @@ class ModelBar(QWidget):
         lay.addWidget(self.flow)
         self.calib = SamplesPicker("Calibration", "Calibrate", zero_text="default", parent=self)
         lay.addWidget(self.calib)
+        self.channels_last = QCheckBox("channels-last", self)
+        self.channels_last.setToolTip("Convert the model's 4-D weights and 4-D inputs to channels_last before "
+                                      "lowering (--channels-last). Off: the model is lowered exactly as given, "
+                                      "and an NCHW conv shows as a layout fallback. The report states the option.")
+        lay.addWidget(self.channels_last)
         lay.addSpacing(8)
         self.lower_btn = QPushButton("Lower", self)
         self.lower_btn.setDefault(True)
@@ -134,7 +139,7 @@ class ModelBar(QWidget):
 
     def request(self) -> LowerRequest:
         return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(),
-                            self.calib.value())
+                            self.calib.value(), channels_last=self.channels_last.isChecked())
 
     def request_lower(self) -> None:
         if self.current_source():

@@ -29,6 +29,7 @@ class LowerRequest:
     flow: str = "legacy"
     calib: str | None = None
     no_cache: bool = False
+    channels_last: bool = False     # --channels-last: convert 4-D weights and inputs (default: as given)
     # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
     companions: tuple[tuple[str, str], ...] = ()
 
@@ -101,9 +102,11 @@ class LoweringSession(QObject):
         self.status = "running"
         self.started.emit()
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
-                  + (f" --calib {request.calib}" if request.calib else ""))
+                  + (f" --calib {request.calib}" if request.calib else "")
+                  + (" --channels-last" if request.channels_last else ""))
         self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
                                                           request.calib, no_cache=request.no_cache,
+                                                          channels_last=request.channels_last,
                                                           companions=dict(request.companions)))
 
     def cancel(self) -> None:

@@ -323,6 +323,7 @@ class MainWindow(QMainWindow):
         self.numerics.shutdown()
         self.target_panel.shutdown()
         self.session.worker.cancel()
+        self.inspector.shutdown()
         self.exporter.shutdown()
         self.graph.shutdown()
 
