@@ -1,6 +1,6 @@
 """Stepped pipeline with snapshots ÷ plain to_edge + CortexMPassManager.transform(), side by side.
 
-Both sides do the same work from the same inputs: float export (channels-last), PT2E quantize with
+Both sides do the same work from the same inputs: float export (the model as given), PT2E quantize with
 the same calibration samples, export, to_edge, the Cortex-M passes. The stepped side also snapshots
 every stage, diffs and explains fallbacks. Goal: ≤ 1.10. Usage: python bench/pipeline_overhead.py [models...]
 """
@@ -27,14 +27,13 @@ def plain(model_name: str) -> float:
     from backend_core.models.calibration import calibration_set
     from backend_core.pipeline.quantize import quantize
     from backend_core.pipeline.runner import to_layout
-    from backend_core.targets import target_config
+    from backend_core.cpus import target_config
 
     m = load_model(parse_model_source(model_name))
     t0 = time.perf_counter()
-    inputs = to_layout(m.example_inputs, "legacy")
-    calib = [to_layout(s, "legacy") for s in calibration_set(m.example_inputs, None, None)]
-    module = m.module.to(memory_format=torch.channels_last)
-    ep = torch.export.export(module, inputs)
+    inputs = to_layout(m.example_inputs)
+    calib = [to_layout(s, like=inputs) for s in calibration_set(m.example_inputs, None, None)]
+    ep = torch.export.export(m.module, inputs)
     converted, _ = quantize(ep.module(check_guards=False), inputs, calib, "legacy")
     edge = to_edge(torch.export.export(converted, inputs), compile_config=cortex_m_edge_compile_config())
     CortexMPassManager(edge.exported_program(), target_config=target_config("cortex-m55")).transform()
