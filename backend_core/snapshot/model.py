@@ -214,13 +214,20 @@ def _node_dict(n: NodeSnapshot) -> dict[str, Any]:
         "inputs": list(n.inputs), "args": list(n.args),
         "input_qparams": [[i, _qp_dict(q)] for i, q in n.input_qparams],
         "output_qparams": _qp_dict(n.output_qparams),
-        "requant": asdict(n.requant) if n.requant is not None else None,
+        "requant": _requant_dict(n.requant),
         "debug_handle": n.debug_handle, "module_path": n.module_path, "module_type": n.module_type,
         "source": asdict(n.source) if n.source is not None else None, "origin": list(n.origin),
         "flags": [list(f) for f in n.flags], "schema": n.schema,
         "fallback": asdict(n.fallback) if n.fallback is not None else None,
         "dim_order": list(n.dim_order) if n.dim_order is not None else None,
     }
+
+
+def _requant_dict(r: Requant | None) -> dict[str, Any] | None:
+    """asdict() walks every per-channel value (MobileNetV2: 428 KB of them, 0.15 s per stage)."""
+    if r is None:
+        return None
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(r).items()}
 
 
 def _json_default(o: Any) -> Any:
