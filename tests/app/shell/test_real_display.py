@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.shell import display_check
 from app.shell.display_check import gui_problem, missing_libraries
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -93,18 +94,22 @@ def test_no_display_is_explained_not_aborted(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not shutil.which("gcc") or not shutil.which("ldd"), reason="needs gcc and ldd")
-def test_missing_xcb_library_names_the_debian_package(tmp_path: Path) -> None:
+def test_missing_xcb_library_names_the_debian_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real shared object that needs a library the loader cannot find (built here, then its
-    dependency removed), checked the way the xcb plugin is."""
-    fake = tmp_path / "libxcb-cursor.so.0"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(fake), "-x", "c", "-", "-Wl,-soname,libxcb-cursor.so.0"],
+    dependency removed), checked the way the xcb plugin is. The library's name is made up so that
+    no installed package provides it; its Debian package comes from the same table as the real ones."""
+    lib = "libxcb-cmlens-test.so.0"
+    monkeypatch.setitem(display_check.DEBIAN_PACKAGES, lib, "libxcb-cmlens-test0")
+    fake = tmp_path / lib
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(fake), "-x", "c", "-", f"-Wl,-soname,{lib}"],
                    input="int cursor(void){return 0;}", text=True, check=True)
     plugin = tmp_path / "libqxcb.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(plugin), "-x", "c", "-", f"-L{tmp_path}",
-                    "-Wl,--no-as-needed", f"-l:{fake.name}"], input="int cursor(void); int f(void){return cursor();}",
+                    "-Wl,--no-as-needed", f"-l:{lib}"], input="int cursor(void); int f(void){return cursor();}",
                    text=True, check=True)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
     assert missing_libraries(plugin) == []                 # present: nothing to say
     fake.unlink()
-    assert missing_libraries(plugin) == ["libxcb-cursor.so.0"]
+    assert missing_libraries(plugin) == [lib]
     text = gui_problem({"DISPLAY": ":0"}, plugin) or ""
-    assert "missing libxcb-cursor.so.0" in text and "sudo apt-get install -y libxcb-cursor0" in text
+    assert f"missing {lib}" in text and "sudo apt-get install -y libxcb-cmlens-test0" in text
