@@ -148,6 +148,8 @@ def lower_all(cases: list[Case], workdir: Path, target: str, *, redo: bool = Fal
     for i, case in enumerate(cases, 1):
         f = store / f"{_safe(case.id)}.json"
         stored = Lowered(**json.loads(f.read_text())) if f.is_file() and not redo else None
+        if stored is not None and stored.reason.startswith("cmlens error"):
+            stored = None                    # a bug of ours (or a tree caught mid-edit): lower again
         if stored is not None and (stored.status != "lowered" or snapshot_path(workdir, case.id).is_file()):
             yield stored
             continue
