@@ -43,16 +43,28 @@ PLANNED_ALIGNMENT = 16            # the runner: method_allocator->allocate(buffe
 ET_DEBUG_BUFFER_SIZE = 2 * 1024 * 1024   # runner default, intermediate-output ETDump
 
 
-class _Bump:
-    """MemoryAllocator::allocate's arithmetic: bytes used include alignment padding."""
+class PoolFull(Exception):
+    """The replay ran past a pool's end: what the runtime's allocator would refuse."""
 
-    def __init__(self, start: int = 0) -> None:
+    def __init__(self, requested: int, available: int, kind: str) -> None:
+        super().__init__(f"{requested}B requested (adjusted for alignment), {available}B available ({kind})")
+        self.requested, self.available, self.kind = requested, available, kind
+
+
+class _Bump:
+    """MemoryAllocator::allocate's arithmetic: bytes used include alignment padding. With a capacity,
+    the first allocation that does not fit raises PoolFull with the runtime's own two numbers."""
+
+    def __init__(self, start: int = 0, capacity: int | None = None) -> None:
         self.cur = start
+        self.capacity = capacity
         self.by_kind: dict[str, int] = {}
 
     def alloc(self, size: int, align: int, kind: str) -> None:
         start = (self.cur + align - 1) // align * align
         used = start + size - self.cur
+        if self.capacity is not None and self.cur + used > self.capacity:
+            raise PoolFull(used, self.capacity - self.cur, kind)
         self.by_kind[kind] = self.by_kind.get(kind, 0) + used
         self.cur = start + size
 
@@ -139,14 +151,16 @@ def _meta_in_temp(n_args: int, temp_pool: int | None) -> bool:
 
 def estimate_method_allocator(plan: ProgramPlan, *, temp_pool: int | None = 0x200000,
                               etdump_intermediates: bool = False, bundled_inputs: bool = True,
-                              debug_buffer_bytes: int = ET_DEBUG_BUFFER_SIZE) -> MethodAllocEstimate:
+                              debug_buffer_bytes: int = ET_DEBUG_BUFFER_SIZE,
+                              pool_size: int | None = None) -> MethodAllocEstimate:
     """Replay the stock Arm runner's use of its method allocator pool for this program.
 
     temp_pool: the runner's ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (default 2 MiB);
     etdump_intermediates: the runner was built with ET_DUMP_INTERMEDIATE_OUTPUTS (a debug buffer of
     `debug_buffer_bytes`, ET_DEBUG_BUFFER_SIZE, 2 MiB by default);
-    bundled_inputs: a .bpte supplies the inputs (no EValue list for them)."""
-    b = _Bump(0)
+    bundled_inputs: a .bpte supplies the inputs (no EValue list for them);
+    pool_size: replay into a pool of this size: PoolFull at the first allocation the runtime refuses."""
+    b = _Bump(0, pool_size)
     for size in plan.buffer_sizes[1:]:
         if size:
             b.alloc(size, PLANNED_ALIGNMENT, "planned")
@@ -177,3 +191,14 @@ def etdump_base64_bound(plan: ProgramPlan, debug_buffer_bytes: int = 0) -> int:
     etdump = 512 + 160 * len(plan.instructions)
     raw = max(etdump, debug_buffer_bytes)
     return (raw + 2) // 3 * 4 + 1 + 4
+
+
+def first_refusal(plan: ProgramPlan, pool_size: int, **kw: object) -> PoolFull | None:
+    """The first allocation a method pool of `pool_size` bytes refuses (None: it fits), i.e. the
+    runtime's "Memory allocation failed: <requested>B requested (adjusted for alignment), <available>B
+    available" line; a planned buffer that does not fit shows as kind "planned"."""
+    try:
+        estimate_method_allocator(plan, pool_size=pool_size, **kw)  # type: ignore[arg-type]
+    except PoolFull as e:
+        return e
+    return None

@@ -108,6 +108,11 @@ def explain_failure(mem: RunnerMemory, prediction: dict[str, Any] | None = None)
     if not parts:
         return None
     text = "Out of memory on the target: " + "; ".join(dict.fromkeys(parts)) + "."
+    ref = (prediction or {}).get("refusal")
+    first = next((m for f in mem.failures if (m := _ALLOC_FAILED.search(f))), None)
+    if ref and first and (int(first.group(1)), int(first.group(2))) == (ref["requested"], ref["available"]):
+        text += (f" This is the allocation the prediction said the pool would refuse ({ref['kind']}: "
+                 f"{ref['requested']} B requested, {ref['available']} B left).")
     if prediction:
         need = prediction["method_allocator"]["used"]
         pool = mem.method_pool
@@ -132,6 +137,14 @@ def compare(prediction: dict[str, Any], mem: RunnerMemory) -> list[dict[str, Any
         pred = ma[key]
         ok = None if got is None else (pred == got if rule == "exact" else got <= pred <= max(got * 1.1, got + 16))
         rows.append({"figure": f"method_allocator_{key}", "predicted": pred, "runner": got, "rule": rule, "ok": ok})
+    ref = prediction.get("refusal")
+    if ref:
+        got = next((m for f in mem.failures if (m := _ALLOC_FAILED.search(f))), None)
+        seen = None if got is None else (int(got.group(1)), int(got.group(2)))
+        rows.append({"figure": "first refused allocation (requested, available)",
+                     "predicted": f"{ref['requested']}, {ref['available']}",
+                     "runner": None if seen is None else f"{seen[0]}, {seen[1]}", "rule": "exact",
+                     "ok": None if seen is None else seen == (ref["requested"], ref["available"])})
     b64 = prediction.get("etdump_base64_bytes") or 0
     if b64 and mem.etdump_base64 is not None:
         rows.append({"figure": "ETDump base64 buffer (after run)", "predicted": b64, "runner": mem.etdump_base64 + 1,
@@ -142,8 +155,9 @@ def compare(prediction: dict[str, Any], mem: RunnerMemory) -> list[dict[str, Any
 def comparison_lines(rows: list[dict[str, Any]]) -> list[str]:
     out = [f"{'memory figure':34} {'predicted':>12} {'runner':>12}  check"]
     for r in rows:
-        got = "-" if r["runner"] is None else f"{r['runner']:,}"
+        got = "-" if r["runner"] is None else (f"{r['runner']:,}" if isinstance(r["runner"], int) else r["runner"])
+        pred = f"{r['predicted']:,}" if isinstance(r["predicted"], int) else r["predicted"]
         mark = {None: "not printed", True: "ok", False: "MISMATCH"}[r["ok"]]
         rule = {"exact": "exact", "bound": "upper bound ≤ +10 %", "cover": "upper bound (headroom)"}[r["rule"]]
-        out.append(f"{r['figure']:34} {r['predicted']:>12,} {got:>12}  {mark} ({rule})")
+        out.append(f"{r['figure']:34} {pred:>12} {got:>12}  {mark} ({rule})")
     return out

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CmlensError
-from .method_alloc import ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound
+from .method_alloc import ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, first_refusal
 from .plan import program_bytes, read_plan
 from .runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
 
@@ -34,7 +34,9 @@ def predict_for_run(model: Path, etdump_intermediates: bool, emit: Emit | None =
     b64 = etdump_base64_bound(plan, debug if etdump_intermediates else 0) if uart_etdump else 0
     return {"planned_bytes": plan.planned_bytes, "method_allocator": est.to_dict(),
             "temp_allocator_bytes": est.temp_pool_min, "pte_bytes": plan.pte_bytes,
-            "etdump_base64_bytes": b64}
+            "etdump_base64_bytes": b64, "model_file": str(model),
+            "replay": {"etdump_intermediates": etdump_intermediates, "bundled_inputs": bundled,
+                       "debug_buffer_bytes": debug}, "refusal": None}
 
 
 def run_pools(pred: dict[str, Any] | None, tight: bool, method_pool: int | None, temp_pool: int | None,
@@ -53,11 +55,23 @@ def run_pools(pred: dict[str, Any] | None, tight: bool, method_pool: int | None,
                        f"(predicted: method allocator {need:,} B + ETDump base64 buffer "
                        f"{pred.get('etdump_base64_bytes', 0):,} B after the run; temp {temp_need:,} B)")
     if method_pool is not None and method_pool < need:
+        refusal = _refusal(pred, method_pool)
+        pred["refusal"] = refusal
+        what = (f": expect \"Memory allocation failed: {refusal['requested']}B requested (adjusted for alignment), "
+                f"{refusal['available']}B available\" ({refusal['kind']})" if refusal else "")
         emit("cmlens", f"pre-flight (memory): will fail: the method allocator pool ({method_pool:,} B) is smaller "
                        f"than the predicted need ({need:,} B = planned {pred['method_allocator']['planned']:,} + "
                        f"Method::load {pred['method_allocator']['loaded']:,} + inputs "
-                       f"{pred['method_allocator']['input']:,}): expect an out-of-memory failure")
+                       f"{pred['method_allocator']['input']:,}){what}")
     return method_pool, temp_pool
+
+
+def _refusal(pred: dict[str, Any], pool: int) -> dict[str, Any] | None:
+    """Replay the allocations into a pool of `pool` bytes: the first one the runtime will refuse."""
+    data = Path(pred["model_file"]).read_bytes()
+    plan = read_plan(program_bytes(data) if pred["replay"]["bundled_inputs"] else data)
+    r = first_refusal(plan, pool, temp_pool=0x200000, **pred["replay"])
+    return None if r is None else {"requested": r.requested, "available": r.available, "kind": r.kind}
 
 
 def check_run(pred: dict[str, Any] | None, mem: RunnerMemory, method_pool: int | None,

@@ -49,3 +49,26 @@ def test_out_of_memory_lines_in_words() -> None:
     # a load that failed for another reason (QEMU run of maxpool_ceil: 0x14 OperatorMissing) is not OOM
     other = "I [executorch:arm_executor_runner.cpp:870 runner_init()] Loading of method forward failed with status 0x14\n"
     assert explain_failure(parse_runner_memory(other), analyze_memory(low.pte, low.final)) is None
+
+
+@pytest.mark.parametrize("fixture,pool,first", [
+    ("et_runner_ds_cnn_method_pool_30000_mps3-an547.txt", 30000, (20, 4, "lists")),
+    ("et_runner_ds_cnn_method_pool_16K_mps3-an547.txt", 16384, (20464, 16384, "planned"))])
+def test_a_too_small_pool_fails_where_the_replay_says(fixture: str, pool: int, first: tuple) -> None:
+    """Recorded QEMU runs with the pool forced below the prediction: the replay of Method::load names
+    the very allocation the runtime refused (its "requested / available" numbers), and the message says so."""
+    from backend_core.memory.method_alloc import first_refusal
+    from backend_core.memory.plan import read_plan
+
+    low = lowered_program("ds_cnn")
+    r = first_refusal(read_plan(low.pte), pool)
+    assert (r.requested, r.available, r.kind) == first
+    mem = parse_runner_memory((FIXTURES / fixture).read_text())
+    assert mem.method_pool == pool and mem.used is None          # it never got to print its figures
+    pred = analyze_memory(low.pte, low.final)
+    pred["refusal"] = {"requested": r.requested, "available": r.available, "kind": r.kind}
+    rows = compare(pred, mem)
+    assert next(x for x in rows if x["figure"].startswith("first refused"))["ok"] is True
+    msg = explain_failure(mem, pred)
+    assert "the allocation the prediction said the pool would refuse" in msg
+    assert f"pool has {pool:,}" in msg and "needs 31,504 bytes" in msg
