@@ -29,14 +29,14 @@ def _code_hash() -> str:
 
 
 def _key(files: list[Path | None]) -> str:
-    from ..versions import stack_versions
+    from .schemas import installed_stamp
 
     h = hashlib.sha256(CACHE_VERSION.encode())
     for f in files:
         h.update(b"|")
         if f is not None:
             h.update(str(f.resolve()).encode() + b"\0" + f.read_bytes())
-    h.update(repr(sorted(stack_versions().items())).encode() + _code_hash().encode())
+    h.update(repr(installed_stamp()).encode() + _code_hash().encode())
     return "artefact-" + h.hexdigest()[:32]
 
 

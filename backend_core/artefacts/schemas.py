@@ -54,11 +54,27 @@ def register_libraries() -> None:
         save_table(build_table())
 
 
+def installed_stamp() -> list[str]:
+    """Which torch / ExecuTorch / torchao are installed, cheaply: each package's location and the
+    modification time of its __init__ (a reinstall changes it). importlib.metadata's first lookup costs
+    0.15 s here, a tenth of a .pte's whole read."""
+    import importlib.util
+
+    out = []
+    for name in ("executorch", "torch", "torchao"):
+        spec = importlib.util.find_spec(name)
+        origin = (spec.origin or next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+        try:
+            out.append(f"{name}:{origin}:{os.stat(origin).st_mtime_ns}")
+        except OSError:
+            out.append(f"{name}:{origin}")
+    return out
+
+
 def table_path() -> Path:
     from ..cache import cache_root
-    from ..versions import stack_versions
 
-    key = hashlib.sha1(json.dumps([TABLE_VERSION, stack_versions()], sort_keys=True).encode()).hexdigest()[:16]
+    key = hashlib.sha1(json.dumps([TABLE_VERSION, installed_stamp()]).encode()).hexdigest()[:16]
     return cache_root() / "schemas" / f"{key}.json"
 
 
