@@ -89,3 +89,15 @@ def test_another_backends_program_shows_its_delegate(tmp_path: Path) -> None:
     (d,) = [n for n in res.final.nodes if n.kind == "delegate"]
     assert d.target == "delegate.XnnpackBackend" and d.inputs == ("input_0",) and d.shape == (1, 4)
     assert any("XnnpackBackend" in n for n in res.notes) and res.fallbacks() == []
+
+
+def test_kernel_unknown_to_this_executorch_is_reported(plain, tmp_path: Path) -> None:
+    """A program calling a kernel the installed ExecuTorch does not have (another version) still opens:
+    positional argument names, and a note saying why."""
+    data = plain("layernorm_mlp").pte.read_bytes()
+    assert data.count(b"quantized_linear") == 1                  # the operator table names each kernel once
+    (tmp_path / "newer.pte").write_bytes(data.replace(b"quantized_linear", b"quantized_lineax"))
+    res = open_artefact(tmp_path / "newer.pte", use_cache=False)
+    node = res.final.node("cortex_m_quantized_lineax_out")
+    assert node is not None and node.kind == "cmsis_nn" and node.args[0].startswith("arg0=")
+    assert any("cortex_m::quantized_lineax.out is not known to the installed ExecuTorch" in n for n in res.notes)
