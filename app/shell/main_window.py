@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QM
 from backend_core.artefacts.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
+from app.artefacts.overlay import gap_heat, gap_legend_texts
 from app.lowering.error_panel import ErrorPanel
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
@@ -143,6 +144,8 @@ class MainWindow(QMainWindow):
         self.session.errorRaised.connect(self.error_panel.show_error)
         self.session.finished.connect(self._on_finished)
         self.session.artefactLoaded.connect(self._on_artefact)
+        self._gap_heat = False
+        self.session.started.connect(self._clear_gap_heat)
         self.setAcceptDrops(True)
         self.graph.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         self.graph.inspectOther.connect(self.inspector.show_node)
@@ -199,11 +202,21 @@ class MainWindow(QMainWindow):
         else:
             self.open_model(paths[0])
 
+    def _clear_gap_heat(self) -> None:
+        if self._gap_heat:
+            self._gap_heat = False
+            self.graph.set_heat(None)
+
     def _on_artefact(self, extras: dict) -> None:
         """An ETDump overlay goes to the Run-on-target tab's plots; notes go to the status bar."""
         if extras.get("overlay"):
             self.target_panel.show_recorded(extras["overlay"], Path(str(extras["overlay"].get("etdump", ""))).name,
                                             extras.get("notes", []))
+            heat = gap_heat(extras["overlay"].get("gaps"))
+            if heat is not None:
+                self.graph.set_heat(*heat)             # the gaps on the graph too, not only in the plot
+                self.graph.heat_legend.set_texts(*gap_legend_texts(extras["overlay"].get("gaps")))
+                self._gap_heat = True
             self.show_tab("target")
         elif extras.get("notes"):
             self.statusBar().showMessage(extras["notes"][0], 10000)
