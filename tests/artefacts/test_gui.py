@@ -94,6 +94,10 @@ def test_etrecord_with_etdump_fills_the_gap_plot(qtbot, window, recorded_run) ->
     plot = window.target_panel.gap_plot
     assert len(plot.layers) == 5 and all(g["mismatched"] == 0 for g in plot.layers)
     assert "RECORDED RUN" in window.target_panel.result_view.outcome.text()
+    # the gaps colour the graph as well: every measured layer bit-identical, so every one green
+    heat = window.graph.heat_overlay.colors
+    assert heat and {g["node_id"] for g in plot.layers} <= set(heat)
+    assert len({c.name() for c in heat.values()}) == 1
     # a click on a gap selects the program node
     window.target_panel.nodeClicked.emit(plot.layers[1]["node_id"])
     qtbot.waitUntil(lambda: window.state.selected == plot.layers[1]["node_id"], timeout=10_000)
