@@ -99,7 +99,8 @@ def explain_failure(mem: RunnerMemory, prediction: dict[str, Any] | None = None)
         if m := _PLANNED_FAILED.search(line):
             parts.append(f"the method allocator pool is too small for the planned buffer of memory id {m.group(1)} "
                          f"({int(m.group(2)):,} bytes)")
-        elif m := _ALLOC_FAILED.search(line):
+        elif (m := _ALLOC_FAILED.search(line)) and not any("bytes requested" in p for p in parts):
+            # only the first refusal: the ones after it are the runtime carrying on with a null pointer
             parts.append(f"the pool ran out while loading the program: {int(m.group(1)):,} bytes requested, "
                          f"{int(m.group(2)):,} left")
         elif (m := _LOAD_FAILED.search(line)) and int(m.group(2), 16) == MEMORY_ALLOCATION_FAILED:
