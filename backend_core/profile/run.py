@@ -58,6 +58,9 @@ def attach_profile(run: Any, source: str, flow: str, icount: bool, record: Any,
                                                        target=run.target)
     except Exception as exc:  # noqa: BLE001  a broken ETDump must not lose the run's result
         run.profile, run.profile_problem = None, f"{type(exc).__name__}: {exc}"
+    if run.profile is not None and "debug_buffer.bin" in run.files:
+        run.profile.notes.append("intermediate outputs were dumped (--etdump): every op's count includes "
+                                 "copying its output into the debug buffer; profile without --etdump")
     if run.profile_problem:
         emit("cmlens", f"per-op profile: none ({run.profile_problem})")
 

@@ -197,3 +197,17 @@ def test_units_are_named_for_what_they_count() -> None:
     assert run_unit(board_for("cortex-m4", "qemu"), icount=False).name == "ticks"
     f = run_unit(board_for("cortex-m55", "fvp"), icount=True)
     assert f.name == "cycles" and "not trusted for absolute timing" in f.label and not f.deterministic
+
+
+def test_cmlens_profile_cpu_list_and_bad_input(capsys, monkeypatch) -> None:
+    from app.cli import main
+    from app.cli.profile import parse_cpus
+
+    assert parse_cpus("m4, M55,cortex-m33,m4") == ["cortex-m4", "cortex-m55", "cortex-m33"]
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    assert main(["profile", "ds_cnn", "--cpus", "m4,m99"]) == 2
+    assert "cortex-m99" in capsys.readouterr().err
+    assert main(["profile", "ds_cnn", "--cpus", "m85"]) == 2          # no QEMU board: named, before any build
+    assert "QEMU has no board with a cortex-m85" in capsys.readouterr().err
+    assert main(["profile", "ds_cnn", "--cpus", "m4"]) == 2           # no checkout
+    assert "--et-root" in capsys.readouterr().err
