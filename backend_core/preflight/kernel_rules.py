@@ -9,7 +9,7 @@ from ..snapshot.classify import namespace
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
 from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
 from .finding import MAY_FAIL, WILL_FAIL, Finding
-from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, RANK, SAME, Check, checks_for
+from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, RANK, SAME, Check, checks_for
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
@@ -73,6 +73,27 @@ def tensor_args(node: NodeSnapshot, final: GraphSnapshot) -> dict[str, list[Tens
     return out
 
 
+def _dim_arg(node: NodeSnapshot, rank: int) -> int:
+    """The op's `dim` argument (schema default 0), made non-negative."""
+    names = schema_arg_names(node.schema)
+    i = names.index("dim") if "dim" in names else -1
+    text = node.args[i] if 0 <= i < len(node.args) else "0"
+    text = text.split("=", 1)[-1]
+    try:
+        d = int(text)
+    except ValueError:
+        return 0
+    return d + rank if d < 0 else d
+
+
+def _effectively_contiguous(t: TensorArg) -> bool:
+    """Memory holds the values in logical order: the dims of size > 1 appear in dim order as in the shape."""
+    if t.dim_order is None or t.shape is None:
+        return True
+    big = [d for d in t.dim_order if t.shape[d] != 1]
+    return big == sorted(big)
+
+
 def _feeds_output(node: NodeSnapshot, final: GraphSnapshot) -> bool:
     outputs = {n.id for n in final.nodes if n.fx_op == "output"}
     return any(e.src == node.id and e.dst in outputs for e in final.edges)
@@ -128,6 +149,19 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
         return _finding(node, check, "unsupported-dim-order",
                         f"The portable kernel of {op} handles only contiguous or channels-last tensors, but "
                         f"{parts}. {ON_TARGET}", "Add `.contiguous()` on the input of this op in the model.", bad)
+    if check.kind == IGNORES_DIM_ORDER:
+        dim = _dim_arg(node, len(tensors[-1].shape or ()))
+        bad = [t for t in tensors if not _effectively_contiguous(t)]
+        if dim == 0 or not bad:
+            return None
+        parts = ", ".join(dict.fromkeys(f"{t.name} {'are' if t.name == 'tensors' else 'is'} "
+                                        f"{describe(t.dim_order)}" for t in bad))
+        return _finding(node, check, "layout-ignored",
+                        f"The portable kernel of {op} copies whole rows by the logical shape and ignores the "
+                        f"dim order: concatenating along dim {dim} when {parts} gives scrambled values on the "
+                        f"target (no error is raised; the outputs are wrong).",
+                        "Make the inputs of the concatenation contiguous in the model (`.contiguous()` on each, "
+                        "ExecuTorch inserts dim-order copies), or concatenate along dim 0.", bad)
     if check.kind == RANK:
         bad = [t for t in tensors if t.shape is not None and len(t.shape) not in check.ranks]
         if not bad:

@@ -17,6 +17,7 @@ DEFAULT = "default_dim_order"    # tensor_is_default_dim_order(t): contiguous on
 DEFAULT_OR_CL = "default_or_cl"  # tensor_is_default_or_channels_last_dim_order(t)
 DTYPE = "dtype"                  # ET_SWITCH_*_TYPES over the argument's dtype
 RANK = "rank"                    # in.dim() == N checks of the kernel's check_*_args
+IGNORES_DIM_ORDER = "ignores_dim_order"  # the kernel indexes by logical sizes: wrong values unless contiguous
 
 _INT = ("uint8", "int8", "int16", "int32", "int64")
 _FLOAT = ("float32", "float64")
@@ -103,7 +104,10 @@ KERNEL_CHECKS: dict[str, tuple[Check, ...]] = {
         _dcl("input,out", _U + "upsample_util.cpp:24"),
         _dtype("input", REALHBF16, _P + "op_upsample_bilinear2d.cpp:216"),
     ),
-    "aten.cat.default": (_same("tensors,out", _U + "copy_ops_util.cpp:103"),),
+    # op_cat.cpp:54-55 takes outer/inner sizes from the logical shape and memcpys each input's buffer:
+    # for channels-last tensors cat along any dim but 0 scrambles the values (measured on QEMU M55).
+    "aten.cat.default": (_same("tensors,out", _U + "copy_ops_util.cpp:103"),
+                         Check(IGNORES_DIM_ORDER, ("tensors", "out"), _P + "op_cat.cpp:54")),
     "aten.stack.default": (_same("tensors,out", _U + "stack_util.cpp:77"),
                            _default("out", _U + "stack_util.cpp:84")),
     "aten.gelu.default": (_same("self,out", _P + "op_gelu.cpp:37"),

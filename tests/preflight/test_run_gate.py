@@ -23,7 +23,7 @@ def test_gate_stops_a_program_that_will_fail(tmp_path: Path) -> None:
         gate(GATE, bpte, "cortex-m55", "legacy", "mps3-an547", lambda s, line: lines.append(line))
     exc = ei.value
     assert exc.exit_code == 2
-    assert "at aten__softmax_default (aten._softmax.default, dim-order-mismatch)" in exc.message
+    assert "at aten_cat_default (aten.cat.default, layout-ignored, and 1 more finding(s))" in exc.message
     assert "Nothing was built" in exc.message and "op_softmax" not in exc.message
     assert ".contiguous()" in exc.hint and "--skip-preflight" in exc.hint
     assert any("pre-flight: will fail" in line for line in lines)
@@ -33,9 +33,9 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     out_json = tmp_path / "check.json"
     assert cli_main(["check", GATE, "--json", str(out_json)]) == 1
     text = capsys.readouterr().out
-    assert "1 will fail" in text and "op_softmax.cpp:40" in text
+    assert "2 will fail" in text and "op_softmax.cpp:40" in text and "op_cat.cpp:54" in text
     data = json.loads(out_json.read_text())
-    assert [f["rule"] for f in data["preflight"]] == ["dim-order-mismatch"]
+    assert [f["rule"] for f in data["preflight"]] == ["layout-ignored", "dim-order-mismatch"]
     assert data["preflight"][0]["certainty"] == "will fail"
 
     assert cli_main(["check", "layernorm_mlp", "--board", "mps3-an547"]) == 0
@@ -54,5 +54,5 @@ def test_run_stops_with_exit_2_before_building(capsys: pytest.CaptureFixture) ->
     captured = capsys.readouterr()
     assert code == 2, captured.out + captured.err
     text = captured.out + captured.err
-    assert "Pre-flight: this program will fail on the target at aten__softmax_default" in text
+    assert "Pre-flight: this program will fail on the target at aten_cat_default" in text
     assert "runner build" not in text and "libraries" not in text.split("Pre-flight")[0].split("ops:")[-1]

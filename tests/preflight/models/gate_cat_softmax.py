@@ -29,13 +29,14 @@ def get_example_inputs() -> tuple:
 
 
 class GateCatSoftmaxFixed(GateCatSoftmax):
-    """The fix the finding suggests: `.contiguous()` on the softmax input."""
+    """The fix the findings suggest: contiguous tensors into the cat (the portable cat kernel ignores dim
+    order, op_cat.cpp:54), so cat, exp and softmax all see one layout."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.conv(x)
         g = y * torch.sigmoid(y)
-        z = torch.cat([y, g], dim=1)
-        return torch.softmax(torch.exp(z).contiguous(), dim=1)
+        z = torch.cat([y.contiguous(), g.contiguous()], dim=1)
+        return torch.softmax(torch.exp(z), dim=1)
 
 
 def fixed() -> tuple:
