@@ -3,6 +3,7 @@ line, nn.Module path, the node's history across stages, and for a fallback: why.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
@@ -52,6 +53,8 @@ class NodeInspector(QWidget):
     def __init__(self, session: LoweringSession, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session, self.state = session, state
+        # html of other features for a node (profile cost, memory bytes), added by the shell
+        self.sections: list[Callable[[GraphSnapshot, NodeSnapshot], str]] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.browser = QTextBrowser(self)
@@ -129,6 +132,10 @@ class NodeInspector(QWidget):
             return
         self.show_node(st, self.state.selected)
 
+    def add_section(self, section: Callable[[GraphSnapshot, NodeSnapshot], str]) -> None:
+        """Another feature's lines for the node shown ("" when it has none); shown from the next update."""
+        self.sections.append(section)
+
     def show_node(self, stage: int, node_id: str) -> None:
         snap = self.session.snapshots[stage]
         n = snap.node(node_id)
@@ -147,6 +154,8 @@ class NodeInspector(QWidget):
         out.extend(self._preflight_html(snap, n))
         if n.fallback is not None:
             out.append(self._fallback_html(n))
+        for section in self.sections:
+            out.append(section(snap, n))
         rows = [("op", f"<span class='mono'>{_e(n.target)}</span>"), ("fx op", _e(n.fx_op)),
                 ("output", _e(tensor_text(n.dtype, n.shape)) or "—")]
         if n.dim_order is not None and len(n.dim_order) > 1:

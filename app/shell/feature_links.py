@@ -18,6 +18,7 @@ from app.lowering.model_bar import ModelBar
 from app.lowering.session import LoweringSession
 from app.lowering.view_state import ViewState
 from app.numerics.panel import NumericsPanel
+from app.profile.view import ProfileView
 from app.target.panel import TargetPanel
 
 PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
@@ -40,6 +41,8 @@ class FeatureLinks(QObject):
         self.tab_widgets = tab_widgets
         self.status_message: Callable[[str, int], None] = lambda m, t=8000: window.statusBar().showMessage(m, t)
         numerics.set_request_source(self._numerics_source)
+        self.profile = ProfileView()
+        target_panel.add_result_tab(self.profile, "Profile")
         self._build_status_progress()
         self._connect()
 
@@ -71,8 +74,38 @@ class FeatureLinks(QObject):
         box.hide()
         self.statusBar().addPermanentWidget(box)
 
+    def _connect_profile(self) -> None:
+        """A run's per-op profile: bars in the target panel's Profile tab, cost colours on the graph,
+        the node's instructions in the inspector."""
+        self.target_panel.runFinished.connect(self._on_run_finished)
+        self.profile.nodeClicked.connect(self.focus_final_node)
+        self.profile.heatChanged.connect(self._on_profile_heat)
+
+    def add_inspector_sections(self, inspector) -> None:
+        """The profile's lines for a node (final-graph ids: shown on the final stage)."""
+        inspector.add_section(lambda snap, n: self.profile.node_html(n.id) if snap.kind == "final" else "")
+        self.profile.heatChanged.connect(lambda _c: inspector.refresh())
+        self.target_panel.runFinished.connect(lambda _r: inspector.refresh())
+
+    def _on_run_finished(self, result: dict) -> None:
+        prof = (result or {}).get("profile")
+        self.profile.set_profile(prof)
+        if prof:
+            self.target_panel.show_result_tab(self.profile)
+
+    def _on_profile_heat(self, colors: dict) -> None:
+        args = self.profile.heat_args() if colors else None
+        if not args:
+            self.graph.set_heat(None)
+            return
+        self.graph.set_heat(*args)
+        texts = self.profile.legend_texts()
+        if texts:
+            self.graph.heat_legend.set_texts(*texts)
+
     def _connect(self) -> None:
         """numerics <-> graph, lowering -> numerics/target, target -> graph."""
+        self._connect_profile()
         self.numerics.nodeClicked.connect(self.focus_final_node)
         self.state.selectionChanged.connect(self._on_graph_selection)
         self.numerics.heatChanged.connect(self._on_heat)

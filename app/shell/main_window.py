@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
                                    "numerics": self.numerics, "target": self.target_scroll})
         self.tabs.currentChanged.connect(self.links._on_tab_changed)
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
+        self.links.add_inspector_sections(self.inspector)
         self.timeline.setMinimumWidth(250)
         self.inspector.setMinimumWidth(330)
         self.tabs.setMinimumHeight(150)

@@ -32,7 +32,14 @@ STEP_NAMES = protocol.RUN_STEPS          # `cmlens run/selftest --protocol` step
 
 
 class TargetPanel(QWidget):
+    """Signals:
+        nodeClicked(str): final-graph node id of a clicked gap point.
+        runFinished(object): the run's result dict (`cmlens run --json-file`), or an ETDump overlay:
+            other features (the profile view) show their part of it; the shell connects them.
+    """
+
     nodeClicked = Signal(str)
+    runFinished = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +93,14 @@ class TargetPanel(QWidget):
         self.result_view.details.setHtml("".join(out))
         self.gap_plot.set_gaps(gaps)
         self.tabs.setCurrentWidget(self.gap_plot)
+        self.runFinished.emit(overlay)
+
+    def add_result_tab(self, widget: QWidget, title: str) -> None:
+        """Another feature's view of a run's result (the shell adds the profile view here)."""
+        self.tabs.addTab(widget, title)
+
+    def show_result_tab(self, widget: QWidget) -> None:
+        self.tabs.setCurrentWidget(widget)
 
     def shutdown(self) -> None:
         """Kill a running child (window closing); its `finished` is not waited for."""
@@ -112,6 +127,8 @@ class TargetPanel(QWidget):
         self.timeout.setSuffix(" s")
         self.etdump = QCheckBox("ETDump with intermediate outputs (per-layer gaps)")
         self.etdump.setChecked(True)
+        self.profile = QCheckBox("Per-op profile (instructions executed, QEMU -icount)")
+        self.profile.setToolTip("Count the instructions of every operator (deterministic on QEMU; not cycles)")
         form = QFormLayout()
         form.addRow(self.model_label)
         row = QHBoxLayout()
@@ -126,6 +143,7 @@ class TargetPanel(QWidget):
         form.addRow("ExecuTorch", self._with_browse(self.et_root))
         form.addRow("CMSIS-NN", self._with_browse(self.cmsis))
         form.addRow(self.etdump)
+        form.addRow(self.profile)
         self.run_btn = QPushButton("Run on target")
         self.run_btn.setEnabled(False)
         self.selftest_btn = QPushButton("Self-test")
@@ -194,6 +212,7 @@ class TargetPanel(QWidget):
         self.cmsis.setText(get_str(s, "target/cmsis_nn", os.environ.get("CMSIS_NN_PATH", "")))
         self.sim.setCurrentText(get_str(s, "target/sim", "qemu"))
         self.etdump.setChecked(get_bool(s, "target/etdump", True))
+        self.profile.setChecked(get_bool(s, "target/profile", False))
 
     def _save_settings(self) -> None:
         s = app_settings()
@@ -201,6 +220,7 @@ class TargetPanel(QWidget):
         s.setValue("target/cmsis_nn", self.cmsis.text().strip())
         s.setValue("target/sim", self.sim.currentText())
         s.setValue("target/etdump", self.etdump.isChecked())
+        s.setValue("target/profile", self.profile.isChecked())
         s.sync()
 
     # -- actions -----------------------------------------------------------------------------------
@@ -218,6 +238,8 @@ class TargetPanel(QWidget):
             args += ["--cmsis-nn", self.cmsis.text().strip()]
         if self.etdump.isChecked():
             args.append("--etdump")
+        if self.profile.isChecked():
+            args.append("--profile")
         self._start("run", args)
 
     def selftest(self) -> None:
@@ -312,6 +334,7 @@ class TargetPanel(QWidget):
                 self.doctor(f"cmlens {mode} exit 2: {err.get('message', '')}")
             return
         self.result_view.show_result(result, code)
+        self.runFinished.emit(result)
         gaps = result.get("gaps")
         self.gap_plot.set_gaps(gaps)
         if gaps:

@@ -1,0 +1,48 @@
+"""A run's per-op profile inside the main window: the Run-on-target panel's Profile tab fills, a bar
+click selects the node in the graph, the graph can be coloured by cost, and the inspector shows the
+node's instructions. The profile is the real one of a recorded QEMU -icount run of layernorm_mlp on
+M55 (tests/profile/fixtures); the lowering is real."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.gui import lower_and_wait, wait_scene
+
+FIXTURES = Path(__file__).resolve().parents[1] / "profile" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def recorded_profile() -> dict:
+    from backend_core.profile import build_profile, parse_etdump, qemu_icount
+    from backend_core.snapshot.model import snapshot_from_dict
+    from backend_core.target.uart import parse_uart
+
+    report = parse_uart((FIXTURES / "uart_profile_layernorm_mlp_mps3-an547.txt").read_text())
+    final = snapshot_from_dict(json.loads((FIXTURES / "layernorm_mlp_m55.final.json").read_text()))
+    events = parse_etdump(report.etdumps[0].files["etdump.bin"])
+    return build_profile(events, final, qemu_icount(5, 32e6), model="layernorm_mlp", target="cortex-m55").to_dict()
+
+
+def test_profile_tab_graph_cost_colours_and_inspector(qtbot, window, recorded_profile) -> None:
+    assert lower_and_wait(qtbot, window, "layernorm_mlp") == "done"
+    wait_scene(qtbot, window)
+    window.show_tab("target")
+    panel, view = window.target_panel, window.links.profile
+    panel.runFinished.emit({"outcome": "PASS", "profile": recorded_profile})
+    assert panel.tabs.currentWidget() is view
+    assert "instructions" in view.title.text()
+    # a bar click -> the node is selected in the graph (final stage)
+    view.nodeClicked.emit("aten_native_layer_norm_default")
+    final = window.session.final()
+    assert window.state.stage == final.index and window.state.selected == "aten_native_layer_norm_default"
+    html = window.inspector.browser.toPlainText()
+    assert "instructions" in html.lower()
+    # colour the graph by cost: the heat overlay holds final-graph colours
+    view.color_graph.setChecked(True)
+    qtbot.waitUntil(lambda: window.graph.heat is not None, timeout=5_000)
+    assert "aten_native_layer_norm_default" in window.graph.heat
+    view.color_graph.setChecked(False)
+    qtbot.waitUntil(lambda: window.graph.heat is None, timeout=5_000)
