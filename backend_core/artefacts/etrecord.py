@@ -87,13 +87,14 @@ def explain_record(snaps: list[GraphSnapshot]) -> list[GraphSnapshot]:
     ctx = FallbackContext(list(snaps), {}, target="", flow="legacy", supported_targets=supported_targets())
     final = explain_fallbacks(ctx)
     # Without the quantizer's verdicts some rules cannot decide: use the graph-only reasons there.
-    unknown = [n for n in final.nodes if n.kind == KIND_FALLBACK and n.fallback and n.fallback.category == "unknown"]
+    unknown = {n.id for n in final.nodes
+               if n.kind == KIND_FALLBACK and n.fallback is not None and n.fallback.category == "unknown"}
     if unknown:
-        cleared = replace(final, nodes=tuple(replace(n, fallback=None) if n in unknown else n for n in final.nodes))
-        graph_only = explain_program(cleared, subs, more=MORE_FROM_RECORD)
-        extra = {n.id: n.fallback for n in graph_only.nodes if n in unknown or n.id in {u.id for u in unknown}}
-        final = replace(final, nodes=tuple(
-            replace(n, fallback=_merge(extra[n.id], n.fallback)) if n.id in extra else n for n in final.nodes))
+        cleared = replace(final, nodes=tuple(replace(n, fallback=None) if n.id in unknown else n for n in final.nodes))
+        graph_only = {n.id: n.fallback for n in explain_program(cleared, subs, more=MORE_FROM_RECORD).nodes
+                      if n.id in unknown}
+        final = replace(final, nodes=tuple(replace(n, fallback=_merge(graph_only[n.id], n.fallback))
+                                           if n.id in graph_only else n for n in final.nodes))
     return snaps[:-1] + [final]
 
 

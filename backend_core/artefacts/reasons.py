@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..fallback.suggestions import suggestion_for
 from ..snapshot.classify import op_base_name
-from ..snapshot.model import KIND_CMSIS, KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
+from ..snapshot.model import KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
 from .schemas import substitution_bases
 
 __all__ = ["explain_program", "explain_program_node", "substitution_bases"]
@@ -74,7 +74,3 @@ def explain_program(snap: GraphSnapshot, substitutions: frozenset[str], *,
     nodes = tuple(replace(n, fallback=explain_program_node(snap, n, substitutions, more=more))
                   if n.kind == KIND_FALLBACK and n.fallback is None else n for n in snap.nodes)
     return replace(snap, nodes=nodes)
-
-
-def cmsis_count(snap: GraphSnapshot) -> int:
-    return sum(1 for n in snap.nodes if n.kind == KIND_CMSIS)
