@@ -58,3 +58,28 @@ def test_etdump_via_the_record_with_debug_buffer_found_next_to_it(recorded_run) 
     assert res.kind == "etrecord" and res.overlay["debug_buffer"].endswith("debug_buffer.bin")
     assert res.overlay["gaps"]["identical_layers"] == len(res.overlay["gaps"]["layers"])
     assert [s.stage for s in res.snapshots][-2:] == ["edge program", "program"]
+
+
+ICOUNT_DUMP = Path(__file__).parent / "fixtures" / "ds_cnn_plain_m55_qemu_icount.etdump"
+ICOUNT_PROGRAM_SHA256 = "ad3f6367c82441d35e73370e703d9bf4bade35ab2251823d5074d5b317f4263f"
+
+
+def test_etdump_of_a_qemu_icount_run_gives_per_op_counts(plain) -> None:
+    """Recorded: `cmlens run ds_cnn.bpte --etdump --profile` (the plain-API bundle of this very program) on
+    QEMU mps3-an547 with -icount shift=5, stock ExecuTorch runner (PASS); its etdump.bin is the fixture.
+    -icount makes the counts deterministic, so they are asserted exactly."""
+    import hashlib
+
+    pte = plain("ds_cnn").pte
+    assert hashlib.sha256(pte.read_bytes()).hexdigest() == ICOUNT_PROGRAM_SHA256    # the program that ran
+    res = open_artefact(ICOUNT_DUMP, program=pte, use_cache=False)
+    prof = res.overlay["profile"]
+    program = res.snapshots[-1]
+    assert [o["node"] for o in prof["ops"]] == [n.id for n in program.nodes if dict(n.flags).get("instruction")]
+    assert prof["total"] == 1_955_803 and prof["unit"]["name"] == "ticks"      # the file does not say it is QEMU
+    counts = {o["node"]: o["count"] for o in prof["ops"]}
+    assert counts["cortex_m_quantized_depthwise_conv2d_out"] == 308_760
+    assert counts["cortex_m_quantized_conv2d_out"] == 211_529 and counts["cortex_m_quantized_linear_out"] == 4_541
+    assert all(c > 0 for c in counts.values()) and sum(counts.values()) <= prof["total"]
+    conv = next(o for o in prof["ops"] if o["node"] == "cortex_m_quantized_conv2d_out")
+    assert conv["macs"] == 512_000                       # MACs from the program's shapes (backend_core.profile)
