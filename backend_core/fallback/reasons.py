@@ -165,7 +165,8 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg, suggestion = _fusion(ctx, f, base)
     elif (node.dtype or "") == "int16" or "quantization config" in dtype_words or "int16" in dtype_words:
         cat = "unsupported_dtype"
-        detail = f.limits[0] if f.limits else (f.rejected[0] if f.rejected else "")
+        detail = "; ".join(x for x in ((f"checker: \"{f.rejected[0]}\"" if f.rejected else ""),
+                                       (f"limit hit: {f.limits[0]}" if f.limits else "")) if x)
         msg = (f"{_at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
                + (f" ({detail})" if detail else "")
                + f", so it stays in {'float' if f.float_out else node.dtype} on a portable kernel.")
