@@ -72,5 +72,8 @@ def overlay(etdump: Path, final: GraphSnapshot, *, etrecord: Path | None, debug_
     elif etrecord is None:
         notes.append("per-layer gaps need the ETRecord of the program that ran: pass it with the ETDump")
     else:
-        out["gaps"] = gaps_overlay(etdump, debug_buffer, etrecord, final)
+        try:
+            out["gaps"] = gaps_overlay(etdump, debug_buffer, etrecord, final)
+        except BadInputError as e:      # the per-op rows still stand: say why there are no gaps
+            notes.append(f"per-layer gaps unavailable: {e.message} {e.hint}".strip())
     return out
