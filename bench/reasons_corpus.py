@@ -31,16 +31,16 @@ def main() -> None:
     from tests.corpus.compare import run_corpus
 
     names = [n for n in et_cases.case_names() if not args.filters or any(f in n for f in args.filters)]
-    t0 = time.perf_counter()
-    results = run_corpus(names, workers=args.workers)
-    wall = time.perf_counter() - t0
+    def line(r) -> None:  # noqa: ANN001 - one case, printed as it arrives
+        cats = collections.Counter(f["category"] for f in r.fallbacks)
+        print(f"{r.name:62s} {r.seconds:9.2f} {r.plain_seconds:8.2f} {r.seconds / max(r.plain_seconds, 1e-9):6.2f}"
+              f"  {r.status:7s}{'' if r.matches else ' DIFF'}  {dict(cats) or ''}", flush=True)
 
     if args.per_case:
-        print(f"{'case':62s} {'project s':>9s} {'plain s':>8s} {'ratio':>6s}  status   fallbacks")
-        for r in results:
-            cats = collections.Counter(f["category"] for f in r.fallbacks)
-            print(f"{r.name:62s} {r.seconds:9.2f} {r.plain_seconds:8.2f} {r.seconds / max(r.plain_seconds, 1e-9):6.2f}"
-                  f"  {r.status:7s}{'' if r.matches else ' DIFF'}  {dict(cats) or ''}")
+        print(f"{'case':62s} {'project s':>9s} {'plain s':>8s} {'ratio':>6s}  status   fallbacks", flush=True)
+    t0 = time.perf_counter()
+    results = run_corpus(names, workers=args.workers, on_result=line if args.per_case else None)
+    wall = time.perf_counter() - t0
 
     nodes = collections.Counter()
     cases = collections.defaultdict(set)

@@ -9,7 +9,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 
 @dataclass
@@ -88,12 +88,24 @@ def _init() -> None:
     et_cases.case_names()          # import ExecuTorch and the test modules once per worker
 
 
-def run_corpus(names: Iterable[str], workers: int | None = None) -> list[CaseResult]:
+def run_corpus(names: Iterable[str], workers: int | None = None,
+               on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
+    """Every case's result, in order; `on_result` sees each one as it arrives."""
     names = list(names)
     workers = workers or int(os.environ.get("CMLENS_CORPUS_WORKERS", "2"))
     jobs = [(n, i % 2 == 0) for i, n in enumerate(names)]
+    out: list[CaseResult] = []
     if workers <= 1:
         _init()
-        return [_job(j) for j in jobs]
+        results: Iterable[CaseResult] = map(_job, jobs)
+        for r in results:
+            out.append(r)
+            if on_result:
+                on_result(r)
+        return out
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init) as ex:
-        return list(ex.map(_job, jobs, chunksize=4))
+        for r in ex.map(_job, jobs, chunksize=2):
+            out.append(r)
+            if on_result:
+                on_result(r)
+    return out
