@@ -162,7 +162,7 @@ class BoxItem(QGraphicsItem):
         cx, cy = self.rect.left() + 2, self.rect.top() - 1
         certain = self.preflight == "will fail"
         painter.setPen(QPen(QColor("#ffffff"), 1.2))
-        painter.setBrush(QColor("#c62828" if certain else "#ef6c00"))
+        painter.setBrush(theme.PREFLIGHT["will fail" if certain else "may fail"])
         painter.drawEllipse(QPointF(cx, cy), 8, 8)
         painter.setPen(QColor("#ffffff"))
         painter.setFont(_SMALL)

@@ -52,7 +52,9 @@ class Legend(_OverlayBox):
                       ("rewritten by this stage", clear, theme.REWRITTEN, "outline"),
                       ("removed (compare view)", clear, theme.REMOVED, "dashed"),
                       ("collapsed module group", QColor(theme.KIND_STYLE["group"][0]),
-                       QColor(theme.KIND_STYLE["group"][1]), "dashed")]
+                       QColor(theme.KIND_STYLE["group"][1]), "dashed"),
+                      ("pre-flight: will fail on the target", clear, clear, "will fail"),
+                      ("pre-flight: may fail on the target", clear, clear, "may fail")]
         fm = QFontMetricsF(self._font)
         w = max(fm.horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22
         self.resize(int(w), ROW_H * len(self.rows) + 10)
@@ -67,7 +69,15 @@ class Legend(_OverlayBox):
                 pen.setStyle(Qt.PenStyle.DashLine)
             p.setPen(pen)
             p.setBrush(fill)
-            p.drawRoundedRect(QRectF(7, y + 2, SWATCH_W - 4, ROW_H - 5), 3, 3)
+            if style in theme.PREFLIGHT:           # the stop sign the graph puts on a node's corner
+                p.setPen(QPen(QColor("#ffffff"), 1.2))
+                p.setBrush(theme.PREFLIGHT[style])
+                p.drawEllipse(QRectF(SWATCH_W / 2 - 1, y + 1, ROW_H - 3, ROW_H - 3))
+                p.setPen(QColor("#ffffff"))
+                p.drawText(QRectF(SWATCH_W / 2 - 1, y + 1, ROW_H - 3, ROW_H - 3), Qt.AlignmentFlag.AlignCenter,
+                           "✕" if style == "will fail" else "?")
+            else:
+                p.drawRoundedRect(QRectF(7, y + 2, SWATCH_W - 4, ROW_H - 5), 3, 3)
             if style == "warn":
                 p.setPen(QPen(QColor("#5d4037"), 0.8))
                 p.setBrush(QColor("#ffca28"))

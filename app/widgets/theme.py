@@ -34,6 +34,9 @@ BACKGROUND = QColor(_OV["background"])
 HEAT_NONE_FILL = QColor(_OV["heat_none_fill"])      # heat overlay: node without numerics
 HEAT_NONE_TEXT = QColor(_OV["heat_none_text"])
 
+# pre-flight markers on a node: certain to fail on the target / may fail
+PREFLIGHT = {k: QColor(v) for k, v in _C["preflight"].items()}
+
 # UI palette for style sheets of small labels
 UI = dict(_UI)
 OUTCOME_COLORS: dict[str, str] = dict(_C["outcome"])
