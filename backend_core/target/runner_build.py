@@ -30,8 +30,9 @@ BUILD_RECIPE = (RUNNER_SOURCE_DIR / "CMakeLists.txt", KERNELS_DIR / "cmake" / "c
 
 
 def portable_ops(ops: list[str]) -> list[str]:
-    """The ops a portable/quantized kernel library must register (not cortex_m, not prim ops)."""
-    return sorted({op for op in ops if op.startswith(("aten::", "quantized_decomposed::"))})
+    """The ops a portable/quantized kernel library must register (not cortex_m, not prim ops).
+    dim_order_ops::* (`.contiguous()`, to(memory_format)) are portable kernels too (functions.yaml)."""
+    return sorted({op for op in ops if op.startswith(("aten::", "dim_order_ops::", "quantized_decomposed::"))})
 
 
 @dataclass

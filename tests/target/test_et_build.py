@@ -194,9 +194,11 @@ def test_runner_command_lines(tmp_path: Path) -> None:
     model = tmp_path / "ds_cnn.bpte"
     model.write_bytes(b"\x00\x00\x00\x00BP08fake")
     ops = ["cortex_m::quantized_conv2d.out", "aten::view_copy.out", "executorch_prim::et_view.default",
-           "quantized_decomposed::add.out"]
+           "quantized_decomposed::add.out", "dim_order_ops::_clone_dim_order.out"]
     req = RunnerRequest(board_for("cortex-m55"), libs, model=model, ops=ops, build_root=tmp_path / "runner")
-    assert portable_ops(ops) == ["aten::view_copy.out", "quantized_decomposed::add.out"]
+    # `.contiguous()` lowers to dim_order_ops::_clone_dim_order: a portable kernel the runner must register
+    assert portable_ops(ops) == ["aten::view_copy.out", "dim_order_ops::_clone_dim_order.out",
+                                 "quantized_decomposed::add.out"]
     assert req.bundle_io
     assert req.build_dir.parent == tmp_path / "runner" / lib_req.key
     assert req.build_dir.name.startswith("mps3-an547-baked-")
