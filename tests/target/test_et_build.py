@@ -209,7 +209,7 @@ def test_runner_command_lines(tmp_path: Path) -> None:
     assert d["CMLENS_BOARD"] == "mps3-an547" and d["EXECUTORCH_ROOT"] == str(lib_req.et_root)
     assert d["ET_INSTALL_DIR"] == str(lib_req.install_dir) and d["ET_BUNDLE_IO"] == "ON"
     assert d["ET_PTE_FILE_PATH"] == str(req.build_dir / "model.bpte")
-    assert d["CMLENS_PORTABLE_OPS"] == "aten::view_copy.out,quantized_decomposed::add.out"
+    assert d["CMLENS_PORTABLE_OPS"] == "aten::view_copy.out,dim_order_ops::_clone_dim_order.out,quantized_decomposed::add.out"
     assert d["ET_ATOL"] == "0.01" and d["SEMIHOSTING"] == "OFF" and d["EXECUTORCH_ENABLE_EVENT_TRACER"] == "OFF"
     assert d["CMAKE_TOOLCHAIN_FILE"].endswith("kernels/cmake/arm-none-eabi-gcc.cmake")
     assert runner_build_command(req) == ["cmake", "--build", str(req.build_dir), "--target", "arm_executor_runner"]
