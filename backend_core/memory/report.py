@@ -98,7 +98,8 @@ def summary_lines(rep: dict[str, Any], top: int = 5) -> list[str]:
              + f" (scratch up to {kib(rep['scratch_bytes_max'])}, included)",
              f"       method allocator {kib(ma['used'])} = planned {kib(ma['planned'])} + Method::load "
              f"{kib(ma['loaded'])} + inputs {kib(ma['input'])}; temp pool {kib(rep['temp_allocator_bytes'])}",
-             f"peak:  {kib(rep['peak_bytes'])} alive at op #{rep['peak_index']} {rep['peak_op'] or '?'}"]
+             f"peak:  {kib(rep['peak_bytes'])} alive at op #{rep['peak_index']} "
+             f"{rep['peak_op'] or (rep['timeline'][rep['peak_index']]['op'] if rep['timeline'] else '?')}"]
     if rep["largest_tensors"]:
         lines.append("largest tensors:")
         for t in rep["largest_tensors"][:top]:
