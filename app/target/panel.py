@@ -73,7 +73,7 @@ class TargetPanel(QWidget):
         self.result_view.show_outcome("RECORDED RUN" + (": GAPS" if diverged else ""),
                                       OUTCOME_COLORS.get("FAIL" if diverged else "PASS", "#2e7d32"))
         prof = overlay.get("profile") or {}
-        unit = prof.get("unit") or {}
+        unit = prof.get("unit_info") or {"name": prof.get("unit", "ticks")}
         out = [f"<p><b>ETDump:</b> {html.escape(name)} (recorded outside this app)</p>"]
         ops = sorted(prof.get("ops") or [], key=lambda o: o.get("count") or 0, reverse=True)
         if ops:

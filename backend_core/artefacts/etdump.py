@@ -25,19 +25,17 @@ def find_debug_buffer(etdump: Path) -> Path | None:
 
 
 def profile_overlay(etdump: Path, final: GraphSnapshot, unit: Any = None) -> dict[str, Any]:
-    """The per-op profile on `final`'s nodes, as the dict the GUI and the JSON carry."""
-    from dataclasses import asdict
-
+    """The per-op profile on `final`'s nodes, as `cmlens run --json-file` carries it (Profile.to_dict:
+    `unit` is the unit's name, `unit_info` the whole unit), so the Profile view reads it as it is."""
     from ..profile import build_profile, raw_ticks, read_etdump
 
     events = read_etdump(etdump)
     try:
-        prof = build_profile(events, final, unit or raw_ticks(UNKNOWN_UNIT_WHY), model=final.stage)
+        prof = build_profile(events, final, unit or raw_ticks(UNKNOWN_UNIT_WHY), model=etdump.name,
+                             target="a CPU the file does not record")
     except ValueError as e:
         raise BadInputError(f"{etdump.name}: {e}.", "Use the ETDump of a run that finished an inference.") from e
-    d = asdict(prof)
-    d["unit"] = prof.unit.to_dict()
-    return d
+    return prof.to_dict()
 
 
 def gaps_overlay(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphSnapshot,

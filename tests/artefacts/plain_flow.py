@@ -19,7 +19,7 @@ class PlainArtefacts:
     ops: list[str]                 # kernel names in execution order, as ExecuTorch printed them
 
 
-def make_artefacts(zoo_name: str, out: Path) -> PlainArtefacts:
+def make_artefacts(zoo_name: str, out: Path, *, bundle_in_record: bool = False) -> PlainArtefacts:
     import torch
 
     from backend_core.models.zoo import ZOO
@@ -27,7 +27,7 @@ def make_artefacts(zoo_name: str, out: Path) -> PlainArtefacts:
     model, inputs, _notes = ZOO[zoo_name].build()
     if any(isinstance(x, torch.Tensor) and x.dim() == 4 for x in inputs):
         model = model.to(memory_format=torch.channels_last)
-    return _flow(model, inputs, [inputs], zoo_name, out)
+    return _flow(model, inputs, [inputs], zoo_name, out, bundle_in_record=bundle_in_record)
 
 
 def make_from_file(path: Path, out: Path) -> PlainArtefacts:

@@ -41,7 +41,7 @@ def test_etdump_overlays_per_op_rows_and_gaps(recorded_run) -> None:
     prof = res.overlay["profile"]
     ran = [o["node"] for o in prof["ops"]]
     assert ran == [n.id for n in program.nodes if dict(n.flags).get("instruction")]   # every instruction mapped
-    assert prof["unit"]["name"] == "ticks" and "unknown" in prof["unit"]["label"]
+    assert prof["unit"] == "ticks" and "unknown" in prof["unit_info"]["label"]
     assert any("every timestamp in the ETDump is 0" in n for n in res.notes)          # this run had no ticks
     gaps = res.overlay["gaps"]
     assert gaps["layers"] and all(g["node_id"] in program.node_map() for g in gaps["layers"])
@@ -76,7 +76,7 @@ def test_etdump_of_a_qemu_icount_run_gives_per_op_counts(plain) -> None:
     prof = res.overlay["profile"]
     program = res.snapshots[-1]
     assert [o["node"] for o in prof["ops"]] == [n.id for n in program.nodes if dict(n.flags).get("instruction")]
-    assert prof["total"] == 1_955_803 and prof["unit"]["name"] == "ticks"      # the file does not say it is QEMU
+    assert prof["total"] == 1_955_803 and prof["unit"] == "ticks"      # the file does not say it is QEMU
     counts = {o["node"]: o["count"] for o in prof["ops"]}
     assert counts["cortex_m_quantized_depthwise_conv2d_out"] == 308_760
     assert counts["cortex_m_quantized_conv2d_out"] == 211_529 and counts["cortex_m_quantized_linear_out"] == 4_541
