@@ -95,7 +95,7 @@ def _producer_at_q(ctx: FallbackContext, f: Facts) -> NodeSnapshot | None:
         src = next((nm[i] for i in cur.inputs if i in nm and nm[i].fx_op == "call_function"), None)
         if src is None:
             return None
-        if "quantize" not in op_base_name(src.target):
+        if "quantize" not in op_base_name(src.target) and not src.target.endswith("getitem"):
             return src
         cur = src
     return None

@@ -6,6 +6,7 @@ Slow (about 3.5 min on 2 cores: two lowerings per case, in 2 worker processes); 
 from __future__ import annotations
 
 import collections
+import os
 
 import pytest
 
@@ -15,9 +16,15 @@ from .compare import CaseResult, run_corpus
 pytestmark = pytest.mark.slow
 
 
+def _names() -> list[str]:
+    """All cases; CMLENS_CORPUS_FILTER=a,b runs only the cases whose name contains one of them."""
+    wanted = [w for w in os.environ.get("CMLENS_CORPUS_FILTER", "").split(",") if w]
+    return [n for n in et_cases.case_names() if not wanted or any(w in n for w in wanted)]
+
+
 @pytest.fixture(scope="module")
 def corpus() -> list[CaseResult]:
-    return run_corpus(et_cases.case_names())      # CMLENS_CACHE is private (conftest.py)
+    return run_corpus(_names())      # CMLENS_CACHE is private (conftest.py)
 
 
 def test_the_corpus_is_executorchs_installed_cases_minus_named_skips() -> None:
