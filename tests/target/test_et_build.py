@@ -100,6 +100,7 @@ echo "$@" >> "{tmp_path}/cmake.log"
 echo "-- fake cmake $1"
 echo "warning on stderr" >&2
 sleep {sleep}
+if [ "$1" = "-S" ]; then mkdir -p "$4" && touch "$4/build.ninja"; fi
 if [ "$1" = "--build" ]; then
   {'echo "FAILED: undefined reference to cortex_m::foo"; exit 1' if fail else ''}
   prefix=$(dirname "$2")/install
@@ -130,6 +131,10 @@ def test_ensure_libraries_builds_once_then_uses_the_cache(tmp_path: Path) -> Non
     assert len((tmp_path / "cmake.log").read_text().splitlines()) == 2   # configure + build, once
     other = request(tmp_path, etdump=False)                                # other options: rebuild
     assert not is_built(other)
+    req.stamp.write_text(json.dumps({**stamp, "cold_build_s": 1413.0}))   # as the real M55 cold build recorded
+    rebuilt = ensure_libraries(other, env=env)           # same cache entry, build dir configured: incremental
+    assert not rebuilt.cached and rebuilt.cold_build_s == 1413.0
+    assert json.loads(req.stamp.read_text())["cold_build_s"] == 1413.0   # the record survives the rebuild
 
 
 def test_ensure_libraries_failure_names_the_cause(tmp_path: Path) -> None:
