@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..snapshot.model import GraphSnapshot
 from .finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
+from .cortex_m_rules import cortex_m_findings
 from .kernel_rules import kernel_findings
 from .measured_rules import measured_findings
 from .program_rules import bundle_findings, registry_findings
@@ -30,6 +31,7 @@ def check_snapshot(final: GraphSnapshot | None, *, bundle: bytes | None = None,
     findings: list[Finding] = []
     if final is not None:
         findings.extend(kernel_findings(final))
+        findings.extend(cortex_m_findings(final))
         findings.extend(measured_findings(final))
     blob = bundle if bundle is not None else program
     if blob is not None:
