@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..fallback.suggestions import suggestion_for
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
 from .schemas import substitution_bases
@@ -29,6 +28,8 @@ def _neighbours(snap: GraphSnapshot, node: NodeSnapshot) -> tuple[list[NodeSnaps
 def explain_program_node(snap: GraphSnapshot, node: NodeSnapshot, substitutions: frozenset[str], *,
                          more: str) -> FallbackReason:
     """`more` names where the full explanation is (model source, ETRecord)."""
+    from ..fallback.suggestions import suggestion_for   # the fallback package costs ~0.2 s to import
+
     base = op_base_name(node.target)
     producers, consumers = _neighbours(snap, node)
     fed_dq = [p for p in producers if p.kind == KIND_QUANT and op_base_name(p.target).startswith("dequantize")]
