@@ -88,12 +88,12 @@ def snapshot_path(workdir: Path, cid: str) -> Path:
 def refresh_preflight(low: Lowered, workdir: Path, et_root: str | None = None) -> Lowered:
     """Re-run today's rules on the stored final snapshot and .bpte (rules change faster than lowerings)."""
     from backend_core.preflight import check_snapshot
-    from backend_core.snapshot.model import GraphSnapshot
+    from backend_core.snapshot.model import snapshot_from_dict
 
     f = snapshot_path(workdir, low.id)
     if low.status != "lowered" or not f.is_file():
         return low
-    final = GraphSnapshot.from_dict(json.loads(f.read_text()))
+    final = snapshot_from_dict(json.loads(f.read_text()))
     low.preflight = [x.to_dict() for x in check_snapshot(final, bundle=Path(low.bpte).read_bytes(), et_root=et_root)]
     return low
 

@@ -194,9 +194,6 @@ class GraphSnapshot:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=_json_default)
 
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> "GraphSnapshot":
-        return snapshot_from_dict(d)
 
 
 def _qp_dict(q: QParam | None) -> dict[str, Any] | None:

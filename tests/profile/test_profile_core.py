@@ -41,9 +41,9 @@ def test_recorded_etdump_events(recorded_events: EtdumpProfile) -> None:
 def _tiny_final():
     """The final graph of the lowering that ran (channels-last input, as the recorded run had it),
     saved as a snapshot so the test does not depend on today's default layout."""
-    from backend_core.snapshot.model import GraphSnapshot
+    from backend_core.snapshot.model import snapshot_from_dict
 
-    return GraphSnapshot.from_dict(json.loads((FIXTURES / "tiny_conv_m55_channels_last.final.json").read_text()))
+    return snapshot_from_dict(json.loads((FIXTURES / "tiny_conv_m55_channels_last.final.json").read_text()))
 
 
 def test_recorded_etdump_maps_onto_the_final_graph(recorded_events: EtdumpProfile) -> None:

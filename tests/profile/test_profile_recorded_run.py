@@ -12,7 +12,7 @@ import pytest
 
 from backend_core.profile import build_profile, parse_etdump, qemu_icount
 from backend_core.profile.run import over_budget
-from backend_core.snapshot.model import GraphSnapshot
+from backend_core.snapshot.model import snapshot_from_dict
 from backend_core.target.uart import parse_uart
 from profile_support import FIXTURES
 
@@ -26,7 +26,7 @@ def recorded():
     pytest.importorskip("executorch")
     report = parse_uart(UART.read_text())
     assert report.outcome == "PASS"
-    final = GraphSnapshot.from_dict(json.loads(FINAL.read_text()))
+    final = snapshot_from_dict(json.loads(FINAL.read_text()))
     events = parse_etdump(report.etdumps[0].files["etdump.bin"])
     return report, final, build_profile(events, final, qemu_icount(5, 32e6), model="layernorm_mlp",
                                         target="cortex-m55")
