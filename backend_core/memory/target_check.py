@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..errors import CmlensError
 from .method_alloc import ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, first_refusal
+from .elf import elf_sizes
 from .plan import program_bytes, read_plan
 from .runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
 
@@ -75,13 +76,24 @@ def _refusal(pred: dict[str, Any], pool: int) -> dict[str, Any] | None:
 
 
 def check_run(pred: dict[str, Any] | None, mem: RunnerMemory, method_pool: int | None,
-              temp_pool: int | None) -> dict[str, Any] | None:
-    """The `memory` block of a run result: prediction, runner figures, the row-by-row check."""
+              temp_pool: int | None, elf: Path | None = None, baked_model_bytes: int = 0) -> dict[str, Any] | None:
+    """The `memory` block of a run result: prediction, runner figures, the row-by-row check, and the
+    built runner's flash / static RAM (`arm-none-eabi-size -A`) when its ELF is given."""
     if pred is None:
         return None
     rows = compare(pred, mem) if mem.seen else []
     problem = explain_failure(mem, pred)
+    lines = comparison_lines(rows) if rows else []
+    sizes = None
+    if elf is not None:
+        try:
+            sizes = elf_sizes(elf, baked_model_bytes)
+            lines.append(f"runner ELF: code + read-only data {sizes['flash_code']:,} B (flash, without the model's "
+                         f"{baked_model_bytes:,} B), static RAM {sizes['ram_static']:,} B (.data + .bss + stack + "
+                         f"heap), allocator pools {sizes['pools']:,} B")
+        except CmlensError as e:
+            lines.append(f"runner ELF: not measured ({e.message})")
     return {"predicted": pred, "runner": mem.to_dict(), "check": rows,
-            "pools": {"method": method_pool, "temp": temp_pool},
+            "pools": {"method": method_pool, "temp": temp_pool}, "elf": sizes,
             "ok": None if not rows else all(r["ok"] is not False for r in rows),
-            "problem": problem, "lines": comparison_lines(rows) if rows else []}
+            "problem": problem, "lines": lines}

@@ -304,7 +304,8 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     run = ModelRunResult(Path(source).stem if Path(source).suffix else source, board.cpu, board, outcome,
                          result.exit_code, check, result, rb.elf, timings, libs.cached, libs.cold_build_s,
                          problem, files)
-    run.memory = check_run(mem_pred, result.report.memory, *pools)
+    run.memory = check_run(mem_pred, result.report.memory, *pools, elf=rb.elf,
+                           baked_model_bytes=0 if host_files else model.stat().st_size)
     if run.memory and run.memory["problem"]:
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     run.reference_warnings = ref_warnings
