@@ -33,6 +33,7 @@ class NumericsRequest:
     flow: str
     calib: str | None
     inputs: str                  # "N" random samples or a folder
+    channels_last: bool = False  # the lowering's --channels-last option (model bar toggle)
 
     def lowering(self) -> tuple[str, str, str, str | None]:
         return self.source, self.target, self.flow, self.calib
@@ -117,7 +118,8 @@ class NumericsPanel(QWidget):
         if not cur or not cur[0]:
             self.message.emit("Numerics: choose a model first")
             return
-        self.run(NumericsRequest(*cur, inputs=self.inputs.value()))
+        self.run(NumericsRequest(*cur[:4], inputs=self.inputs.value(),
+                                 channels_last=bool(cur[4]) if len(cur) > 4 else False))
 
     def run(self, request: NumericsRequest) -> None:
         """Start a numerics run (cancels a running one)."""
@@ -126,7 +128,8 @@ class NumericsPanel(QWidget):
         self._set_busy(True)
         self._progress("starting the numerics worker…", 0, 0)
         self.job.start(protocol.numerics_worker_arguments(request.source, request.target, request.flow,
-                                                          inputs=request.inputs, calib=request.calib))
+                                                          inputs=request.inputs, calib=request.calib,
+                                                          channels_last=request.channels_last))
 
     def cancel(self) -> None:
         if self.job.cancel():                # -> finished("cancelled")

@@ -134,10 +134,10 @@ class FeatureLinks(QObject):
             room = max(self.height() - 380, 200)       # keep a usable graph above
             self.window.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
 
-    def _numerics_source(self) -> tuple[str, str, str, str | None] | None:
+    def _numerics_source(self) -> tuple[str, str, str, str | None, bool] | None:
         """Numerics compare the lowering the graph shows (same options, so node ids match)."""
         req = self.session.request or self.model_bar.request()
-        return (req.source, req.target, req.flow, req.calib) if req.source else None
+        return (req.source, req.target, req.flow, req.calib, req.channels_last) if req.source else None
 
     def run_numerics(self, inputs: str | None = None) -> None:
         if inputs is not None:
