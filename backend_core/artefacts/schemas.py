@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,17 @@ def installed_stamp() -> list[str]:
         except OSError:
             out.append(f"{name}:{origin}")
     return out
+
+
+def ensure_table() -> None:
+    """Write the schema table if this stack has none yet (torch is already imported by the caller: a
+    lowering worker). A failure costs only the next .pte open its torch import, so it is logged, not raised."""
+    if cached_table() is not None:
+        return
+    try:
+        register_libraries()
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        print(f"cmlens: could not write the operator schema table: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def table_path() -> Path:

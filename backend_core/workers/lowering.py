@@ -91,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             memory = memory_for_result(result)
         except Exception as e:  # noqa: BLE001 - the lowering itself succeeded: report, do not die
             memory = {"error": f"{type(e).__name__}: {e}"}
+    if result.status == "done" and "torch" in sys.modules:
+        from ..artefacts.schemas import ensure_table
+
+        ensure_table()          # once per installed stack: a .pte opened later needs no torch import
     report_path = None
     if args.report:
         from pathlib import Path
