@@ -3,7 +3,7 @@ options, stage by stage, with a result that survives a failed stage, and a cache
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 from .cache import ResultCache, cache_key
@@ -11,64 +11,13 @@ from .errors import CmlensError, StageFailedError
 from .fallback import FallbackContext, explain_fallbacks
 from .models import load_model, parse_model_source
 from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
+from .lowering_result import LoweringResult, supported_targets
 from .pipeline.stages import Stage
-from .preflight import Finding, attach as attach_preflight, check_snapshot, findings_of
-from .report.json_report import build_report
-from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from .preflight import attach as attach_preflight, check_snapshot
+from .snapshot.model import GraphSnapshot
 from .cpus import normalise_target
-from .versions import stack_versions
 
 StageCallback = Callable[[GraphSnapshot, list[str]], None]
-
-
-@dataclass
-class LoweringResult:
-    model: str
-    source: str
-    options: PipelineOptions
-    status: str                                   # done | failed | cancelled
-    snapshots: list[GraphSnapshot]
-    verdicts: dict[str, Any]
-    planned_stages: list[str]
-    error: dict[str, Any] | None = None
-    from_cache: bool = False
-    seconds: float = 0.0
-    blobs: dict[str, bytes] = field(default_factory=dict)   # "model.pte"/"model.bpte" bytes
-    pipeline: LoweringPipeline | None = None                # live objects (not after a cache hit)
-    verify_suggestions: bool = False                        # fixes were tried by re-lowering
-
-    @property
-    def final(self) -> GraphSnapshot | None:
-        return self.snapshots[-1] if self.snapshots and self.snapshots[-1].kind == "final" else None
-
-    @property
-    def preflight(self) -> list[Finding]:
-        """Pre-flight findings on the final program (backend_core.preflight)."""
-        return findings_of(self.final)
-
-    def fallbacks(self) -> list[NodeSnapshot]:
-        f = self.final
-        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
-
-    def report(self, artifacts: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
-        return build_report(model=self.model, source=self.source, target=self.options.target,
-                            flow=self.options.flow, status=self.status, snapshots=self.snapshots,
-                            verdicts=self.verdicts, error=self.error, versions=stack_versions(),
-                            artifacts=artifacts, planned_stages=self.planned_stages,
-                            with_graphs=with_graphs,
-                            options={"channels_last": self.options.channels_last,
-                                     "verify_suggestions": self.verify_suggestions,
-                                     "activations": self.options.activations,
-                                     "calib": self.options.calib})
-
-
-def supported_targets() -> frozenset[str]:
-    """Targets AtenToCortexMPass has a substitution for, spelled as in snapshots."""
-    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
-
-    from .snapshot.capture import target_name
-
-    return frozenset(target_name(t) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)
 
 
 def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts: PipelineOptions,

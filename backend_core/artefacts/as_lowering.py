@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..lowering import LoweringResult
+from ..lowering_result import LoweringResult
 from ..pipeline.stages import PipelineOptions
 from .open import open_artefact
 from .result import ArtefactResult

@@ -82,7 +82,7 @@ def explain_record(snaps: list[GraphSnapshot]) -> list[GraphSnapshot]:
     if not snaps or snaps[-1].kind != "final":
         return snaps
     subs = substitution_bases()
-    from ..lowering import supported_targets
+    from ..lowering_result import supported_targets
 
     ctx = FallbackContext(list(snaps), {}, target="", flow="legacy", supported_targets=supported_targets())
     final = explain_fallbacks(ctx)

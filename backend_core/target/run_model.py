@@ -204,7 +204,7 @@ def run_model(source: str, *, et_root: str | Path, cmsis_nn: str | Path | None =
     record = None
     step("lower")
     if opts.etdump and Path(source).suffix not in (".pte", ".bpte"):
-        from .gaps_inspector import lower_with_etrecord   # the ETRecord must come from the same lowering
+        from .etrecord_lowering import lower_with_etrecord   # the ETRecord must come from the same lowering
 
         emit("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow) with an ETRecord")
         record = lower_with_etrecord(source, opts.target, opts.flow, workdir, lambda s: emit("cmlens", s))

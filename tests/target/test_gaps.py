@@ -101,7 +101,8 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
 def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     """Real lowering (ExecuTorch is installed in CI) + the recorded ETDump -> GapReport."""
     pytest.importorskip("executorch")
-    from backend_core.target.gaps_inspector import compute_gaps, lower_with_etrecord
+    from backend_core.target.etrecord_lowering import lower_with_etrecord
+    from backend_core.target.gaps_inspector import compute_gaps
 
     work = tmp_path_factory.mktemp("gaps")
     report = parse_uart(UART.read_text())
@@ -167,7 +168,7 @@ UART_PASS = FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
 def passing_run(tmp_path_factory: pytest.TempPathFactory):
     """The same tiny model, run on QEMU M55 from a .bpte with channels-last input bytes (PASS, error 0)."""
     pytest.importorskip("executorch")
-    from backend_core.target.gaps_inspector import lower_with_etrecord
+    from backend_core.target.etrecord_lowering import lower_with_etrecord
 
     work = tmp_path_factory.mktemp("gaps_pass")
     report = parse_uart(UART_PASS.read_text())

@@ -1,0 +1,66 @@
+"""What a lowering returns (LoweringResult), and which ops AtenToCortexMPass rewrites.
+
+A module of its own so the artefact readers can produce the same result type without importing the
+lowering pipeline (backend_core.lowering dispatches artefact files to them: no import cycle)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .pipeline import LoweringPipeline, PipelineOptions
+from .preflight import Finding, findings_of
+from .report.json_report import build_report
+from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from .versions import stack_versions
+
+__all__ = ["LoweringResult", "supported_targets"]
+
+
+@dataclass
+class LoweringResult:
+    model: str
+    source: str
+    options: PipelineOptions
+    status: str                                   # done | failed | cancelled
+    snapshots: list[GraphSnapshot]
+    verdicts: dict[str, Any]
+    planned_stages: list[str]
+    error: dict[str, Any] | None = None
+    from_cache: bool = False
+    seconds: float = 0.0
+    blobs: dict[str, bytes] = field(default_factory=dict)   # "model.pte"/"model.bpte" bytes
+    pipeline: LoweringPipeline | None = None                # live objects (not after a cache hit)
+    verify_suggestions: bool = False                        # fixes were tried by re-lowering
+
+    @property
+    def final(self) -> GraphSnapshot | None:
+        return self.snapshots[-1] if self.snapshots and self.snapshots[-1].kind == "final" else None
+
+    @property
+    def preflight(self) -> list[Finding]:
+        """Pre-flight findings on the final program (backend_core.preflight)."""
+        return findings_of(self.final)
+
+    def fallbacks(self) -> list[NodeSnapshot]:
+        f = self.final
+        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+
+    def report(self, artifacts: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
+        return build_report(model=self.model, source=self.source, target=self.options.target,
+                            flow=self.options.flow, status=self.status, snapshots=self.snapshots,
+                            verdicts=self.verdicts, error=self.error, versions=stack_versions(),
+                            artifacts=artifacts, planned_stages=self.planned_stages,
+                            with_graphs=with_graphs,
+                            options={"channels_last": self.options.channels_last,
+                                     "verify_suggestions": self.verify_suggestions,
+                                     "activations": self.options.activations,
+                                     "calib": self.options.calib})
+
+
+def supported_targets() -> frozenset[str]:
+    """Targets AtenToCortexMPass has a substitution for, spelled as in snapshots."""
+    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
+
+    from .snapshot.capture import target_name
+
+    return frozenset(target_name(t) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)
