@@ -38,7 +38,7 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="open the compare split view")
     p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
     p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
-    p.add_argument("--tab", default=None, choices=["fallbacks", "quantizer", "log", "numerics", "target"],
+    p.add_argument("--tab", default=None, choices=["fallbacks", "quantizer", "log", "numerics", "target", "memory"],
                    help="bottom tab to show (numerics: also runs the numerics after lowering)")
     p.add_argument("--numerics", default=None, metavar="N|DIR",
                    help="run the per-layer numerics after lowering on N random inputs or a folder")

@@ -86,6 +86,7 @@ class LoweringSession(QObject):
         self.status = "idle"              # idle | running | done | failed | cancelled | error
         self.error: dict[str, Any] | None = None
         self.verdicts: dict[str, Any] = {}
+        self.memory: dict[str, Any] | None = None
         self.log: list[str] = []
         self.from_cache = False
         self.seconds = 0.0
@@ -107,7 +108,7 @@ class LoweringSession(QObject):
         self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
                                                           request.calib, no_cache=request.no_cache,
                                                           channels_last=request.channels_last,
-                                                          companions=dict(request.companions)))
+                                                          companions=dict(request.companions), memory=True))
 
     def cancel(self) -> None:
         if self.status != "running":
@@ -170,6 +171,7 @@ class LoweringSession(QObject):
                 self._log(f"[note] {note}")
             self.artefactLoaded.emit(self.artefact)
         elif t == protocol.DONE:
+            self.memory = msg.get("memory")          # the Memory panel's report (worker --memory)
             self.verdicts = msg.get("verdicts") or {}
             self.from_cache = bool(msg.get("from_cache"))
             self.seconds = float(msg.get("seconds") or 0.0)

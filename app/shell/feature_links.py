@@ -81,9 +81,26 @@ class FeatureLinks(QObject):
         self.profile.nodeClicked.connect(self.focus_final_node)
         self.profile.heatChanged.connect(self._on_profile_heat)
 
+    def connect_memory(self, memory, settings) -> None:
+        """The Memory tab: the lowering's memory report (the worker runs with --memory), its board
+        remembered, a timeline click selects the node, and the node's bytes in the inspector."""
+        self.memory = memory
+        board = settings.value("memory/board")
+        if isinstance(board, str) and board:
+            try:
+                memory.set_board(board)
+            except ValueError:
+                pass                          # a board of an older board table: keep the default
+        memory.boardChanged.connect(lambda name: settings.setValue("memory/board", name))
+        memory.nodeClicked.connect(self.focus_final_node)
+        self.session.started.connect(lambda: memory.set_lowering_result(None))
+        self.session.finished.connect(lambda _s: memory.set_lowering_result({"memory": self.session.memory}))
+
     def add_inspector_sections(self, inspector) -> None:
         """The profile's lines for a node (final-graph ids: shown on the final stage)."""
         inspector.add_section(lambda snap, n: self.profile.node_html(n.id) if snap.kind == "final" else "")
+        inspector.add_section(lambda snap, n: self.memory.node_html(n.id)
+                              if snap.kind == "final" and getattr(self, "memory", None) else "")
         self.profile.heatChanged.connect(lambda _c: inspector.refresh())
         self.target_panel.runFinished.connect(lambda _r: inspector.refresh())
 
@@ -118,14 +135,14 @@ class FeatureLinks(QObject):
         self.target_panel.nodeClicked.connect(self.focus_final_node)
 
     def show_tab(self, name: str) -> None:
-        """fallbacks | quantizer | log | numerics | target"""
+        """fallbacks | quantizer | log | numerics | target | memory"""
         self.bottom_dock.show()
         self.tabs.setCurrentWidget(self.tab_widgets[name])
 
     def _tab_height(self) -> int:
         """The dock height the current tab wants (0: the tables are fine with less)."""
         w = self.tabs.currentWidget()
-        return {id(self.numerics): PLOT_DOCK_HEIGHT,
+        return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.tab_widgets.get("memory")): PLOT_DOCK_HEIGHT,
                 id(self.tab_widgets["target"]): TARGET_DOCK_HEIGHT}.get(id(w), 0)
 
     def _on_tab_changed(self, _index: int) -> None:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
@@ -25,8 +25,10 @@ from app.graph.panel import GraphPanel
 from app.lowering.inspector import NodeInspector
 from app.lowering.log_views import PipelineLog, QuantizerReport
 from app.shell.feature_links import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, FeatureLinks
-from app.shell.menus import SEPARATOR, MenuEntry, build_menu_bar, fill_recent
+from app.shell.menus import build_menu_bar, fill_recent
+from app.shell.window_menus import WindowCommands, window_menus
 from app.lowering.model_bar import ModelBar
+from app.memory.panel import MemoryPanel
 from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
@@ -93,6 +95,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.quant_report, "Quantizer report")
         self.tabs.addTab(self.log_view, "Pipeline log")
         self.numerics = NumericsPanel(self)
+        self.memory = MemoryPanel(self)
         self.tabs.addTab(self.numerics, "Numerics")
         self.target_panel = TargetPanel(self)
         self.target_panel.setMinimumHeight(TARGET_MIN_HEIGHT)
@@ -101,14 +104,17 @@ class MainWindow(QMainWindow):
         self.target_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.target_scroll.setWidget(self.target_panel)
         self.tabs.addTab(self.target_scroll, "Run on target")
+        self.tabs.addTab(self.memory, "Memory")
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
                                   self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
-                                   "numerics": self.numerics, "target": self.target_scroll})
+                                   "numerics": self.numerics, "target": self.target_scroll,
+                                   "memory": self.memory})
         self.tabs.currentChanged.connect(self.links._on_tab_changed)
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.links.add_inspector_sections(self.inspector)
+        self.links.connect_memory(self.memory, self.settings)
         self.timeline.setMinimumWidth(250)
         self.inspector.setMinimumWidth(330)
         self.tabs.setMinimumHeight(150)
@@ -267,51 +273,13 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ menus
     def _build_menus(self) -> None:
-        """File, Go, View, Tools as data; the graph pane's toolbar actions are reused as they are."""
-        g, st = self.graph, self.state
-        hide = QAction("Hide passes that changed nothing", self, checkable=True)
-        hide.toggled.connect(lambda on: st.set_toggle("hide_unchanged", on))
-        st.togglesChanged.connect(lambda: hide.setChecked(st.hide_unchanged))
-        export = [
-            MenuEntry("JSON report…", lambda: self._export("json", "JSON (*.json)")),
-            MenuEntry("HTML report…", lambda: self._export("html", "HTML (*.html)"), name="html"),
-            MenuEntry(".pte program…", lambda: self._export("pte", "ExecuTorch program (*.pte)")),
-            MenuEntry(".bpte bundled program…", lambda: self._export("bpte", "Bundled program (*.bpte)")),
-            SEPARATOR,
-            MenuEntry("Graph as SVG…", lambda: self._export("svg", "SVG (*.svg)")),
-            MenuEntry("Graph as PNG…", lambda: self._export("png", "PNG (*.png)")),
-        ]
-        menus = [
-            ("&File", [
-                MenuEntry("&Open model or ExecuTorch file…", self.model_bar._open, QKeySequence.StandardKey.Open),
-                MenuEntry("Open &recent", children=[], name="recent"),
-                SEPARATOR,
-                MenuEntry("&Lower", self.model_bar.request_lower, "Ctrl+L"),
-                MenuEntry("&Cancel lowering", self.session.cancel, "Esc", name="cancel"),
-                SEPARATOR,
-                MenuEntry("&Export", children=export),
-                SEPARATOR,
-                MenuEntry("&Quit", self.close, QKeySequence.StandardKey.Quit)]),
-            ("&Go", [
-                MenuEntry("Previous stage", lambda: st.step(-1), "Left"),
-                MenuEntry("Next stage", lambda: st.step(1), "Right"),
-                MenuEntry("First stage", lambda: st.set_stage(0), "Home"),
-                MenuEntry("Final stage", lambda: st.set_stage(len(self.session.snapshots) - 1), "End"),
-                MenuEntry(action=g.act_next_fb), MenuEntry(action=g.act_fit),
-                MenuEntry("Find…", lambda: (g.search.setFocus(), g.search.selectAll()),
-                          QKeySequence.StandardKey.Find)]),
-            ("&View", [
-                MenuEntry(action=g.act_qparams), MenuEntry(action=g.act_weights), MenuEntry(action=g.act_compare),
-                MenuEntry(action=hide), SEPARATOR, MenuEntry(action=self.numerics.act_heat), SEPARATOR,
-                *(MenuEntry(action=d.toggleViewAction())
-                  for d in (self.timeline_dock, self.inspector_dock, self.bottom_dock))]),
-            ("&Tools", [
-                MenuEntry("Run &numerics", self._run_numerics_tab, "Ctrl+N",
-                          "Per-layer float vs fake-quant vs lowered numerics for the current model"),
-                MenuEntry("Run on &target…", lambda: self.show_tab("target"), "Ctrl+T",
-                          "Build and run the model on QEMU / FVP")]),
-        ]
-        built = build_menu_bar(self.menuBar(), menus, self)
+        cmds = WindowCommands(open_file=self.model_bar._open, lower=self.model_bar.request_lower,
+                              cancel=self.session.cancel, export=self._export, quit=self.close,
+                              show_tab=self.show_tab, run_numerics=self._run_numerics_tab,
+                              stage_count=lambda: len(self.session.snapshots))
+        built = build_menu_bar(self.menuBar(), window_menus(cmds, self.state, self.graph, self.numerics.act_heat,
+                                                            (self.timeline_dock, self.inspector_dock,
+                                                             self.bottom_dock), self), self)
         self.act_cancel, self.act_html = built.actions["cancel"], built.actions["html"]
         self.recent_menu = built.menus["recent"]
         fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
