@@ -4,13 +4,11 @@ scenes are cached per (stage, grouping), so stepping back and forth is instant."
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from backend_core.artefacts.sniff import is_artefact_path
 from backend_core.layout import Layout
 
 from app.runtime.background import BackgroundRunner
@@ -18,7 +16,9 @@ from app.graph.export import render_scene_image
 from app.graph.grouping import SCENE_CACHE, GroupSpec, layout_job
 from app.graph.heat import StageHeat
 from app.graph.navigation import fallback_ids, fit_view, initial_view
+from app.graph.placeholder import GraphPlaceholder
 from app.graph.search import SearchFinder
+from app.widgets.theme import MUTED_STYLE
 from app.graph.toolbar import CompareSplit, GraphToolbar, ToolbarActions
 from app.graph.scene import GraphScene
 from app.graph.stage_info import diff_states, stage_info
@@ -78,12 +78,10 @@ class GraphPanel(QWidget):
         lay.addWidget(tb)
         self.info = QLabel("", self)
         self.info.setContentsMargins(8, 1, 8, 1)
-        self.info.setStyleSheet("color:#546e7a")
+        self.info.setStyleSheet(MUTED_STYLE)
         lay.addWidget(self.info)
         self.stack = QStackedWidget(self)
-        self.placeholder = QLabel("Choose a model and press Lower.\nStages appear here as they complete.")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setStyleSheet("color:#78909c; font-size:14px")
+        self.placeholder = GraphPlaceholder(self)
         self.split = CompareSplit(self)
         sp = self.split
         self.left, self.view, self.left_title, self.main_title = sp.left, sp.view, sp.left_title, sp.main_title
@@ -118,20 +116,13 @@ class GraphPanel(QWidget):
         self.left.set_graph_scene(None)
         self.stack.setCurrentWidget(self.placeholder)
         req = self.session.request
-        if req is not None and is_artefact_path(req.source):
-            self.placeholder.setText(f"Reading {Path(req.source).name}…\nIts graphs appear here.")
-        else:
-            self.placeholder.setText("Lowering…\nStages appear here as they complete.")
+        self.placeholder.starting(req.source if req is not None else None)
         self.info.setText("")
 
     def _on_finished(self, status: str) -> None:
         """Nothing arrived (bad input, a crash, a cancel): say so instead of "Lowering…"."""
-        if self.session.snapshots:
-            return
-        err = self.session.error or {}
-        why = {"cancelled": "Cancelled before the first stage."}.get(
-            status, err.get("message") or f"The worker ended ({status}) without a stage.")
-        self.placeholder.setText(f"Nothing to show.\n{why}\nSee the error above; choose a model or open a file.")
+        if not self.session.snapshots:
+            self.placeholder.nothing_arrived(status, self.session.error)
 
     def _on_stage(self, index: int) -> None:
         if index < 0:

@@ -25,7 +25,7 @@ from app.runtime.settings import app_settings, get_bool, get_str
 from backend_core import protocol
 
 from app.runtime.cli_process import CliProcess
-from app.target.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView
+from app.target.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html
 
 CONSOLE_MAX_LINES = 5000
 STEP_NAMES = protocol.RUN_STEPS          # `cmlens run/selftest --protocol` step lines drive the progress bar
@@ -66,31 +66,11 @@ class TargetPanel(QWidget):
     def show_recorded(self, overlay: dict[str, Any], name: str, notes: list[str] | None = None) -> None:
         """An ETDump recorded elsewhere (the user's board, the FVP; opened as an artefact): its per-layer
         gaps in the same plot as a run's, its per-op rows and notes in the result view."""
-        import html
-
         gaps = overlay.get("gaps")
         diverged = bool(gaps and gaps.get("first_divergence"))
         self.result_view.show_outcome("RECORDED RUN" + (": GAPS" if diverged else ""),
                                       OUTCOME_COLORS.get("FAIL" if diverged else "PASS", "#2e7d32"))
-        prof = overlay.get("profile") or {}
-        unit = prof.get("unit_info") or {"name": prof.get("unit", "ticks")}
-        out = [f"<p><b>ETDump:</b> {html.escape(name)} (recorded outside this app)</p>"]
-        ops = sorted(prof.get("ops") or [], key=lambda o: o.get("count") or 0, reverse=True)
-        if ops:
-            total = prof.get("total")
-            out.append(f"<p><b>per-op {html.escape(str(unit.get('name', 'ticks')))}</b> "
-                       f"({html.escape(str(unit.get('label', '')))}), total {total if total is not None else '-'}:</p>"
-                       "<table cellspacing=3>" + "".join(
-                           f"<tr><td><tt>{html.escape(str(o.get('node') or o.get('op')))}</tt></td>"
-                           f"<td align=right>{o.get('count', 0):,}</td><td align=right>{100 * (o.get('share') or 0):.1f}%"
-                           f"</td></tr>" for o in ops[:8]) + "</table>")
-        if gaps:
-            first = gaps.get("first_divergence")
-            out.append(f"<p><b>per-layer gaps:</b> {len(gaps.get('layers', []))} layers, "
-                       f"{gaps.get('identical_layers', 0)} bit-identical"
-                       + (f"; first divergence <tt>{html.escape(first)}</tt>" if first else "") + "</p>")
-        out += [f"<p style='color:#546e7a'>note: {html.escape(n)}</p>" for n in (notes or [])]
-        self.result_view.details.setHtml("".join(out))
+        self.result_view.details.setHtml(recorded_run_html(overlay, name, notes))
         self.gap_plot.set_gaps(gaps)
         self.tabs.setCurrentWidget(self.gap_plot)
         self.runFinished.emit(overlay)

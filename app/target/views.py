@@ -194,3 +194,29 @@ class GapPlot(QWidget):
             nid = p.data()
             if nid:
                 self.nodeClicked.emit(str(nid))
+
+
+def recorded_run_html(overlay: dict[str, Any], name: str, notes: list[str] | None = None) -> str:
+    """The result view's text for an ETDump recorded outside this app: top per-op rows, gaps summary, notes."""
+    import html
+
+    gaps = overlay.get("gaps")
+    prof = overlay.get("profile") or {}
+    unit = prof.get("unit_info") or {"name": prof.get("unit", "ticks")}
+    out = [f"<p><b>ETDump:</b> {html.escape(name)} (recorded outside this app)</p>"]
+    ops = sorted(prof.get("ops") or [], key=lambda o: o.get("count") or 0, reverse=True)
+    if ops:
+        total = prof.get("total")
+        out.append(f"<p><b>per-op {html.escape(str(unit.get('name', 'ticks')))}</b> "
+                   f"({html.escape(str(unit.get('label', '')))}), total {total if total is not None else '-'}:</p>"
+                   "<table cellspacing=3>" + "".join(
+                       f"<tr><td><tt>{html.escape(str(o.get('node') or o.get('op')))}</tt></td>"
+                       f"<td align=right>{o.get('count', 0):,}</td><td align=right>{100 * (o.get('share') or 0):.1f}%"
+                       f"</td></tr>" for o in ops[:8]) + "</table>")
+    if gaps:
+        first = gaps.get("first_divergence")
+        out.append(f"<p><b>per-layer gaps:</b> {len(gaps.get('layers', []))} layers, "
+                   f"{gaps.get('identical_layers', 0)} bit-identical"
+                   + (f"; first divergence <tt>{html.escape(first)}</tt>" if first else "") + "</p>")
+    out += [f"<p style='color:#546e7a'>note: {html.escape(n)}</p>" for n in (notes or [])]
+    return "".join(out)
