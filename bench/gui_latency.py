@@ -28,7 +28,7 @@ import time, sys
 from PySide6.QtWidgets import QApplication
 from PySide6.QtCore import QTimer
 app = QApplication([])
-from app.main_window import MainWindow
+from app.shell.main_window import MainWindow
 w = MainWindow()
 w.show()
 def shown():
@@ -93,7 +93,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from app.main_window import MainWindow
+    from app.shell.main_window import MainWindow
     from backend_core.layout import synthetic_snapshot
 
     os.environ.setdefault("CMLENS_SETTINGS", str(Path(tempfile.mkdtemp()) / "s.ini"))
