@@ -2,9 +2,25 @@
 `no_leftover_processes` on for each of their tests in their own conftest."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One result cache for the whole session, never the developer's: each model is lowered once
+    and every test package reads it (GUI tests point CMLENS_CACHE at their own per-session dir)."""
+    d = tmp_path_factory.mktemp("cmlens-cache")
+    old = os.environ.get("CMLENS_CACHE")
+    os.environ["CMLENS_CACHE"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("CMLENS_CACHE", None)
+    else:
+        os.environ["CMLENS_CACHE"] = old
 
 
 @pytest.fixture

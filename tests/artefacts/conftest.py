@@ -2,7 +2,6 @@
 the project's own lowering of the same models to compare with."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,18 +13,6 @@ from .plain_flow import PlainArtefacts, make_artefacts
 FIXTURES = Path(__file__).resolve().parents[1] / "target" / "fixtures"
 
 _MADE: dict[str, PlainArtefacts] = {}
-
-
-@pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("cmlens-cache")
-    old = os.environ.get("CMLENS_CACHE")
-    os.environ["CMLENS_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CMLENS_CACHE", None)
-    else:
-        os.environ["CMLENS_CACHE"] = old
 
 
 @pytest.fixture(scope="session")

@@ -2,27 +2,12 @@
 into a private cache so the tests never read results from a developer's cache."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
-import pytest
 
 from backend_core.lowering import LoweringResult, lower
 from backend_core.pipeline.stages import PipelineOptions
 
 _RESULTS: dict[tuple[str, str, str], LoweringResult] = {}
-
-
-@pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("cmlens-cache")
-    old = os.environ.get("CMLENS_CACHE")
-    os.environ["CMLENS_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CMLENS_CACHE", None)
-    else:
-        os.environ["CMLENS_CACHE"] = old
 
 
 def lowered(model: str, flow: str = "legacy", target: str = "cortex-m55") -> LoweringResult:

@@ -3,26 +3,12 @@ private cache, then serialised by ExecuTorch's own to_executorch() (the oracle t
 checked against)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("cmlens-memory-cache")
-    old = os.environ.get("CMLENS_CACHE")
-    os.environ["CMLENS_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CMLENS_CACHE", None)
-    else:
-        os.environ["CMLENS_CACHE"] = old
 
 
 @dataclass

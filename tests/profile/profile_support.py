@@ -2,7 +2,6 @@
 standard library's profile module, which cProfile imports). Real lowerings (once per session, private cache) and the recorded UART of real runs."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,18 +9,6 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "target" / "fixtures"
 _FINALS: dict = {}
-
-
-@pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory: pytest.TempPathFactory):
-    d = tmp_path_factory.mktemp("cmlens-cache-profile")
-    old = os.environ.get("CMLENS_CACHE")
-    os.environ["CMLENS_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CMLENS_CACHE", None)
-    else:
-        os.environ["CMLENS_CACHE"] = old
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from backend_core.profile.mapping import align
 from backend_core.profile.run import over_budget
 from backend_core.target.uart import parse_uart
 
-from profile_support import FIXTURES, TARGET_FIXTURES, final_of, private_cache  # noqa: F401  fixtures
+from profile_support import FIXTURES, TARGET_FIXTURES, final_of  # noqa: F401  fixtures
 
 UART = TARGET_FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
 
