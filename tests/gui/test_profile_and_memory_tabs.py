@@ -1,4 +1,4 @@
-"""A run's per-op profile inside the main window: the Run-on-target panel's Profile tab fills, a bar
+"""A run's per-op profile and the lowering's memory report inside the main window. Profile: the
 click selects the node in the graph, the graph can be coloured by cost, and the inspector shows the
 node's instructions. The profile is the real one of a recorded QEMU -icount run of layernorm_mlp on
 M55 (tests/profile/fixtures); the lowering is real."""
@@ -46,3 +46,18 @@ def test_profile_tab_graph_cost_colours_and_inspector(qtbot, window, recorded_pr
     assert "aten_native_layer_norm_default" in window.graph.heat
     view.color_graph.setChecked(False)
     qtbot.waitUntil(lambda: window.graph.heat is None, timeout=5_000)
+
+
+def test_memory_tab_follows_the_lowering_and_selects_nodes(qtbot, window) -> None:
+    """The lowering worker runs with --memory: the Memory tab shows the planned arena of the lowering
+    on screen, a click on the timeline selects the node in the graph, the inspector shows its bytes."""
+    assert lower_and_wait(qtbot, window, "ds_cnn") == "done"
+    wait_scene(qtbot, window)
+    window.show_tab("memory")
+    mem = window.memory
+    assert mem.report is not None and mem.report["planned_bytes"] == [20464]      # ds_cnn on M55
+    assert "planned arena" in mem.title.text()
+    peak = mem.report["peak_op"]
+    mem.nodeClicked.emit(peak)
+    assert window.state.selected == peak
+    assert "memory" in window.inspector.browser.toPlainText().lower()
