@@ -1,7 +1,7 @@
 """A run's per-op profile and the lowering's memory report inside the main window. Profile: the
-click selects the node in the graph, the graph can be coloured by cost, and the inspector shows the
-node's instructions. The profile is the real one of a recorded QEMU -icount run of layernorm_mlp on
-M55 (tests/profile/fixtures); the lowering is real."""
+Run-on-target panel's Profile tab fills, a bar click selects the node in the graph, the graph can be
+coloured by cost, and the inspector shows the node's instructions (the real profile of a recorded QEMU
+-icount run of layernorm_mlp on M55, tests/profile/fixtures). Memory: see its test. Lowerings are real."""
 from __future__ import annotations
 
 import json
