@@ -21,8 +21,7 @@ from typing import Any, ClassVar
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
-
-MAX_PARTIAL = 1 << 20          # a line longer than this without a newline is flushed as is
+from backend_core.protocol import LineSplitter
 
 
 class CliProcess(QObject):
@@ -35,7 +34,7 @@ class CliProcess(QObject):
         super().__init__(parent)
         self.python = python or sys.executable
         self._proc: QProcess | None = None
-        self._buf = {"stdout": "", "stderr": ""}
+        self._split = {"stdout": LineSplitter(), "stderr": LineSplitter()}
         self._json: Path | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.killed = False
@@ -60,7 +59,7 @@ class CliProcess(QObject):
         self._tmp = tempfile.TemporaryDirectory(prefix="cmlens-panel-")
         self._json = Path(self._tmp.name) / "result.json" if json_file else None
         self.args = ["-m", "app.cli", *cli_args] + (["--json-file", str(self._json)] if self._json else [])
-        self._buf = {"stdout": "", "stderr": ""}
+        self._split = {"stdout": LineSplitter(), "stderr": LineSplitter()}
         self.killed = False
         proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
@@ -83,26 +82,19 @@ class CliProcess(QObject):
             self._proc.kill()
 
     # -- internals ---------------------------------------------------------------------------------
-    def _read(self, stream: str) -> None:
+    def _read(self, stream: str, final: bool = False) -> None:
+        """Emit the complete lines read so far (the one LineSplitter of backend_core.protocol: any
+        line ending, UTF-8 split across chunks, a megabyte-long partial line flushed as is)."""
         proc = self._proc
         if proc is None:
             return
         data = proc.readAllStandardOutput() if stream == "stdout" else proc.readAllStandardError()
-        text = self._buf[stream] + bytes(data.data()).decode("utf-8", errors="replace")
-        *lines, rest = text.replace("\r\n", "\n").split("\n")
-        if len(rest) > MAX_PARTIAL:
-            lines.append(rest)
-            rest = ""
-        self._buf[stream] = rest
-        for ln in lines:
+        for ln in self._split[stream].feed(bytes(data.data()), final=final):
             self.line.emit(stream, ln)
 
     def _flush(self) -> None:
         for stream in ("stdout", "stderr"):
-            self._read(stream)
-            if self._buf[stream]:
-                self.line.emit(stream, self._buf[stream])
-                self._buf[stream] = ""
+            self._read(stream, final=True)
 
     def _result(self) -> dict[str, Any] | None:
         if self._json is None or not self._json.is_file():
