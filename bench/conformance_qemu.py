@@ -50,11 +50,11 @@ def _may(low: Lowered) -> list[dict]:
 def build_runner_for(cases: list[Lowered], et_root: Path, cmsis: Path | None, target: str,
                      cache: Path | None, log) -> tuple[object, Path, float]:
     """Libraries (cached) + one semihosting runner for every portable op the checkout has."""
-    from backend_core.target.boards import board_for
-    from backend_core.target.checkout import inspect_checkout
-    from backend_core.target.et_build import EtLibRequest, ensure_libraries
-    from backend_core.target.et_ops import OP_YAMLS, check_ops
-    from backend_core.target.runner_build import RunnerRequest, build_runner
+    from backend_core.firmware.boards import board_for
+    from backend_core.firmware.checkout import inspect_checkout
+    from backend_core.firmware.et_build import EtLibRequest, ensure_libraries
+    from backend_core.firmware.et_ops import OP_YAMLS, check_ops
+    from backend_core.firmware.runner_build import RunnerRequest, build_runner
 
     co = inspect_checkout(et_root)
     board = board_for(target, "qemu")
@@ -88,8 +88,8 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     side, conformance_compare.py) when the runner wrote its outputs, else what the runner did."""
     import shutil
 
-    from backend_core.target.run_model import semihosting_files
-    from backend_core.target.simulator import runner_for
+    from backend_core.firmware.run_model import semihosting_files
+    from backend_core.firmware.simulator import runner_for
     from conformance_compare import compare, module_qtol
 
     cwd = workdir / "run" / Path(low.bpte).stem

@@ -1,4 +1,4 @@
-"""Fixtures every test package may use. GUI packages (tests/gui, tests/target_gui, tests/app) turn
+"""Fixtures every test package may use. GUI packages (tests/gui, tests/firmware_gui, tests/app) turn
 `no_leftover_processes` on for each of their tests in their own conftest."""
 from __future__ import annotations
 

@@ -68,8 +68,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
     def work() -> int:
         from backend_core.errors import BadInputError
         from backend_core.profile import compare_cpus, profile_table
-        from backend_core.target.boards import board_for
-        from backend_core.target.run_model import RunOptions, run_model
+        from backend_core.firmware.boards import board_for
+        from backend_core.firmware.run_model import RunOptions, run_model
 
         cpus = parse_cpus(args.cpus)
         for cpu in cpus:

@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.target.run_model import RunOptions, run_model
+    from backend_core.firmware.run_model import RunOptions, run_model
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file = getattr(args, "json_file", None)
@@ -100,7 +100,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
                                 "exit_code": 2})
         print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
-        from backend_core.target.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
+        from backend_core.firmware.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
 
         print("The runner and its libraries are built from the sources of a checkout:\n"
               "  git clone https://github.com/pytorch/executorch && cd executorch && "

@@ -19,7 +19,7 @@ from app.lowering.session import LoweringSession
 from app.lowering.view_state import ViewState
 from app.numerics.panel import NumericsPanel
 from app.profile.view import ProfileView
-from app.target.panel import TargetPanel
+from app.firmware.panel import TargetPanel
 
 PLOT_DOCK_HEIGHT = 400          # the Numerics and Run-on-target tabs need room for their plots
 TARGET_DOCK_HEIGHT = 540        # the target panel: form, buttons, result + gap plot, console

@@ -34,7 +34,7 @@ from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
 from app.shell.window_settings import restore_window, save_window
-from app.target.panel import TargetPanel
+from app.firmware.panel import TargetPanel
 from app.lowering.timeline import PassTimeline
 from app.lowering.view_state import ViewState
 

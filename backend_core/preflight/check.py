@@ -74,7 +74,7 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
 
 def _memory(program: bytes, final: Any, board: Any, target: str, rep: PreflightReport) -> list[Finding]:
     from ..memory import analyze_memory, board_named, fit_findings
-    from ..target.et_ops import program_bytes
+    from ..firmware.et_ops import program_bytes
 
     spec = board_named(board) if isinstance(board, str) else board
     mem = analyze_memory(program_bytes(program), final, board=spec, target=target)

@@ -62,7 +62,7 @@ def _memory(model: Path, final: Any, board_name: str | None, target: str,
         return []
     try:
         from ..memory import analyze_memory, board_named, fit_findings
-        from ..target.et_ops import program_bytes
+        from ..firmware.et_ops import program_bytes
 
         spec = board_named(board_name)
         return fit_findings(analyze_memory(program_bytes(model.read_bytes()), final, board=spec, target=target), spec)

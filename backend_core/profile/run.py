@@ -1,4 +1,4 @@
-"""The profile of a finished target run (backend_core.target.run_model): its ETDump + the final graph of
+"""The profile of a finished target run (backend_core.firmware.run_model): its ETDump + the final graph of
 the same lowering -> Profile, and the instruction budget check. Failures are reported on the result,
 not raised: the run itself already happened."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ EMPTY_GRAPH = GraphSnapshot("none", 0, "final", (), ())
 
 
 def run_unit(board: Any, icount: bool) -> Unit:
-    """The unit of a run on `board` (a backend_core.target.boards.Board)."""
+    """The unit of a run on `board` (a backend_core.firmware.boards.Board)."""
     return unit_for(board.simulator, getattr(board, "icount_shift", None), icount,
                     getattr(board, "cpu_clock_hz", None) or None)
 

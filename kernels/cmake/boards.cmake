@@ -1,4 +1,4 @@
-# Board table: reads CMLENS_BOARD's row of kernels/boards.json (the one table; backend_core/target/boards.py
+# Board table: reads CMLENS_BOARD's row of kernels/boards.json (the one table; backend_core/firmware/boards.py
 # reads the same file) and generates the board's linker script from its memory regions.
 #
 # Sets: CMLENS_CPU, CMLENS_CPU_FLAGS (list), CMLENS_SIMULATOR, CMLENS_LINKER_SCRIPT (absolute, generated),
@@ -91,6 +91,6 @@ string(APPEND _ld "INCLUDE cmlens_sections.ld\n")
 set(CMLENS_LINKER_SCRIPT "${CMAKE_BINARY_DIR}/cmlens_board.ld")
 file(CONFIGURE OUTPUT "${CMLENS_LINKER_SCRIPT}" CONTENT "${_ld}" @ONLY)
 
-# Machine-readable summary, parsed by backend_core/target/build.py and its tests.
+# Machine-readable summary, parsed by backend_core/firmware/build.py and its tests.
 string(REPLACE ";" " " _flags "${CMLENS_CPU_FLAGS}")
 message(STATUS "cmlens: board=${CMLENS_BOARD} cpu=${CMLENS_CPU} sim=${CMLENS_SIMULATOR} flags=${_flags}")

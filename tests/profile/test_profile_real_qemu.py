@@ -10,8 +10,8 @@ import pytest
 
 
 def _libraries_ready(root: str) -> bool:
-    from backend_core.target.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.target.et_build import EtLibRequest, read_stamp
+    from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.firmware.et_build import EtLibRequest, read_stamp
 
     co = inspect_checkout(root)
     cmsis = find_cmsis_nn(os.environ.get("CMSIS_NN_PATH"), co)
@@ -27,7 +27,7 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
-    from backend_core.target.run_model import RunOptions, run_model
+    from backend_core.firmware.run_model import RunOptions, run_model
 
     for i in range(2):
         (tmp_path / f"r{i}").mkdir()             # run_model writes into a given workdir, it does not create it

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.target.boards import ICOUNT_UNIT, board_for
-from backend_core.target.build import BuildRequest
-from backend_core.target.selftest import workload_ticks
-from backend_core.target.simulator import QemuRunner
+from backend_core.firmware.boards import ICOUNT_UNIT, board_for
+from backend_core.firmware.build import BuildRequest
+from backend_core.firmware.selftest import workload_ticks
+from backend_core.firmware.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
 

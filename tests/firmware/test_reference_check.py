@@ -48,8 +48,8 @@ def test_bundle_of_a_near_zero_model_warns(near_zero_bpte: Path) -> None:
 
 
 def test_cmlens_run_warns_before_building(near_zero_bpte: Path, tmp_path: Path) -> None:
-    from tests.target.test_cli_run import run_cli
-    from tests.target.test_et_build import fake_checkout, fake_cmsis_nn
+    from tests.firmware.test_cli_run import run_cli
+    from tests.firmware.test_et_build import fake_checkout, fake_cmsis_nn
 
     root = fake_checkout(tmp_path)        # no operators.yaml: the op check stops the run after the warning
     code, out, _ = run_cli(["run", str(near_zero_bpte), "--et-root", str(root), "--cmsis-nn",

@@ -10,9 +10,9 @@ import pytest
 
 from app.cli.doctor import cmd_doctor
 from backend_core.errors import BadInputError
-from backend_core.target import checkout as co
-from backend_core.target.doctor import run_doctor
-from backend_core.target.tools import version_number
+from backend_core.firmware import checkout as co
+from backend_core.firmware.doctor import run_doctor
+from backend_core.firmware.tools import version_number
 
 APT_TOOLCHAIN = "apt-get install -y gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib"
 
@@ -24,7 +24,7 @@ def _fake_checkout(root: Path, version: str = "1.5.1", tag: str = "v7.0.0") -> P
     (root / "backends/cortex_m").mkdir(parents=True)
     (root / "backends/cortex_m/CMakeLists.txt").write_text(
         f'set(CMSIS_NN_VERSION\n    "{tag}"\n    CACHE STRING "CMSIS-NN version to download"\n)\n')
-    from tests.target.test_et_build import add_submodules
+    from tests.firmware.test_et_build import add_submodules
 
     add_submodules(root)
     git = root / ".git"
@@ -132,8 +132,8 @@ def test_toolchain_found_in_executorch_arm_scratch(tmp_path: Path, monkeypatch: 
 def test_doctor_lists_cached_executorch_libraries(tmp_path) -> None:
     import json
 
-    from backend_core.target.checkout import Checkout
-    from backend_core.target.doctor import _library_cache_item
+    from backend_core.firmware.checkout import Checkout
+    from backend_core.firmware.doctor import _library_cache_item
 
     commit = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
     co = Checkout(tmp_path, "--et-root", "1.5.0", commit, "1.5.1")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.target.boards import board_for
+from backend_core.firmware.boards import board_for
 from backend_core.errors import Cancelled
-from backend_core.target.selftest import run_selftest
-from backend_core.target.simulator import QemuRunner
+from backend_core.firmware.selftest import run_selftest
+from backend_core.firmware.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
 

@@ -108,7 +108,7 @@ _DIAGNOSES: list[tuple[re.Pattern[str], str, str]] = [
      "the firmware does not fit the board's memory", "reduce the firmware size or pick a board with more memory"),
     (re.compile(r"undefined reference to"), "the link failed (a symbol is missing)",
      "see the undefined symbol in the output above"),
-    (re.compile(r"Unknown CMLENS_BOARD"), "the board name is unknown", "use one of backend_core.target.boards.BOARDS"),
+    (re.compile(r"Unknown CMLENS_BOARD"), "the board name is unknown", "use one of backend_core.firmware.boards.BOARDS"),
 ]
 
 

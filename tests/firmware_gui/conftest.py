@@ -29,7 +29,7 @@ def _no_leftovers(no_leftover_processes) -> Iterator[None]:
 
 @pytest.fixture
 def panel(qtbot):
-    from app.target.panel import TargetPanel
+    from app.firmware.panel import TargetPanel
 
     p = TargetPanel()
     qtbot.addWidget(p)

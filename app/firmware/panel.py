@@ -1,9 +1,9 @@
 """The "Run on target" panel: build -> run -> results for the model shown in the main window.
 
 Self-contained (the main window only calls the public API below): it runs `cmlens run MODEL ...
---json-file F`, `cmlens selftest ...` or `cmlens doctor --json` in a child process (app/target_process.py),
+--json-file F`, `cmlens selftest ...` or `cmlens doctor --json` in a child process (app/runtime/cli_process.py),
 streams the output into an append-only console, follows the CLI's `cmlens:` lines to show progress,
-and shows the JSON result (app/target_views.py). Missing tools or no ExecuTorch checkout show the
+and shows the JSON result (app/firmware/views.py). Missing tools or no ExecuTorch checkout show the
 doctor's findings with the exact install commands instead of a traceback.
 
 Public API: `TargetPanel(parent)`, `set_model_source(source, target, flow)`, signal `nodeClicked(str)`
@@ -18,14 +18,14 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from backend_core.target.uart import abbreviate_line
+from backend_core.firmware.uart import abbreviate_line
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from app.runtime.settings import app_settings, get_bool, get_str
 from backend_core import protocol
 
 from app.runtime.cli_process import CliProcess
-from app.target.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html
+from app.firmware.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html
 
 CONSOLE_MAX_LINES = 5000
 STEP_NAMES = protocol.RUN_STEPS          # `cmlens run/selftest --protocol` step lines drive the progress bar

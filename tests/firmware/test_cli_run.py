@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import build_parser
-from tests.target.test_et_build import fake_checkout, fake_cmsis_nn
-from tests.target.test_et_ops import CORTEX_M_YAML, make_pte
+from tests.firmware.test_et_build import fake_checkout, fake_cmsis_nn
+from tests.firmware.test_et_ops import CORTEX_M_YAML, make_pte
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
@@ -109,7 +109,7 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     (root / "backends/cortex_m/ops").mkdir(parents=True)
     (root / "backends/cortex_m/ops/operators.yaml").write_text(CORTEX_M_YAML.read_text())
     model = tmp_path / "m.bpte"
-    from tests.target.test_et_ops import make_bpte
+    from tests.firmware.test_et_ops import make_bpte
 
     model.write_bytes(make_bpte(make_pte([[("cortex_m::quantized_linear", "out")]])))
     fake_toolchain(tmp_path, monkeypatch, build.elfs[variant])
@@ -135,9 +135,9 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
 
 
 def test_semihosting_runner_files_and_command(tmp_path: Path) -> None:
-    from backend_core.target.boards import board_for
-    from backend_core.target.run_model import semihosting_files
-    from backend_core.target.simulator import QemuRunner
+    from backend_core.firmware.boards import board_for
+    from backend_core.firmware.run_model import semihosting_files
+    from backend_core.firmware.simulator import QemuRunner
 
     model = tmp_path / "ds_cnn.bpte"
     model.write_bytes(b"\0\0\0\0BP08")
@@ -168,7 +168,7 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
     import importlib
 
     from backend_core.errors import SimulatorError
-    from backend_core.target.uart import UartParser
+    from backend_core.firmware.uart import UartParser
 
     rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
     parser = UartParser()
@@ -179,7 +179,7 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
             on_line("uart", line)
         raise SimulatorError("stand-in run ends here")
 
-    rm = importlib.import_module("backend_core.target.run_model")   # the package re-exports the function
+    rm = importlib.import_module("backend_core.firmware.run_model")   # the package re-exports the function
     monkeypatch.setattr(rm, "run_model", fake_run_model)
     code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])
     assert code == 3 and "stand-in run ends here" in err

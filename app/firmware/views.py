@@ -2,7 +2,7 @@
 the doctor's findings (with the exact install commands), and the per-layer gap plot.
 
 They only display the JSON that `cmlens run|selftest --json-file` and `cmlens doctor --json` write
-(app/target_process.py): no backend import, no torch, so the panel stays cheap to open."""
+(app/runtime/cli_process.py): no backend import, no torch, so the panel stays cheap to open."""
 from __future__ import annotations
 
 import html
@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 
-NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.target.uart
+NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.firmware.uart
 from app.widgets.theme import OUTCOME_COLORS  # noqa: E402  (re-exported for the panel)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.errors import BadInputError
-from backend_core.target.et_ops import (
+from backend_core.firmware.et_ops import (
     check_checkout_ops, check_ops, program_bytes, read_model_ops, read_program_ops, yaml_ops,
 )
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from backend_core.errors import BadInputError
-from backend_core.target.boards import board_for
+from backend_core.firmware.boards import board_for
 from backend_core.errors import BuildError, Cancelled
-from backend_core.target.et_build import (
+from backend_core.firmware.et_build import (
     CONFIG_FILE, EtLibRequest, checkout_lock, ensure_libraries, is_built, library_build_command,
     library_configure_command,
 )
-from backend_core.target.runner_build import (
+from backend_core.firmware.runner_build import (
     RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command,
     runner_configure_command,
 )
@@ -38,7 +38,7 @@ def fake_checkout(tmp_path: Path) -> Path:
 
 def add_submodules(root: Path) -> None:
     """The files that say the Arm build's submodules are checked out (checkout.ARM_BUILD_SUBMODULES)."""
-    from backend_core.target.checkout import ARM_BUILD_SUBMODULES
+    from backend_core.firmware.checkout import ARM_BUILD_SUBMODULES
 
     for sub, marker in ARM_BUILD_SUBMODULES.items():
         (root / sub).mkdir(parents=True, exist_ok=True)
@@ -192,7 +192,7 @@ def test_cancel_stops_a_running_library_build(tmp_path: Path) -> None:
 
 
 def test_runner_command_lines(tmp_path: Path) -> None:
-    from backend_core.target.et_build import EtLibraries
+    from backend_core.firmware.et_build import EtLibraries
 
     lib_req = request(tmp_path)
     libs = EtLibraries(lib_req, lib_req.install_dir, True, 0.0, 0.0)
@@ -229,7 +229,7 @@ def test_runner_command_lines(tmp_path: Path) -> None:
 
 
 def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
-    from backend_core.target.et_build import EtLibraries
+    from backend_core.firmware.et_build import EtLibraries
 
     env = install_fake_cmake(tmp_path)
     lib_req = request(tmp_path)
@@ -249,7 +249,7 @@ def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
 
 
 def test_diagnosis_of_a_link_error_is_not_mistaken_for_missing_newlib() -> None:
-    from backend_core.target.build import diagnose
+    from backend_core.firmware.build import diagnose
 
     lines = [": && arm-none-eabi-g++ -O3 --specs=nano.specs -u _printf_float main.o -o runner.elf",
              "arm_executor_runner.cpp:(.text+0x566): undefined reference to `executorch::etdump::ETDumpGen'"]
