@@ -92,7 +92,7 @@ class OutputValue:
 
 @dataclass
 class UartEvent:
-    """One parsed line. kind: test, error_stats, cycles, etdump, fault, error, output, log, text."""
+    """One parsed line. kind: test, error_stats, cycles, etdump, fault, error, output, memory, log, text."""
 
     kind: str
     line: str
@@ -193,7 +193,9 @@ class UartParser:
                 return [ev]
         log = _ET_LOG.search(line)
         msg = log.group(5) if log else line
-        feed_memory_line(self.report.memory, msg)
+        if feed_memory_line(self.report.memory, msg) and msg.startswith("CMLENS MEMORY:"):
+            # the board layer's stack/heap high-water marks at exit (kernels/common/memmark.c)
+            return [UartEvent("memory", line, n, self.report.memory.board)]
         for handler in (self._fault, self._test, self._stats, self._cycles, self._output):
             ev = handler(line, msg, n)
             if ev is not None:

@@ -12,7 +12,9 @@ arm_executor_runner.cpp prints (ET_LOG Info):
   temp_allocator:            2097152
 and on failure MemoryAllocator's "Memory allocation failed: 180B requested (adjusted for alignment),
 4B available", "Could not allocate memory for planned buffer with mem_id=1, size N in SLOW_MEMORY_REGION",
-"Loading of method forward failed with status 0x21"."""
+"Loading of method forward failed with status 0x21".
+The kernels/ board layer adds one line at exit (common/memmark.c: a painted stack, sbrk's high-water mark):
+  CMLENS MEMORY: stack_used=1544 stack_size=32768 heap_used=4672 heap_size=1048576 heap_refused=0"""
 from __future__ import annotations
 
 import re
@@ -30,6 +32,8 @@ _ALLOC_FAILED = re.compile(r"Memory allocation failed: (\d+)B requested \(adjust
 _PLANNED_FAILED = re.compile(r"Could not allocate memory for planned buffer with mem_id=(\d+), size (\d+)(?: in (\w+))?")
 _LOAD_FAILED = re.compile(r"Loading of method (\S+) failed with status 0x([0-9a-fA-F]+)")
 _OTHER_FAILED = re.compile(r"(Failed to allocate [^.]*|Could not allocate memory for [^.]*)")
+_BOARD_MARK = re.compile(r"CMLENS MEMORY: stack_used=(\d+) stack_size=(\d+) heap_used=(\d+) heap_size=(\d+)"
+                         r"(?: heap_refused=(\d+))?")
 MEMORY_ALLOCATION_FAILED = 0x21     # runtime/core/error.h Error::MemoryAllocationFailed
 
 
@@ -48,6 +52,7 @@ class RunnerMemory:
     pte_program_size: int | None = None
     etdump_base64: int | None = None      # the base64 buffer taken after the run to print the ETDump
     failures: list[str] = field(default_factory=list)               # raw out-of-memory lines
+    board: "BoardMark | None" = None      # the board layer's stack/heap high-water marks at exit
 
     @property
     def seen(self) -> bool:
@@ -57,12 +62,52 @@ class RunnerMemory:
         return {"method_pool": self.method_pool, "planned_buffers": {str(k): v for k, v in self.planned_buffers.items()},
                 "used": self.used, "planned": self.planned, "loaded": self.loaded, "input": self.input,
                 "executor": self.executor, "temp_pool": self.temp_pool, "pte_program_size": self.pte_program_size,
-                "etdump_base64": self.etdump_base64, "failures": list(self.failures)}
+                "etdump_base64": self.etdump_base64, "failures": list(self.failures),
+                "board": None if self.board is None else self.board.to_dict()}
+
+
+@dataclass(frozen=True)
+class BoardMark:
+    """The board layer's `CMLENS MEMORY:` line: stack and heap high-water marks, measured on the target."""
+
+    stack_used: int
+    stack_size: int
+    heap_used: int
+    heap_size: int
+    heap_refused: int = 0
+
+    @property
+    def stack_full(self) -> bool:
+        """The paint is gone down to the stack's limit: it reached the limit (and may have overflowed)."""
+        return self.stack_used >= self.stack_size
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.stack_full:
+            out.append(f"the stack reached its limit ({self.stack_size:,} B): it may have overflowed into the "
+                       "memory below it; give it more room (-Wl,--defsym=__STACK_SIZE=...)")
+        if self.heap_refused:
+            out.append(f"the heap ({self.heap_size:,} B) refused {self.heap_refused} request(s): "
+                       f"{self.heap_used:,} B were in use; give it more room (-Wl,--defsym=__HEAP_SIZE=...)")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stack_used": self.stack_used, "stack_size": self.stack_size, "heap_used": self.heap_used,
+                "heap_size": self.heap_size, "heap_refused": self.heap_refused, "problems": self.problems()}
+
+
+def parse_board_mark(line: str) -> BoardMark | None:
+    m = _BOARD_MARK.search(line)
+    if not m:
+        return None
+    return BoardMark(*(int(g) for g in m.groups()[:4]), int(m.group(5) or 0))
 
 
 def feed_line(mem: RunnerMemory, line: str) -> bool:
     """Update `mem` from one UART line; True when the line was a memory line."""
-    if m := _PLANNED_BUF.search(line):
+    if (mark := parse_board_mark(line)) is not None:
+        mem.board = mark
+    elif m := _PLANNED_BUF.search(line):
         mem.planned_buffers[int(m.group(1))] = int(m.group(2))
     elif m := _USED.search(line):
         mem.used, mem.method_pool = int(m.group(1)), int(m.group(2))

@@ -31,6 +31,7 @@ add_library(cmlens_board OBJECT
   ${CMLENS_KERNELS_DIR}/common/cycles.c
   ${CMLENS_KERNELS_DIR}/common/ticks.c
   ${CMLENS_KERNELS_DIR}/common/printf_c99.c
+  ${CMLENS_KERNELS_DIR}/common/memmark.c
   ${CMLENS_KERNELS_DIR}/board/board.c
 )
 target_include_directories(cmlens_board PUBLIC ${CMLENS_KERNELS_DIR}/include)

@@ -86,6 +86,7 @@ static void cmlens_init_memory(void) {
 }
 
 void Reset_Handler(void) {
+  cmlens_paint_stack(); /* first: the stack high-water mark at exit counts from here (memmark.c) */
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
   SCB_CPACR |= (0xFu << 20); /* CP10 + CP11 full access: FPU and (Armv8.1-M) MVE */
   cmlens_barrier();

@@ -32,6 +32,7 @@ static cmlens_file_t *file_of(int fd) {
 }
 
 void cmlens_exit(int status) {
+  cmlens_report_memory(); /* CMLENS MEMORY: stack/heap high-water marks (memmark.c) */
   if (cmlens_board.eot_on_exit) cmlens_uart_putc('\x04');
 #if !defined(CMLENS_NO_SEMIHOSTING)
   cmlens_sh_exit(status);
@@ -139,14 +140,19 @@ int _kill(int pid, int sig) {
 extern char end;         /* first free byte after .bss/.heap start, from the linker script */
 extern char __HeapLimit; /* end of the heap region */
 
+extern uintptr_t cmlens_heap_high;  /* memmark.c: the heap high-water mark reported at exit */
+extern uint32_t cmlens_heap_refused;
+
 void *_sbrk(ptrdiff_t incr) {
   static char *brk = &end;
   char *prev = brk;
   if (brk + incr > &__HeapLimit || brk + incr < &end) {
+    cmlens_heap_refused++;
     errno = ENOMEM;
     return (void *)-1;
   }
   brk += incr;
+  if ((uintptr_t)brk > cmlens_heap_high) cmlens_heap_high = (uintptr_t)brk;
   return prev;
 }
 

@@ -122,3 +122,64 @@ def test_cli_selftest_icount_prints_instruction_counts(firmware, build_root: Pat
     assert m, line
     one, two = (int(g.replace(",", "")) for g in m.groups())
     assert loop * WORKLOAD_ITERATIONS <= one < loop * WORKLOAD_ITERATIONS + 1000 and abs(two / one - 2) < 0.01
+
+
+MEMPROBES = ("cmlens_memprobe", "cmlens_memprobe_deep", "cmlens_memprobe_heap_over")   # kernels/CMakeLists.txt
+
+
+@pytest.fixture(scope="session")
+def memprobes(firmware, build_root: Path):
+    """memprobes(target) -> {probe: ELF}: kernels/selftest/memprobe.c built into the same build tree."""
+    from backend_core.firmware.build import KernelBuilder
+
+    built: dict[str, dict[str, Path]] = {}
+
+    def get(target: str) -> dict[str, Path]:
+        if target not in built:
+            firmware(target)          # configured by the session's build first (same directory)
+            req = BuildRequest(board_for(target), MEMPROBES, build_root=build_root)
+            built[target] = KernelBuilder(req).run().elfs
+        return built[target]
+
+    return get
+
+
+@pytest.mark.parametrize("target", QEMU_TARGETS)
+def test_stack_high_water_mark_follows_the_deepest_frame(memprobes, target: str) -> None:
+    """The startup paints the stack; the mark printed at exit grows by exactly the extra 6000 B frame."""
+    runner = QemuRunner(board_for(target))
+    marks = {}
+    for probe in ("cmlens_memprobe", "cmlens_memprobe_deep"):
+        result = runner.run(memprobes(target)[probe], timeout=30)
+        assert result.exit_code == 0, result.uart
+        assert any(line.startswith("CMLENS MEMORY: stack_used=") for line in result.uart), result.uart
+        marks[probe] = result.report.memory.board
+    small, deep = marks["cmlens_memprobe"], marks["cmlens_memprobe_deep"]
+    assert 6000 <= small.stack_used <= 6000 + 512, small       # the 6000 B frame + main's and startup's
+    assert deep.stack_used - small.stack_used == 6000, (small, deep)
+    assert small.stack_size == 32768 and not small.stack_full and small.problems() == []
+
+
+@pytest.mark.parametrize("target", ("cortex-m55", "cortex-m4"))
+def test_heap_high_water_mark_and_a_refused_malloc(memprobes, target: str) -> None:
+    runner = QemuRunner(board_for(target))
+    ok = runner.run(memprobes(target)["cmlens_memprobe"], timeout=30)
+    assert ok.exit_code == 0 and "memprobe: malloc ok" in ok.uart, ok.uart
+    mark = ok.report.memory.board
+    assert mark.heap_size == 0x10000 and mark.heap_refused == 0
+    # 20000 B + stdout's buffer, taken from sbrk in newlib's page-sized steps
+    assert 20000 < mark.heap_used <= 20000 + 1024 + 8192, mark
+    over = runner.run(memprobes(target)["cmlens_memprobe_heap_over"], timeout=30)
+    assert over.exit_code == 3 and "memprobe: malloc refused" in over.uart, over.uart
+    bad = over.report.memory.board
+    assert bad.heap_refused >= 1 and bad.heap_used < bad.heap_size
+    assert any("refused" in p and "__HEAP_SIZE" in p for p in bad.problems())
+
+
+def test_a_fault_still_reports_the_marks(firmware) -> None:
+    """The fault handler exits through cmlens_exit: the marks come after the CMLENS FAULT line."""
+    result = QemuRunner(board_for("cortex-m4")).run(firmware("cortex-m4").elfs["cmlens_fault"], timeout=30)
+    assert result.exit_code == 105
+    lines = [line for line in result.uart if line.startswith("CMLENS ")]
+    assert lines[0].startswith("CMLENS FAULT: BusFault") and lines[1].startswith("CMLENS MEMORY: stack_used=")
+    assert result.report.memory.board is not None and result.report.memory.board.stack_used > 0

@@ -56,6 +56,13 @@ const char *cmlens_ticks_unit(void);         /* "instructions (QEMU -icount shif
 uint64_t __wrap_et_pal_current_ticks(void);
 cmlens_tick_ratio_t __wrap_et_pal_ticks_to_ns_multiplier(void);
 
+/* Stack and heap high-water marks (common/memmark.c): Reset_Handler paints the stack first thing;
+ * cmlens_exit() prints `CMLENS MEMORY: stack_used=N stack_size=N heap_used=N heap_size=N heap_refused=N`. */
+void cmlens_paint_stack(void);
+uint32_t cmlens_stack_used(void);
+uint32_t cmlens_heap_used(void);
+void cmlens_report_memory(void);
+
 /* Exit status through semihosting (SYS_EXIT_EXTENDED), after an EOT byte on FVP boards. */
 void cmlens_exit(int status) __attribute__((noreturn));
 
