@@ -1,11 +1,13 @@
-"""Build the ExecuTorch libraries for Arm bare metal from the user's checkout, once per
-(checkout commit, CPU, build type), into a cache directory; the runner (runner_build.py) links them.
+"""Build the ExecuTorch libraries for Arm bare metal from the user's checkout, into one cache directory per
+(checkout commit, CPU, build type, and a variant: checkout path, CMSIS-NN tree, ETDump, Python), so options
+that change defines never reconfigure a shared build; the runner (runner_build.py) links them.
 
 Recipe (measured in issue 5): the `arm-baremetal` preset without the Ethos-U parts (they fetch the
 Ethos-U SDK from Arm's GitLab, which fails offline), with CMSIS-NN from a local tree, then
 `cmake --build ... --target install`. 441 ninja steps, 290-668 s on 2 cores (measured), so:
-- a stamp file (cmlens-libs.json) records the command lines and timings; a later request with the same
-  options reuses the build;
+- a stamp file (cmlens-libs.json) records the command lines and timings, but it is never trusted alone:
+  a later request asks ninja whether the build is still up to date (`ninja -n`, freshness.py: about a
+  second), so an edited kernel, an uncommitted change or an edited CMSIS-NN tree is rebuilt (incremental);
 - one build at a time per checkout: flatcc writes libflatccrt.a into the source tree and every
   ExecuTorch configure deletes that folder, so two configures on one checkout break each other;
 - every command's output is streamed and the build can be cancelled from any thread."""
@@ -25,6 +27,7 @@ from typing import Iterator, Mapping
 
 from .build import cache_dir, diagnose
 from .checkout import git_head
+from .freshness import Freshness, check_build
 from .locks import exclusive_lock
 from ..errors import BadInputError, BuildError, Cancelled, ToolMissingError
 from .process import LineCallback, StreamingProcess
@@ -57,15 +60,38 @@ class EtLibRequest:
             self.commit = git_head(self.et_root)
 
     @property
-    def key(self) -> str:
-        """`<commit12>-<cpu>-<build type>`; without git, a hash of the checkout's path."""
+    def legacy_key(self) -> str:
+        """`<commit12>-<cpu>-<build type>`; without git, a hash of the checkout's path. The directory name
+        before variants had their own: an existing build there with the same defines is still used."""
         rev = (self.commit or "nogit-" + hashlib.sha1(str(self.et_root).encode()).hexdigest())[:12]
         return f"{rev}-{self.cpu}-{self.build_type.lower()}"
 
+    def variant(self) -> str:
+        """What else changes the configure: the checkout's path (CMake pins a build tree to one source
+        tree), the CMSIS-NN tree (or a download), ETDump on/off and the Python used for codegen."""
+        parts = [str(Path(self.et_root).resolve()), str(Path(self.cmsis_nn).resolve()) if self.cmsis_nn else "fetch",
+                 "etdump" if self.etdump else "no-etdump", str(self.python)]
+        return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:8]
+
+    @property
+    def key(self) -> str:
+        """`<commit12>-<cpu>-<build type>-<variant>`."""
+        return f"{self.legacy_key}-{self.variant()}"
+
     @property
     def root(self) -> Path:
-        base = Path(self.cache_root) if self.cache_root is not None else cache_dir()
-        return base / "executorch" / self.key
+        base = (Path(self.cache_root) if self.cache_root is not None else cache_dir()) / "executorch"
+        legacy = base / self.legacy_key
+        if not (base / self.key).exists() and self._stamp_matches(legacy):
+            return legacy
+        return base / self.key
+
+    def _stamp_matches(self, root: Path) -> bool:
+        try:
+            stamp = json.loads((root / STAMP).read_text())
+        except (OSError, ValueError):
+            return False
+        return stamp.get("defines") == self.defines(root) and stamp.get("et_root") == str(self.et_root)
 
     @property
     def build_dir(self) -> Path:
@@ -79,8 +105,8 @@ class EtLibRequest:
     def stamp(self) -> Path:
         return self.root / STAMP
 
-    def defines(self) -> dict[str, str]:
-        """The -D options on top of the preset."""
+    def defines(self, root: Path | None = None) -> dict[str, str]:
+        """The -D options on top of the preset (for the build in `root`, default self.root)."""
         d = {
             "CMAKE_BUILD_TYPE": self.build_type,
             "TARGET_CPU": self.cpu,
@@ -90,7 +116,7 @@ class EtLibRequest:
             "EXECUTORCH_BUILD_DEVTOOLS": "ON" if self.etdump else "OFF",
             "EXECUTORCH_BUILD_ARM_ETDUMP": "ON" if self.etdump else "OFF",
             "EXECUTORCH_BAREMETAL_SKIP_INSTALL": "OFF",
-            "CMAKE_INSTALL_PREFIX": str(self.install_dir),
+            "CMAKE_INSTALL_PREFIX": str((root / "install") if root is not None else self.install_dir),
             "PYTHON_EXECUTABLE": str(self.python),
         }
         if self.cmsis_nn is not None:
@@ -122,6 +148,7 @@ class EtLibraries:
     build_s: float
     cold_build_s: float | None = None      # the first (full) build of this cache entry, from the stamp
     log: list[str] = field(default_factory=list)
+    freshness: Freshness | None = None     # cached: ninja's no-op check that said so
 
 
 MEASURED_COLD_BUILD_S = (290, 668)     # 2 cores, load-dependent (issue 9 measurements)
@@ -160,9 +187,10 @@ def read_stamp(req: EtLibRequest) -> dict | None:
 
 
 def is_built(req: EtLibRequest) -> bool:
-    """True when the cache holds an install made with the same options."""
+    """True when the cache holds a finished install made with the same options. Whether the sources
+    changed since is not the stamp's to say: ensure_libraries asks ninja (freshness.check_build)."""
     stamp = read_stamp(req)
-    return (stamp is not None and stamp.get("defines") == req.defines()
+    return (stamp is not None and stamp.get("defines") == req.defines() and stamp.get("complete", True) is not False
             and (req.install_dir / CONFIG_FILE).is_file())
 
 
@@ -217,7 +245,8 @@ def check_build_tools(env: Mapping[str, str]) -> tuple[str, str]:
 def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
                      cancel_event: threading.Event | None = None, force: bool = False,
                      env: Mapping[str, str] | None = None) -> EtLibraries:
-    """The installed libraries for `req`, building them first when the cache has none."""
+    """The installed libraries for `req`: built first when the cache has none, rebuilt (incrementally)
+    when ninja says a source changed since (an edited kernel, uncommitted changes, CMSIS-NN's tree)."""
     cancel_event = cancel_event or threading.Event()
     log: list[str] = []
 
@@ -230,25 +259,45 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
         raise BadInputError(f"{req.et_root} has no CMakePresets.json: not an ExecuTorch checkout this "
                             "build driver supports.", "Pass a checkout of pytorch/executorch from 2025 or later.")
     env = dict(os.environ if env is None else env)
-    cmake, _ = check_build_tools(env)
-    stamp = read_stamp(req)
+    cmake, ninja = check_build_tools(env)
+
+    def cached(fresh: Freshness) -> EtLibraries:
+        emit("cmlens", f"ExecuTorch libraries for {req.cpu} ({req.root.name}) are cached in {req.install_dir}: "
+                       f"{fresh.describe()}")
+        return EtLibraries(req, req.install_dir, True, 0.0, 0.0, (read_stamp(req) or {}).get("cold_build_s"), log,
+                           freshness=fresh)
+
     if not force and is_built(req):
-        emit("cmlens", f"ExecuTorch libraries for {req.cpu} ({req.key}) are cached in {req.install_dir}")
-        return EtLibraries(req, req.install_dir, True, 0.0, 0.0, (stamp or {}).get("cold_build_s"), log)
+        fresh = check_build(req.build_dir, ninja, env)
+        if fresh.up_to_date:
+            return cached(fresh)
+        emit("cmlens", f"the cached ExecuTorch libraries for {req.cpu} ({req.root.name}): {fresh.describe()}: "
+                       "rebuilding what changed")
     req.root.mkdir(parents=True, exist_ok=True)
     with checkout_lock(req.et_root, cancel_event, emit, req.cache_root):
         if not force and is_built(req):     # built by whoever held the lock before us
-            stamp = read_stamp(req)
-            return EtLibraries(req, req.install_dir, True, 0.0, 0.0, (stamp or {}).get("cold_build_s"), log)
+            fresh = check_build(req.build_dir, ninja, env)
+            if fresh.up_to_date:
+                return cached(fresh)
+        stamp = read_stamp(req)
+        from_scratch = not (req.build_dir / "build.ninja").is_file()    # else ninja only redoes what changed
+        # Configured with these defines already: ninja re-runs CMake by itself if a CMakeLists changed.
+        configured = not from_scratch and stamp is not None and stamp.get("defines") == req.defines()
+        if stamp is not None:       # until the install finishes, the stamp must not say it did
+            req.stamp.write_text(json.dumps({**stamp, "complete": False}, indent=2))
         emit("cmlens", f"building the ExecuTorch libraries for {req.cpu} from {req.et_root} "
-                       f"(commit {req.commit or 'unknown'}) into {req.root}, once per CPU: "
-                       f"{build_time_hint(req.cache_root)}")
+                       f"(commit {req.commit or 'unknown'}) into {req.root}"
+                       + (", incremental" if not from_scratch else f", once per CPU: {build_time_hint(req.cache_root)}"))
         configure_argv = library_configure_command(req, cmake)
         build_argv = library_build_command(req, cmake)
-        from_scratch = not (req.build_dir / "build.ninja").is_file()    # else ninja only redoes what changed
-        configure_s = run_step(configure_argv, "ExecuTorch configure", emit=emit, cancel_event=cancel_event,
-                               env=env, cwd=req.et_root)
-        build_s = run_step(build_argv, "ExecuTorch library build", emit=emit, cancel_event=cancel_event, env=env)
+        configure_s = 0.0 if configured else run_step(configure_argv, "ExecuTorch configure", emit=emit,
+                                                      cancel_event=cancel_event, env=env, cwd=req.et_root)
+        # CMake's install skips a file whose size and modification second match the installed copy
+        # ("Up-to-date"): a kernel rebuilt within the second of the last install kept the old library
+        # (seen in tests/firmware/test_library_staleness.py). ALWAYS copies, keeping the sources' times
+        # (headers keep theirs: the runner is not recompiled for nothing).
+        build_s = run_step(build_argv, "ExecuTorch library build", emit=emit, cancel_event=cancel_event,
+                           env={**env, "CMAKE_INSTALL_ALWAYS": "1"})
     if not (req.install_dir / CONFIG_FILE).is_file():
         raise BuildError(f"The ExecuTorch build finished but {req.install_dir / CONFIG_FILE} is missing.",
                          "Check the install step in the output above.", detail="\n".join(log[-40:]))
@@ -261,6 +310,6 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
         "commit": req.commit, "cpu": req.cpu, "build_type": req.build_type, "et_root": str(req.et_root),
         "defines": req.defines(), "configure": configure_argv, "build": build_argv,
         "configure_s": round(configure_s, 2), "build_s": round(build_s, 2), "cold_build_s": round(cold, 2),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "complete": True,
     }, indent=2))
     return EtLibraries(req, req.install_dir, False, configure_s, build_s, cold, log)

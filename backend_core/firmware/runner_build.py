@@ -6,7 +6,12 @@ Two modes:
   ops it uses; one build directory per (libraries, board, model content), so the same model is a no-op;
 - semihosting: the runner reads the model and inputs from the host (`-m model.bpte -i in.bin`), built
   once per (libraries, board, portable op set); a new model needs no rebuild if its ops are covered.
-The cortex_m ops are always registered in full (ExecuTorch installs `cortex_m_ops_lib`)."""
+The cortex_m ops are always registered in full (ExecuTorch installs `cortex_m_ops_lib`).
+
+Never stale: the directory name covers every option that changes a define (ETDump, intermediate outputs,
+pool sizes, tolerances, op set, the board's flags and the build recipe), and every build runs
+`cmake --build` (ninja): an edited runner source in the checkout, an edited board layer or rebuilt
+libraries (the link depends on the installed .a files) are recompiled or relinked, never reused."""
 from __future__ import annotations
 
 import hashlib
@@ -74,7 +79,8 @@ class RunnerRequest:
     def build_dir(self) -> Path:
         root = self.build_root if self.build_root is not None else cache_dir() / "runner"
         mode = "semihosting" if self.semihosting else "baked"
-        return Path(root) / self.libs.request.key / f"{self.board.name}-{mode}-{self.fingerprint()}"
+        # per library build (its directory: each define variant has its own), then per model and options
+        return Path(root) / self.libs.request.root.name / f"{self.board.name}-{mode}-{self.fingerprint()}"
 
     @property
     def elf(self) -> Path:

@@ -60,7 +60,8 @@ def request(tmp_path: Path, **kw) -> EtLibRequest:
 
 def test_library_command_lines(tmp_path: Path) -> None:
     req = request(tmp_path)
-    assert req.key == "cff6f4dd32e6-cortex-m55-release"
+    assert req.legacy_key == "cff6f4dd32e6-cortex-m55-release"
+    assert req.key == f"cff6f4dd32e6-cortex-m55-release-{req.variant()}" and len(req.variant()) == 8
     root = tmp_path / "cache" / "executorch" / req.key
     assert req.build_dir == root / "build" and req.install_dir == root / "install"
     argv = library_configure_command(req)
@@ -85,9 +86,19 @@ def test_library_command_without_cmsis_nn_lets_cmake_fetch(tmp_path: Path) -> No
 def test_key_depends_on_commit_cpu_and_build_type(tmp_path: Path) -> None:
     a = request(tmp_path)
     b = EtLibRequest(a.et_root, "cortex-m4", "Debug", commit="0123456789abcdef", cache_root=a.cache_root)
-    assert b.key == "0123456789ab-cortex-m4-debug"
+    assert b.key.startswith("0123456789ab-cortex-m4-debug-")
     c = EtLibRequest(a.et_root, "cortex-m4", commit=None, cache_root=a.cache_root)   # not a git checkout
-    assert c.commit is None and c.key.startswith("nogit-") and c.key.endswith("-cortex-m4-release")
+    assert c.commit is None and c.key.startswith("nogit-") and "-cortex-m4-release-" in c.key
+
+
+def test_options_that_change_defines_get_their_own_build_directory(tmp_path: Path) -> None:
+    """--cmsis-nn or not, ETDump or not, another checkout: never one build tree reconfigured back and forth."""
+    a = request(tmp_path)
+    variants = [request(tmp_path, cmsis_nn=None), request(tmp_path, etdump=False),
+                EtLibRequest(a.et_root, "cortex-m55", "Release", tmp_path / "CMSIS-NN", python="/other/python",
+                             cache_root=a.cache_root, commit=COMMIT)]
+    roots = {a.root, *(v.root for v in variants)}
+    assert len(roots) == 4 and all(r.parent == a.root.parent for r in roots)
 
 
 def install_fake_cmake(tmp_path: Path, fail: bool = False, sleep: float = 0.0) -> dict[str, str]:
@@ -105,12 +116,17 @@ if [ "$1" = "--build" ]; then
   {'echo "FAILED: undefined reference to cortex_m::foo"; exit 1' if fail else ''}
   prefix=$(dirname "$2")/install
   mkdir -p "$prefix/lib/cmake/ExecuTorch" && touch "$prefix/{CONFIG_FILE}"
+  echo "$prefix/{CONFIG_FILE}" > "$2/install_manifest.txt"
 fi
 """)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    for tool in ("ninja", "arm-none-eabi-gcc"):
-        (bindir / tool).write_text("#!/bin/sh\nexit 0\n")
-        (bindir / tool).chmod(0o755)
+    # ninja -n: what tmp_path/ninja-dry-run.txt says, else nothing to rebuild
+    (bindir / "ninja").write_text(f"""#!/bin/sh
+if [ -f "{tmp_path}/ninja-dry-run.txt" ]; then cat "{tmp_path}/ninja-dry-run.txt"; else echo "ninja: no work to do."; fi
+""")
+    (bindir / "ninja").chmod(0o755)
+    (bindir / "arm-none-eabi-gcc").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "arm-none-eabi-gcc").chmod(0o755)
     return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
@@ -128,13 +144,16 @@ def test_ensure_libraries_builds_once_then_uses_the_cache(tmp_path: Path) -> Non
     assert is_built(req)
     again = ensure_libraries(req, env=env)
     assert again.cached and again.cold_build_s == stamp["cold_build_s"]
+    assert again.freshness is not None and again.freshness.up_to_date       # asked ninja, not only the stamp
     assert len((tmp_path / "cmake.log").read_text().splitlines()) == 2   # configure + build, once
-    other = request(tmp_path, etdump=False)                                # other options: rebuild
-    assert not is_built(other)
+    other = request(tmp_path, etdump=False)                                # other options: their own build
+    assert not is_built(other) and other.root != req.root
     req.stamp.write_text(json.dumps({**stamp, "cold_build_s": 1413.0}))   # as the real M55 cold build recorded
-    rebuilt = ensure_libraries(other, env=env)           # same cache entry, build dir configured: incremental
-    assert not rebuilt.cached and rebuilt.cold_build_s == 1413.0
+    (tmp_path / "ninja-dry-run.txt").write_text("[1/2] Building C object kernels/op_add.c.obj\n[2/2] Linking\n")
+    rebuilt = ensure_libraries(req, env=env)             # a source changed: incremental, no configure
+    assert not rebuilt.cached and rebuilt.cold_build_s == 1413.0 and rebuilt.configure_s == 0.0
     assert json.loads(req.stamp.read_text())["cold_build_s"] == 1413.0   # the record survives the rebuild
+    assert [ln.split()[0] for ln in (tmp_path / "cmake.log").read_text().splitlines()] == ["-S", "--build", "--build"]
 
 
 def test_ensure_libraries_failure_names_the_cause(tmp_path: Path) -> None:
