@@ -17,6 +17,8 @@ SIMULATORS: tuple[str, ...] = ("qemu", "fvp")
 # The section layout every board shares (kernels/linker/); CMake generates the MEMORY block per board.
 SECTIONS_SCRIPT = "linker/cmlens_sections.ld"
 ICOUNT_UNIT = "instructions executed (QEMU -icount), not cycles"
+# REGION_ALIASes of kernels/linker/cmlens_sections.ld, in the order boards.cmake writes them.
+LINKER_ALIASES = ("VECTORS", "CODE", "DATA", "BIG", "STACK", "HEAP", "POOL", "TEMP", "MODEL")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class Board:
     sections: tuple[tuple[str, str], ...] = ()   # (alias, region): VECTORS, CODE, DATA, BIG
     runner_pools: tuple[tuple[str, int], ...] = ()  # ExecuTorch runner ET_ARM_BAREMETAL_<NAME>_POOL_SIZE
     reference: str = ""         # the datasheet / manual the numbers come from
+    stack_bytes: int = 0        # main stack reservation (row's stack_bytes, else runtime_defaults)
+    heap_bytes: int = 0         # newlib heap reservation (row's heap_bytes, else runtime_defaults)
+    qemu_board: str = ""        # an MCU sized onto a QEMU board: the QEMU board's name (sized.py)
+    table_file: str = ""        # the boards.json it comes from when not kernels/boards.json (CMLENS_BOARDS_JSON)
 
     @property
     def gcc_flags(self) -> tuple[str, ...]:
@@ -63,6 +69,14 @@ class Board:
         raise KeyError(f"{self.name} has no memory region {alias_or_name!r}")
 
     @property
+    def linker_aliases(self) -> tuple[tuple[str, str], ...]:
+        """Every REGION_ALIAS of the generated linker script, with kernels/cmake/boards.cmake's defaults
+        for the aliases a row leaves out (STACK/HEAP: DATA's region; POOL/TEMP/MODEL: BIG's)."""
+        named = dict(self.sections)
+        return tuple((a, named.get(a) or named["DATA" if a in ("STACK", "HEAP") else "BIG"])
+                     for a in LINKER_ALIASES)
+
+    @property
     def tick_unit(self) -> str:
         """What the board layer's et_pal_current_ticks() counts on this board."""
         return ICOUNT_UNIT if self.icount_shift is not None else "SysTick ticks"
@@ -72,7 +86,8 @@ def _int(value: str | int) -> int:
     return int(value, 0) if isinstance(value, str) else int(value)
 
 
-def _board(row: dict) -> Board:
+def _board(row: dict, defaults: dict | None = None) -> Board:
+    defaults = defaults or {}
     return Board(
         name=row["name"], cpu=row["cpu"], simulator=row["simulator"], machine=row["machine"],
         linker_script=SECTIONS_SCRIPT, description=row["description"],
@@ -82,14 +97,18 @@ def _board(row: dict) -> Board:
                      for m in row["memory"]),
         sections=tuple(row["sections"].items()),
         runner_pools=tuple((k, _int(v)) for k, v in row.get("runner_pools", {}).items()),
-        reference=row.get("reference", ""))
+        reference=row.get("reference", ""),
+        stack_bytes=_int(row.get("stack_bytes", defaults.get("stack_bytes", 0))),
+        heap_bytes=_int(row.get("heap_bytes", defaults.get("heap_bytes", 0))),
+        qemu_board=row.get("qemu_board", ""))
 
 
 def load_table(path: Path = BOARDS_JSON) -> tuple[dict[str, tuple[str, ...]], dict[str, Board]]:
     """(GCC flags per CPU, boards by name) from a boards.json."""
     data = json.loads(Path(path).read_text())
     flags = {cpu: tuple(f) for cpu, f in data["cpus"].items()}
-    return flags, {row["name"]: _board(row) for row in data["boards"]}
+    defaults = data.get("runtime_defaults", {})
+    return flags, {row["name"]: _board(row, defaults) for row in data["boards"]}
 
 
 # GCC flags per CPU (-mthumb is added for every CPU), and the boards.

@@ -1,10 +1,11 @@
 """A built runner's flash and static RAM, from `arm-none-eabi-size -A` (section name, size, address).
 
-Flash = the load image: code (.text*, .rodata*, .ARM.exidx/extab, vectors) and the initial values of
-.data; the baked-in model (`model_pte` in .rodata/.data, known from its byte count) is reported apart so
-it is not counted twice with the `.pte`. Static RAM = .data + .bss + stack/heap sections, without
-the runner's allocator pools (`.bss.*allocator_sec`, `.bss.tensor_arena`: the kernels/ linker script
-collects them in `.big.bss`), which the verdict sizes from the prediction instead."""
+Flash = the load image: code (.text*, .rodata*, .ARM.exidx/extab, vectors, init arrays, copy tables)
+and the initial values of .data. The baked-in model (`network_model_sec`, which the kernels/ linker
+script collects in `.big.data`) is reported apart so it is not counted twice with the `.pte`.
+Static RAM = .data + .bss + the .stack and .heap reservations, without the runner's allocator pools
+(`.bss.*allocator_sec`, `.bss.tensor_arena`: the kernels/ linker script collects them in `.big.bss` and
+`.big.temp`), which the verdict sizes from the prediction instead."""
 from __future__ import annotations
 
 import re
@@ -14,10 +15,11 @@ from pathlib import Path
 
 from ..errors import BadInputError, ToolMissingError
 
-POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory", ".big.bss")
+POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory", ".big.bss", ".big.temp")
+MODEL_SECTIONS = (".big.data", "network_model_sec")
 _CODE = re.compile(r"^\.(text|rodata|ARM\.exidx|ARM\.extab|vectors|isr_vector|init_array|fini_array|preinit_array|copy\.table|zero\.table|model)")
-_RAM_DATA = re.compile(r"^\.(data|got|big\.data)")
-_RAM_BSS = re.compile(r"^\.(bss|noinit|heap|stack|tbss|big\.bss)")
+_RAM_DATA = re.compile(r"^\.(data|got)")
+_RAM_BSS = re.compile(r"^\.(bss|noinit|tbss)")
 
 
 def parse_size_a(text: str) -> dict[str, int]:
@@ -31,12 +33,19 @@ def parse_size_a(text: str) -> dict[str, int]:
 
 
 def totals(sections: dict[str, int], model_bytes: int = 0) -> dict[str, int]:
-    code = sum(v for k, v in sections.items() if _CODE.match(k))
-    data = sum(v for k, v in sections.items() if _RAM_DATA.match(k))
+    """Flash / RAM figures of one ELF. `model_bytes` is only used for an ELF whose model sits in
+    .rodata (not the kernels/ layout): it is then taken out of the code figure."""
     pools = sum(v for k, v in sections.items() if any(p in k for p in POOL_SECTIONS))
-    bss = sum(v for k, v in sections.items() if _RAM_BSS.match(k)) - pools
-    return {"flash_code": max(code + data - model_bytes, 0), "ram_static": data + max(bss, 0),
-            "pools": pools, "model_in_image": model_bytes, "data": data, "bss": max(bss, 0)}
+    model = sum(v for k, v in sections.items() if k in MODEL_SECTIONS)
+    code = sum(v for k, v in sections.items() if _CODE.match(k))
+    if not model and model_bytes:
+        code, model = max(code - model_bytes, 0), model_bytes
+    data = sum(v for k, v in sections.items() if _RAM_DATA.match(k))
+    bss = sum(v for k, v in sections.items() if _RAM_BSS.match(k) and not any(p in k for p in POOL_SECTIONS))
+    stack = sum(v for k, v in sections.items() if k.startswith(".stack"))
+    heap = sum(v for k, v in sections.items() if k.startswith(".heap"))
+    return {"flash_code": code + data, "code": code, "ram_static": data + bss + stack + heap,
+            "pools": pools, "model_in_image": model, "data": data, "bss": bss, "stack": stack, "heap": heap}
 
 
 def elf_sizes(elf: str | Path, model_bytes: int = 0, size_tool: str | None = None) -> dict[str, int]:

@@ -6,7 +6,9 @@ from typing import Any
 
 from .boards import BoardSpec
 from .method_alloc import estimate_method_allocator
+from .method_alloc import etdump_base64_bound
 from .plan import ProgramPlan, read_plan
+from .runtime import RuntimeSize, from_elf, runtime_lines
 from .timeline import build_timeline
 from .verdict import Need, judge, kib, model_needs
 
@@ -46,6 +48,11 @@ def analyze_memory(pte: bytes, final: Any | None = None, *, board: BoardSpec | N
                                     for t in plan.tensors.values()
                                     if t.constant_buffer and t.dtype in ("float32", "float64")),
         "elf": elf,
+        # the portable/cortex_m operators the runner must register (the runtime's op set)
+        "operators": sorted({i.op for i in plan.instructions if i.op}),
+        # the base64 ETDump buffer the runner (built with the event tracer) takes after the run
+        "etdump_base64_bytes": etdump_base64_bound(plan, 0),
+        "runtime": from_elf(elf, target).to_dict() if elf else None,
         "board": None, "verdict": None, "suggestions": [],
     }
     rep["suggestions"] = suggestions(rep, nodes)
@@ -56,8 +63,17 @@ def analyze_memory(pte: bytes, final: Any | None = None, *, board: BoardSpec | N
 
 def needs_of(rep: dict[str, Any]) -> list[Need]:
     ma = rep["method_allocator"]
+    rt = rep.get("runtime")
     return model_needs(rep["planned_bytes"], ma["loaded"], ma["input"], rep["temp_allocator_bytes"],
-                       rep["pte_bytes"], rep["constant_bytes"], rep.get("elf"))
+                       rep["pte_bytes"], rep["constant_bytes"], rt,
+                       rep.get("etdump_base64_bytes", 0) if rt and rt.get("event_tracer") else 0)
+
+
+def attach_runtime(rep: dict[str, Any], runtime: RuntimeSize | dict[str, Any] | None) -> dict[str, Any]:
+    """Set the report's `runtime` (code, .data/.bss, stack, heap around the model); attach the board
+    afterwards (attach_board counts the runtime in the verdict)."""
+    rep["runtime"] = runtime.to_dict() if isinstance(runtime, RuntimeSize) else runtime
+    return rep
 
 
 def attach_board(rep: dict[str, Any], board: BoardSpec) -> dict[str, Any]:
@@ -92,8 +108,10 @@ def suggestions(rep: dict[str, Any], nodes: dict[str, Any]) -> list[str]:
 def summary_lines(rep: dict[str, Any], top: int = 5) -> list[str]:
     """The text `cmlens memory` prints."""
     ma = rep["method_allocator"]
+    rt = rep.get("runtime")
     lines = [f"flash: .pte {kib(rep['pte_bytes'])} = constants {kib(rep['constant_bytes'])} + program "
-             f"{kib(rep['program_bytes'])}" + (f"; runner code {kib(rep['elf']['flash_code'])}" if rep.get("elf") else ""),
+             f"{kib(rep['program_bytes'])}" + (f"; runtime code + read-only data {kib(rt['code'] + rt['data'])}"
+                                             if rt else ""),
              "RAM:   planned arena " + " + ".join(f"mem_id {i + 1}: {kib(b)}" for i, b in enumerate(rep["planned_bytes"]))
              + f" (scratch up to {kib(rep['scratch_bytes_max'])}, included)",
              f"       method allocator {kib(ma['used'])} = planned {kib(ma['planned'])} + Method::load "
@@ -109,6 +127,8 @@ def summary_lines(rep: dict[str, Any], top: int = 5) -> list[str]:
         lines.append("largest constants (flash):")
         for c in rep["constants_by_node"][:top]:
             lines.append(f"  {kib(c['bytes']):>12}  {c['node'] or c['op']}")
+    if rt:
+        lines += runtime_lines(rt)
     v = rep.get("verdict")
     if v is not None:
         b = rep["board"]

@@ -4,10 +4,10 @@ does or does not fit.
 RAM: the stock Arm runner takes the planned buffers of memory id 1 (and 3..) and everything
 Method::load allocates from ONE pool (the method allocator), so that pool must fit inside one
 contiguous region; memory id 2 goes to a separate FAST_MEMORY pool; the temp allocator is a third pool;
-the runner's own .data/.bss/stack (known once an ELF is built) a fourth. Each is placed, largest first,
+the runtime's .data/.bss, stack and heap (runtime.py: measured from the libraries, the shipped table or
+a built ELF) the others. Each is placed, largest first,
 in the region with the least room that still holds it (simulated boards: where their linker script
-puts the big pools). Flash: the .pte (constants + program) and, with an ELF, the runner's code and
-read-only data."""
+puts the big pools). Flash: the .pte (constants + program) and the runtime's code and read-only data."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -55,15 +55,22 @@ def kib(n: int) -> str:
     return f"{n / 1024:,.1f} KiB"
 
 
+RUNTIME_SOURCE = {"elf": "the built runner ELF", "libraries": "this machine's ExecuTorch libraries",
+                  "table": "the shipped table (reference build)"}
+
+
 def model_needs(planned: list[int], loaded: int, input_bytes: int, temp_pool: int, pte_bytes: int,
-                constant_bytes: int, elf: dict[str, int] | None = None) -> list[Need]:
-    """What goes where, in the runner's terms (planned = non_const_buffer_sizes[1:])."""
+                constant_bytes: int, runtime: dict[str, Any] | None = None, etdump_buffer: int = 0) -> list[Need]:
+    """What goes where, in the runner's terms (planned = non_const_buffer_sizes[1:]). `runtime`: a
+    runtime.RuntimeSize as a dict (code, data, bss, stack, heap, source); `etdump_buffer`: the base64
+    buffer the runner takes from the method pool after the run when it has the event tracer."""
     needs: list[Need] = []
     pool_ids = tuple(i + 1 for i, s in enumerate(planned) if s and i + 1 != FAST_MEMORY_ID)
     arena = sum((s + 15) // 16 * 16 for i, s in enumerate(planned) if s and i + 1 != FAST_MEMORY_ID)
-    needs.append(Need("method allocator pool", arena + loaded + input_bytes, "ram",
+    needs.append(Need("method allocator pool", arena + loaded + input_bytes + etdump_buffer, "ram",
                       f"planned arena {kib(arena)} (mem_id {', '.join(map(str, pool_ids)) or '-'}) + "
-                      f"Method::load {kib(loaded)}" + (f" + inputs {kib(input_bytes)}" if input_bytes else ""),
+                      f"Method::load {kib(loaded)}" + (f" + inputs {kib(input_bytes)}" if input_bytes else "")
+                      + (f" + ETDump output buffer {kib(etdump_buffer)}" if etdump_buffer else ""),
                       pool_ids))
     if len(planned) >= FAST_MEMORY_ID and planned[FAST_MEMORY_ID - 1]:
         needs.append(Need("planned fast memory pool", planned[FAST_MEMORY_ID - 1], "ram",
@@ -71,11 +78,19 @@ def model_needs(planned: list[int], loaded: int, input_bytes: int, temp_pool: in
     needs.append(Need("temp allocator pool", temp_pool, "ram", "kernel temp data and operator resolution"))
     needs.append(Need(".pte", pte_bytes, "flash", f"constants {kib(constant_bytes)} + program "
                       f"{kib(pte_bytes - constant_bytes)}"))
-    if elf:
-        needs.append(Need("runner code + read-only data", elf.get("flash_code", 0), "flash",
-                          "ELF .text/.rodata/.ARM.exidx/.data load image, minus the baked-in model"))
-        needs.append(Need("runner static RAM", elf.get("ram_static", 0), "ram",
-                          ".data + .bss without the allocator pools, + stack and heap"))
+    if runtime:
+        src = RUNTIME_SOURCE.get(runtime["source"], runtime["source"])
+        needs.append(Need("runtime code + read-only data", runtime["code"] + runtime["data"], "flash",
+                          f"ExecuTorch runtime, kernels, runner, C library, board layer: .text/.rodata "
+                          f"{kib(runtime['code'])} + .data image {kib(runtime['data'])}; from {src}"))
+        needs.append(Need("runtime .data + .bss", runtime["data"] + runtime["bss"], "ram",
+                          f".data {kib(runtime['data'])} + .bss {kib(runtime['bss'])}, without the pools; from {src}"))
+        marks = runtime.get("stack_measured") or {}
+        mark = f"; high-water mark measured on QEMU up to {max(marks.values()):,} B" if marks else ""
+        needs.append(Need("stack", runtime["stack"], "ram", f"main stack reserved{mark}"))
+        hmarks = runtime.get("heap_measured") or {}
+        hmark = f"; used on QEMU up to {max(hmarks.values()):,} B" if hmarks else ""
+        needs.append(Need("heap", runtime["heap"], "ram", f"newlib heap, sized to what is used{hmark}"))
     return needs
 
 
@@ -148,7 +163,8 @@ def judge(needs: list[Need], board: BoardSpec) -> Verdict:
     else:
         flash_fits, flash_free = True, None
         notes.append("no flash size given: flash not checked (add --flash SIZE)")
-    if not any(n.name.startswith("runner") for n in needs):
-        notes.append("the runner's own code, .data/.bss and stack are not included (no runner ELF built yet)")
+    if not any(n.name.startswith("runtime") for n in needs):
+        notes.append("the runtime around the model (code, .data/.bss, stack, heap) is not included: "
+                     "no measurement for this CPU")
     return Verdict(ram_fits and flash_fits, ram_fits, flash_fits, ram_free, flash_free, needs, region_rows,
                    problems, notes)

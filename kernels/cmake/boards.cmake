@@ -7,7 +7,14 @@
 if(NOT DEFINED CMLENS_KERNELS_DIR)
   get_filename_component(CMLENS_KERNELS_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 endif()
-set(_cmlens_json_file "${CMLENS_KERNELS_DIR}/boards.json")
+# CMLENS_BOARDS_JSON: another table of the same format (backend_core/firmware/sized.py writes one for an
+# MCU's sizes laid out on a QEMU board); default the one table, kernels/boards.json.
+set(CMLENS_BOARDS_JSON "" CACHE FILEPATH "Board table (default: kernels/boards.json)")
+if(CMLENS_BOARDS_JSON)
+  set(_cmlens_json_file "${CMLENS_BOARDS_JSON}")
+else()
+  set(_cmlens_json_file "${CMLENS_KERNELS_DIR}/boards.json")
+endif()
 file(READ "${_cmlens_json_file}" _cmlens_json)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_cmlens_json_file}")
 
@@ -83,9 +90,29 @@ foreach(_i RANGE ${_nregions})
   string(APPEND _ld "  ${_r_name} (${_r_access}) : ORIGIN = ${_r_origin}, LENGTH = ${_r_length}\n")
 endforeach()
 string(APPEND _ld "}\n")
-foreach(_alias VECTORS CODE DATA BIG)
-  string(JSON _region GET "${_row}" sections ${_alias})
+# The four aliases every row names, then the finer ones a row may name (kernels/linker/cmlens_sections.ld):
+# STACK/HEAP default to DATA's region, POOL/TEMP/MODEL to BIG's. backend_core/firmware/boards.py
+# (Board.linker_aliases) applies the same defaults.
+foreach(_alias VECTORS CODE DATA BIG STACK HEAP POOL TEMP MODEL)
+  string(JSON _region ERROR_VARIABLE _no_alias GET "${_row}" sections ${_alias})
+  if(_no_alias)
+    if(_alias STREQUAL "STACK" OR _alias STREQUAL "HEAP")
+      string(JSON _region GET "${_row}" sections DATA)
+    else()
+      string(JSON _region GET "${_row}" sections BIG)
+    endif()
+  endif()
   string(APPEND _ld "REGION_ALIAS(\"${_alias}\", ${_region});\n")
+endforeach()
+# Stack and heap reservations: the row's stack_bytes/heap_bytes, else the table's defaults (boards.json
+# "runtime_defaults"); a -Wl,--defsym on the link line still wins.
+foreach(_key stack heap)
+  string(TOUPPER "${_key}" _KEY)
+  string(JSON _size ERROR_VARIABLE _no_size GET "${_row}" ${_key}_bytes)
+  if(_no_size)
+    string(JSON _size GET "${_cmlens_json}" runtime_defaults ${_key}_bytes)
+  endif()
+  string(APPEND _ld "__${_KEY}_SIZE = DEFINED(__${_KEY}_SIZE) ? __${_KEY}_SIZE : ${_size};\n")
 endforeach()
 string(APPEND _ld "INCLUDE cmlens_sections.ld\n")
 set(CMLENS_LINKER_SCRIPT "${CMAKE_BINARY_DIR}/cmlens_board.ld")

@@ -101,7 +101,10 @@ def test_generated_linker_script_is_the_boards_json_memory_map(firmware, build_r
                          script, re.M)
     assert [(n, a, int(o, 16), int(length, 16)) for n, a, o, length in regions] == [
         (r.name, r.access, r.origin, r.length) for r in board.memory]
-    assert re.findall(r'REGION_ALIAS\("(\w+)", (\w+)\);', script) == list(board.sections)
+    assert re.findall(r'REGION_ALIAS\("(\w+)", (\w+)\);', script) == list(board.linker_aliases)
+    assert dict(board.linker_aliases)["STACK"] == dict(board.sections)["DATA"]
+    sizes = dict(re.findall(r"^__(STACK|HEAP)_SIZE = DEFINED\(__\w+\) \? __\w+ : (0x[0-9A-Fa-f]+);$", script, re.M))
+    assert {k: int(v, 16) for k, v in sizes.items()} == {"STACK": board.stack_bytes, "HEAP": board.heap_bytes}
     assert script.rstrip().endswith("INCLUDE cmlens_sections.ld")
 
 

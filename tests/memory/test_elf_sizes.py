@@ -30,6 +30,6 @@ def test_elf_sizes_split_code_static_ram_and_pools(tmp_path: Path) -> None:
     assert s["pools"] == 4096                       # the runner's allocator pools are sized by the prediction
     assert s["bss"] >= 300 and s["data"] >= 256      # state[] and table[]
     assert s["flash_code"] >= 1000 + 256             # text[] + .data load image
-    assert s["ram_static"] == s["data"] + s["bss"]
+    assert s["ram_static"] == s["data"] + s["bss"] + s["stack"] + s["heap"]
     with pytest.raises(BadInputError, match="No runner ELF"):
         elf_sizes(tmp_path / "missing.elf")
