@@ -24,12 +24,17 @@ def add_memory_command(sub: Any) -> None:
         epilog="Boards: the QEMU boards and Corstone FVPs of kernels/boards.json and the MCUs of "
                "resources/boards/mcus.json (`--board list`).")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--target", default=None,
+                   help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--board", metavar="NAME", help="check against this board (`--board list` lists them)")
     p.add_argument("--ram", metavar="SIZE", help="RAM size instead of a board (e.g. 256K, 1M)")
     p.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
-    p.add_argument("--elf", metavar="F", help="a built runner ELF: add its code and static RAM (arm-none-eabi-size -A)")
+    p.add_argument("--elf", metavar="F", help="a built runner ELF: the runtime's code, .data/.bss, stack and heap "
+                                              "from its sections (arm-none-eabi-size -A) instead of the prediction")
+    p.add_argument("--runtime-from", choices=("auto", "libraries", "table"), default="auto",
+                   help="where the runtime's size comes from without --elf: this machine's built ExecuTorch "
+                        "libraries (a link probe), the shipped table, or auto (libraries when built, else table)")
     p.add_argument("--all-cpus", action="store_true", help="compare the ten Cortex-M CPUs (lowers for each)")
     p.add_argument("--json", metavar="F", help="write {\"memory\": {...}} as JSON")
     p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
@@ -79,20 +84,23 @@ def run_memory_command(args: argparse.Namespace) -> int:
         from backend_core.models import parse_model_source
 
         board = _board(args)                                   # bad sizes / names: exit 2 before lowering
-        target = normalise_target(args.target)
+        core = board.core if board is not None and board.core in TARGETS else None
+        target = normalise_target(args.target or core or DEFAULT_TARGET)
         if Path(args.model).suffix not in (".pte", ".bpte"):
             parse_model_source(args.model)
         from backend_core.memory import summary_lines
-        from backend_core.memory.source import memory_of, per_cpu, per_cpu_lines
+        from backend_core.jobs.memory_step import memory_of, per_cpu, per_cpu_lines
 
-        elf = None
-        if args.elf:
-            from backend_core.memory.elf import elf_sizes
+        from backend_core.firmware.link_probe import runtime_for
+        from backend_core.memory import attach_board
+        from backend_core.memory.report import attach_runtime
 
-            elf = elf_sizes(args.elf)
         status = (lambda t: print(f"… {t}", file=sys.stderr, flush=True))
-        rep = memory_of(args.model, target, args.flow, board=board, elf=elf, use_cache=not args.no_cache,
-                        on_status=status)
+        rep = memory_of(args.model, target, args.flow, use_cache=not args.no_cache, on_status=status)
+        runtime = runtime_for(target, rep["operators"], elf=args.elf, prefer=args.runtime_from, on_status=status)
+        attach_runtime(rep, runtime)
+        if board is not None:
+            attach_board(rep, board)
         print(f"{rep.get('model', args.model)} on {target}: memory (bytes as ExecuTorch planned them)", file=out)
         for line in summary_lines(rep):
             print(line, file=out)

@@ -9,8 +9,9 @@ import pyqtgraph as pg
 # Colours of the memory kinds (this panel only; the node-kind colours live in resources/colors.json).
 KIND_COLORS = {
     "planned arena": "#1e88e5", "Method::load": "#fb8c00", "inputs": "#fdd835", "temp pool": "#8d6e63",
-    "fast memory (mem_id 2)": "#3949ab", "runner static RAM": "#8e24aa",
-    "constants": "#43a047", "program": "#00897b", "runner code": "#6d4c41",
+    "fast memory (mem_id 2)": "#3949ab", "runtime .data/.bss": "#8e24aa", "stack": "#d81b60",
+    "heap": "#f06292", "ETDump buffer": "#ffb74d",
+    "constants": "#43a047", "program": "#00897b", "runtime code": "#6d4c41",
 }
 CAPACITY = "#cfd8dc"
 BAR_H = 0.6
@@ -26,10 +27,12 @@ def segments(rep: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
     if fast:
         ram.append(("fast memory (mem_id 2)", fast))
     flash = [("constants", rep["constant_bytes"]), ("program", rep["program_bytes"])]
-    elf = rep.get("elf")
-    if elf:
-        ram.append(("runner static RAM", elf.get("ram_static", 0)))
-        flash.append(("runner code", elf.get("flash_code", 0)))
+    rt = rep.get("runtime")
+    if rt:       # the runtime around the model (backend_core.memory.runtime): the whole firmware
+        if rt.get("event_tracer"):
+            ram.append(("ETDump buffer", rep.get("etdump_base64_bytes", 0)))
+        ram += [("runtime .data/.bss", rt["data"] + rt["bss"]), ("stack", rt["stack"]), ("heap", rt["heap"])]
+        flash.append(("runtime code", rt["code"] + rt["data"]))
     return {"RAM": [s for s in ram if s[1] > 0], "flash": [s for s in flash if s[1] > 0]}
 
 

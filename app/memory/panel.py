@@ -194,6 +194,13 @@ class MemoryPanel(QWidget):
             self.verdict_label.setText(f"<span style='color:#c62828'><b>{html.escape(e.message)}</b> "
                                        f"{html.escape(e.hint)}</span>")
             return
+        if rep.get("runtime") is None and rep.get("operators") is not None:
+            # the runtime around the model from the shipped table (plain Python); the CLI and the jobs
+            # measure it from this machine's libraries when they exist
+            from backend_core.memory.runtime import from_table, portable_ops
+
+            rt = from_table(rep.get("target", ""), portable_ops(rep["operators"]))
+            rep["runtime"] = rt.to_dict() if rt is not None else None
         if spec is not None:
             attach_board(rep, spec)
         else:

@@ -186,3 +186,54 @@ def test_a_fault_still_reports_the_marks(firmware) -> None:
     lines = [line for line in result.uart if line.startswith("CMLENS ")]
     assert lines[0].startswith("CMLENS FAULT: BusFault") and lines[1].startswith("CMLENS MEMORY: stack_used=")
     assert result.report.memory.board is not None and result.report.memory.board.stack_used > 0
+
+
+def _f746_verdict(heap_region: str = "SRAM2") -> dict:
+    """A fit verdict's placement for the STM32F746 (backend_core.memory.verdict's needs, as JSON)."""
+    where = {"runtime code + read-only data": "FLASH", ".pte": "FLASH", "runtime .data + .bss": "DTCM",
+             "stack": "DTCM", "heap": heap_region, "method allocator pool": "SRAM1", "temp allocator pool": "SRAM1"}
+    return {"needs": [{"name": n, "kind": "flash" if r == "FLASH" else "ram", "region": r, "bytes": 1}
+                      for n, r in where.items()]}
+
+
+def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, build_root: Path) -> None:
+    """stm32f746 (M7) on mps2-an500: its flash at 0, DTCM/SRAM1/SRAM2 at the chip's own addresses inside
+    SSRAM23; each section in the region the verdict chose; the self-test runs there."""
+    from backend_core.firmware.build import KernelBuilder
+    from backend_core.firmware.sized import sized_board
+    from backend_core.memory import board_named
+
+    board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746", stack=0x2000, heap=0x4000)
+    assert board.machine == "mps2-an500" and board.cpu == "cortex-m7" and board.qemu_board == "mps2-an500"
+    assert [(r.name, r.origin, r.length) for r in board.memory] == [
+        ("FLASH", 0, 1024 * 1024), ("DTCM", 0x20000000, 64 * 1024), ("SRAM1", 0x20010000, 240 * 1024),
+        ("SRAM2", 0x2004C000, 16 * 1024)]
+    req = BuildRequest(board, ("cmlens_selftest",), build_root=build_root,
+                       defines={"CMLENS_BOARDS_JSON": board.table_file})
+    elf = KernelBuilder(req).run().elfs["cmlens_selftest"]
+    script = (req.build_dir / "cmlens_board.ld").read_text()
+    assert 'REGION_ALIAS("HEAP", SRAM2);' in script and 'REGION_ALIAS("POOL", SRAM1);' in script
+    syms = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    addr = {name: int(a, 16) for a, _, name in (line.split() for line in syms.splitlines() if len(line.split()) == 3)}
+    assert addr["__StackLimit"] == 0x20000000                    # first in DTCM: an overflow leaves the region
+    assert 0x2004C000 <= addr["__end__"] < addr["__HeapLimit"] <= 0x20050000
+    result = QemuRunner(board).run(elf, timeout=30)
+    assert result.exit_code == 0 and result.outcome == "PASS", result.uart
+    mark = result.report.memory.board
+    assert mark.stack_size == 0x2000 and mark.heap_size == 0x4000 and mark.heap_refused == 0
+
+
+def test_a_heap_too_big_for_its_region_fails_to_link_with_the_linkers_count(toolchain, build_root: Path) -> None:
+    from backend_core.errors import BuildError
+    from backend_core.firmware.build import KernelBuilder
+    from backend_core.firmware.sized import link_overflow, sized_board
+    from backend_core.memory import board_named
+
+    board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746-over", stack=0x2000,
+                        heap=0x5000)                              # 20 KiB heap in the 16 KiB SRAM2
+    req = BuildRequest(board, ("cmlens_selftest",), build_root=build_root / "over",
+                       defines={"CMLENS_BOARDS_JSON": board.table_file})
+    with pytest.raises(BuildError) as err:
+        KernelBuilder(req).run()
+    assert "does not fit the board's memory" in err.value.message
+    assert link_overflow(err.value.detail.splitlines()) == [("SRAM2", 0x5000 - 0x4000)]
