@@ -1,0 +1,88 @@
+"""The baseline file: one side's facts, versioned, for `cmlens gate` in CI (docs/json-format.md).
+
+It holds what a gate compares (per-op status, fallback reasons, qparams, bytes, instructions, SQNR,
+memory totals) and nothing machine-specific it does not need (no graphs, no timeline). A baseline
+of another format version, another model, CPU or option set is refused (exit 2) with what differs:
+gating one configuration against another would report changes that are not regressions."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInputError
+from .facts import SideFacts
+
+BASELINE_FORMAT = "cmlens-baseline"
+BASELINE_VERSION = 1
+
+
+class BadBaselineError(BadInputError):
+    """The baseline cannot be used for this result (exit code 2)."""
+
+
+def baseline_dict(facts: SideFacts) -> dict[str, Any]:
+    return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "model": facts.model, "target": facts.target, "flow": facts.flow,
+            "options": {k: facts.options.get(k) for k in ("activations", "channels_last", "calib")},
+            "versions": facts.versions, "side": facts.to_dict()}
+
+
+def write_baseline(facts: SideFacts, path: str | Path) -> str:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(baseline_dict(facts), indent=1, allow_nan=False))
+    return str(p)
+
+
+def read_baseline(path: str | Path) -> SideFacts:
+    """BadBaselineError when the file is not a baseline this version reads."""
+    p = Path(path)
+    fix = "Write one with `cmlens gate RESULT --write-baseline BASE.json` (or `cmlens compare ... --baseline-out`)."
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise BadBaselineError(f"Baseline {p} does not exist.", fix) from None
+    except (OSError, ValueError) as e:
+        raise BadBaselineError(f"Baseline {p} is not readable JSON ({e}).", fix) from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
+        what = "a `cmlens lower --json` report" if isinstance(data, dict) and "stages" in data else "not a baseline"
+        raise BadBaselineError(f"{p} is {what} (no \"format\": \"{BASELINE_FORMAT}\").", fix)
+    v = data.get("version")
+    if v != BASELINE_VERSION:
+        raise BadBaselineError(f"Baseline {p} has format version {v}; this cmlens reads version {BASELINE_VERSION}.",
+                               "Re-write the baseline with this cmlens: " + fix[0].lower() + fix[1:])
+    try:
+        return SideFacts.from_dict(data["side"])
+    except (KeyError, TypeError) as e:
+        raise BadBaselineError(f"Baseline {p} is damaged: {e}", fix) from None
+
+
+def _opt(f: SideFacts, key: str, default: Any) -> Any:
+    v = f.options.get(key)
+    return default if v is None else v
+
+
+def check_identity(base: SideFacts, result: SideFacts) -> list[str]:
+    """BadBaselineError when `base` is of another model / CPU / option set; returns notes otherwise."""
+    notes = []
+    problems = []
+    if base.model != result.model:
+        problems.append(f"model: baseline {base.model!r}, result {result.model!r}")
+    if result.target.startswith("unknown") or base.target.startswith("unknown"):
+        notes.append(f"the CPU is not recorded in a program read back ({result.target}); not checked")
+    elif base.target != result.target:
+        problems.append(f"target: baseline {base.target}, result {result.target}")
+    if base.flow != result.flow and base.kind != "artefact" and result.kind != "artefact":
+        problems.append(f"flow: baseline {base.flow}, result {result.flow}")
+    for key, default in (("activations", "int8"), ("channels_last", False)):
+        a, b = _opt(base, key, default), _opt(result, key, default)
+        if a != b:
+            problems.append(f"{key}: baseline {a}, result {b}")
+    if problems:
+        raise BadBaselineError("The baseline is of another configuration: " + "; ".join(problems) + ".",
+                               "Gate each configuration against a baseline written from the same model, CPU and "
+                               "options (one baseline file per configuration).")
+    return notes

@@ -1,0 +1,264 @@
+"""What a side of a compare is, how it is typed, and how it is loaded.
+
+A side is one of
+  - a lowering: a model source (zoo name, file.py[:NAME], .pt2) and options;
+  - a saved `cmlens lower --json` report;
+  - an artefact ExecuTorch wrote (.pte, .bpte, .etrecord), read back;
+  - a baseline (`cmlens compare --baseline-out`, `cmlens gate --write-baseline`).
+
+Typed as `SOURCE[@OPT,OPT...]`: an OPT is `key=value` (target, flow, activations, channels_last,
+calib, profile=RUN.json, numerics=NUM.json, label) or a bare value naming itself (`m4`, `int16`,
+`explicit`, `channels-last`, `as-given`). Options given once for all sides (`--target m55`) are the
+defaults; `--vary target=m4,m55` makes one side per value. So one model on two CPUs is
+`ds_cnn --vary target=m4,m55` (or `ds_cnn@m4 ds_cnn@m55`), two files under one option set
+`a.py b.py --target m55`, two saved results `r1.json r2.json`."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError
+from .facts import SideFacts
+
+LOWERING, REPORT, ARTEFACT, BASELINE = "lowering", "report", "artefact", "baseline"
+OPTION_KEYS = ("target", "flow", "activations", "channels_last", "calib")
+_TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last", "cl"}
+_FALSE = {"0", "false", "no", "off", "as-given", "as_given", "nchw", "no-channels-last"}
+_ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target"}
+
+
+@dataclass
+class SideSpec:
+    text: str                                  # as typed
+    source: str                                # model source or file path
+    kind: str = LOWERING
+    options: dict[str, Any] = field(default_factory=dict)   # only OPTION_KEYS
+    profile: str | None = None                 # a `cmlens run --profile --json-file` result to lay over it
+    numerics: str | None = None                # a `cmlens numerics --json` result to lay over it
+    label: str | None = None
+
+
+@dataclass
+class Side:
+    spec: SideSpec
+    facts: SideFacts
+    report: dict[str, Any] | None = None       # the full lowering report (None for a baseline)
+
+
+def _option(key: str, value: str) -> tuple[str, Any]:
+    key = key.strip().lower()
+    key = _ALIASES.get(key, key).replace("-", "_")
+    v = value.strip()
+    if key == "target":
+        from ..cpus import normalise_target
+
+        return key, normalise_target(v)
+    if key == "flow":
+        if v not in ("legacy", "explicit"):
+            raise BadInputError(f"Unknown flow {v!r}.", "Use flow=legacy or flow=explicit.")
+        return key, v
+    if key == "activations":
+        if v not in ("int8", "int16"):
+            raise BadInputError(f"Unknown activation type {v!r}.", "Use activations=int8 or activations=int16.")
+        return key, v
+    if key == "channels_last":
+        if v.lower() in _TRUE:
+            return key, True
+        if v.lower() in _FALSE:
+            return key, False
+        raise BadInputError(f"channels_last={v!r} is not yes or no.", "Use channels_last=yes|no.")
+    if key == "calib":
+        return key, int(v) if v.isdigit() else v
+    if key in ("profile", "numerics", "label"):
+        return key, v
+    raise BadInputError(f"Unknown side option {key!r}.",
+                        "Side options: target, flow, activations, channels_last, calib, profile, numerics, label "
+                        "(e.g. ds_cnn@target=m4,activations=int16 or ds_cnn@m4,int16).")
+
+
+def _bare(token: str) -> tuple[str, Any]:
+    t = token.strip().lower()
+    if t in ("int8", "int16"):
+        return "activations", t
+    if t in ("legacy", "explicit"):
+        return "flow", t
+    if t in _TRUE - {"1", "true", "yes", "on"}:
+        return "channels_last", True
+    if t in _FALSE - {"0", "false", "no", "off"}:
+        return "channels_last", False
+    try:
+        return _option("target", t)
+    except BadInputError:
+        raise BadInputError(f"Unknown side option {token!r}.",
+                            "A bare option is a CPU (m4, cortex-m55), int8/int16, legacy/explicit, channels-last "
+                            "or as-given; otherwise write key=value.") from None
+
+
+def _kind_of(path: str) -> str:
+    p = Path(path)
+    if p.suffix == ".json":
+        if not p.is_file():
+            raise BadInputError(f"File not found: {p}", "Check the path.")
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, ValueError) as e:
+            raise BadInputError(f"{p} is not readable JSON ({e}).", "Give a `cmlens lower --json` report "
+                                "or a baseline written by `cmlens gate --write-baseline`.") from None
+        from .baseline import BASELINE_FORMAT
+
+        if isinstance(data, dict) and data.get("format") == BASELINE_FORMAT:
+            return BASELINE
+        if isinstance(data, dict) and "stages" in data:
+            return REPORT
+        what = ("a `cmlens numerics --json` result" if isinstance(data, dict) and "layers" in data else
+                "a `cmlens run --json-file` result" if isinstance(data, dict) and "profile" in data else
+                "not a lowering report")
+        raise BadInputError(f"{p} is {what}: it has no graph to compare.",
+                            "Compare `cmlens lower --json` reports; lay a run or numerics result over one with "
+                            "SIDE@profile=RUN.json or SIDE@numerics=NUM.json.")
+    from ..models import parse_model_source
+
+    return ARTEFACT if parse_model_source(path).kind == "artefact" else LOWERING
+
+
+def parse_side(text: str, defaults: dict[str, Any] | None = None) -> SideSpec:
+    """`SOURCE[@OPT,...]` -> SideSpec (BadInputError names the bad part)."""
+    source, opts = text, ""
+    head, at, tail = text.rpartition("@")
+    if at and head and "/" not in tail and "\\" not in tail:
+        source, opts = head, tail
+    spec = SideSpec(text=text, source=source, options=dict(defaults or {}))
+    for tok in (t for t in opts.split(",") if t.strip()):
+        k, v = _option(*tok.split("=", 1)) if "=" in tok else _bare(tok)
+        if k in OPTION_KEYS:
+            spec.options[k] = v
+        else:
+            setattr(spec, k, v)
+    spec.kind = _kind_of(source)
+    for f in (spec.profile, spec.numerics):
+        if f and not Path(f).is_file():
+            raise BadInputError(f"File not found: {f}", "Check the path given to profile= / numerics=.")
+    return spec
+
+
+def expand_vary(specs: list[SideSpec], vary: list[str]) -> list[SideSpec]:
+    """`--vary key=v1,v2`: each side once per value (several --vary multiply)."""
+    for v in vary:
+        if "=" not in v:
+            raise BadInputError(f"--vary {v!r} needs key=value1,value2.", "e.g. --vary target=m4,m55")
+        key, values = v.split("=", 1)
+        parsed = [_option(key, x) for x in values.split(",") if x.strip()]
+        if len(parsed) < 2:
+            raise BadInputError(f"--vary {v!r} gives fewer than two values.", "e.g. --vary activations=int8,int16")
+        if parsed[0][0] not in OPTION_KEYS:
+            raise BadInputError(f"--vary {key!r}: only lowering options vary.", "Vary " + ", ".join(OPTION_KEYS) + ".")
+        out = []
+        for s in specs:
+            if s.kind != LOWERING:
+                raise BadInputError(f"--vary applies to lowerings; {s.source} is a {s.kind}.",
+                                    "Give a model source (zoo name, .py, .pt2) to vary its options.")
+            out.extend(replace(s, options={**s.options, k: val}) for k, val in parsed)
+        specs = out
+    return specs
+
+
+def auto_labels(specs: list[SideSpec]) -> list[str]:
+    """The model name plus the options that differ between the sides (`ds_cnn (cortex-m4)`)."""
+    def name(s: SideSpec) -> str:
+        return Path(s.source).name if s.kind != LOWERING or "/" in s.source else s.source
+    varying = [k for k in OPTION_KEYS if len({repr(s.options.get(k)) for s in specs if s.kind == LOWERING}) > 1]
+    labels = []
+    for s in specs:
+        if s.label:
+            labels.append(s.label)
+            continue
+        parts = [name(s)]
+        if s.kind == LOWERING:
+            for k in varying:
+                v = s.options.get(k)
+                if k == "channels_last":
+                    parts.append("channels-last" if v else "as-given")
+                else:
+                    parts.append(str(v))
+        labels.append(f"{parts[0]} ({', '.join(parts[1:])})" if len(parts) > 1 else parts[0])
+    for i, lab in enumerate(labels):
+        if labels.count(lab) > 1:
+            labels[i] = f"{lab} #{i + 1}"
+    return labels
+
+
+def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True,
+                 on_status: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The one place a side is lowered (or an artefact read): the `cmlens lower --json` report with
+    its `memory` section. Swap this for backend_core.jobs when lowering moves there."""
+    from ..lowering import lower
+    from ..memory.source import memory_for_result
+    from ..pipeline.stages import PipelineOptions
+
+    opts = PipelineOptions(target=options.get("target", "cortex-m55"), flow=options.get("flow", "legacy"),
+                           calib=options.get("calib"), activations=options.get("activations", "int8"),
+                           channels_last=bool(options.get("channels_last", False)))
+    result = lower(source, opts, use_cache=use_cache, want_pte=True, on_status=on_status)
+    report = result.report(with_graphs=True)
+    mem = memory_for_result(result)
+    if mem is not None:
+        report["memory"] = mem
+    return report
+
+
+def numerics_report(source: str, options: dict[str, Any], samples: int) -> dict[str, Any]:
+    """Float vs lowered on `samples` seeded random inputs (backend_core.numerics), as JSON."""
+    from ..numerics.run import run_numerics
+    from ..pipeline.stages import PipelineOptions
+
+    opts = PipelineOptions(target=options.get("target", "cortex-m55"), flow=options.get("flow", "legacy"),
+                           calib=options.get("calib"), activations=options.get("activations", "int8"),
+                           channels_last=bool(options.get("channels_last", False)))
+    return run_numerics(source, opts, samples).to_dict()
+
+
+def _read_json(path: str, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise BadInputError(f"Cannot read {what} {path}: {e}", "Give the JSON file cmlens wrote.") from None
+    if not isinstance(data, dict):
+        raise BadInputError(f"{path} is not a {what}.", "Give the JSON file cmlens wrote.")
+    return data
+
+
+def _profile_of(path: str) -> dict[str, Any]:
+    data = _read_json(path, "profile")
+    prof = data.get("profile") if "ops" not in data else data
+    if not prof:
+        raise BadInputError(f"{path} holds no profile.", "Write one with `cmlens run MODEL --profile --json-file F`.")
+    return prof
+
+
+def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_samples: int = 0,
+              on_status: Callable[[str], None] | None = None) -> Side:
+    from .extract import facts_from_report
+
+    profile = _profile_of(spec.profile) if spec.profile else None
+    numerics = _read_json(spec.numerics, "numerics result") if spec.numerics else None
+    if spec.kind == BASELINE:
+        from .baseline import read_baseline
+
+        facts = read_baseline(spec.source)
+        facts.label = label
+        return Side(spec, facts, None)
+    if spec.kind == REPORT:
+        report = _read_json(spec.source, "lowering report")
+    else:
+        if on_status:
+            on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}")
+        report = lower_report(spec.source, spec.options if spec.kind == LOWERING else {}, use_cache=use_cache,
+                              on_status=on_status)
+        if spec.kind == LOWERING and numerics_samples and numerics is None:
+            if on_status:
+                on_status(f"{label}: numerics on {numerics_samples} random inputs")
+            numerics = numerics_report(spec.source, spec.options, numerics_samples)
+    facts = facts_from_report(report, label=label, kind=spec.kind, profile=profile, numerics=numerics)
+    return Side(spec, facts, report)
