@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-WILL_FAIL = "will fail"     # the runtime check is certain to reject this program: do not build
-MAY_FAIL = "may fail"       # a likely failure the tool cannot prove (an op it has no rule for, ...)
+WILL_FAIL = "will fail"     # the runtime check is certain to reject this program, and a real failure of the
+                            # same check is on record (preflight/rules.py): do not build
+MAY_FAIL = "may fail"       # a likely failure the tool cannot prove (no confirming case, an op it has no
+                            # rule for, a graph not yet serialised, ...): warn and build
 CERTAINTIES = (WILL_FAIL, MAY_FAIL)
 
 
@@ -18,10 +20,12 @@ class Finding:
     rule: str                      # short stable id, e.g. "dim-order-mismatch"
     message: str                   # what will happen on the target, in the user's terms
     fix: str                       # what to change
-    certainty: str = WILL_FAIL
+    certainty: str = MAY_FAIL
     evidence: tuple[str, ...] = ()  # what the rule saw: dim orders, dtypes, source lines
     op: str = ""                   # the operator, as ExecuTorch prints it
     source: str = ""               # the ExecuTorch source line the rule encodes
+    check: str = ""                # the runtime check the rule models, in the runtime's terms
+    confirmed_by: str = ""         # "will fail": the recorded real failure (UART fixture) the rule rests on
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -31,13 +35,14 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "rule": self.rule, "message": self.message, "fix": self.fix,
                 "certainty": self.certainty, "evidence": list(self.evidence), "op": self.op,
-                "source": self.source}
+                "source": self.source, "check": self.check, "confirmed_by": self.confirmed_by}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Finding":
         return Finding(node=d.get("node", ""), rule=d["rule"], message=d["message"], fix=d.get("fix", ""),
-                       certainty=d.get("certainty", WILL_FAIL), evidence=tuple(d.get("evidence", ())),
-                       op=d.get("op", ""), source=d.get("source", ""))
+                       certainty=d.get("certainty", MAY_FAIL), evidence=tuple(d.get("evidence", ())),
+                       op=d.get("op", ""), source=d.get("source", ""), check=d.get("check", ""),
+                       confirmed_by=d.get("confirmed_by", ""))
 
     def line(self) -> str:
         """One line for a terminal: `will fail  aten__softmax_default  dim-order-mismatch: ...`."""

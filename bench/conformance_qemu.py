@@ -88,7 +88,7 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     side, conformance_compare.py) when the runner wrote its outputs, else what the runner did."""
     import shutil
 
-    from backend_core.firmware.run_model import semihosting_files
+    from backend_core.firmware.semihosting import semihosting_files
     from backend_core.firmware.simulator import runner_for
     from conformance_compare import compare, module_qtol
 

@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
         return 0
     from app.cli.profile import parse_cpus
-    from backend_core.firmware.run_model import RunOptions, run_model
+    from backend_core.jobs import RunOptions
+    from backend_core.jobs.firmware_step import run_on_target as run_model
 
     cpus = parse_cpus(args.cpus)
     models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     from backend_core.errors import CmlensError
     from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout
     from backend_core.firmware.et_build import EtLibRequest, read_stamp
-    from backend_core.firmware.run_model import RunOptions, run_model
+    from backend_core.jobs import RunOptions
+    from backend_core.jobs.firmware_step import run_on_target as run_model
     from backend_core.firmware.simulator import runner_for
 
     def on_line(stream: str, line: str) -> None:
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
 def etdump_transfer(args, co, cmsis, on_line) -> None:
     """The second model with --etdump twice: the ETDump + debug buffer as base64 on the UART (what a board
     or the FVP does), then written to host files through semihosting (cmlens run's QEMU default)."""
-    from backend_core.firmware.run_model import RunOptions, run_model
+    from backend_core.jobs import RunOptions
+    from backend_core.jobs.firmware_step import run_on_target as run_model
 
     runs = {}
     for label, uart in (("UART base64", True), ("semihosting host files", False)):

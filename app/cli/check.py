@@ -70,7 +70,7 @@ def run_check_command(args: argparse.Namespace) -> int:
             from backend_core.memory import board_named
 
             board = board_named(args.board)
-        from backend_core.preflight.check import run_preflight
+        from backend_core.jobs.preflight_step import run_preflight
 
         rep = run_preflight(args.model, target, args.flow, et_root=args.et_root, board=board,
                             use_cache=not args.no_cache,

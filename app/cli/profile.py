@@ -69,7 +69,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         from backend_core.errors import BadInputError
         from backend_core.profile import compare_cpus, profile_table
         from backend_core.firmware.boards import board_for
-        from backend_core.firmware.run_model import RunOptions, run_model
+        from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
 
         cpus = parse_cpus(args.cpus)
         for cpu in cpus:
@@ -80,10 +80,15 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         profiles, runs, code = [], {}, 0
         for cpu in cpus:
             print(f"cmlens: profile {args.model} on {cpu} (QEMU -icount)", file=out, flush=True)
-            opts = RunOptions(target=cpu, sim="qemu", timeout=args.timeout, flow=args.flow,
-                              cache_root=args.cache_dir, profile=True)
+            opts = RunOptions(sim="qemu", timeout=args.timeout, cache_root=args.cache_dir, profile=True,
+                              et_root=et_root, cmsis_nn=args.cmsis_nn)
             emit = line_printer(out, quiet=False) if args.verbose else None
-            res = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts, on_line=emit)
+            done = run_job(Job(args.model, LowerRequest(target=cpu, flow=args.flow), steps=("run", "profile"),
+                               run=opts),
+                           (lambda kind, data: emit(data["stream"], data["line"]) if kind == "line" else None)
+                           if emit else None)
+            done.raise_error()
+            res = done.run
             runs[cpu] = {"outcome": res.outcome, "problem": res.problem or res.profile_problem}
             print(f"{cpu}: {res.outcome}" + (f" ({res.problem})" if res.problem else ""), file=out)
             if not res.passed:

@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.firmware.run_model import RunOptions, run_model
+    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file = getattr(args, "json_file", None)
@@ -131,12 +131,25 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       profile=bool(getattr(args, "profile", False)) or budget is not None,
                       etdump_uart=bool(getattr(args, "etdump_uart", False)), qtol=getattr(args, "qtol", 0),
                       preflight=not getattr(args, "skip_preflight", False),
-                      tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool)
+                      tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
+                      et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
+    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow), steps=("run",), run=opts)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:
-        result = run_model(args.model, et_root=et_root, cmsis_nn=args.cmsis_nn, options=opts,
-                           on_line=line_printer(out, args.quiet), on_step=step_emitter(args, out))
+        on_line, on_step = line_printer(out, args.quiet), step_emitter(args, out) or (lambda name: None)
+
+        def on_event(kind: str, data: dict) -> None:
+            if kind == "line":
+                on_line(data["stream"], data["line"])
+            elif kind == "run_step":
+                on_step(data["name"])
+            elif kind == "status":
+                on_line("cmlens", data["text"])
+
+        res = run_job(job, on_event)
+        res.raise_error()                        # bad input / build / run errors: their cause and fix
+        result = res.run
         print("-" * 60, file=out)
         print(result.summary(), file=out)
         code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3

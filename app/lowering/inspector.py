@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QV
 
 from backend_core.layout import tensor_text
 from backend_core.preflight.dim_order import describe as describe_dim_order
-from backend_core.preflight.finding import Finding
+from backend_core.finding import Finding
 from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
-from backend_core.fallback.verify import fix_for
+from backend_core.fallback.fixes import fix_for
 
 from app.widgets import theme
 from app.lowering.session import LoweringSession

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.artefacts.sniff import is_artefact_path
+from backend_core.models.sniff import is_artefact_path
 from backend_core.diff import StageDiff, diff_snapshots
 from backend_core.provenance import Provenance
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict

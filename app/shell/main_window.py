@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
-from backend_core.artefacts.sniff import is_artefact_path
+from backend_core.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.artefacts.overlay import gap_heat, gap_legend_texts
@@ -33,12 +33,16 @@ from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
-from app.shell.window_settings import restore_window, save_window
+from app.shell.docks import collapsible_docks
+from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window,
+                                       save_window)
 from app.firmware.panel import TargetPanel
 from app.lowering.timeline import PassTimeline
 from app.lowering.view_state import ViewState
 
 DEFAULT_MODEL = "ds_cnn"
+GRAPH_SHARE = 0.5            # the graph view keeps at least this share of the window height by default
+DETAILS_MIN = 150            # the Details dock never opens smaller than this
 
 __all__ = ["MainWindow", "DEFAULT_MODEL", "PLOT_DOCK_HEIGHT", "TARGET_DOCK_HEIGHT", "TARGET_MIN_HEIGHT"]
 
@@ -54,6 +58,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.settings = app_settings()
         self._sized = False
+        self._docks_remembered = False
         self.session = LoweringSession(self)
         self.state = ViewState(self.session, self)
         self.exporter = Exporter(self.session, self)
@@ -98,7 +103,6 @@ class MainWindow(QMainWindow):
         self.memory = MemoryPanel(self)
         self.tabs.addTab(self.numerics, "Numerics")
         self.target_panel = TargetPanel(self)
-        self.target_panel.setMinimumHeight(TARGET_MIN_HEIGHT)
         self.target_scroll = QScrollArea(self)
         self.target_scroll.setWidgetResizable(True)
         self.target_scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -111,28 +115,52 @@ class MainWindow(QMainWindow):
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
                                    "numerics": self.numerics, "target": self.target_scroll,
                                    "memory": self.memory})
-        self.tabs.currentChanged.connect(self.links._on_tab_changed)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
+                                            self.bottom_dock, self.tabs)
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.links.add_inspector_sections(self.inspector)
         self.links.connect_memory(self.memory, self.settings)
-        self.timeline.setMinimumWidth(250)
-        self.inspector.setMinimumWidth(330)
-        self.tabs.setMinimumHeight(150)
+        self.timeline.setMinimumWidth(170)
+        self.inspector.setMinimumWidth(220)
         self.statusBar().showMessage("Ready")
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._sized:
             self._sized = True
-            if not isinstance(self.settings.value("window/state"), QByteArray):
-                QTimer.singleShot(0, self._first_run_docks)
+            QTimer.singleShot(0, self._first_show)
 
-    def _first_run_docks(self) -> None:
-        """First run: give the graph most of the room."""
+    def _first_show(self) -> None:
+        keep_on_screen(self)                        # the frame too, once the window manager added it
+        if not self._docks_remembered:
+            self.layout_docks()
+
+    def layout_docks(self) -> None:
+        """The graph first: side docks sized to the window width, the Details dock as tall as it can be
+        while the graph view keeps GRAPH_SHARE of the window height."""
+        w = self.width()
+        self.resizeDocks([self.timeline_dock, self.inspector_dock],
+                         [max(190, min(280, int(w * 0.15))), max(260, min(400, int(w * 0.21)))],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.bottom_dock], [self.details_room()], Qt.Orientation.Vertical)
+
+    def details_room(self) -> int:
+        """The tallest Details dock that leaves the graph view GRAPH_SHARE of the window height."""
+        import math
+
+        chrome = self.graph.height() - self.graph.stack.height()      # graph toolbar, stage line
+        dock = self.bottom_dock.height() if self.bottom_dock.isVisible() and not self.bottom_dock.isFloating() else 0
+        room = self.centralWidget().height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
+        return max(DETAILS_MIN, room)
+
+    def _on_tab_changed(self, _index: int) -> None:
+        """A tab with plots may take more room, but never the graph's share of the window."""
         want = self.links._tab_height()
-        self.resizeDocks([self.bottom_dock], [min(want, max(self.height() - 380, 200)) if want else 170],
-                         Qt.Orientation.Vertical)
-        self.resizeDocks([self.timeline_dock, self.inspector_dock], [260, 360], Qt.Orientation.Horizontal)
+        c = self.collapsers.get(self.bottom_dock.objectName())
+        if want and self._sized and not (c and c.collapsed) and self.bottom_dock.height() < want - 40:
+            self.resizeDocks([self.bottom_dock], [min(want, max(self.details_room(), self.bottom_dock.height()))],
+                             Qt.Orientation.Vertical)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -160,10 +188,17 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ settings
     def _restore(self) -> None:
-        restore_window(self, self.settings, self.model_bar, self.state)
+        self._docks_remembered = restore_window(self, self.settings, self.model_bar, self.state)
+        self.graph.act_legend.setChecked(legend_open(self.settings))
+        folded = collapsed_docks(self.settings) if self._docks_remembered else {}
+        for name, size in folded.items():
+            if name in self.collapsers:
+                QTimer.singleShot(0, lambda c=self.collapsers[name], n=size: c.set_collapsed(True, unfolded_size=n))
 
     def _save(self) -> None:
-        save_window(self, self.settings, self.session.request, self.state)
+        save_window(self, self.settings, self.session.request, self.state,
+                    collapsed={n: c.unfolded_size for n, c in self.collapsers.items() if c.collapsed},
+                    legend=self.graph.act_legend.isChecked())
 
     # ------------------------------------------------------------------ actions
     def lower(self, request: LowerRequest) -> None:

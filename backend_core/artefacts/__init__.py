@@ -3,6 +3,6 @@ views, reports and checks use. One reader per format (pte.py, bpte.py, etrecord.
 `open_artefact` is the entry. Importing this package imports neither torch nor ExecuTorch."""
 from .open import open_artefact
 from .result import ArtefactResult
-from .sniff import SUFFIXES, is_artefact_path
+from ..models.sniff import SUFFIXES, is_artefact_path
 
 __all__ = ["open_artefact", "ArtefactResult", "SUFFIXES", "is_artefact_path"]

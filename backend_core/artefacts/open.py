@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..errors import BadInputError
 from ..snapshot.model import GraphSnapshot
 from .result import ArtefactResult
-from .sniff import BPTE, ETDUMP, ETRECORD, PTE, read_artefact
+from ..models.sniff import BPTE, ETDUMP, ETRECORD, PTE, read_artefact
 
 StageCallback = Callable[[GraphSnapshot], None]
 CACHE_VERSION = "artefact-1"

@@ -1,6 +1,6 @@
 """Known fixes, by the op the user wrote (its quantization-time name) and by category. Kept apart
 from the detection logic so they are easy to extend as ExecuTorch's Cortex-M backend grows.
-Fixes the tool can try on its own are listed in backend_core.fallback.verify."""
+Fixes the tool can try on its own are listed in backend_core.lowering.verify."""
 from __future__ import annotations
 
 _LAYERNORM = ("There is no CMSIS-NN LayerNorm: keep it in float if it is rare, or use a normalisation "

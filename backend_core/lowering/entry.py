@@ -6,16 +6,17 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from .cache import ResultCache, cache_key
-from .errors import CmlensError, StageFailedError
-from .fallback import FallbackContext, explain_fallbacks
-from .models import load_model, parse_model_source
-from .pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
-from .lowering_result import LoweringResult, supported_targets
-from .pipeline.stages import Stage
-from .preflight import attach as attach_preflight, check_snapshot
-from .snapshot.model import GraphSnapshot
-from .cpus import normalise_target
+from ..cache import ResultCache, cache_key
+from ..errors import CmlensError, StageFailedError
+from ..fallback import FallbackContext, explain_fallbacks
+from ..models import load_model, parse_model_source
+from ..models.calibration import input_folder_dependencies
+from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
+from ..lowering_result import LoweringResult, supported_targets
+from ..pipeline.stages import Stage
+from ..preflight import attach as attach_preflight, check_snapshot
+from ..snapshot.model import GraphSnapshot
+from ..cpus import normalise_target
 
 StageCallback = Callable[[GraphSnapshot, list[str]], None]
 
@@ -27,13 +28,13 @@ def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts:
     base = cache.load(base_key)
     if base is None or base[0]["status"] != "done":
         return None
-    from .fallback.verify import verify_suggestions as verify
+    from .verify import verify_suggestions as verify
 
     payload, blobs = base
     snaps = list(payload["snapshots"])
     snaps[-1] = verify(snaps[-1], load_model(spec), opts, supported_targets(), on_status)
     payload = {**payload, "snapshots": snaps}
-    cache.store(key, payload, blobs)
+    cache.store(key, payload, blobs, cache.dependencies(base_key))
     return payload, blobs
 
 
@@ -46,11 +47,11 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
     result with status "failed" and the stages before it. `keep_programs` also keeps a copy of
     the edge program on `result.pipeline` (for reference runs and tests). `verify_suggestions`
-    re-lowers modified copies to check the fixes the tool can try (backend_core.fallback.verify)."""
+    re-lowers modified copies to check the fixes the tool can try (backend_core.lowering.verify)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
     if spec.kind == "artefact":     # .pte/.bpte/.etrecord/.etdump: read into snapshots, not lowered
-        from .artefacts.as_lowering import lower_artefact
+        from ..artefacts.as_lowering import lower_artefact
 
         return lower_artefact(source, spec.path, options, on_stage=on_stage, on_status=on_status,
                               use_cache=use_cache, companions=artefact_companions)
@@ -58,8 +59,12 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     cache = ResultCache()
     key = cache_key(spec.fingerprint(), opts.key() + ("|verify" if verify_suggestions else ""))
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
+    note = ""
     if use_cache:
-        hit = cache.load(key)
+        found = cache.lookup(key)           # checks the entry's recorded files: an edited helper is a miss
+        hit, note = found.entry, found.reason
+        if note and on_status:
+            on_status(f"not from the cache: {note}; lowering again")
         if hit is None and verify_suggestions:
             hit = _verify_cached(cache, cache_key(spec.fingerprint(), opts.key()), key, spec, opts, on_status)
         if hit is not None and need <= set(hit[1]):
@@ -71,7 +76,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
             return LoweringResult(payload["model"], source, opts, payload["status"], snaps,
                                   payload["verdicts"], payload["planned_stages"], payload.get("error"),
                                   from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs,
-                                  verify_suggestions=verify_suggestions)
+                                  verify_suggestions=verify_suggestions,
+                                  dependencies=[d.path for d in cache.dependencies(key)])
 
     if on_status:
         on_status("importing ExecuTorch")
@@ -80,8 +86,10 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
         on_status(f"loading {spec.name}")
     model = load_model(spec)
     pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs)
+    deps = model.dependencies + input_folder_dependencies(opts.calib)
     result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
-                            verify_suggestions=verify_suggestions)
+                            verify_suggestions=verify_suggestions, dependencies=[d.path for d in deps],
+                            cache_note=note)
     stage: Stage
     try:
         for stage in pipe.run():
@@ -91,7 +99,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                                       opts.flow, supported_targets())
                 pipe.snapshots[-1] = explain_fallbacks(ctx)
                 if verify_suggestions:
-                    from .fallback.verify import verify_suggestions as verify
+                    from .verify import verify_suggestions as verify
 
                     pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
                                                 on_status)
@@ -112,13 +120,13 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if result.status == "done":
         try:
             if want_pte:
-                from .pipeline.artifacts import pte_bytes
+                from ..pipeline.artifacts import pte_bytes
 
                 if on_status:
                     on_status("serialising .pte")
                 result.blobs["model.pte"] = pte_bytes(pipe.final_program)
             if want_bpte:
-                from .pipeline.artifacts import bpte_bytes
+                from ..pipeline.artifacts import bpte_bytes
 
                 if on_status:
                     on_status("building bundled .bpte")
@@ -133,5 +141,5 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if result.status == "done":
         cache.store(key, {"model": result.model, "status": result.status, "error": result.error,
                           "verdicts": result.verdicts, "planned_stages": result.planned_stages,
-                          "snapshots": list(result.snapshots)}, result.blobs)
+                          "snapshots": list(result.snapshots)}, result.blobs, deps)
     return result

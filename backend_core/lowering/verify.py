@@ -12,33 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot
-
-CHANNELS_LAST = "channels_last"
-VERIFIED = "verified"
-NOT_VERIFIED = "not verified"
-
-
-def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
-    """The automatic fix for this fallback, or None when there is none to try."""
-    base = op_base_name(fb.user_op.target) if fb.user_op else ""
-    if fb.category == "layout" and flow == "legacy" and not channels_last:
-        return CHANNELS_LAST
-    if base in ("relu6", "relu6_"):
-        return "relu6_to_hardtanh"
-    if base in ("softmax", "_softmax") and "softmax over dim" in fb.message:
-        return "softmax_dim_last"
-    return None
-
-
-def describe(fix: str) -> str:
-    from .rewrites import REWRITES
-
-    if fix == CHANNELS_LAST:
-        return "model and 4-D inputs converted to channels_last (--channels-last)"
-    return REWRITES[fix][1]
-
+from ..fallback.fixes import CHANNELS_LAST, NOT_VERIFIED, VERIFIED, describe, fix_for
+from ..snapshot.model import KIND_FALLBACK, GraphSnapshot
 
 @dataclass
 class Relowered:
@@ -52,8 +27,8 @@ def relower(model: Any, options: Any, fix: str, supported: frozenset[str]) -> Re
     """Lower a modified copy: the same LoadedModel (never changed) with the fix applied."""
     from ..errors import StageFailedError
     from ..pipeline.runner import LoweringPipeline
-    from .reasons import FallbackContext, explain_fallbacks
-    from .rewrites import REWRITES
+    from ..fallback.reasons import FallbackContext, explain_fallbacks
+    from ..fallback.rewrites import REWRITES
 
     opts = replace(options, channels_last=True) if fix == CHANNELS_LAST else options
     rewrite = None if fix == CHANNELS_LAST else REWRITES[fix][0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..artefacts.sniff import is_artefact_path
+from .sniff import is_artefact_path
 from ..errors import BadInputError
 from .spec import LoadedModel, ModelSpec
 from .zoo import ZOO, explicit_flow_inputs, zoo_names
@@ -51,7 +51,7 @@ def _sniffs_as_artefact(source: str) -> bool:
     """An existing file of another suffix (`etdump.bin`, `etrecord.bin`) whose first bytes say ExecuTorch."""
     if source.endswith((".py", ".pt2")) or not os.path.isfile(source):
         return False
-    from ..artefacts.sniff import sniff_bytes
+    from .sniff import sniff_bytes
 
     try:
         with open(source, "rb") as fh:

@@ -1,21 +1,28 @@
-"""Pre-flight: rules on the final program that predict what will fail on the target, before any build.
+"""Pre-flight: rules on the serialised program that predict what will fail on the target, before any build.
 
-Each finding is a record (node, rule, message, fix, certainty, evidence, source line): the CLI prints
-them, `cmlens run` stops on a certain one, the report carries `preflight[]`, the GUI marks the node.
+Each finding is a record (node, rule, message, fix, certainty, the runtime check it models, the
+confirming case it rests on, evidence, source line): the CLI prints them, `cmlens run` stops on a
+"will fail", the report carries `preflight[]`, the GUI marks the node.
 
-- kernel_rules: each portable kernel's dim-order / dtype checks (read from ExecuTorch's sources, kernels.py)
+- program_view: the program's kernel calls and tensors as the runtime builds them, matched to the nodes
+- kernel_rules: each portable kernel's dim-order / dtype / rank checks (read from ExecuTorch's sources, kernels.py)
+- cortex_m_rules: the cortex_m kernels' channels-last checks
 - program_rules: operators the checkout's runner cannot register; bundled outputs it cannot compare
+- measured_rules: configurations measured to give wrong numbers ("may fail")
+- rules: the rule table; only a rule with a recorded real failure may say "will fail"
 No torch import here: rules read snapshots and flatbuffer bytes."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..snapshot.model import GraphSnapshot
-from .finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
+from ..finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
 from .cortex_m_rules import cortex_m_findings
 from .kernel_rules import kernel_findings
 from .measured_rules import measured_findings
 from .program_rules import bundle_findings, registry_findings
+from .program_view import match_nodes, read_program
+from .rules import settle
 
 __all__ = ["CERTAINTIES", "MAY_FAIL", "WILL_FAIL", "Finding", "attach", "certain", "for_node", "check_snapshot",
            "findings_of", "EXTRA_KEY"]
@@ -25,19 +32,23 @@ EXTRA_KEY = "preflight"     # GraphSnapshot.extra key holding the findings (as d
 
 def check_snapshot(final: GraphSnapshot | None, *, bundle: bytes | None = None,
                    et_root: str | Path | None = None, program: bytes | None = None) -> list[Finding]:
-    """Every finding for a lowered program: kernel rules on `final`; the bundle rule on a `.bpte`
-    (`bundle`, or `program` when it is one); the registry rule when a checkout (`et_root`) and the
-    serialised program (`program` or `bundle`) are given."""
+    """Every finding for a lowered program. The kernel rules need both the final snapshot (to name the
+    nodes) and the serialised program (`program` or `bundle`: what the runtime will see; the graph
+    before `to_executorch` is not it); the measured rules read `final` alone; the bundle rule reads a
+    `.bpte`; the registry rule needs a checkout (`et_root`) and the program."""
     findings: list[Finding] = []
-    if final is not None:
-        findings.extend(kernel_findings(final))
-        findings.extend(cortex_m_findings(final))
-        findings.extend(measured_findings(final))
     blob = bundle if bundle is not None else program
+    if final is not None:
+        if blob is not None:
+            view = match_nodes(read_program(blob), final)
+            findings.extend(kernel_findings(view))
+            findings.extend(cortex_m_findings(view))
+        findings.extend(measured_findings(final))
     if blob is not None:
         findings.extend(bundle_findings(blob, final))
         if et_root is not None:
             findings.extend(registry_findings(blob, et_root, final))
+    findings = [settle(f) for f in findings]
     findings.sort(key=lambda f: (not f.certain, _order(final, f.node)))
     return findings
 

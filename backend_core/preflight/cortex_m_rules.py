@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
+from ..finding import WILL_FAIL, Finding
 from .dim_order import describe
-from .finding import WILL_FAIL, Finding
-from .kernel_rules import ON_TARGET, TensorArg, tensor_args
+from .kernel_rules import ON_TARGET, TensorArg, _where, call_tensor_args
+from .program_view import ProgramView
 
 _OPS = "backends/cortex_m/ops/"
 
@@ -34,47 +34,50 @@ CHECKS = (
 )
 
 
+def is_channels_last_tensor(sizes: tuple[int, ...], dim_order: tuple[int, ...]) -> bool:
+    """is_channels_last_tensor of cortex_m_ops_common.h, line for line: 4-D only; one channel, or 1x1
+    spatial dims, is accepted whatever the dim order (the layout is ambiguous); else (0, 2, 3, 1)."""
+    if len(sizes) != 4:
+        return False
+    if sizes[1] == 1 or (sizes[2] == 1 and sizes[3] == 1):
+        return True
+    return tuple(dim_order) == (0, 2, 3, 1)
+
+
 def cmsis_channels_last(t: TensorArg, skip_single_channel: bool = False) -> bool:
-    """is_channels_last_tensor of cortex_m_ops_common.h: 4-D; a tensor with one channel or 1x1 spatial
-    dims is accepted whatever its dim order (the layout is ambiguous)."""
+    """The op's check on one tensor (quantized_conv2d tests only tensors with size(1) > 1)."""
     if t.shape is None or t.dim_order is None:
         return True                       # nothing known: no claim
-    if len(t.shape) != 4:
-        return False
-    if t.shape[1] == 1 or (t.shape[2] == 1 and t.shape[3] == 1):
+    if skip_single_channel and len(t.shape) > 1 and t.shape[1] <= 1:
         return True
-    if skip_single_channel and t.shape[1] <= 1:
-        return True
-    return tuple(t.dim_order) == (0, 2, 3, 1)
+    return is_channels_last_tensor(tuple(t.shape), tuple(t.dim_order))
 
 
-def _op_name(node: NodeSnapshot) -> str:
-    parts = node.target.split(".")
-    return parts[1] if len(parts) >= 2 and parts[0] == "cortex_m" else ""
-
-
-def cortex_m_findings(final: GraphSnapshot) -> list[Finding]:
-    """A finding for every cortex_m conv/pool node whose input or output is not channels-last."""
-    by_op = {c.op: c for c in CHECKS}
+def cortex_m_findings(view: ProgramView) -> list[Finding]:
+    """A finding for every cortex_m conv/pool call whose input or output is not channels-last in the
+    serialised program."""
+    by_op = {f"cortex_m::{c.op}": c for c in CHECKS}
     findings: list[Finding] = []
-    for node in final.nodes:
-        check = by_op.get(_op_name(node)) if node.fx_op == "call_function" else None
+    for call in view.calls:
+        check = by_op.get(call.op)
         if check is None:
             continue
-        args = tensor_args(node, final)
+        args = call_tensor_args(view, call)
         tensors = [t for name in check.args for t in args.get(name, [])[:1]]
         bad = [t for t in tensors if not cmsis_channels_last(t, check.skip_single_channel)]
         if not bad:
             continue
         parts = ", ".join(f"{t.name} is {describe(t.dim_order)} {list(t.shape or ())}" for t in bad)
+        op = call.target or call.name
         findings.append(Finding(
-            node=node.id, rule="cmsis-needs-channels-last",
-            message=(f"The CMSIS-NN kernel of {node.target} reads NHWC memory and checks that its tensors are "
-                     f"channels-last, but {parts}. {ON_TARGET}"),
+            node=call.where, rule="cmsis-needs-channels-last",
+            message=(f"The CMSIS-NN kernel of {op} reads NHWC memory and checks that its tensors are "
+                     f"channels-last, but in the program {parts}. {ON_TARGET}"),
             fix=("Keep the tensor channels-last up to this op: remove the `.contiguous()` (or "
                  "`.to(memory_format=torch.contiguous_format)`) before it, or convert back with "
                  "`.to(memory_format=torch.channels_last)` right before the op."),
-            certainty=WILL_FAIL, op=node.target, source=check.source,
+            certainty=WILL_FAIL, op=op, source=check.source,
             evidence=tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())} {describe(t.dim_order)}"
-                           for t in tensors) + (f"check: is_channels_last_tensor at ExecuTorch {check.source}",)))
+                           for t in tensors) + _where(call)
+            + (f"check: is_channels_last_tensor at ExecuTorch {check.source}",)))
     return findings

@@ -1,13 +1,13 @@
-"""The pre-flight gate of `cmlens run`: after lowering and the op check, before the library and runner
-builds. A finding certain to fail stops the run with exit 2 (nothing is built, nothing is simulated);
-"may fail" findings are printed and the run goes on."""
+"""What the pre-flight gate of `cmlens run` raises, and the memory-fit findings it adds. The gate itself
+(it lowers the model source) is backend_core.jobs.preflight_step.gate: after lowering and the op check,
+before the library and runner builds. A finding certain to fail stops the run with exit 2 (nothing is
+built, nothing is simulated); "may fail" findings are printed and the run goes on."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import BadInputError
-from .finding import Finding
+from ..finding import Finding
 
 
 class PreflightError(BadInputError):
@@ -26,37 +26,8 @@ class PreflightError(BadInputError):
         self.findings = findings
 
 
-def gate(source: str, model: Path, target: str, flow: str, board_name: str | None,
-         emit: Callable[[str, str], None]) -> list[Finding]:
-    """Findings for the model the run is about to build (the lowering is cached: model_file() just
-    lowered it with the same options). Raises PreflightError when one is certain to fail."""
-    findings: list[Finding] = []
-    final = None
-    if Path(source).suffix not in (".pte", ".bpte"):
-        from ..lowering import lower
-        from ..pipeline.stages import PipelineOptions
-
-        res = lower(source, PipelineOptions(target=target, flow=flow), want_pte=True, want_bpte=True)
-        if res.status == "done":
-            final = res.final
-            findings.extend(res.preflight)
-    from . import check_snapshot
-
-    have = {(f.node, f.rule) for f in findings}
-    findings.extend(f for f in check_snapshot(None, program=model.read_bytes()) if (f.node, f.rule) not in have)
-    findings.extend(_memory(model, final, board_name, target, emit))
-    for f in findings:
-        emit("cmlens", f"pre-flight: {f.line()}")
-    if not findings:
-        emit("cmlens", "pre-flight: no finding")
-    certain = [f for f in findings if f.certain]
-    if certain:
-        raise PreflightError(certain)
-    return findings
-
-
-def _memory(model: Path, final: Any, board_name: str | None, target: str,
-            emit: Callable[[str, str], None]) -> list[Finding]:
+def memory_findings(program: bytes, final: Any, board_name: str | None, target: str,
+                    emit: Callable[[str, str], None]) -> list[Finding]:
     """Memory fit on the run's board, when the memory package knows that board."""
     if not board_name:
         return []
@@ -65,7 +36,7 @@ def _memory(model: Path, final: Any, board_name: str | None, target: str,
         from ..firmware.et_ops import program_bytes
 
         spec = board_named(board_name)
-        return fit_findings(analyze_memory(program_bytes(model.read_bytes()), final, board=spec, target=target), spec)
+        return fit_findings(analyze_memory(program_bytes(program), final, board=spec, target=target), spec)
     except BadInputError as exc:           # a board the memory tables do not describe
         emit("cmlens", f"pre-flight: memory fit not checked ({exc.message})")
         return []

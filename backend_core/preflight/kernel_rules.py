@@ -1,28 +1,29 @@
-"""Rules on the portable kernels of the final graph: each node's tensors (dtype, dim order, as the
-.pte will store them) against what that kernel checks at run time (kernels.py)."""
+"""Rules on the portable kernels the program calls: each kernel call's tensors (dtype, sizes, dim order,
+exactly as the serialised program stores them, program_view.py) against what that kernel checks at run
+time (kernels.py). Calls `to_executorch` inserted (a contiguous copy before a portable mean) are
+checked too, and a node whose input the runtime receives through such a copy is judged on the copy."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from ..snapshot.classify import namespace
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
+from ..finding import MAY_FAIL, WILL_FAIL, Finding
 from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
-from .finding import MAY_FAIL, WILL_FAIL, Finding
 from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, RANK, SAME, Check, checks_for
+from .program_view import Call, ProgramView
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
 ON_TARGET = ("On the target the kernel returns InvalidArgument and the method fails "
              "(\"Execution of method forward failed with status 0x12\").")
-PORTABLE_NAMESPACES = ("aten",)
-_KWARG = re.compile(r"^([A-Za-z_]\w*)=")
+PORTABLE_NAMESPACES = ("aten::",)
 
 
 @dataclass(frozen=True)
 class TensorArg:
     name: str                 # schema argument name, or "out"
-    node: str                 # the snapshot node that produces it
+    node: str                 # the final-graph node that produced it ("value N" when none did)
     dtype: str | None
     shape: tuple[int, ...] | None
     dim_order: tuple[int, ...] | None
@@ -51,39 +52,33 @@ def schema_arg_names(schema: str) -> list[str]:
     return names
 
 
-def tensor_args(node: NodeSnapshot, final: GraphSnapshot) -> dict[str, list[TensorArg]]:
-    """The node's tensor arguments by schema name (a Tensor[] gives several), plus `out`."""
-    names = schema_arg_names(node.schema)
-    by_index: dict[int, list[str]] = {}
-    for e in final.edges:
-        if e.dst == node.id:
-            by_index.setdefault(e.arg_index, []).append(e.src)
+def arg_name(call: Call, i: int) -> str:
+    """The schema name of argument i: the functional schema's names, then `out` for the (first) out."""
+    if i < len(call.names):
+        return call.names[i]
+    a = call.args[i]
+    if call.outs and a == call.outs[0]:
+        return "out"
+    return f"out{call.outs.index(a)}" if a in call.outs else f"arg{i}"
+
+
+def call_tensor_args(view: ProgramView, call: Call) -> dict[str, list[TensorArg]]:
+    """The call's tensor arguments by schema name (a Tensor[] gives several), `out` last."""
     out: dict[str, list[TensorArg]] = {}
-    for i, srcs in sorted(by_index.items()):
-        text = node.args[i] if i < len(node.args) else ""
-        kw = _KWARG.match(text)
-        name = kw.group(1) if kw else (names[i] if i < len(names) else f"arg{i}")
-        for src_id in srcs:
-            src = final.node(src_id)
-            if src is None or src.dtype is None:
-                continue
-            out.setdefault(name, []).append(TensorArg(name, src.id, src.dtype, src.shape, src.dim_order))
-    if node.dtype is not None:
-        out["out"] = [TensorArg("out", node.id, node.dtype, node.shape, node.dim_order)]
+    for i, a in enumerate(call.args):
+        for t in view.tensors_of(a):
+            src = call.where if a in call.outs and not call.inserted else view.label(t.index)
+            out.setdefault(arg_name(call, i), []).append(TensorArg(arg_name(call, i), src, t.dtype, t.sizes,
+                                                                   t.dim_order))
     return out
 
 
-def _dim_arg(node: NodeSnapshot, rank: int) -> int:
-    """The op's `dim` argument (schema default 0), made non-negative."""
-    names = schema_arg_names(node.schema)
-    i = names.index("dim") if "dim" in names else -1
-    text = node.args[i] if 0 <= i < len(node.args) else "0"
-    text = text.split("=", 1)[-1]
-    try:
-        d = int(text)
-    except ValueError:
-        return 0
-    return d + rank if d < 0 else d
+def call_arg(view: ProgramView, call: Call, name: str) -> Any:
+    """A non-tensor argument by schema name (int, list, bool, None)."""
+    for i, a in enumerate(call.args):
+        if arg_name(call, i) == name:
+            return view.value(a)
+    return None
 
 
 def _effectively_contiguous(t: TensorArg) -> bool:
@@ -94,21 +89,23 @@ def _effectively_contiguous(t: TensorArg) -> bool:
     return big == sorted(big)
 
 
-def _feeds_output(node: NodeSnapshot, final: GraphSnapshot) -> bool:
-    outputs = {n.id for n in final.nodes if n.fx_op == "output"}
-    return any(e.src == node.id and e.dst in outputs for e in final.edges)
-
-
 def _evidence(tensors: list[TensorArg]) -> tuple[str, ...]:
     return tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())} {describe(t.dim_order)}"
                  for t in tensors)
 
 
-def _finding(node: NodeSnapshot, check: Check, rule: str, message: str, fix: str,
-             tensors: list[TensorArg]) -> Finding:
-    return Finding(node=node.id, rule=rule, message=message, fix=fix, certainty=WILL_FAIL,
-                   evidence=_evidence(tensors) + (f"check: {check.kind} at ExecuTorch {check.source}",),
-                   op=node.target, source=check.source)
+def _where(call: Call) -> tuple[str, ...]:
+    ev = (f"program: instruction {call.position}, kernel {call.name}",)
+    if call.inserted:
+        ev += (f"this call was inserted by to_executorch (no node of the final graph emits it)"
+               + (f", for %{call.for_node}" if call.for_node else ""),)
+    return ev
+
+
+def _finding(call: Call, check: Check, rule: str, message: str, fix: str, tensors: list[TensorArg]) -> Finding:
+    return Finding(node=call.where, rule=rule, message=message, fix=fix, certainty=WILL_FAIL,
+                   evidence=_evidence(tensors) + _where(call) + (f"check: {check.kind} at ExecuTorch {check.source}",),
+                   op=call.target or call.name, source=check.source)
 
 
 _FIX_LAYOUT = ("Make the tensors agree in the model: add `.contiguous()` on the input of this op (ExecuTorch "
@@ -117,28 +114,27 @@ _FIX_LAYOUT = ("Make the tensors agree in the model: add `.contiguous()` on the 
                "tensor so it lowers to a CMSIS-NN kernel).")
 
 
-def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -> Finding | None:
-    tensors = [t for name in check.args for t in args.get(name, [])
-               if t.dim_order is not None or check.kind in (DTYPE, RANK)]
+def _apply(view: ProgramView, call: Call, check: Check, args: dict[str, list[TensorArg]]) -> Finding | None:
+    tensors = [t for name in check.args for t in args.get(name, [])]
     if not tensors:
         return None
-    op = node.target
+    op = call.target or call.name
     if check.kind == SAME:
         if len(tensors) < 2 or same_dim_order([t.dim_order for t in tensors]):
             return None
         parts = ", ".join(f"{t.name} is {describe(t.dim_order)}" for t in tensors)
-        return _finding(node, check, "dim-order-mismatch",
+        return _finding(call, check, "dim-order-mismatch",
                         f"The portable kernel of {op} requires all its tensors to share one dim order "
-                        f"(all contiguous or all channels-last), but {parts}. {ON_TARGET}",
+                        f"(all contiguous or all channels-last), but in the program {parts}. {ON_TARGET}",
                         _FIX_LAYOUT, tensors)
     if check.kind == DEFAULT:
         bad = [t for t in tensors if not is_contiguous(t.dim_order)]
         if not bad:
             return None
         parts = ", ".join(f"{t.name} is {describe(t.dim_order)}" for t in bad)
-        return _finding(node, check, "needs-contiguous",
-                        f"The portable kernel of {op} only handles contiguous (NCHW) tensors, but {parts}. "
-                        f"{ON_TARGET}",
+        return _finding(call, check, "needs-contiguous",
+                        f"The portable kernel of {op} only handles contiguous (NCHW) tensors, but in the "
+                        f"program {parts}. {ON_TARGET}",
                         "Add `.contiguous()` on the input of this op in the model so ExecuTorch inserts a "
                         "dim-order copy before it, or feed the model NCHW tensors.", bad)
     if check.kind == DEFAULT_OR_CL:
@@ -146,17 +142,19 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
         if not bad:
             return None
         parts = ", ".join(f"{t.name} is {describe(t.dim_order)}" for t in bad)
-        return _finding(node, check, "unsupported-dim-order",
+        return _finding(call, check, "unsupported-dim-order",
                         f"The portable kernel of {op} handles only contiguous or channels-last tensors, but "
                         f"{parts}. {ON_TARGET}", "Add `.contiguous()` on the input of this op in the model.", bad)
     if check.kind == IGNORES_DIM_ORDER:
-        dim = _dim_arg(node, len(tensors[-1].shape or ()))
+        rank = len(tensors[-1].shape or ())
+        dim = call_arg(view, call, "dim")
+        dim = 0 if not isinstance(dim, int) else (dim + rank if dim < 0 else dim)
         bad = [t for t in tensors if not _effectively_contiguous(t)]
         if dim == 0 or not bad:
             return None
         parts = ", ".join(dict.fromkeys(f"{t.name} {'are' if t.name == 'tensors' else 'is'} "
                                         f"{describe(t.dim_order)}" for t in bad))
-        return _finding(node, check, "layout-ignored",
+        return _finding(call, check, "layout-ignored",
                         f"The portable kernel of {op} copies whole rows by the logical shape and ignores the "
                         f"dim order: concatenating along dim {dim} when {parts} gives scrambled values on the "
                         f"target (no error is raised; the outputs are wrong).",
@@ -168,7 +166,7 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
             return None
         parts = ", ".join(f"{t.name} is {len(t.shape or ())}-D {list(t.shape or ())}" for t in bad)
         ranks = " or ".join(f"{r}-D" for r in check.ranks)
-        return _finding(node, check, "unsupported-rank",
+        return _finding(call, check, "unsupported-rank",
                         f"The portable kernel of {op} only handles {ranks} tensors, but {parts}. {ON_TARGET}",
                         "There is no kernel for this rank on the target: reshape to a supported rank in the "
                         "model (e.g. fold the extra dimension into the batch), or drop the op.", bad)
@@ -177,7 +175,7 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
         if not bad:
             return None
         parts = ", ".join(f"{t.name} is {t.dtype}" for t in bad)
-        return _finding(node, check, "unsupported-dtype",
+        return _finding(call, check, "unsupported-dtype",
                         f"The portable kernel of {op} has no implementation for {parts} (it handles "
                         f"{', '.join(check.dtypes)}). {ON_TARGET}",
                         "Keep this op in float: exclude it from quantization, or replace it by an op that "
@@ -185,36 +183,35 @@ def _apply(node: NodeSnapshot, check: Check, args: dict[str, list[TensorArg]]) -
     return None
 
 
-def _unchecked(node: NodeSnapshot, args: dict[str, list[TensorArg]]) -> Finding | None:
-    """A portable op without a table entry whose tensors mix layouts: most portable kernels check
+def _unchecked(call: Call, args: dict[str, list[TensorArg]]) -> Finding | None:
+    """A portable kernel without a table entry whose tensors mix layouts: most portable kernels check
     `tensors_have_same_dim_order`, so this likely fails; the tool has not read this kernel."""
     tensors = [t for ts in args.values() for t in ts if t.dim_order is not None and t.shape]
     if len(tensors) < 2 or same_dim_order([t.dim_order for t in tensors]):
         return None
-    return Finding(node=node.id, rule="dim-order-mixed-unverified",
-                   message=(f"The tensors of {node.target} mix dim orders; most portable kernels reject that "
-                            f"(tensors_have_same_dim_order), and the pre-flight has no rule read from this "
-                            f"kernel's source."),
-                   fix=_FIX_LAYOUT, certainty=MAY_FAIL, evidence=_evidence(tensors), op=node.target)
+    return Finding(node=call.where, rule="dim-order-mixed-unverified",
+                   message=(f"The tensors of {call.target or call.name} mix dim orders in the program; most "
+                            f"portable kernels reject that (tensors_have_same_dim_order), and the pre-flight has "
+                            f"no rule read from this kernel's source."),
+                   fix=_FIX_LAYOUT, certainty=MAY_FAIL, evidence=_evidence(tensors) + _where(call),
+                   op=call.target or call.name)
 
 
-def kernel_findings(final: GraphSnapshot) -> list[Finding]:
-    """Findings for every portable-kernel node of the final graph."""
+def kernel_findings(view: ProgramView) -> list[Finding]:
+    """Findings for every portable kernel call of the program (match_nodes() has named them)."""
     findings: list[Finding] = []
-    for node in final.nodes:
-        if node.fx_op != "call_function" or namespace(node.target) not in PORTABLE_NAMESPACES:
+    for call in view.calls:
+        if not call.op.startswith(PORTABLE_NAMESPACES) or not call.target:
             continue
-        args = tensor_args(node, final)
-        checks = checks_for(node.target)
+        args = call_tensor_args(view, call)
+        checks = checks_for(call.target)
         if checks is None:
-            f = _unchecked(node, args)
+            f = _unchecked(call, args)
             if f is not None:
                 findings.append(f)
             continue
         for check in checks:
-            if check.only_if_feeds_output and not _feeds_output(node, final):
-                continue
-            f = _apply(node, check, args)
+            f = _apply(view, call, check, args)
             if f is not None:
                 findings.append(f)
                 break          # the kernel stops at its first failing check

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .finding import MAY_FAIL, Finding
+from ..finding import MAY_FAIL, Finding
 from .kernel_rules import schema_arg_names
 
 _INTS = re.compile(r"-?\d+")

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..snapshot.model import GraphSnapshot
 from ..firmware.et_ops import OP_YAMLS, _Table, check_ops, read_program_ops
 from .dim_order import describe, strides
-from .finding import WILL_FAIL, Finding
+from ..finding import WILL_FAIL, Finding
 
 BUNDLE_SOURCE = "devtools/bundled_program/bundled_program.cpp:188"
 _TENSOR_TYPE = {"bundle": 1, "program": 5}     # ValueUnion.Tensor / KernelTypes.Tensor

@@ -1,10 +1,9 @@
-"""The profile of a finished target run (backend_core.firmware.run_model): its ETDump + the final graph of
-the same lowering -> Profile, and the instruction budget check. Failures are reported on the result,
-not raised: the run itself already happened."""
+"""The profile of a finished target run: its ETDump + the final graph of the same lowering -> Profile,
+and the instruction budget check. backend_core.jobs.profile_step attaches it to a run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..snapshot.model import GraphSnapshot
 from .build import build_profile
@@ -21,17 +20,6 @@ def run_unit(board: Any, icount: bool) -> Unit:
                     getattr(board, "cpu_clock_hz", None) or None)
 
 
-def final_graph(source: str, target: str, flow: str) -> GraphSnapshot | None:
-    """The final snapshot of `source` (from the lowering cache: run_model has just lowered it)."""
-    if Path(source).suffix in (".pte", ".bpte"):
-        return None
-    from ..lowering import lower
-    from ..pipeline import PipelineOptions
-
-    res = lower(source, PipelineOptions(target=target, flow=flow))
-    return res.final
-
-
 def profile_run(etdump: Path | None, final: GraphSnapshot | None, unit: Unit, *, model: str,
                 target: str) -> tuple[Profile | None, str]:
     """(profile, "") or (None, why there is none)."""
@@ -45,24 +33,6 @@ def profile_run(etdump: Path | None, final: GraphSnapshot | None, unit: Unit, *,
         prof.notes.append("no final graph for a ready-made .pte/.bpte: rows carry operator names only "
                           "(pass the model source to get node ids, MACs and islands)")
     return prof, ""
-
-
-def attach_profile(run: Any, source: str, flow: str, icount: bool, record: Any,
-                   emit: Callable[[str, str], None]) -> None:
-    """Set run.profile / run.profile_problem for a ModelRunResult."""
-    emit("cmlens", "per-op profile: ETDump profiling events on the final graph")
-    try:
-        final = record.final if record is not None else final_graph(source, run.target, flow)
-        run.profile, run.profile_problem = profile_run(run.files.get("etdump.bin"), final,
-                                                       run_unit(run.board, icount), model=run.model,
-                                                       target=run.target)
-    except Exception as exc:  # noqa: BLE001  a broken ETDump must not lose the run's result
-        run.profile, run.profile_problem = None, f"{type(exc).__name__}: {exc}"
-    if run.profile is not None and "debug_buffer.bin" in run.files:
-        run.profile.notes.append("intermediate outputs were dumped (--etdump): every op's count includes "
-                                 "copying its output into the debug buffer; profile without --etdump")
-    if run.profile_problem:
-        emit("cmlens", f"per-op profile: none ({run.profile_problem})")
 
 
 def over_budget(profile: Profile | None, budget: int | None) -> str:

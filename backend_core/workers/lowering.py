@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     companions = {k: v for k, v in (("etdump", args.etdump), ("etrecord", args.etrecord),
                                     ("debug_buffer", args.debug_buffer), ("program", args.program)) if v}
-    from ..artefacts.sniff import is_artefact_path
+    from ..models.sniff import is_artefact_path
 
     if is_artefact_path(args.source) and not args.memory:   # read, not lowered: skip the lowering imports
         from ..artefacts.worker import run_artefact
@@ -55,42 +55,42 @@ def main(argv: list[str] | None = None) -> int:
         return run_artefact(args.source, companions, use_cache=not args.no_cache, report=args.report,
                             pte=args.pte)
 
-    from ..lowering import lower
-    from ..pipeline.stages import PipelineOptions
+    from ..jobs import Job, LowerRequest, run_job
 
     calib: str | int | None = args.calib
     if isinstance(calib, str) and calib.isdigit():
         calib = int(calib)
     planned_sent = False
 
-    def on_stage(snap: Any, planned: list[str]) -> None:
+    def on_event(kind: str, data: dict[str, Any]) -> None:
         nonlocal planned_sent
-        if not planned_sent:
-            emit({"type": PLANNED, "stages": planned})
-            planned_sent = True
-        emit({"type": STAGE, "snapshot": snap.to_dict()})
+        if kind == "status":
+            emit({"type": STATUS, "text": data["text"]})
+        elif kind == "stage":
+            if not planned_sent:
+                emit({"type": PLANNED, "stages": data["planned"]})
+                planned_sent = True
+            emit({"type": STAGE, "snapshot": data["snapshot"].to_dict()})
 
+    keep = tuple(k for k, want in (("pte", args.pte), ("bpte", args.bpte)) if want)
     try:
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
-        result = lower(args.source, PipelineOptions(args.target, args.flow, calib, activations=args.activations,
-                                                    channels_last=args.channels_last),
-                       on_stage=on_stage, use_cache=not args.no_cache,
-                       verify_suggestions=args.verify_suggestions,
-                       want_pte=bool(args.pte or args.memory), want_bpte=bool(args.bpte),
-                       on_status=lambda t: emit({"type": STATUS, "text": t}),
-                       artefact_companions=companions or None)
+        job = Job(args.source, LowerRequest(args.target, args.flow, args.activations, args.channels_last, calib,
+                                            verify_suggestions=args.verify_suggestions,
+                                            use_cache=not args.no_cache, companions=companions or None),
+                  steps=("lower", "memory") if args.memory else ("lower",), keep=keep)
+        done = run_job(job, on_event)
+        if done.exception is not None and done.lowering is None:
+            raise done.exception
+        result = done.lowering
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
         msg = error_message(e, "lowering worker")
         emit(msg)
         return msg["exit_code"]
     memory = None
-    if args.memory:
-        from ..memory.source import memory_for_result
-
-        try:
-            memory = memory_for_result(result)
-        except Exception as e:  # noqa: BLE001 - the lowering itself succeeded: report, do not die
-            memory = {"error": f"{type(e).__name__}: {e}"}
+    if args.memory:         # the lowering itself succeeded: a memory failure is reported, not fatal
+        memory = done.steps.get("memory") or (
+            {"error": done.error["message"]} if done.error and done.error.get("step") == "memory" else None)
     if result.status == "done" and "torch" in sys.modules:
         from ..artefacts.schemas import ensure_table
 

@@ -136,7 +136,7 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
 
 def test_semihosting_runner_files_and_command(tmp_path: Path) -> None:
     from backend_core.firmware.boards import board_for
-    from backend_core.firmware.run_model import semihosting_files
+    from backend_core.firmware.semihosting import semihosting_files
     from backend_core.firmware.simulator import QemuRunner
 
     model = tmp_path / "ds_cnn.bpte"
@@ -179,8 +179,10 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
             on_line("uart", line)
         raise SimulatorError("stand-in run ends here")
 
-    rm = importlib.import_module("backend_core.firmware.run_model")   # the package re-exports the function
-    monkeypatch.setattr(rm, "run_model", fake_run_model)
+    jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
+    monkeypatch.setattr(jr, "_check_run_environment", lambda job: None)
+    monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
+    monkeypatch.setattr(importlib.import_module("backend_core.jobs.firmware_step"), "run_on_target", fake_run_model)
     code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])
     assert code == 3 and "stand-in run ends here" in err
     assert 'uart> echo "<base64, 732 bytes decoded>" | base64 -d >debug_buffer.bin' in out

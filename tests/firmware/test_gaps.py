@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from backend_core.pipeline.stages import PipelineOptions
 from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
 from backend_core.firmware.gaps import GapReport, TensorPair, map_to_final, snr_db
 from backend_core.firmware.uart import parse_uart
@@ -101,7 +102,7 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
 def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     """Real lowering (ExecuTorch is installed in CI) + the recorded ETDump -> GapReport."""
     pytest.importorskip("executorch")
-    from backend_core.firmware.etrecord_lowering import lower_with_etrecord
+    from backend_core.jobs.etrecord_lowering import lower_with_etrecord
     from backend_core.firmware.gaps_inspector import compute_gaps
 
     work = tmp_path_factory.mktemp("gaps")
@@ -111,7 +112,7 @@ def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     assert block.complete and set(block.files) == {"etdump.bin", "debug_buffer.bin"}
     (work / "etdump.bin").write_bytes(block.files["etdump.bin"])
     (work / "debug_buffer.bin").write_bytes(block.files["debug_buffer.bin"])
-    rec = lower_with_etrecord(str(MODEL), "cortex-m55", "legacy", work)
+    rec = lower_with_etrecord(str(MODEL), PipelineOptions("cortex-m55", "legacy"), work)
     assert rec.etrecord.is_file() and rec.bpte.stat().st_size > 0
     return compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", rec.etrecord, rec.final, "MSE"), rec
 
@@ -168,14 +169,14 @@ UART_PASS = FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
 def passing_run(tmp_path_factory: pytest.TempPathFactory):
     """The same tiny model, run on QEMU M55 from a .bpte with channels-last input bytes (PASS, error 0)."""
     pytest.importorskip("executorch")
-    from backend_core.firmware.etrecord_lowering import lower_with_etrecord
+    from backend_core.jobs.etrecord_lowering import lower_with_etrecord
 
     work = tmp_path_factory.mktemp("gaps_pass")
     report = parse_uart(UART_PASS.read_text())
     assert report.tests and report.tests[0].passed is True
     for name, data in report.etdumps[0].files.items():
         (work / name).write_bytes(data)
-    return work, lower_with_etrecord(str(MODEL), "cortex-m55", "legacy", work)
+    return work, lower_with_etrecord(str(MODEL), PipelineOptions("cortex-m55", "legacy"), work)
 
 
 def test_etrecord_runs_the_host_graph_on_the_logical_inputs(passing_run) -> None:

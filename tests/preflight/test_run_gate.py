@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as cli_main
-from backend_core.preflight.gate import PreflightError, gate
+from backend_core.jobs.preflight_step import PreflightError, gate
+from backend_core.pipeline.stages import PipelineOptions
 
 from .test_preflight_rules import GATE, lowered
 
@@ -20,7 +21,7 @@ def test_gate_stops_a_program_that_will_fail(tmp_path: Path) -> None:
     bpte.write_bytes(res.blobs["model.bpte"])
     lines: list[str] = []
     with pytest.raises(PreflightError) as ei:
-        gate(GATE, bpte, "cortex-m55", "legacy", "mps3-an547", lambda s, line: lines.append(line))
+        gate(GATE, bpte, PipelineOptions("cortex-m55", "legacy"), "mps3-an547", lambda s, line: lines.append(line))
     exc = ei.value
     assert exc.exit_code == 2
     assert "at aten_cat_default (aten.cat.default, layout-ignored, and 1 more finding(s))" in exc.message

@@ -27,7 +27,8 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
-    from backend_core.firmware.run_model import RunOptions, run_model
+    from backend_core.jobs import RunOptions
+    from backend_core.jobs.firmware_step import run_on_target as run_model
 
     for i in range(2):
         (tmp_path / f"r{i}").mkdir()             # run_model writes into a given workdir, it does not create it

@@ -73,7 +73,10 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     from app.cli.run import cmd_run
 
-    rm = importlib.import_module("backend_core.firmware.run_model")   # the package re-exports run_model()
+    rm = importlib.import_module("backend_core.firmware.run_result")
+    jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
+    monkeypatch.setattr(jr, "_check_run_environment", lambda job: None)
+    monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
 
     report, final, prof = recorded
     seen = {}
@@ -90,7 +93,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
         return rm.ModelRunResult("layernorm_mlp", "cortex-m55", board, "PASS", 0, OpCheck([]), sim,
                                  tmp_path / "x.elf", profile=prof)
 
-    monkeypatch.setattr(rm, "run_model", fake_run_model)
+    monkeypatch.setattr(importlib.import_module("backend_core.jobs.firmware_step"), "run_on_target", fake_run_model)
     out, err = io.StringIO(), io.StringIO()
     jf = tmp_path / "r.json"
     assert cmd_run(_fake_args(max_instructions=budget, json_file=jf), out, err) == code

@@ -1,0 +1,31 @@
+"""The fixes the tool can try on its own for a fallback (a layout conversion, a rewrite of the user's
+op), named so the GUI can offer one without importing the lowering: backend_core.lowering.verify
+re-lowers a modified copy to check it."""
+from __future__ import annotations
+
+from ..snapshot.classify import op_base_name
+from ..snapshot.model import FallbackReason
+
+CHANNELS_LAST = "channels_last"
+VERIFIED = "verified"
+NOT_VERIFIED = "not verified"
+
+
+def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
+    """The automatic fix for this fallback, or None when there is none to try."""
+    base = op_base_name(fb.user_op.target) if fb.user_op else ""
+    if fb.category == "layout" and flow == "legacy" and not channels_last:
+        return CHANNELS_LAST
+    if base in ("relu6", "relu6_"):
+        return "relu6_to_hardtanh"
+    if base in ("softmax", "_softmax") and "softmax over dim" in fb.message:
+        return "softmax_dim_last"
+    return None
+
+
+def describe(fix: str) -> str:
+    from .rewrites import REWRITES
+
+    if fix == CHANNELS_LAST:
+        return "model and 4-D inputs converted to channels_last (--channels-last)"
+    return REWRITES[fix][1]

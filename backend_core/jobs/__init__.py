@@ -1,0 +1,10 @@
+"""Jobs as data, at the top of backend_core: a `Job` (model source, lowering options, board, steps,
+what to keep; JSON) -> `run_job` -> `JobResult` (JSON). The CLI subcommands, the GUI's worker
+processes and sweeps all run jobs; the steps compose the feature packages, none of which imports this
+package (the layers contract in pyproject.toml)."""
+from .result import CANCELLED, DONE, FAILED, JobResult
+from .run import EventCallback, run_job
+from .spec import KEEP, STEPS, Job, LowerRequest, RunOptions
+
+__all__ = ["CANCELLED", "DONE", "EventCallback", "FAILED", "KEEP", "Job", "JobResult", "LowerRequest",
+           "RunOptions", "STEPS", "run_job"]

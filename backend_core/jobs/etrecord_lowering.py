@@ -1,0 +1,71 @@
+"""A .bpte and its ETRecord from ONE lowering, for per-layer gaps on the target.
+
+Why one lowering for both: the ETDump names instructions by the debug handles of the program that ran,
+so the ETRecord must come from the very ExecutorchProgramManager the .bpte was serialised from (the
+cached .bpte of `lower()` has no live programs behind it). Kept apart from gaps_inspector.py, which
+the artefact readers use: reading an ETDump must not import the lowering pipeline. A job step
+(it lowers), so it lives in backend_core.jobs."""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import BadInputError
+from ..firmware.gaps_inspector import record_bundle
+from ..lowering import lower
+from ..pipeline.stages import PipelineOptions
+from ..snapshot.model import GraphSnapshot
+
+
+@dataclass
+class LoweredWithRecord:
+    bpte: Path
+    etrecord: Path
+    final: GraphSnapshot
+    seconds: float
+
+
+def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
+                        on_status: Callable[[str], None] | None = None) -> LoweredWithRecord:
+    """Lower `source` (no cache: live programs are needed), write `<model>.bpte` and `etrecord.bin`."""
+    import torch
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+    from executorch.devtools import generate_etrecord
+    from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+    from executorch.exir import EdgeProgramManager
+
+    from ..pipeline.artifacts import bundled_program
+
+    say = on_status or (lambda _s: None)
+    start = time.monotonic()
+    res = lower(source, options, use_cache=False, keep_programs=True,
+                on_status=say)
+    if res.status != "done" or res.pipeline is None or res.final is None:
+        err = res.error or {}
+        raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
+                            err.get("hint", ""), detail=err.get("traceback", ""))
+    pipe = res.pipeline
+    say("serialising the .bpte and its ETRecord")
+    inputs = pipe.example_inputs
+    with torch.no_grad():
+        expected = pipe.quantized_module(*inputs)
+    expected = (expected,) if isinstance(expected, torch.Tensor) else tuple(expected)
+    # to_executorch() mutates its input: one copy runs, another stays for the ETRecord's edge graph.
+    edge = EdgeProgramManager({"forward": copy.deepcopy(pipe.final_program)},
+                              compile_config=cortex_m_edge_compile_config())
+    edge_for_record = copy.deepcopy(edge)
+    et_program = edge.to_executorch()
+    bundled = bundled_program(et_program, list(inputs), list(expected))
+    workdir.mkdir(parents=True, exist_ok=True)
+    bpte = workdir / f"{res.model}.bpte"
+    bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))
+    etrecord = workdir / "etrecord.bin"
+    # The ETRecord takes its representative inputs (what the Inspector runs the host graph on) from the
+    # bundle it is given. The .bpte's tensors are laid out in the program's dim orders (right for the
+    # target); the ETRecord gets a twin bundle of the same program holding the tensors as given.
+    generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record,
+                      executorch_program=record_bundle(et_program, inputs, expected))
+    return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start)

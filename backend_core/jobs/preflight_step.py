@@ -1,0 +1,86 @@
+"""The `check` step: the whole pre-flight of a model source or a ready .pte/.bpte (what `cmlens check`
+prints), and the gate `cmlens run` passes before it builds anything. Lowering is cached, so a check right
+before a run costs about a second."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError
+from ..finding import Finding
+from ..lowering import lower
+from ..pipeline.stages import PipelineOptions
+from ..preflight import check_snapshot, findings_of
+from ..preflight.check import PreflightReport, report_memory
+from ..preflight.gate import PreflightError, memory_findings
+
+__all__ = ["PreflightError", "PreflightReport", "gate", "run_preflight"]
+
+
+def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy", *,
+                  options: PipelineOptions | None = None,
+                  et_root: str | Path | None = None, board: Any = None, use_cache: bool = True,
+                  on_status: Callable[[str], None] | None = None, lowered: Any = None) -> PreflightReport:
+    """Findings for `source` (zoo name, model file, .pt2, or a .pte/.bpte). `et_root` adds the kernel
+    registry of that checkout; `board` (a memory BoardSpec or name) adds the memory fit."""
+    p = Path(source)
+    rep = PreflightReport(p.name if p.suffix in (".pte", ".bpte") else source, target)
+    if p.suffix in (".pte", ".bpte"):
+        if not p.is_file():
+            raise BadInputError(f"Model file {p} does not exist.", "Check the path.")
+        program = p.read_bytes()
+        final = None
+        rep.skipped.append("portable-kernel rules: they read the lowered graph; pass the model source, "
+                           "not a .pte/.bpte")
+    else:
+        res = lowered if (lowered is not None and "model.bpte" in lowered.blobs) else lower(
+            source, options or PipelineOptions(target=target, flow=flow), use_cache=use_cache, want_pte=True,
+            want_bpte=True, on_status=on_status)
+        if res.status != "done":
+            err = res.error or {}
+            raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: "
+                                f"{err.get('message', res.status)}", err.get("hint", ""))
+        rep.result = res
+        final = res.final
+        program = res.blobs["model.bpte"]
+        rep.findings.extend(findings_of(final))
+        rep.checked.append("portable-kernel dim-order and dtype checks")
+    blob_rules = check_snapshot(final, program=program, et_root=et_root)
+    have = {(f.node, f.rule, f.source) for f in rep.findings}
+    rep.findings.extend(f for f in blob_rules if (f.node, f.rule, f.source) not in have)
+    if program[4:8].startswith(b"BP"):
+        rep.checked.append("bundled outputs' dim order")
+    if et_root is not None:
+        rep.checked.append(f"kernel registry of {et_root}")
+    else:
+        rep.skipped.append("kernel registry: no ExecuTorch checkout given (--et-root)")
+    if board is not None:
+        rep.findings.extend(report_memory(program, final, board, target, rep))
+    else:
+        rep.skipped.append("memory fit: no board given (--board)")
+    rep.findings.sort(key=lambda f: not f.certain)
+    return rep
+
+
+def gate(source: str, model: Path, options: PipelineOptions, board_name: str | None,
+         emit: Callable[[str, str], None]) -> list[Finding]:
+    """Findings for the model the run is about to build (the lowering is cached: model_file() just
+    lowered it with the same options). Raises PreflightError when one is certain to fail."""
+    findings: list[Finding] = []
+    final = None
+    if Path(source).suffix not in (".pte", ".bpte"):
+        res = lower(source, options, want_pte=True, want_bpte=True)
+        if res.status == "done":
+            final = res.final
+            findings.extend(res.preflight)
+    have = {(f.node, f.rule) for f in findings}
+    findings.extend(f for f in check_snapshot(None, program=model.read_bytes()) if (f.node, f.rule) not in have)
+    findings.extend(memory_findings(model.read_bytes(), final, board_name, options.target, emit))
+    for f in findings:
+        emit("cmlens", f"pre-flight: {f.line()}")
+    if not findings:
+        emit("cmlens", "pre-flight: no finding")
+    certain = [f for f in findings if f.certain]
+    if certain:
+        raise PreflightError(certain)
+    return findings

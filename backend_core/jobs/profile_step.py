@@ -1,0 +1,37 @@
+"""The `profile` step: the per-op profile of a finished run on the final graph of the same lowering.
+Failures are reported on the run, not raised: the run itself already happened."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..lowering import lower
+from ..pipeline.stages import PipelineOptions
+from ..profile.run import profile_run, run_unit
+from ..snapshot.model import GraphSnapshot
+
+
+def final_graph(source: str, options: PipelineOptions) -> GraphSnapshot | None:
+    """The final snapshot of `source` (from the lowering cache: the run step has just lowered it)."""
+    if Path(source).suffix in (".pte", ".bpte"):
+        return None
+    res = lower(source, options)
+    return res.final
+
+
+def attach_profile(run: Any, source: str, options: PipelineOptions, icount: bool, record: Any,
+                   emit: Callable[[str, str], None]) -> None:
+    """Set run.profile / run.profile_problem for a ModelRunResult."""
+    emit("cmlens", "per-op profile: ETDump profiling events on the final graph")
+    try:
+        final = record.final if record is not None else final_graph(source, options)
+        run.profile, run.profile_problem = profile_run(run.files.get("etdump.bin"), final,
+                                                       run_unit(run.board, icount), model=run.model,
+                                                       target=run.target)
+    except Exception as exc:  # noqa: BLE001  a broken ETDump must not lose the run's result
+        run.profile, run.profile_problem = None, f"{type(exc).__name__}: {exc}"
+    if run.profile is not None and "debug_buffer.bin" in run.files:
+        run.profile.notes.append("intermediate outputs were dumped (--etdump): every op's count includes "
+                                 "copying its output into the debug buffer; profile without --etdump")
+    if run.profile_problem:
+        emit("cmlens", f"per-op profile: none ({run.profile_problem})")

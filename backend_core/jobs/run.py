@@ -1,0 +1,178 @@
+"""`run_job(job, on_event, cancel)`: the one composition of the product's steps, shared by every CLI
+subcommand, the GUI's worker processes and sweeps (local pool or Dask). Inputs in, JSON out: a failing
+step becomes the result's `error` (with its step), never an exception, so a sweep row is never lost."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import Cancelled, CmlensError, StageFailedError
+from .result import CANCELLED, DONE, FAILED, JobResult
+from .spec import Job
+
+EventCallback = Callable[[str, dict[str, Any]], None]
+"""on_event(kind, data): kind "step" {name}, "status" {text}, "line" {stream, line}, "stage" {snapshot, planned},
+"run_step" {name} (one of backend_core.protocol.RUN_STEPS, inside the run step)."""
+
+
+def run_job(job: Job, on_event: EventCallback | None = None,
+            cancel: threading.Event | None = None) -> JobResult:
+    """Run `job`'s steps in order (lower, check, memory, numerics, run/profile) and return its result."""
+    emit = on_event or (lambda kind, data: None)
+    cancel = cancel or threading.Event()
+    res = JobResult(job)
+    step = "lower"
+    try:
+        if job.wants("run") or job.wants("profile"):
+            step = "run"
+            _check_run_environment(job)            # a missing checkout or tool: exit 2 before the lowering
+        for step in job.steps:
+            if cancel.is_set():
+                raise Cancelled(f"cancelled before the {step} step")
+            if step == "profile" and job.wants("run"):
+                continue                          # the run step already profiled (Job.run_options)
+            emit("step", {"name": step})
+            start = time.monotonic()
+            _STEPS[step](job, res, emit, cancel)
+            res.timings[f"{step}_s"] = time.monotonic() - start
+            if res.status == FAILED:
+                return res
+        res.status = DONE
+    except Cancelled as exc:
+        res.status, res.exception = CANCELLED, exc
+        res.error = _error(step, exc)
+    except CmlensError as exc:
+        res.status, res.exception = FAILED, exc
+        res.error = _error(step, exc)
+    return res
+
+
+def _check_run_environment(job: Job) -> None:
+    from ..errors import BadInputError
+    from .firmware_step import prepare_run
+
+    opts = job.run_options()
+    et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
+    if not et_root:
+        raise BadInputError("No ExecuTorch checkout for the run step.",
+                            "Pass --et-root PATH (or set EXECUTORCH_ROOT) on this machine or worker.")
+    prepare_run(opts, et_root, opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"))
+
+
+def _error(step: str, exc: CmlensError) -> dict[str, Any]:
+    return {"step": step, "type": type(exc).__name__, "message": exc.message, "hint": exc.hint,
+            "detail": exc.detail, "exit_code": exc.exit_code}
+
+
+def _status(emit: EventCallback) -> Callable[[str], None]:
+    return lambda text: emit("status", {"text": text})
+
+
+def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from ..lowering import lower
+
+    keep_files = any(k in job.keep for k in ("pte", "bpte"))
+    lowering = lower(job.model, job.lower.pipeline_options(), use_cache=job.lower.use_cache,
+                     want_pte="pte" in job.keep or job.wants("memory") or not job.lower.companions, want_bpte="bpte" in job.keep or job.wants("check") or job.wants("run"), on_status=_status(emit),
+                     on_stage=lambda snap, planned: emit("stage", {"snapshot": snap, "planned": planned}),
+                     should_stop=cancel.is_set, verify_suggestions=job.lower.verify_suggestions,
+                     artefact_companions=job.lower.companions)
+    res.lowering = lowering
+    artifacts: dict[str, str] = {}
+    if keep_files and lowering.status == "done":
+        out = _out_dir(job)
+        for kind in ("pte", "bpte"):
+            if kind in job.keep and f"model.{kind}" in lowering.blobs:
+                path = out / f"{lowering.model}.{kind}"
+                path.write_bytes(lowering.blobs[f"model.{kind}"])
+                artifacts[kind] = res.files[kind] = str(path)
+    report = lowering.report(artifacts, with_graphs="graphs" in job.keep)
+    report["from_cache"] = lowering.from_cache
+    report["seconds"] = round(lowering.seconds, 3)
+    if "model.pte" in lowering.blobs:
+        report["pte_bytes"] = len(lowering.blobs["model.pte"])
+    res.steps["lower"] = report
+    if lowering.status == "cancelled":
+        raise Cancelled("cancelled during the lowering")
+    if lowering.status != "done":
+        err = lowering.error or {}
+        exc = StageFailedError(err.get("stage", "?"),
+                               f"Lowering {job.model} failed at {err.get('stage', '?')}: "
+                               f"{err.get('message', lowering.status)}", err.get("hint", ""),
+                               node=err.get("node"), detail=err.get("traceback", ""))
+        res.status, res.exception = FAILED, exc
+        res.error = {**_error("lower", exc), "stage": exc.stage, "node": exc.node}
+
+
+def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from .preflight_step import run_preflight
+
+    rep = run_preflight(job.model, job.lower.target, job.lower.flow, options=job.lower.pipeline_options(),
+                        et_root=job.run.et_root, board=job.board, use_cache=job.lower.use_cache,
+                        on_status=_status(emit), lowered=res.lowering)
+    res.steps["check"] = rep.to_dict()
+
+
+def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from ..memory import board_named
+    from ..memory.source import memory_for_result
+    from .memory_step import memory_of
+
+    board = board_named(job.board) if job.board else None
+    mem = memory_for_result(res.lowering, board) if res.lowering is not None else None
+    if mem is not None:                     # the lower step's own program: no second lowering
+        res.steps["memory"] = mem
+        return
+    res.steps["memory"] = memory_of(job.model, job.lower.target, job.lower.flow, board=board,
+                                    use_cache=job.lower.use_cache, on_status=_status(emit),
+                                    options=job.lower.pipeline_options())
+
+
+def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from ..numerics.run import run_numerics
+
+    num = run_numerics(job.model, job.lower.pipeline_options(), None,
+                       progress=lambda done, total, text: emit("status", {"text": f"{text} ({done}/{total})"}),
+                       should_stop=cancel.is_set)
+    res.steps["numerics"] = num.to_dict()
+
+
+def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from ..errors import BadInputError
+    from .firmware_step import run_on_target
+
+    opts = job.run_options()
+    et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
+    if not et_root:
+        raise BadInputError("No ExecuTorch checkout for the run step.",
+                            "Pass --et-root PATH (or set EXECUTORCH_ROOT) on this machine or worker.")
+    workdir = _out_dir(job) / "run" if job.out_dir else None
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
+    run = run_on_target(job.model, et_root=et_root, cmsis_nn=opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"),
+                        options=opts, cancel_event=cancel, workdir=workdir,
+                        on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}),
+                        on_step=lambda name: emit("run_step", {"name": name}),
+                        lowering=job.lower.pipeline_options())
+    res.run = run
+    res.steps["run"] = run.to_dict()
+    if "elf" in job.keep:
+        res.files["elf"] = str(run.elf)
+    for name, path in run.files.items():
+        if "etdump" in job.keep or name.startswith("out-"):
+            res.files[name] = str(path)
+
+
+def _out_dir(job: Job) -> Path:
+    import tempfile
+
+    out = Path(job.out_dir) if job.out_dir else Path(tempfile.mkdtemp(prefix="cmlens-job-"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+_STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {
+    "lower": _lower, "check": _check, "memory": _memory, "numerics": _numerics, "run": _run, "profile": _run}

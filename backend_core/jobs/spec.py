@@ -1,0 +1,143 @@
+"""A `Job` is data: which model, lowered how, on which board, which steps to run and what to keep.
+
+It is JSON-serialisable (`to_dict` / `from_dict`) so that the CLI, the GUI's worker processes, a local
+process pool and a Dask worker all receive the same plain object; `key()` names the job for a resumable
+sweep (the lowering cache adds the model's own content to it)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..cpus import normalise_target
+from ..errors import BadInputError
+from ..pipeline.stages import PipelineOptions
+
+STEPS = ("lower", "check", "memory", "numerics", "run", "profile")
+KEEP = ("pte", "bpte", "graphs", "elf", "etdump")
+JOB_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LowerRequest:
+    """How to lower: the options a user picks (one object instead of keyword sprawl)."""
+    target: str = "cortex-m55"
+    flow: str = "legacy"
+    activations: str = "int8"
+    channels_last: bool = False
+    calib: str | int | None = None
+    seed: int = 0
+    verify_suggestions: bool = False
+    use_cache: bool = True
+    companions: dict[str, str] | None = None   # an artefact's companions: etdump, etrecord, debug_buffer, program
+
+    def pipeline_options(self) -> PipelineOptions:
+        return PipelineOptions(target=normalise_target(self.target), flow=self.flow, calib=self.calib,
+                               seed=self.seed, activations=self.activations, channels_last=self.channels_last)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to build and run on a board (the `run` and `profile` steps). target/flow are the lowering's:
+    `Job.run_options()` fills them in from `Job.lower`."""
+    target: str = "cortex-m55"
+    sim: str = "qemu"
+    timeout: float = 120.0
+    build_type: str = "Release"
+    etdump: bool = False              # also dump intermediate outputs (debug_buffer.bin) into the ETDump
+    atol: float = 0.01
+    rtol: float = 0.01
+    flow: str = "legacy"
+    semihosting: bool = False         # runner reads the model from the host: no rebuild per model
+    cache_root: Path | None = None    # libraries + runners (default: firmware.build.cache_dir())
+    runner_root: Path | None = None   # runner build directories (default: <cache_root>/runner)
+    gap_metric: str = "MSE"           # Inspector distance for per-layer gaps (--etdump): MSE, L1 or SNR
+    profile: bool = False             # per-op profile from the ETDump's events (backend_core.profile)
+    icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
+    preflight: bool = True            # stop before the build when the pre-flight finds a certain failure
+    etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
+    qtol: int = 0                     # relax atol by this many output quantization steps (ExecuTorch's qtol)
+    tight: bool = False               # size the runner's pools from backend_core.memory's prediction
+    method_pool: int | None = None    # force ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (bytes)
+    temp_pool: int | None = None      # force ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (bytes)
+    board: str | None = None          # a board of `cmlens memory --board list`: link into its RAM/flash
+    et_root: str | None = None        # the ExecuTorch checkout (default: $EXECUTORCH_ROOT)
+    cmsis_nn: str | None = None       # CMSIS-NN tree (default: $CMSIS_NN_PATH, else CMake downloads it)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunOptions":
+        d = _known(cls, d, "run")
+        for k in ("cache_root", "runner_root"):
+            if d.get(k) is not None:
+                d[k] = Path(d[k])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One model, lowered one way, through `steps`. `board` is the memory board (fit verdict) and, for
+    the run step, the board whose sizes the firmware is linked into."""
+    model: str
+    lower: LowerRequest = field(default_factory=LowerRequest)
+    steps: tuple[str, ...] = ("lower",)
+    board: str | None = None
+    run: RunOptions = field(default_factory=RunOptions)
+    keep: tuple[str, ...] = ()
+    out_dir: str | None = None        # where kept files go (default: a temporary folder)
+    label: str = ""                   # how a sweep names this cell (e.g. "ds_cnn · m4")
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.steps if s not in STEPS]
+        if bad:
+            raise BadInputError(f"Unknown step(s) {', '.join(bad)}.", f"Steps are: {', '.join(STEPS)}.")
+        bad = [k for k in self.keep if k not in KEEP]
+        if bad:
+            raise BadInputError(f"Unknown keep item(s) {', '.join(bad)}.", f"Keep items are: {', '.join(KEEP)}.")
+        # every job lowers first, except a ready .pte/.bpte taken to the board as it is
+        as_is = Path(self.model).suffix in (".pte", ".bpte") and ("run" in self.steps or "profile" in self.steps)
+        object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
+
+    def wants(self, step: str) -> bool:
+        return step in self.steps
+
+    def run_options(self) -> RunOptions:
+        """The run options with the lowering's CPU and flow and the job's board (one source of truth)."""
+        return replace(self.run, target=normalise_target(self.lower.target), flow=self.lower.flow,
+                       profile=self.run.profile or self.wants("profile"),
+                       board=self.run.board or (self.board if self.wants("run") else None))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
+                "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
+                "out_dir": self.out_dir, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Job":
+        if d.get("format", JOB_FORMAT) != JOB_FORMAT:
+            raise BadInputError(f"Job format {d.get('format')} is not {JOB_FORMAT}.",
+                                "Write the job with this version of cmlens.")
+        return cls(model=d["model"], lower=LowerRequest(**_known(LowerRequest, d.get("lower", {}), "lower")),
+                   steps=tuple(d.get("steps", ("lower",))), board=d.get("board"),
+                   run=RunOptions.from_dict(d.get("run", {})), keep=tuple(d.get("keep", ())),
+                   out_dir=d.get("out_dir"), label=d.get("label", ""))
+
+    def key(self) -> str:
+        """What the job is, as text: model source + every option that changes a result (not where files go)."""
+        low = asdict(self.lower)
+        low.pop("use_cache", None)
+        run = self.run_options().to_dict() if (self.wants("run") or self.wants("profile")) else {}
+        for k in ("cache_root", "runner_root"):
+            run.pop(k, None)
+        return repr((self.model, sorted(low.items()), self.steps, self.board, sorted(run.items()), self.keep))
+
+
+def _known(cls: type, d: dict[str, Any], what: str) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise BadInputError(f"Unknown {what} option(s) in the job: {', '.join(unknown)}.",
+                            f"Known: {', '.join(sorted(names))}.")
+    return dict(d)

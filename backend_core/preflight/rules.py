@@ -1,0 +1,100 @@
+"""The pre-flight's rules as data: for each rule, the runtime check it models (in the runtime's own
+terms), and the real failure it rests on.
+
+A rule may say "will fail" (and so stop `cmlens run`) only when it has a confirming case: a small model
+in tests/preflight/models/ whose real run on QEMU failed as the rule predicts, with that run's UART
+recorded in tests/fixtures/uart/, and a near-miss case that looks alike and must not fire (tests check
+both). Every other finding is "may fail": printed, and the run goes on. `settle()` enforces that on
+every finding a rule module makes, so a new rule cannot stop a run before it has its case."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..finding import MAY_FAIL, WILL_FAIL, Finding
+
+UART = "tests/fixtures/uart/"
+MODELS = "tests/preflight/models/"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    check: str                 # the runtime check the rule evaluates, as the runtime does it
+    confirmed_by: str = ""     # recorded UART of the confirming case's real failure ("" = none yet)
+    case: str = ""             # the confirming model
+    near_miss: str = ""        # a model like it that must not fire (and runs)
+    note: str = ""             # why it is "may fail", when it has no case
+
+    @property
+    def confirmed(self) -> bool:
+        return bool(self.confirmed_by)
+
+
+RULES: dict[str, Rule] = {r.id: r for r in (
+    Rule("dim-order-mismatch",
+         "tensors_have_same_dim_order(...) of the portable kernel, on the dim orders the program stores: "
+         "all contiguous or all channels-last (dim_order_util.h; a literal dim-order test, so a size-1 "
+         "dimension does not make two orders equal)",
+         UART + "preflight_softmax_dim_order_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
+         MODELS + "channel_mean.py"),
+    Rule("layout-ignored",
+         "op_cat.cpp copies each input's buffer by the logical sizes (outer/inner from the shape, memcpy): "
+         "channels-last inputs concatenated along a dim other than 0 come out scrambled (no error)",
+         UART + "preflight_cat_channels_last_mps3-an547.txt", MODELS + "gate_cat_softmax.py",
+         MODELS + "gate_cat_softmax.py:fixed"),
+    Rule("unsupported-rank",
+         "the portable kernel's check_*_args rank test (e.g. convolution: in.dim() == 3 or 4)",
+         UART + "preflight_conv3d_rank_mps3-an547.txt", MODELS + "conv3d.py", MODELS + "conv1d.py"),
+    Rule("needs-contiguous",
+         "tensor_is_default_dim_order(t) of the portable kernel: dim order 0, 1, 2, ...",
+         UART + "preflight_layer_norm_channels_last_mps3-an547.txt", MODELS + "layer_norm_cl.py",
+         MODELS + "channel_mean.py"),
+    Rule("unsupported-dim-order",
+         "tensor_is_default_or_channels_last_dim_order(t) of the portable kernel",
+         note="no model found whose program stores a dim order that is neither contiguous nor channels-last"),
+    Rule("unsupported-dtype",
+         "the portable kernel's ET_SWITCH_*_TYPES over the argument's dtype",
+         note="no confirming case recorded yet"),
+    Rule("cmsis-needs-channels-last",
+         "is_channels_last_tensor(t) of backends/cortex_m/ops/cortex_m_ops_common.h: 4-D and dim order "
+         "(0, 2, 3, 1), or one channel, or 1x1 spatial (ambiguous layout: accepted)",
+         UART + "preflight_avg_pool_contiguous_mps3-an547.txt", MODELS + "contiguous_mean.py",
+         MODELS + "contiguous_mean.py:no_contiguous"),
+    Rule("missing-kernel",
+         "Method::init resolves every operator of the program in the runner's kernel registry "
+         "(\"Missing operator\", OperatorMissing 0x14) before anything runs",
+         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
+         MODELS + "gate_cat_softmax.py:softmax_only"),
+    Rule("kernel-not-selected",
+         "Method::init resolves every operator of the program in the runner's kernel registry "
+         "(\"Missing operator\", OperatorMissing 0x14); cmlens' runner build registers only the ops "
+         "runner_build.portable_ops selects",
+         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
+         MODELS + "gate_cat_softmax.py:softmax_only"),
+    Rule("bundle-output-dim-order",
+         "bundled_program.cpp tensors_are_close: ET_CHECK that the expected output's strides (from its "
+         "sizes + dim order, dim_order_to_stride) equal the method output's; otherwise abort",
+         UART + "preflight_bundle_dim_order_mps3-an547.txt", MODELS + "gelu_upsample.py (stock BundledProgram)",
+         MODELS + "gelu_upsample.py"),
+    Rule("dim-order-mixed-unverified",
+         "tensors_have_same_dim_order, which most portable kernels check; this kernel's source was not read",
+         note="a guess about a kernel the table does not cover"),
+    Rule("transpose-conv-stride-padding",
+         "arm_transpose_conv_s8 (CMSIS-NN) numerics with stride > 1 and padding > 0",
+         note="measured wrong numbers in ExecuTorch's own cases; the cause is not located in a source line"),
+)}
+
+
+def rule(rule_id: str) -> Rule | None:
+    return RULES.get(rule_id)
+
+
+def settle(f: Finding) -> Finding:
+    """The finding with the runtime check its rule models and the case it rests on; "will fail" only
+    when that rule is confirmed (a rule the table does not know is "may fail")."""
+    r = RULES.get(f.rule)
+    if r is None:
+        return replace(f, certainty=MAY_FAIL)
+    certainty = f.certainty if r.confirmed else MAY_FAIL
+    return replace(f, certainty=certainty, check=f.check or r.check,
+                   confirmed_by=r.confirmed_by if certainty == WILL_FAIL else "")
