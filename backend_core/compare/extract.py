@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import BadInputError
+from ..errors import BadInputError, CmlensError
 from ..fallback.user_op import QUANTIZED_STAGE, UserOpResolver
 from ..provenance import Provenance
 from ..report.json_report import snapshots_from_report
@@ -196,14 +196,16 @@ def _groups_weak(ops: list[NodeSnapshot]) -> list[OpGroup]:
     return out
 
 
+# Per-op lists of the memory section: the groups carry their share; a baseline does not need them.
+_BULKY = ("timeline", "largest_tensors", "constants_by_node", "scratch", "float_islands")
+
+
 def memory_facts(mem: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Totals, and what `backend_core.memory.fit_findings` needs to judge a board (no timeline)."""
+    """The memory section without its per-op lists: the totals, and everything
+    `backend_core.memory.fit_findings` reads to judge a board (`--fits`)."""
     if not mem:
         return None
-    keep = ("planned_bytes", "arena_bytes", "constant_bytes", "pte_bytes", "program_bytes", "peak_op",
-            "peak_bytes", "method_allocator", "temp_allocator_bytes", "scratch_bytes_max", "elf", "suggestions",
-            "float_constant_bytes")
-    out = {k: mem.get(k) for k in keep if k in mem}
+    out = {k: v for k, v in mem.items() if k not in _BULKY}
     out["method_allocator_used"] = (mem.get("method_allocator") or {}).get("used")
     return out
 
@@ -268,7 +270,7 @@ def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile:
     """BadInputError when the report has no finished final graph to compare."""
     if report.get("status") != "done":
         err = report.get("error") or {}
-        raise BadInputError(f"{label}: the lowering did not finish ({report.get('status')}"
+        raise CmlensError(f"{label}: the lowering did not finish ({report.get('status')}"
                             f"{', at ' + err['stage'] if err.get('stage') else ''}): nothing to compare.",
                             "Compare lowerings that finish; `cmlens lower` on it shows the failing stage.")
     if not report.get("stages") or "nodes" not in report["stages"][-1]:

@@ -24,6 +24,8 @@ from .facts import SideFacts
 
 LOWERING, REPORT, ARTEFACT, BASELINE = "lowering", "report", "artefact", "baseline"
 OPTION_KEYS = ("target", "flow", "activations", "channels_last", "calib")
+DEFAULT_OPTIONS: dict[str, Any] = {"target": "cortex-m55", "flow": "legacy", "activations": "int8",
+                                   "channels_last": False, "calib": None}
 _TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last", "cl"}
 _FALSE = {"0", "false", "no", "off", "as-given", "as_given", "nchw", "no-channels-last"}
 _ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target"}
@@ -137,6 +139,12 @@ def parse_side(text: str, defaults: dict[str, Any] | None = None) -> SideSpec:
         else:
             setattr(spec, k, v)
     spec.kind = _kind_of(source)
+    if spec.kind == LOWERING:
+        spec.options = {**DEFAULT_OPTIONS, **spec.options}
+    elif set(spec.options) - set(defaults or {}):
+        raise BadInputError(f"{text}: lowering options apply to a model source, not to a {spec.kind}.",
+                            "A saved report or an artefact was lowered already; give the model source to lower it "
+                            "with other options.")
     for f in (spec.profile, spec.numerics):
         if f and not Path(f).is_file():
             raise BadInputError(f"File not found: {f}", "Check the path given to profile= / numerics=.")
@@ -195,11 +203,8 @@ def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True
     its `memory` section. Swap this for backend_core.jobs when lowering moves there."""
     from ..lowering import lower
     from ..memory.source import memory_for_result
-    from ..pipeline.stages import PipelineOptions
 
-    opts = PipelineOptions(target=options.get("target", "cortex-m55"), flow=options.get("flow", "legacy"),
-                           calib=options.get("calib"), activations=options.get("activations", "int8"),
-                           channels_last=bool(options.get("channels_last", False)))
+    opts = _pipeline_options(options)
     result = lower(source, opts, use_cache=use_cache, want_pte=True, on_status=on_status)
     report = result.report(with_graphs=True)
     mem = memory_for_result(result)
@@ -211,12 +216,16 @@ def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True
 def numerics_report(source: str, options: dict[str, Any], samples: int) -> dict[str, Any]:
     """Float vs lowered on `samples` seeded random inputs (backend_core.numerics), as JSON."""
     from ..numerics.run import run_numerics
+
+    return run_numerics(source, _pipeline_options(options), samples).to_dict()
+
+
+def _pipeline_options(options: dict[str, Any]) -> Any:
     from ..pipeline.stages import PipelineOptions
 
-    opts = PipelineOptions(target=options.get("target", "cortex-m55"), flow=options.get("flow", "legacy"),
-                           calib=options.get("calib"), activations=options.get("activations", "int8"),
-                           channels_last=bool(options.get("channels_last", False)))
-    return run_numerics(source, opts, samples).to_dict()
+    o = {**DEFAULT_OPTIONS, **options}
+    return PipelineOptions(target=o["target"], flow=o["flow"], calib=o["calib"], activations=o["activations"],
+                           channels_last=bool(o["channels_last"]))
 
 
 def _read_json(path: str, what: str) -> dict[str, Any]:

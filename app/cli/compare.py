@@ -1,0 +1,145 @@
+"""`cmlens compare A B [C ...]`: N lowerings, saved reports, artefacts or baselines side by side, ops
+matched by what the user wrote; text, --json, --html, --baseline-out. Exit 0 done, 2 bad input,
+3 a side's lowering failed."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from backend_core.cpus import TARGETS
+
+SIDE_HELP = ("SOURCE[@OPT,...]: a zoo name, model.py[:NAME] or .pt2 (lowered), a `cmlens lower --json` report, "
+             "a .pte/.bpte/.etrecord (read back) or a baseline JSON. OPT: key=value (target, flow, activations, "
+             "channels_last, calib, profile=RUN.json, numerics=NUM.json, label) or a bare m4 / int16 / explicit / "
+             "channels-last / as-given")
+EPILOG = """examples:
+  cmlens compare ds_cnn --vary target=m4,m55          one model on two CPUs
+  cmlens compare ds_cnn@m4 ds_cnn@m55                 the same, written per side
+  cmlens compare a.py b.py --target m55               two model files under the same options
+  cmlens compare layernorm_mlp --vary activations=int8,int16
+  cmlens compare model.py --vary channels_last=no,yes
+  cmlens compare r1.json r2.json --html diff.html     two saved `cmlens lower --json` results
+  cmlens compare theirs.pte model.py                  a program from another tool (weak match: no provenance)
+"""
+
+
+def add_lowering_options(p: argparse.ArgumentParser) -> None:
+    """Options every lowered side gets unless it says otherwise (SIDE@target=m4)."""
+    g = p.add_argument_group("lowering options (defaults for every side that is a model source)")
+    g.add_argument("--target", help=f"one of {', '.join(TARGETS)} or m4, m55 ... (default cortex-m55)")
+    g.add_argument("--flow", choices=["legacy", "explicit"], help="pass list (default legacy)")
+    g.add_argument("--activations", choices=["int8", "int16"], help="activation type (default int8)")
+    g.add_argument("--channels-last", action="store_true", default=None,
+                   help="convert 4-D weights and inputs to channels_last (default: as given)")
+    g.add_argument("--calib", metavar="DIR|N", help="calibration: N random samples or a folder")
+    g.add_argument("--numerics", type=int, default=0, metavar="N",
+                   help="also run numerics (float vs lowered) on N seeded random inputs for each lowered side: "
+                        "SQNR per op and at the output")
+    g.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
+    g.add_argument("--rtol", type=float, default=None, metavar="R",
+                   help="relative tolerance for scales (default 1e-5: another machine's rounding is not a change)")
+    g.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")
+
+
+def side_defaults(args: argparse.Namespace) -> dict[str, Any]:
+    from backend_core.cpus import normalise_target
+
+    out: dict[str, Any] = {}
+    if args.target:
+        out["target"] = normalise_target(args.target)
+    if args.flow:
+        out["flow"] = args.flow
+    if args.activations:
+        out["activations"] = args.activations
+    if args.channels_last:
+        out["channels_last"] = True
+    if args.calib is not None:
+        out["calib"] = int(args.calib) if str(args.calib).isdigit() else args.calib
+    return out
+
+
+def quiet_logs(verbose: bool) -> None:
+    if not verbose:
+        for name in ("", "torch", "executorch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TORCH_LOGS", "-all")
+
+
+def status_printer(text: str) -> None:
+    print(f"… {text}", file=sys.stderr, flush=True)
+
+
+def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | None = None) -> list[Any]:
+    from backend_core.compare.sides import auto_labels, expand_vary, load_side, parse_side
+
+    defaults = side_defaults(args)
+    specs = expand_vary([parse_side(t, defaults) for t in texts], vary or [])
+    labels = auto_labels(specs)
+    return [load_side(s, lab, use_cache=not args.no_cache, numerics_samples=args.numerics,
+                      on_status=status_printer) for s, lab in zip(specs, labels)]
+
+
+def add_compare_command(sub: Any) -> None:
+    p = sub.add_parser("compare", help="compare lowerings, reports or artefacts side by side",
+                       description="Compare N lowerings (models, CPUs, options, releases), matched by the op the "
+                       "user wrote (module path + source line + op at quantisation time): fallbacks added and "
+                       "removed with their reasons, qparams, bytes, instructions, SQNR.", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sides", nargs="+", metavar="SIDE", help=SIDE_HELP)
+    p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
+                   help="one side per value of a lowering option, e.g. target=m4,m55 (repeatable: multiplies)")
+    add_lowering_options(p)
+    out = p.add_argument_group("output")
+    out.add_argument("--all-rows", action="store_true", help="print unchanged ops too")
+    out.add_argument("--json", metavar="F", help="write the comparison JSON (docs/json-format.md)")
+    out.add_argument("--with-reports", action="store_true",
+                     help="embed every side's full lowering report (graphs per stage) in the --json file")
+    out.add_argument("--html", metavar="F", help="write a static HTML page of the comparison")
+    out.add_argument("--baseline-out", metavar="F",
+                     help="write the last side as a baseline for `cmlens gate` (docs/json-format.md)")
+    p.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from backend_core.errors import BadInputError, CmlensError
+
+    quiet_logs(args.verbose)
+    try:
+        if len(args.sides) < 2 and not args.vary:
+            raise BadInputError("compare needs two sides or more.",
+                                "Give two sources (a.py b.py, r1.json r2.json) or vary one: "
+                                "cmlens compare ds_cnn --vary target=m4,m55.")
+        sides = load_sides(args.sides, args, args.vary)
+        from backend_core.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
+        from backend_core.compare.text import comparison_text
+
+        cmp = compare_facts([s.facts for s in sides], args.rtol if args.rtol is not None else DEFAULT_RTOL,
+                            reports=[s.report for s in sides])
+    except CmlensError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        if e.hint:
+            print(f"  {e.hint}", file=sys.stderr)
+        return e.exit_code
+    print(comparison_text(cmp, all_rows=args.all_rows))
+    try:
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(compare_to_dict(cmp, reports=args.with_reports), fh, indent=1, default=str)
+            print(f"wrote json: {args.json}")
+        if args.html:
+            from backend_core.compare.html import write_comparison_html
+
+            print(f"wrote html: {write_comparison_html(cmp, args.html)}")
+        if args.baseline_out:
+            from backend_core.compare.baseline import write_baseline
+
+            print(f"wrote baseline of [{len(sides)}] {sides[-1].facts.label}: "
+                  f"{write_baseline(sides[-1].facts, args.baseline_out)}")
+    except OSError as e:
+        print(f"error: cannot write output: {e}", file=sys.stderr)
+        return 2
+    return 0

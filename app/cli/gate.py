@@ -1,0 +1,107 @@
+"""`cmlens gate RESULT --baseline BASE.json`: fail a CI job on regressions against a baseline.
+Exit 0 nothing regressed, 1 regressions (printed), 2 a bad baseline (another version, model, CPU or
+option set) or a check without data, 3 the result's lowering failed."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .compare import SIDE_HELP, add_lowering_options, load_sides, quiet_logs
+
+EPILOG = """examples:
+  cmlens lower model.py --json lowering.json --html lowering.html
+  cmlens gate lowering.json --baseline ci/baseline.json --no-new-fallbacks --max-arena +5% --max-flash +5%
+  cmlens gate lowering.json --write-baseline ci/baseline.json      # make (or refresh) the baseline
+  cmlens gate model.py --target m4 --baseline m4.json --fits stm32f746
+
+With no check flag the gate runs every check both files carry data for, with no slack: no new
+fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
+0.5 dB lower. Qparams are always compared with the relative tolerance --rtol (default 1e-5), so the
+rounding of another machine is never a regression.
+"""
+
+
+def add_gate_command(sub: Any) -> None:
+    p = sub.add_parser("gate", help="exit 1 when a result regressed against a baseline (CI)",
+                       description="Compare RESULT with a baseline and exit 1 on regressions: new fallbacks, "
+                       "qparams, arena, flash, instructions, SQNR, board fit.", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("result", metavar="RESULT", help=SIDE_HELP)
+    p.add_argument("--baseline", metavar="BASE.json", help="the baseline (written by --write-baseline)")
+    p.add_argument("--write-baseline", metavar="F", help="write RESULT as a baseline (after gating, if --baseline)")
+    c = p.add_argument_group("checks")
+    c.add_argument("--no-new-fallbacks", action="store_true", help="fail on any op that falls back now and did not")
+    c.add_argument("--same-qparams", action="store_true", help="fail when a scale / zero point moved beyond --rtol")
+    c.add_argument("--max-arena", metavar="+5%", help="planned arena at most this much above the baseline (%% or bytes)")
+    c.add_argument("--max-flash", metavar="+5%", help=".pte size at most this much above the baseline")
+    c.add_argument("--max-instructions", metavar="+3%", help="profiled instructions at most this much above")
+    c.add_argument("--min-sqnr", metavar="-1dB", help="output SQNR (vs float) at most this much below")
+    c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list)")
+    p.add_argument("--json", metavar="F", help="write the checks and the comparison as JSON")
+    p.add_argument("--html", metavar="F", help="write the comparison with the baseline as HTML")
+    add_lowering_options(p)
+    p.set_defaults(func=run_gate_command)
+
+
+def _options(args: argparse.Namespace, base: Any, result: Any) -> Any:
+    from backend_core.compare import DEFAULT_RTOL
+    from backend_core.compare.gate import GateOptions, default_options, parse_limit
+
+    rtol = args.rtol if args.rtol is not None else DEFAULT_RTOL
+    opts = GateOptions(
+        no_new_fallbacks=args.no_new_fallbacks, same_qparams=args.same_qparams, rtol=rtol, fits=args.fits,
+        max_arena=parse_limit(args.max_arena, "--max-arena") if args.max_arena else None,
+        max_flash=parse_limit(args.max_flash, "--max-flash") if args.max_flash else None,
+        max_instructions=parse_limit(args.max_instructions, "--max-instructions") if args.max_instructions else None,
+        min_sqnr=parse_limit(args.min_sqnr, "--min-sqnr", db=True) if args.min_sqnr else None)
+    return opts if opts.any else default_options(base, result, rtol)
+
+
+def run_gate_command(args: argparse.Namespace) -> int:
+    from backend_core.errors import BadInputError, CmlensError
+
+    quiet_logs(args.verbose)
+    try:
+        if not args.baseline and not args.write_baseline:
+            raise BadInputError("gate needs --baseline BASE.json (or --write-baseline F to make one).",
+                                "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
+        base = None
+        if args.baseline:
+            from backend_core.compare.baseline import read_baseline
+
+            base = read_baseline(args.baseline)        # a bad baseline fails before any lowering
+            base.label = f"baseline {args.baseline}"
+        (side,) = load_sides([args.result], args)
+        code = 0
+        if base is not None:
+            from backend_core.compare.gate import gate_text, run_gate
+
+            opts = _options(args, base, side.facts)
+            g = run_gate(base, side.facts, opts)
+            print(gate_text(g, args.baseline, side.facts.label))
+            code = 1 if g.regressions else 0
+            if args.json:
+                from backend_core.compare import compare_to_dict
+
+                with open(args.json, "w") as fh:
+                    json.dump({**g.to_dict(), "comparison": compare_to_dict(g.comparison)}, fh, indent=1, default=str)
+                print(f"wrote json: {args.json}")
+            if args.html:
+                from backend_core.compare.html import write_comparison_html
+
+                print(f"wrote html: {write_comparison_html(g.comparison, args.html)}")
+        if args.write_baseline:
+            from backend_core.compare.baseline import write_baseline
+
+            print(f"wrote baseline: {write_baseline(side.facts, args.write_baseline)}")
+        return code
+    except CmlensError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        if e.hint:
+            print(f"  {e.hint}", file=sys.stderr)
+        return e.exit_code
+    except OSError as e:
+        print(f"error: cannot write output: {e}", file=sys.stderr)
+        return 2
