@@ -104,7 +104,12 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
                                                 on_status)
                 snap = pipe.snapshots[-1]
-                attach_preflight(snap, check_snapshot(snap))     # what will fail on the target
+                # what will fail on the target: the kernel rules read the serialised program (what the
+                # runtime sees, with the ops to_executorch inserts), so serialise it here (issue 21)
+                program = _preflight_program(pipe.final_program, on_status)
+                if program is not None:
+                    result.blobs["model.pte"] = program
+                attach_preflight(snap, check_snapshot(snap, program=program))
             if on_stage:
                 on_stage(snap, planned)
             if should_stop and should_stop() and snap.kind != "final":
@@ -119,7 +124,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     result.verdicts = pipe.verdicts.to_dict()
     if result.status == "done":
         try:
-            if want_pte:
+            if want_pte and "model.pte" not in result.blobs:
                 from ..pipeline.artifacts import pte_bytes
 
                 if on_status:
@@ -143,3 +148,15 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                           "verdicts": result.verdicts, "planned_stages": result.planned_stages,
                           "snapshots": list(result.snapshots)}, result.blobs, deps)
     return result
+
+
+def _preflight_program(final_program: Any, on_status: Callable[[str], None] | None) -> bytes | None:
+    """The .pte bytes the pre-flight reads; None when serialising fails (the .pte step reports it)."""
+    from ..pipeline.artifacts import pte_bytes
+
+    if on_status:
+        on_status("serialising the program for the pre-flight")
+    try:
+        return pte_bytes(final_program)
+    except CmlensError:
+        return None
