@@ -36,8 +36,13 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                     "missing tool, 3 build/run failure.")
     r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     r.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
-    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CPU",
-                   help=f"CPU, one of {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+    r.add_argument("--target", default=None, metavar="CPU",
+                   help=f"CPU, one of {', '.join(TARGETS)} (default: the --board's core, else {DEFAULT_TARGET})")
+    r.add_argument("--board", metavar="NAME", default=None,
+                   help="link the firmware into this board's RAM and flash (any board of `cmlens memory --board "
+                        "list`; an MCU runs on the QEMU board with its core: M7 mps2-an500, M4 mps2-an386, M33 "
+                        "mps2-an505, M55 mps3-an547). A firmware the fit verdict says does not fit is stopped "
+                        "before the build with the verdict's numbers")
     r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
     r.add_argument("--cmsis-nn", metavar="PATH",
                    help="CMSIS-NN source tree (default: $CMSIS_NN_PATH; else ExecuTorch's CMake downloads it)")
@@ -86,6 +91,19 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 
+def _board_target(args: argparse.Namespace) -> str:
+    """--target, else the --board's core, else the default; BadInputError (exit 2) for an unknown board."""
+    from backend_core.cpus import normalise_target
+
+    board = getattr(args, "board", None)
+    if not board:
+        return normalise_target(args.target or DEFAULT_TARGET)
+    from backend_core.memory import board_named
+
+    spec = board_named(board)
+    return normalise_target(args.target or (spec.core if spec.core in TARGETS else DEFAULT_TARGET))
+
+
 def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
@@ -125,6 +143,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         from .common import print_error
 
         return print_error(exc, err, json_file)
+    if getattr(args, "board", None) or args.target is None:
+        from backend_core.errors import CmlensError
+
+        try:
+            args.target = _board_target(args)
+        except CmlensError as exc:
+            from .common import print_error
+
+            return print_error(exc, err, json_file)
     opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),

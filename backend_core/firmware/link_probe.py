@@ -33,7 +33,8 @@ CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
 # targets' interface libraries, read from a real runner build's link line).
 WHOLE_ARCHIVES = ("libcortex_m_ops_lib.a",)
 ARCHIVES = ("libextension_runner_util.a", "libbundled_program.a", "libetdump.a", "libflatccrt.a",
-            "libcortex_m_kernels.a", "libcmsis-nn.a", "libportable_kernels.a", "libkernels_util_all_deps.a",
+            "libcortex_m_kernels.a", "libcmsis-nn.a", "libportable_kernels.a", "libquantized_kernels.a",
+            "libkernels_util_all_deps.a",
             "libexecutorch.a", "libexecutorch_core.a", "libextension_threadpool.a")
 WRAPS = ("et_pal_current_ticks", "et_pal_ticks_to_ns_multiplier", "printf", "fprintf", "sprintf", "snprintf",
          "vprintf", "vfprintf", "vsprintf", "vsnprintf")
@@ -47,39 +48,53 @@ PARTS = (("board layer", re.compile(r"cmlens_board\.dir")),
 def installed_libraries(cpu: str, cache_root: Path | None = None) -> Path | None:
     """The newest finished library install for `cpu` in the cache (None: not built here)."""
     base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
-    found = [(p.stat().st_mtime, p.parent) for p in base.glob(f"*-{cpu}-release/{STAMP}")
+    found = [(p.stat().st_mtime, p.parent) for p in base.glob(f"*-{cpu}-release*/{STAMP}")
              if (p.parent / "install" / CONFIG_FILE).is_file()]
     return max(found)[1] / "install" if found else None
 
 
-def kernel_roots(ops: list[str], install: Path, et_root: Path | None) -> tuple[list[str], list[str]]:
-    """(mangled symbols of the portable kernels of `ops`, ops without a kernel found) from the checkout's
-    kernels/portable/functions.yaml and `nm` of libportable_kernels.a."""
-    want: dict[str, str] = {}
-    yaml = (et_root / "kernels" / "portable" / "functions.yaml") if et_root else None
-    if yaml is not None and yaml.is_file():
-        op = None
-        for line in yaml.read_text().splitlines():
-            if m := re.match(r"- op: (\S+)", line):
-                op = m.group(1)
-            elif (m := re.search(r"kernel_name: (\S+)", line)) and op:
-                want[f"aten::{op}"] = m.group(1).rsplit("::", 1)[-1]
-                want[f"dim_order_ops::{op}"] = m.group(1).rsplit("::", 1)[-1]
-    lib = install / "lib" / "libportable_kernels.a"
-    nm = shutil.which("arm-none-eabi-nm")
-    if not nm or not lib.is_file():
-        return [], list(ops)
-    out = subprocess.run([nm, "--defined-only", "-g", str(lib)], capture_output=True, text=True).stdout
+_YAMLS = (("kernels/portable/functions.yaml", "libportable_kernels.a", ("aten", "dim_order_ops")),
+          ("kernels/quantized/quantized.yaml", "libquantized_kernels.a", ("quantized_decomposed",)))
+
+
+def _yaml_kernels(path: Path, namespaces: tuple[str, ...]) -> dict[str, str]:
+    """{"ns::op.overload": kernel function name} from an ExecuTorch functions.yaml / quantized.yaml."""
+    out: dict[str, str] = {}
+    op = None
+    for line in path.read_text().splitlines():
+        if m := re.match(r"- (?:op|func): (?:(\w+)::)?([\w.]+)", line):
+            op = m.group(2) if m.group(1) is None else f"{m.group(1)}::{m.group(2)}"
+        elif (m := re.search(r"kernel_name: (\S+)", line)) and op:
+            fn = m.group(1).rsplit("::", 1)[-1]
+            for ns in namespaces:
+                out[op if "::" in op else f"{ns}::{op}"] = fn
+    return out
+
+
+def _defined(lib: Path, nm: str) -> dict[str, str]:
+    """{demangled function name (no arguments): mangled symbol} of the global functions in an archive."""
+    raw = subprocess.run([nm, "--defined-only", "-g", str(lib)], capture_output=True, text=True).stdout
     dem = subprocess.run([nm, "--defined-only", "-g", "-C", str(lib)], capture_output=True, text=True).stdout
-    names = {}
-    for raw, pretty in zip(out.splitlines(), dem.splitlines()):
-        parts, pparts = raw.split(maxsplit=2), pretty.split(maxsplit=2)
-        if len(parts) == 3 and parts[1] in "TW" and len(pparts) == 3:
-            names.setdefault(pparts[2].split("(", 1)[0], parts[2])
+    names: dict[str, str] = {}
+    for a, b in zip(raw.splitlines(), dem.splitlines()):
+        pa, pb = a.split(maxsplit=2), b.split(maxsplit=2)
+        if len(pa) == 3 and pa[1] in "TW" and len(pb) == 3:
+            names.setdefault(pb[2].split("(", 1)[0], pa[2])
+    return names
+
+
+def kernel_roots(ops: list[str], install: Path, et_root: Path | None) -> tuple[list[str], list[str]]:
+    """(mangled symbols of the kernels of `ops`, ops without a kernel found): the checkout's
+    kernels/portable/functions.yaml and kernels/quantized/quantized.yaml give the kernel function, `nm`
+    of the installed archive its symbol (what the runner's generated registration calls)."""
+    nm = shutil.which("arm-none-eabi-nm")
     roots, missing = [], []
+    tables = []
+    for yaml, lib, namespaces in _YAMLS:
+        if et_root is not None and (et_root / yaml).is_file() and (install / "lib" / lib).is_file() and nm:
+            tables.append((_yaml_kernels(et_root / yaml, namespaces), _defined(install / "lib" / lib, nm)))
     for op in ops:
-        fn = want.get(op)
-        sym = names.get(f"torch::executor::native::{fn}") if fn else None
+        sym = next((syms.get(f"torch::executor::native::{fns[op]}") for fns, syms in tables if op in fns), None)
         (roots.append(sym) if sym else missing.append(op))
     return roots, missing
 
@@ -132,35 +147,68 @@ def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path
     parts["runner (stock arm_executor_runner, from the table)"] = runner.get("code", 0) + runner.get("data", 0)
     stack, heap = reservations()
     row = table.get("cpus", {}).get(cpu) or {}
-    notes = [f"{op}: no portable kernel found in {lib / 'libportable_kernels.a'}" for op in missing]
+    notes = [f"{op}: no portable/quantized kernel found in {lib} (not counted)" for op in missing]
     return RuntimeSize("libraries", cpu, code, data, bss, stack, heap,
                        {k: int(v) for k, v in row.get("stack_marks", {}).items()},
                        {k: int(v) for k, v in row.get("heap_marks", {}).items()}, parts,
                        [op for op in ops if op not in missing], True, notes, str(install))
 
 
-_MAP_LINE = re.compile(r"^\s+(?:\.\S+\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)$")
+_MAP_ENTRY = re.compile(r"^ (\.\S+|COMMON)?\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
+_MAP_NAME_ONLY = re.compile(r"^ (\.\S+|COMMON)$")
+
+
+def map_inputs(path: Path) -> list[tuple[str, str, int]]:
+    """(input section, input file, bytes) of every section a GNU ld map file says the link kept."""
+    out: list[tuple[str, str, int]] = []
+    in_map, pending = False, ""
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("Linker script and memory map"):
+            in_map = True
+            continue
+        if not in_map:
+            continue
+        if m := _MAP_NAME_ONLY.match(line):
+            pending = m.group(1)
+            continue
+        m = _MAP_ENTRY.match(line)
+        name = (m.group(1) if m and m.group(1) else pending) if m else ""
+        pending = ""
+        if m and name and int(m.group(2), 16):
+            out.append((name, m.group(3).strip(), int(m.group(2), 16)))
+    return out
+
+
+def kind_of(section: str) -> str | None:
+    """code / data / bss for an input section name (None: not part of the image's code or static RAM)."""
+    if re.match(r"\.(text|rodata|ARM\.ex|init_array|fini_array|preinit_array|ctors|dtors|init$|fini$|eh_frame)", section):
+        return "code"
+    if re.match(r"\.(data|got|igot)", section):
+        return "data"
+    if re.match(r"\.(bss|sbss|tbss)|COMMON", section) and not re.search(r"allocator_sec|tensor_arena", section):
+        return "bss"
+    return None
+
+
+def map_sizes(path: Path, file_pattern: re.Pattern[str]) -> dict[str, int]:
+    """Kept code/data/bss bytes of the input files matching `file_pattern`."""
+    out = {"code": 0, "data": 0, "bss": 0}
+    for section, source, size in map_inputs(path):
+        k = kind_of(section)
+        if k and file_pattern.search(source):
+            out[k] += size
+    return out
 
 
 def map_parts(path: Path) -> dict[str, int]:
-    """Bytes of kept code/data input sections per part of the runtime, from a GNU ld map file."""
+    """Bytes of kept code + data input sections per part of the runtime, from a GNU ld map file."""
     parts = {name: 0 for name, _ in PARTS}
-    in_memory_map = False
-    section = ""
-    for line in path.read_text(errors="replace").splitlines():
-        if line.startswith("Linker script and memory map"):
-            in_memory_map = True
-            continue
-        if not in_memory_map:
-            continue
-        if line.startswith(" .") or line.startswith("."):
-            section = line.split()[0]
-        m = _MAP_LINE.match(line)
-        if not m or not re.match(r"\s*\.(text|rodata|data|ARM\.ex|init_array|fini_array)", section or line):
+    for section, source, size in map_inputs(path):
+        if kind_of(section) not in ("code", "data"):
             continue
         for name, pat in PARTS:
-            if pat.search(m.group(2)):
-                parts[name] += int(m.group(1), 16)
+            if pat.search(source):
+                parts[name] += size
                 break
     return {k: v for k, v in parts.items() if v}
 

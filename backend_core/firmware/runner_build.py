@@ -69,7 +69,7 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size, self.method_pool, self.temp_pool,
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size, self.method_pool, self.temp_pool, self.board.table_file,
                        str(KERNELS_DIR.resolve()))).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
@@ -101,6 +101,8 @@ class RunnerRequest:
         d = {
             "CMAKE_TOOLCHAIN_FILE": str(KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"),
             "CMLENS_BOARD": self.board.name,
+            # an MCU's sizes on a QEMU board come with a table of their own (firmware/sized.py)
+            "CMLENS_BOARDS_JSON": self.board.table_file,
             "CMAKE_BUILD_TYPE": lib.build_type,
             "EXECUTORCH_ROOT": str(lib.et_root),
             "ET_INSTALL_DIR": str(self.libs.install_dir),

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError, SimulatorError
+from ..errors import BadInputError, BuildError, SimulatorError
 from ..firmware import checkout as checkout_mod
 from ..firmware.boards import board_for
 from ..firmware.build import cache_dir
@@ -32,6 +32,7 @@ from ..firmware.semihosting import run_semihosting
 from ..firmware.simulator import EventCallback, runner_for
 from ..lowering import lower
 from ..pipeline.stages import PipelineOptions
+from ..memory import board_named as board_named_spec
 from ..memory.target_check import check_run, predict_for_run, run_pools
 from .etrecord_lowering import lower_with_etrecord
 from .preflight_step import gate
@@ -67,6 +68,10 @@ def prepare_run(opts: RunOptions, et_root: str | Path, cmsis_nn: str | Path | No
     the simulator (BadInputError / ToolMissingError, exit 2). A job checks this before it lowers."""
     emit = on_line or (lambda stream, line: None)
     board = board_for(opts.target, opts.sim)                       # UnsupportedTargetError: exit 2
+    if opts.board:                  # a board of `cmlens memory --board list`: its core must be the target's
+        from ..firmware.sized import run_board
+
+        board = run_board(opts.board, opts.target, opts.sim, board)   # BadInputError: exit 2
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
     checkout.require_buildable()                                   # submodules, directory name: exit 2
     for w in unseen_warnings(checkout, Path(opts.cache_root) if opts.cache_root is not None else cache_dir()):
@@ -128,13 +133,27 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     emit("cmlens", f"ops: {check.summary()}")
     if not check.ok:
         raise MissingOpsError(check)
+    sized = None
+    from ..firmware.sized import is_mcu_board
+
+    if opts.board and is_mcu_board(opts.board):   # an MCU's sizes on the QEMU board of its core
+        from ..firmware.sized import plan_board_run, verdict_lines
+
+        if opts.semihosting:
+            raise BadInputError("--semihosting does not go with --board: the runner would read the model into "
+                                "a host-file pool the MCU does not have.", "Drop --semihosting.")
+        board, sized = plan_board_run(model, board_named_spec(opts.board), ops=check.model_ops,
+                                      etdump=opts.etdump, refuse=opts.preflight,
+                                      on_status=lambda t: emit("cmlens", t))   # DoesNotFitError: exit 2
+        for line in verdict_lines(sized):
+            emit("cmlens", line)
     if opts.preflight:       # what will fail on the target stops the run here, before any build (exit 2)
         gate(source, model, lowering, opts.board or board.name, emit)
 
     # --etdump on QEMU: the runner writes etdump.bin / debug_buffer.bin to host files through semihosting
     # (seconds of base64 on the UART otherwise: ~16 s for mobilenet_v1_025); FVP and boards keep the UART.
     host_files = opts.semihosting or (opts.etdump and not opts.etdump_uart and board.simulator == "qemu"
-                                      and model.suffix == ".bpte")
+                                      and model.suffix == ".bpte" and sized is None)
     debug_size = None
     if opts.etdump:
         dplan = plan_for_model(model)
@@ -146,6 +165,10 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
 
     mem_pred = predict_for_run(model, opts.etdump, emit, debug_size, uart_etdump=not host_files)
     pools = run_pools(mem_pred, opts.tight, opts.method_pool, opts.temp_pool, emit)
+    if sized is not None:     # the pools the fit verdict placed (a forced size still wins)
+        pools = (opts.method_pool or sized["pools"]["method"], opts.temp_pool or sized["pools"]["temp"])
+        emit("cmlens", f"memory: {sized['board']['name']}: method allocator pool {pools[0]:,} B, temp pool "
+                       f"{pools[1]:,} B, stack {sized['runtime']['stack']:,} B, heap {sized['runtime']['heap']:,} B")
 
     start = time.monotonic()
     step("libraries")
@@ -162,7 +185,14 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
     step("build runner")
-    rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
+    try:
+        rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
+    except BuildError as exc:
+        if sized is not None:
+            from ..firmware.sized import explain_link_failure
+
+            explain_link_failure(exc, sized)
+        raise
     timings["runner_configure_s"], timings["runner_build_s"] = rb.configure_s, rb.build_s
 
     step("run")
@@ -197,6 +227,11 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
                          problem, files)
     run.memory = check_run(mem_pred, result.report.memory, *pools, elf=rb.elf,
                            baked_model_bytes=0 if host_files else model.stat().st_size)
+    if run.memory is not None and sized is not None:
+        from ..firmware.sized import fit_check
+
+        run.memory["board_fit"] = fit_check(sized, rb.elf, result.report.memory.board)
+        run.memory["lines"] += run.memory["board_fit"]["lines"]
     if run.memory and run.memory["problem"]:
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     run.reference_warnings = ref_warnings
