@@ -1,5 +1,11 @@
-"""On-disk cache of lowering results, keyed by model source + options + stack versions, so
-lowering the same model again returns in about a second."""
+"""On-disk cache of lowering results, so lowering the same model again returns in well under a second.
+
+Never a stale answer: the key covers the model source's identity (zoo name, or file kind + path +
+entry), the options, the installed stack (versions and the content of each package's RECORD, or its
+sources when installed editable) and this package's code. The content of the model file and of every
+file it imported or read while loading is not in the key but stored with the entry (deps.json) and
+checked on every hit: a changed file is a miss that says which one ("helper.py changed"), a file
+touched without a change keeps the hit. docs/architecture.md ("Caches") lists every cache and its key."""
 from __future__ import annotations
 
 import hashlib
@@ -7,12 +13,16 @@ import json
 import os
 import pickle
 import tempfile
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .versions import stack_versions
+from .models.dependencies import Dependency, describe_changes
+from .versions import PACKAGES
 
-FORMAT_VERSION = "4"
+FORMAT_VERSION = "5"     # 5: entries carry deps.json (recorded model files), checked on every hit
+DEPS_FILE = "deps.json"
 
 
 def cache_root() -> Path:
@@ -22,9 +32,10 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cmlens"
 
 
-# Modules that do not shape a lowering result: editing them must not invalidate the cache.
-_NOT_IN_RESULTS = {"target", "numerics", "layout.py", "worker.py", "report/html_report.py",
-                   "report/dot_export.py", "cache.py", "memory"}
+# Code that does not shape a lowering result: editing it must not invalidate the cache. Everything else
+# in backend_core (models, pipeline, snapshot, fallback, preflight, lowering, ...) is in the key.
+_NOT_IN_RESULTS = {"firmware", "numerics", "layout", "workers", "jobs", "compare", "sweep", "profile", "memory",
+                   "report/html_report.py", "report/dot_export.py", "report/interactive", "cache.py"}
 
 
 def code_fingerprint() -> str:
@@ -33,16 +44,62 @@ def code_fingerprint() -> str:
     pkg = Path(__file__).resolve().parent
     for f in sorted(pkg.rglob("*.py")):
         rel = f.relative_to(pkg).parts
-        if rel[0] in _NOT_IN_RESULTS or "/".join(rel) in _NOT_IN_RESULTS:
+        if rel[0] in _NOT_IN_RESULTS or "/".join(rel) in _NOT_IN_RESULTS or "/".join(rel[:2]) in _NOT_IN_RESULTS:
             continue
         h.update(f.read_bytes())
     return h.hexdigest()
 
 
+# Of an editable ExecuTorch, the sources that make a lowering (hashing all 4,000 files would cost a hit ~0.2 s).
+_EDITABLE_PARTS = {"executorch": ("backends/cortex_m", "backends/arm/quantizer", "backends/transforms", "exir")}
+
+
+def _editable_sources(name: str) -> str:
+    """Hash of an editable package's Python sources (they change without a reinstall)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    h = hashlib.sha1()
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        for part in _EDITABLE_PARTS.get(name, ("",)):
+            for f in sorted(Path(base, part).rglob("*.py")):
+                h.update(str(f).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def stack_fingerprint() -> dict[str, str]:
+    """Per package: version plus the hash of its installed RECORD (every file's sha256, written by pip:
+    a reinstall of a rebuilt wheel with the same version changes it), or of its sources when editable."""
+    out = {}
+    for p in PACKAGES:
+        try:
+            dist = metadata.distribution(p)
+        except metadata.PackageNotFoundError:
+            out[p] = "not installed"
+            continue
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        if direct.get("dir_info", {}).get("editable") and p != "cortexm-lens":   # cmlens: code_fingerprint
+            content = "editable:" + _editable_sources(p)
+        else:
+            content = hashlib.sha1((dist.read_text("RECORD") or "").encode()).hexdigest()
+        out[p] = f"{dist.version}:{content}"
+    return out
+
+
 def cache_key(fingerprint: str, options_key: str) -> str:
-    blob = json.dumps([FORMAT_VERSION, fingerprint, options_key, stack_versions(), code_fingerprint()],
+    blob = json.dumps([FORMAT_VERSION, fingerprint, options_key, stack_fingerprint(), code_fingerprint()],
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+@dataclass
+class Lookup:
+    """What a lookup found: the entry (payload, blobs) or None, and why a stored entry was not used
+    ("helper.py changed"; "" when there was none). `dependencies` are the entry's recorded files."""
+
+    entry: tuple[dict[str, Any], dict[str, bytes]] | None
+    reason: str = ""
+    dependencies: tuple[Dependency, ...] = ()
 
 
 class ResultCache:
@@ -52,27 +109,52 @@ class ResultCache:
     def _dir(self, key: str) -> Path:
         return self.root / key
 
-    def load(self, key: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
+    def dependencies(self, key: str) -> list[Dependency]:
+        try:
+            return [Dependency.from_dict(d) for d in json.loads((self._dir(key) / DEPS_FILE).read_text())]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+
+    def lookup(self, key: str) -> Lookup:
+        """The entry if it exists and every recorded file still has its recorded content."""
         d = self._dir(key)
         f = d / "result.pickle"
         if not f.is_file():
-            return None
+            return Lookup(None)
+        deps = self.dependencies(key)
+        changes = [c for c in (dep.change() for dep in deps) if c]
+        if changes:
+            return Lookup(None, describe_changes(changes), tuple(deps))
         try:
             data = pickle.loads(f.read_bytes())
         except Exception:  # noqa: BLE001 - a stale or truncated cache entry is a miss, not an error
-            return None
+            return Lookup(None, "the cached entry could not be read")
         blobs = {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pte", ".bpte")}
-        return data, blobs
+        return Lookup((data, blobs), "", tuple(deps))
 
-    def store(self, key: str, data: dict[str, Any], blobs: dict[str, bytes]) -> None:
+    def load(self, key: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
+        return self.lookup(key).entry
+
+    def store(self, key: str, data: dict[str, Any], blobs: dict[str, bytes],
+              dependencies: list[Dependency] | tuple[Dependency, ...] = ()) -> None:
         d = self._dir(key)
         d.mkdir(parents=True, exist_ok=True)
+        (d / "result.pickle").unlink(missing_ok=True)     # the entry is invalid until its last file lands
+        for old in d.iterdir():               # blobs of an earlier entry under this key
+            if old.suffix in (".pte", ".bpte") and old.name not in blobs:
+                old.unlink()
         for name, b in blobs.items():
             (d / name).write_bytes(b)
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            # The frozen snapshot dataclasses pickled as they are: building and encoding the JSON
-            # report for every lowering cost MobileNetV2 ~1 s (the report is made on demand).
-            # The cache is this user's own directory, written only by this code.
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, d / "result.pickle")   # atomic: a crash never leaves half a result
+        _atomic_write(d / DEPS_FILE, json.dumps([dep.to_dict() for dep in dependencies], indent=1).encode())
+        # Last (it makes the entry a hit). The frozen snapshot dataclasses pickled as they are: building and encoding the JSON
+        # report for every lowering cost MobileNetV2 ~1 s (the report is made on demand).
+        # The cache is this user's own directory, written only by this code.
+        _atomic_write(d / "result.pickle", pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write then rename: a crash never leaves half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

@@ -170,8 +170,9 @@ def run_lower(args: argparse.Namespace) -> int:
         for note in artefact.notes:
             print(f"note: {note}")
     else:
+        again = f" (not from the cache: {result.cache_note})" if result.cache_note else ""
         print(f"{result.model} → {result.options.target}, {result.options.flow} flow: {result.status} "
-              f"in {result.seconds:.1f} s{cached}")
+              f"in {result.seconds:.1f} s{cached}{again}")
         print("layout: " + ("channels_last (--channels-last: the model's 4-D weights and inputs were converted)"
                             if result.options.channels_last else "as given (no conversion)"))
     print_stage_table(report)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
+from .dependencies import Dependency, file_digest, folder_digest
 
 
 def random_samples(example_inputs: tuple, n: int, seed: int = 0) -> list[tuple]:
@@ -84,3 +85,16 @@ def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples
     if user_samples:
         return samples + list(user_samples)
     return samples + random_samples(example_inputs, n)
+
+
+def input_folder_dependencies(calib: str | int | None) -> list[Dependency]:
+    """The sample files of a calibration folder, for the result cache: the options name the folder,
+    these name its content (an added, edited or deleted sample is a miss that says so)."""
+    if not isinstance(calib, str) or calib.isdigit():
+        return []
+    p = Path(calib).expanduser()
+    if not p.is_dir():
+        return []
+    listing = Dependency(str(p.resolve()), f"{p.name}/", "folder", folder_digest(p))
+    return [listing] + [Dependency(str(f.resolve()), f"{p.name}/{f.name}", "data", file_digest(f))
+                        for f in sorted(p.iterdir()) if f.suffix in (".pt", ".npy")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import traceback
 
 from ..errors import BadInputError
+from .dependencies import LoadRecorder
 from .spec import LoadedModel, ModelSpec
 
 
@@ -11,7 +12,8 @@ def load_pt2(spec: ModelSpec) -> LoadedModel:
     import torch
 
     try:
-        ep = torch.export.load(spec.path)
+        with LoadRecorder(spec.path) as rec:     # as a .py: its folder on sys.path, its files recorded
+            ep = torch.export.load(spec.path)
     except Exception as e:  # noqa: BLE001 - corrupt/foreign files are bad input
         raise BadInputError(
             f"{spec.path} is not a readable torch.export program ({type(e).__name__}: {str(e)[:200]}).",
@@ -27,7 +29,7 @@ def load_pt2(spec: ModelSpec) -> LoadedModel:
                        if n.op == "placeholder" and n.name in set(ep.graph_signature.user_inputs))
     module = ep.module(check_guards=False)
     return LoadedModel(spec.name, module, inputs, spec, exported=ep,
-                       notes=["loaded from a saved program"])
+                       notes=["loaded from a saved program"], dependencies=rec.dependencies())
 
 
 def _random_like(val):  # noqa: ANN001, ANN202

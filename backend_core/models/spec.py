@@ -4,10 +4,10 @@ Kept apart from the loaders so user_file / saved_program import these without im
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from .dependencies import Dependency
 
 
 @dataclass(frozen=True)
@@ -20,11 +20,13 @@ class ModelSpec:
     entry: str = ""      # callable name for python files (":NAME")
 
     def fingerprint(self) -> str:
-        """Identity for caches: zoo name, or the file's path + content hash."""
+        """Identity for caches: zoo name, or the file's kind, path and entry. Not its content: the
+        content of the file and of everything it imported or read is in the entry's recorded
+        dependencies (LoadedModel.dependencies), checked on every hit, so a miss can say which
+        file changed ("helper.py changed")."""
         if self.kind == "zoo":
             return f"zoo:{self.name}"
-        data = Path(self.path).read_bytes()
-        return f"{self.kind}:{self.path}:{self.entry}:{hashlib.sha1(data).hexdigest()}"
+        return f"{self.kind}:{self.path}:{self.entry}"
 
 
 @dataclass
@@ -42,6 +44,9 @@ class LoadedModel:
     # feeding the explicit-layout flow NCHW and the legacy flow channels-last, as ExecuTorch's
     # own Cortex-M tests do. A user's model gets its own inputs, as given, in every flow.
     flow_inputs: dict[str, tuple] = field(default_factory=dict)
+    # The files this model was made from (the model file, the modules it imported from outside the
+    # standard library / site-packages, the data files it read while loading), with content hashes.
+    dependencies: list[Dependency] = field(default_factory=list)
 
     def inputs_for(self, flow: str) -> tuple:
         return self.flow_inputs.get(flow, self.example_inputs)

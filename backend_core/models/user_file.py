@@ -1,14 +1,17 @@
-"""Load a model from the user's Python file. This runs their code: callers only do it on an
-explicit user action (a CLI argument, File > Open)."""
+"""Load a model from the user's Python file, as `python model.py` runs it (its folder first on sys.path,
+so helpers and packages beside it import). This runs their code: callers only do it on an explicit user
+action (a CLI argument, File > Open)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
+from .dependencies import LoadRecorder, search_path_text
 from .spec import LoadedModel, ModelSpec
 
 
@@ -29,7 +32,40 @@ def _as_tuple(inputs: Any) -> tuple:
     return (inputs,)
 
 
+def _import_error(e: ModuleNotFoundError, path: str, rec: LoadRecorder, during: str) -> BadInputError:
+    """Name the missing module, the line that imported it and the folders Python searched."""
+    missing = e.name or str(e)
+    where = search_path_text(rec.search_path, missing, rec.folder)
+    top = missing.split(".")[0]
+    at = _user_frame(e, path)
+    for fs in traceback.extract_tb(e.__traceback__):       # the deepest line of the user's own files
+        f = os.path.realpath(fs.filename)
+        if f.startswith(rec.folder + os.sep) and f != os.path.realpath(path):
+            at = f" at {os.path.relpath(f, rec.folder)} line {fs.lineno}: {fs.line}"
+    return BadInputError(
+        f"{Path(path).name} could not import {missing!r}{during}{at}: no module named "
+        f"{missing!r} in {where}.",
+        f"If {top} is your code, put {top}.py (or the {top}/ package) beside {Path(path).name} or add its "
+        f"folder to PYTHONPATH; if it is a library, install it into this environment "
+        f"({sys.executable} -m pip install {top}).", detail=traceback.format_exc())
+
+
 def load_python_model(spec: ModelSpec) -> LoadedModel:
+    """Import the file as `python model.py` would (its folder first on sys.path) and build the model,
+    recording the files it imported and read (LoadedModel.dependencies)."""
+    with LoadRecorder(spec.path) as rec:
+        model, inputs, calib = _load(spec, rec)
+    import torch
+
+    path = spec.path
+    if not isinstance(model, torch.nn.Module):
+        raise BadInputError(f"The model from {path} is a {type(model).__name__}, not a torch.nn.Module.",
+                            "Return an nn.Module instance from get_model().")
+    return LoadedModel(spec.name, model.eval(), _as_tuple(inputs), spec, calibration_inputs=calib,
+                       dependencies=rec.dependencies())
+
+
+def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | None]:
     path = spec.path
     mod_name = f"cmlens_user_model_{abs(hash(path))}"
     try:
@@ -42,8 +78,10 @@ def load_python_model(spec: ModelSpec) -> LoadedModel:
     except BadInputError:
         raise
     except SyntaxError as e:
-        raise BadInputError(f"{path} has a syntax error at line {e.lineno}: {e.msg}.",
+        raise BadInputError(f"{e.filename or path} has a syntax error at line {e.lineno}: {e.msg}.",
                             "Fix the file and load it again.", detail=traceback.format_exc()) from e
+    except ModuleNotFoundError as e:
+        raise _import_error(e, path, rec, "") from e
     except Exception as e:  # noqa: BLE001 - any error in user code is reported, not raised
         raise BadInputError(
             f"{path} raised {type(e).__name__} while being imported{_user_frame(e, path)}: {e}",
@@ -61,29 +99,24 @@ def load_python_model(spec: ModelSpec) -> LoadedModel:
                 raise BadInputError(f"{spec.entry}() in {path} must return (model, example_inputs).",
                                     "Return a tuple: the nn.Module and a tuple of input tensors.")
             model, inputs = result
-            calib = None
-        else:
-            missing = [n for n in ("get_model", "get_example_inputs") if not callable(getattr(module, n, None))]
-            if missing:
-                raise BadInputError(
-                    f"{path} does not define {' and '.join(m + '()' for m in missing)}.",
-                    "A model file defines get_model() returning an nn.Module and get_example_inputs() "
-                    "returning a tuple of tensors (optionally get_calibration_inputs()), or use "
-                    "file.py:NAME for a callable returning (model, example_inputs).")
-            model = module.get_model()
-            inputs = module.get_example_inputs()
-            calib_fn = getattr(module, "get_calibration_inputs", None)
-            calib = [_as_tuple(c) for c in calib_fn()] if callable(calib_fn) else None
+            return model, inputs, None
+        missing = [n for n in ("get_model", "get_example_inputs") if not callable(getattr(module, n, None))]
+        if missing:
+            raise BadInputError(
+                f"{path} does not define {' and '.join(m + '()' for m in missing)}.",
+                "A model file defines get_model() returning an nn.Module and get_example_inputs() "
+                "returning a tuple of tensors (optionally get_calibration_inputs()), or use "
+                "file.py:NAME for a callable returning (model, example_inputs).")
+        model = module.get_model()
+        inputs = module.get_example_inputs()
+        calib_fn = getattr(module, "get_calibration_inputs", None)
+        calib = [_as_tuple(c) for c in calib_fn()] if callable(calib_fn) else None
+        return model, inputs, calib
     except BadInputError:
         raise
+    except ModuleNotFoundError as e:
+        raise _import_error(e, path, rec, " while building the model") from e
     except Exception as e:  # noqa: BLE001
         raise BadInputError(
             f"Building the model from {path} raised {type(e).__name__}{_user_frame(e, path)}: {e}",
             "Fix the error in the model file.", detail=traceback.format_exc()) from e
-
-    import torch
-
-    if not isinstance(model, torch.nn.Module):
-        raise BadInputError(f"The model from {path} is a {type(model).__name__}, not a torch.nn.Module.",
-                            "Return an nn.Module instance from get_model().")
-    return LoadedModel(spec.name, model.eval(), _as_tuple(inputs), spec, calibration_inputs=calib)
