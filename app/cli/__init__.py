@@ -17,12 +17,13 @@ from .numerics import add_numerics_command
 from .profile import add_profile_command
 from .run import add_run_command
 from .selftest import add_selftest_command
+from .sweep import add_sweep_command
 
 
 # One module per subcommand; each `add_*_command(subparsers)` sets `func(args) -> exit status`.
 SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
                add_selftest_command, add_run_command, add_memory_command, add_check_command, add_profile_command,
-               add_compare_command, add_gate_command)
+               add_compare_command, add_gate_command, add_sweep_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

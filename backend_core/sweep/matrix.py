@@ -1,0 +1,114 @@
+"""A sweep's matrix: models (zoo names, files, folders) × `--vary key=v1,v2` axes -> a list of Jobs.
+
+Everything here is checked before any work starts: an unknown axis, a bad value or a model that does
+not exist is a BadInputError (exit 2) naming it and the fix."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+
+from ..cpus import normalise_target
+from ..errors import BadInputError
+from ..jobs import Job, LowerRequest, RunOptions, STEPS
+
+AXES = ("target", "activations", "flow", "channels_last", "calib", "board")
+_TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last"}
+_FALSE = {"0", "false", "no", "off", "as-given", "as_given"}
+
+
+def _value(axis: str, text: str) -> object:
+    v = text.strip()
+    if not v:
+        raise BadInputError(f"--vary {axis}: an empty value.", f"Use e.g. --vary {axis}=a,b.")
+    if axis == "target":
+        return normalise_target(v)                           # UnsupportedTargetError (exit 2) names the CPUs
+    if axis == "flow":
+        if v not in ("legacy", "explicit"):
+            raise BadInputError(f"--vary flow: unknown flow {v!r}.", "Use --vary flow=legacy,explicit.")
+        return v
+    if axis == "activations":
+        if v not in ("int8", "int16"):
+            raise BadInputError(f"--vary activations: unknown type {v!r}.", "Use --vary activations=int8,int16.")
+        return v
+    if axis == "channels_last":
+        if v.lower() in _TRUE:
+            return True
+        if v.lower() in _FALSE:
+            return False
+        raise BadInputError(f"--vary channels_last: {v!r} is not yes or no.", "Use --vary channels_last=no,yes.")
+    if axis == "calib":
+        return int(v) if v.isdigit() else v
+    if axis == "board":
+        from ..memory import board_named
+
+        return board_named(v).name                            # BadInputError lists the boards
+    raise AssertionError(axis)
+
+
+def parse_vary(texts: list[str]) -> dict[str, list[object]]:
+    """`["target=m4,m55", "activations=int8,int16"]` -> {"target": [...], "activations": [...]}."""
+    axes: dict[str, list[object]] = {}
+    for text in texts:
+        key, sep, values = text.partition("=")
+        axis = key.strip().lower().replace("-", "_")
+        if not sep:
+            raise BadInputError(f"--vary {text!r} has no '='.", "Write --vary key=v1,v2 (e.g. --vary target=m4,m55).")
+        if axis not in AXES:
+            raise BadInputError(f"--vary: unknown axis {key.strip()!r}.", f"Axes: {', '.join(AXES)}.")
+        if axis in axes:
+            raise BadInputError(f"--vary {axis} is given twice.", "Give each axis once, its values comma-separated.")
+        vals = [_value(axis, v) for v in values.split(",")]
+        axes[axis] = list(dict.fromkeys(vals))
+    return axes
+
+
+def expand_models(items: list[str]) -> list[str]:
+    """Zoo names and model files as given; a folder gives its *.py model files (sorted). Unknown names
+    and missing files fail here, before anything runs."""
+    from ..models import parse_model_source
+
+    out: list[str] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            files = sorted(str(f) for f in p.glob("*.py") if not f.name.startswith("_"))
+            files += sorted(str(f) for f in p.glob("*.pt2"))
+            if not files:
+                raise BadInputError(f"Folder {p} holds no model files (*.py, *.pt2).",
+                                    "Point --models at a folder of model files, or name zoo models.")
+            out.extend(files)
+            continue
+        parse_model_source(item)                              # BadInputError: unknown name, missing file
+        out.append(item)
+    if not out:
+        raise BadInputError("No models to sweep.", "Name zoo models, model files or a folder.")
+    return list(dict.fromkeys(out))
+
+
+def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[str, ...],
+               base: LowerRequest = LowerRequest(), run: RunOptions = RunOptions(),
+               board: str | None = None, keep: tuple[str, ...] = ("graphs",)) -> list[Job]:
+    """One Job per model × combination of axis values, labelled `model · value · value`."""
+    bad = [s for s in steps if s not in STEPS]
+    if bad:
+        raise BadInputError(f"Unknown step(s) {', '.join(bad)}.", f"Steps are: {', '.join(STEPS)}.")
+    names = list(axes)
+    jobs = []
+    for model in models:
+        for combo in itertools.product(*(axes[n] for n in names)) if names else [()]:
+            values = dict(zip(names, combo))
+            low = replace(base, **{k: v for k, v in values.items() if k != "board"})
+            label = " · ".join([Path(model).stem if Path(model).suffix else model]
+                               + [_label(k, v) for k, v in values.items()])
+            jobs.append(Job(model, low, steps=steps, board=values.get("board", board), run=run, keep=keep,
+                            label=label))
+    return jobs
+
+
+def _label(axis: str, value: object) -> str:
+    if axis == "target":
+        return str(value).replace("cortex-", "")
+    if axis == "channels_last":
+        return "channels-last" if value else "as given"
+    return str(value)

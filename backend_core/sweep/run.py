@@ -1,0 +1,126 @@
+"""`run_sweep`: skip what a previous run finished, run the rest on an executor, store each result as it
+arrives, report progress (done / running / failed, ETA), and write the reports, baselines and dashboard
+— also after Ctrl-C, with what finished."""
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError
+from ..jobs import Job
+from .store import SweepStore, job_id
+
+
+@dataclass
+class Progress:
+    total: int
+    skipped: int = 0                         # finished by an earlier run
+    done: int = 0
+    failed: int = 0
+    running: set[str] = field(default_factory=set)
+    durations: list[float] = field(default_factory=list)
+    started: dict[str, float] = field(default_factory=dict)
+    parallel: int = 1
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.skipped - self.done - self.failed
+
+    def eta_s(self) -> float | None:
+        if not self.durations:
+            return None
+        return statistics.median(self.durations) * self.remaining / max(1, self.parallel)
+
+    def line(self) -> str:
+        eta = self.eta_s()
+        return (f"{self.done + self.failed + self.skipped}/{self.total}: {self.done} done, {len(self.running)} running, "
+                f"{self.failed} failed" + (f", {self.skipped} from an earlier run" if self.skipped else "")
+                + (f", ETA {eta:.0f} s" if eta is not None and self.remaining else ""))
+
+
+@dataclass
+class SweepOutcome:
+    out_dir: Path
+    executor: str
+    progress: Progress
+    results: dict[str, dict[str, Any]]
+    cancelled: bool = False
+    seconds: float = 0.0
+    workers: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.cancelled:
+            return 130
+        return 1 if any(r.get("status") != "done" or r.get("exit_code") for r in self.results.values()) else 0
+
+
+def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
+              on_progress: Callable[[Progress, str], None] | None = None,
+              cancel: threading.Event | None = None, meta: dict[str, Any] | None = None) -> SweepOutcome:
+    """Run `jobs` on `executor` (LocalPool or DaskCluster) into `out_dir`."""
+    say = on_progress or (lambda p, text: None)
+    cancel = cancel or threading.Event()
+    start = time.monotonic()
+    store = SweepStore(out_dir)
+    ids = [(job_id(j), j) for j in jobs]
+    if len({i for i, _ in ids}) != len(ids):
+        raise BadInputError("The sweep names the same job twice.", "Give each model and axis value once.")
+    steps = sorted({s for j in jobs for s in j.steps})
+    et_root = next((j.run.et_root for j in jobs if j.run.et_root), None)
+    workers = executor.check_workers(steps, et_root)
+    bad = [w for w in workers if w["problems"]]
+    if bad:
+        names = "; ".join(f"worker {w.get('worker', w['host'])}: " + ", ".join(w["problems"]) for w in bad)
+        raise BadInputError(f"A worker cannot run this sweep's steps ({', '.join(steps)}): {names}.",
+                            "Install what is missing on that worker, or drop the steps it cannot run.")
+    store.write_manifest(ids, {"executor": executor.describe(), **(meta or {})})
+    results: dict[str, dict[str, Any]] = {}
+    todo = []
+    for jid, job in ids:
+        old = store.finished(jid)
+        if old is not None:
+            results[jid] = old
+        else:
+            todo.append((jid, job.to_dict()))
+    prog = Progress(len(ids), skipped=len(results), parallel=getattr(executor, "workers", len(workers)) or 1)
+    say(prog, f"sweep of {len(ids)} job(s) on {executor.describe()}"
+        + (f": {len(results)} finished by an earlier run, {len(todo)} to do" if results else ""))
+
+    def on_start(jid: str) -> None:
+        prog.running.add(jid)
+        prog.started[jid] = time.monotonic()
+
+    def on_done(jid: str, res: dict[str, Any]) -> None:
+        prog.running.discard(jid)
+        if jid in prog.started:
+            prog.durations.append(time.monotonic() - prog.started.pop(jid))
+        store.write_result(jid, res)
+        results[jid] = res
+        if res.get("status") == "done":
+            prog.done += 1
+        else:
+            prog.failed += 1
+        label = res.get("job", {}).get("label") or jid
+        err = (res.get("error") or {}).get("message")
+        say(prog, f"{label}: {res.get('status')}" + (f" ({err})" if err else ""))
+
+    cancelled = False
+    try:
+        if todo:
+            executor.run(todo, on_done, on_start, cancel)
+        cancelled = cancel.is_set()
+    except KeyboardInterrupt:
+        cancelled = True
+    finally:
+        from .outputs import write_outputs
+
+        write_outputs(store, ids, results)
+    out = SweepOutcome(Path(out_dir), executor.describe(), prog, results, cancelled, time.monotonic() - start,
+                       workers)
+    say(prog, ("cancelled: " if cancelled else "finished: ") + prog.line())
+    return out
