@@ -31,7 +31,7 @@ class LoweringResult:
     blobs: dict[str, bytes] = field(default_factory=dict)   # "model.pte"/"model.bpte" bytes
     pipeline: LoweringPipeline | None = None                # live objects (not after a cache hit)
     verify_suggestions: bool = False                        # fixes were tried by re-lowering
-    dependencies: list[str] = field(default_factory=list)   # files the model was made from (cache-checked)
+    dependencies: list[dict[str, str]] = field(default_factory=list)   # files it was made from: Dependency.to_dict()
     cache_note: str = ""                                    # why a cached entry was not used: "helper.py changed"
 
     @property

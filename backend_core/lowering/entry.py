@@ -77,7 +77,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                                   payload["verdicts"], payload["planned_stages"], payload.get("error"),
                                   from_cache=True, seconds=time.perf_counter() - t_start, blobs=blobs,
                                   verify_suggestions=verify_suggestions,
-                                  dependencies=[d.path for d in cache.dependencies(key)])
+                                  dependencies=[d.to_dict() for d in cache.dependencies(key)])
 
     if on_status:
         on_status("importing ExecuTorch")
@@ -88,7 +88,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs)
     deps = model.dependencies + input_folder_dependencies(opts.calib)
     result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
-                            verify_suggestions=verify_suggestions, dependencies=[d.path for d in deps],
+                            verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
                             cache_note=note)
     stage: Stage
     try:

@@ -10,7 +10,9 @@ streams backend_core.protocol lines on stdout:
   {"type": "result", "result": {"artefact": {...}}}   (an artefact was read: memory plan, bundle, ETDump overlay)
   {"type": "done", "status": "done|failed", "error": {...}|null, "verdicts": {...},
    "from_cache": bool, "seconds": float, "report": "/path/report.json"|null,
-   "memory": {...backend_core.memory section...}|null}      (with --memory)
+   "memory": {...backend_core.memory section...}|null,     (with --memory)
+   "dependencies": [{"path", "name", "kind", "sha256"}, ...],   (the files the model was made from: the GUI
+   "cache_note": "helper.py changed"|""}                          watches them; why the cache was not used)
   {"type": "error", "exit_code": 2, "message": "...", "hint": "..."}   (bad input)
 
 Human-readable logs go to stderr.
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         emit({"type": RESULT, "result": {"artefact": artefact.extras()}})
     emit({"type": DONE, "status": result.status, "error": result.error, "verdicts": result.verdicts,
           "from_cache": result.from_cache, "seconds": result.seconds, "report": report_path,
-          "memory": memory})
+          "memory": memory, "dependencies": result.dependencies, "cache_note": result.cache_note})
     return 0 if result.status == "done" else 3
 
 
