@@ -67,9 +67,10 @@
     css.push(".gv .d-changed > rect.delta{stroke:" + C.diff.rewritten + "}");
     css.push(".gv path.edge{stroke:" + C.overlay.edge + "} .gv polygon.arrow{fill:" + C.overlay.edge + "}");
     css.push(".gv rect.cluster{stroke:" + C.overlay.cluster_border + "}");
-    css.push(".dl-fb_added{border-left-color:" + C.diff.removed + "} .dl-removed{border-left-color:" + C.diff.removed + "}" +
-             ".dl-fb_removed{border-left-color:" + C.diff.added + "} .dl-added{border-left-color:" + C.diff.added + "}" +
-             ".dl-changed{border-left-color:" + C.diff.rewritten + "}");
+    [["fb_added", C.diff.removed], ["removed", C.diff.removed], ["fb_removed", C.diff.added], ["added", C.diff.added],
+     ["changed", C.diff.rewritten]].forEach(function (p) {
+      css.push("ul.changes li.dl-" + p[0] + ", .dlegend span.dl-" + p[0] + "{border-left-color:" + p[1] + "}");
+    });
     document.head.appendChild(h("style", { text: css.join("\n") }));
   })();
 
@@ -473,6 +474,8 @@
   };
 
   /* ------------------------------------------------------------------ N-way compare */
+  /* the nodes a row has on one side: its own, or (a fused activation) those of the op it was folded into */
+  function sideNodes(sd) { return sd ? sd.nodes.concat(sd.via || []) : []; }
   function CompareViewer(host, Ls, cmp) {
     var self = this;
     this.Ls = Ls;
@@ -482,7 +485,7 @@
     cmp.rows.forEach(function (r, ri) {
       r.sides.forEach(function (sd, si) {
         if (!sd) return;
-        sd.nodes.forEach(function (n) { (self.rowsOf[si][n] = self.rowsOf[si][n] || []).push(ri); });
+        sideNodes(sd).forEach(function (n) { (self.rowsOf[si][n] = self.rowsOf[si][n] || []).push(ri); });
       });
     });
     var left = h("div", { cls: "clist", id: "what-changed" });
@@ -500,6 +503,7 @@
       var p = h("div", { cls: "pane" });
       col.appendChild(p);
       panes.appendChild(col);
+      if (!L.b.stages.length) p.appendChild(h("p", { cls: "dim pad", text: "No graph for this side (a baseline file holds the facts of the compare, not the graph)." }));
       var v = new GraphView(p, function (item) { self.pickNode(si, item); });
       v.onViewport = function (src) { self.followViewport(si, src); };
       return v;
@@ -508,7 +512,11 @@
   }
   CompareViewer.prototype.activate = function () {
     var self = this;
-    this.views.forEach(function (v, si) { v.show(self.Ls[si].graph(self.Ls[si].final())); v.fit(); v.setDeltas(self.deltaMap(si)); });
+    this.views.forEach(function (v, si) {
+      var L = self.Ls[si];
+      if (!L.b.stages.length) return;
+      v.show(L.graph(L.final())); v.fit(); v.setDeltas(self.deltaMap(si));
+    });
     this.refresh(true);
   };
   /* item id -> delta class, for one side */
@@ -516,12 +524,8 @@
     var v = this.views[si], out = {};
     this.cmp.rows.forEach(function (r) {
       var sd = r.sides[si];
-      if (!sd || !r.delta || r.delta === "same") return;
-      var d = r.delta;
-      if (si === 0 && d === "fb_added") d = "changed";        /* the reference shows what it was */
-      if (si === 0 && d === "fb_removed") d = "changed";
-      if (si !== 0 && (d === "fb_added" || d === "fb_removed") && sd.delta) d = sd.delta;
-      sd.nodes.forEach(function (n) { var it = v.item(n); if (it) out[it] = d; });
+      if (!sd || !sd.delta) return;
+      sd.nodes.forEach(function (n) { var it = v.item(n); if (it && (!out[it] || out[it] === "changed")) out[it] = sd.delta; });
     });
     return out;
   };
@@ -529,8 +533,8 @@
     var self = this, cmp = this.cmp;
     left.appendChild(h("h3", { text: "Summary" }));
     var t = h("table", { cls: "deltas" }), head = h("tr", null, h("th", { text: "" }));
-    cmp.sides.forEach(function (sd) { head.appendChild(h("th", { text: sd })); });
-    head.appendChild(h("th", { text: "Δ" }));
+    cmp.sides.forEach(function (sd) { head.appendChild(h("th", { text: sd.split(" ")[0], title: sd })); });
+    head.appendChild(h("th", { text: "Δ vs [1]" }));
     t.appendChild(head);
     cmp.summary.forEach(function (row) {
       var tr = h("tr", null, h("td", { cls: "k", text: row[0] }));
@@ -540,6 +544,11 @@
     });
     left.appendChild(t);
     if (cmp.note) left.appendChild(h("p", { cls: "weak", text: cmp.note }));
+    var legend = h("div", { cls: "dlegend" });
+    [["fb_added", "new fallback"], ["fb_removed", "fallback gone"], ["changed", "changed"], ["added", "only on a later side"], ["removed", "not on a later side"]].forEach(function (p) {
+      legend.appendChild(h("span", { cls: "dl-" + p[0] }, p[1]));
+    });
+    left.appendChild(legend);
     var changed = cmp.rows.map(function (r, i) { return i; }).filter(function (i) { return cmp.rows[i].delta && cmp.rows[i].delta !== "same"; });
     left.appendChild(h("h3", { text: "What changed (" + changed.length + ")" }));
     var ul = h("ul", { cls: "changes" });
@@ -547,7 +556,7 @@
     changed.forEach(function (ri) {
       var r = cmp.rows[ri];
       var li = h("li", { cls: "dl-" + r.delta, "data-row": String(ri), onclick: function () { self.pickRow(ri); } },
-                 h("div", { cls: "what", text: r.what }), h("div", { cls: "dim", text: r.label }));
+                 h("div", { cls: "what", text: r.what }), h("div", { cls: "dim", text: r.label + (r.source ? "  " + r.source.split("/").pop() : "") }));
       ul.appendChild(li);
       self.listItems[ri] = li;
     });
@@ -573,7 +582,7 @@
     }
     var nodes = this.Ls.map(function (L, si) {
       var out = [];
-      rows.forEach(function (ri) { var sd = self.cmp.rows[ri].sides[si]; if (sd) sd.nodes.forEach(function (n) { out.push(n); }); });
+      rows.forEach(function (ri) { sideNodes(self.cmp.rows[ri].sides[si]).forEach(function (n) { out.push(n); }); });
       if (self.sel.side === si && self.sel.node) out.push(self.sel.node);
       return out;
     });
@@ -609,7 +618,7 @@
     this.views.forEach(function (v, sj) {
       if (sj === si) return;
       var items = [];
-      rows.forEach(function (ri) { var sd = self.cmp.rows[ri].sides[sj]; if (sd) sd.nodes.forEach(function (n) { var x = v.item(n); if (x) items.push(x); }); });
+      rows.forEach(function (ri) { sideNodes(self.cmp.rows[ri].sides[sj]).forEach(function (n) { var x = v.item(n); if (x) items.push(x); }); });
       if (items.length) { v.t.k = src.t.k; v.reveal(items, true); }
     });
     this._following = false;
@@ -625,18 +634,24 @@
     }
     sel.rows.slice(0, 3).forEach(function (ri) {
       var r = self.cmp.rows[ri];
-      out.appendChild(h("div", { cls: "rowhead" }, h("b", { text: r.label }), h("span", { cls: "dim", text: "  matched by " + r.match + (r.what ? " · " + r.what : "") })));
+      out.appendChild(h("div", { cls: "rowhead" }, h("b", { text: r.label }), h("span", { cls: "dim", text: (r.source ? "  " + r.source : "") + (r.weak ? "  · weak match (order, op, shape)" : "") })));
       var grid = h("div", { cls: "rowgrid" });
       r.sides.forEach(function (sd, si) {
         var cell = h("div", { cls: "rowcell" }, h("div", { cls: "ctitle" }, h("b", { text: self.cmp.sides[si] })));
         if (!sd) { cell.appendChild(h("p", { cls: "dim", text: "not on this side (" + (si === 0 ? "added" : "removed") + ")" })); grid.appendChild(cell); return; }
-        cell.appendChild(h("p", null, h("span", { cls: "badge k-" + sd.kind, text: sd.kind === "portable_fallback" ? "fallback" : kindLabel(sd.kind) }),
-                            "  " + sd.nodes.length + " node(s): ", h("span", { cls: "mono", text: sd.nodes.join(", ") })));
-        if (sd.cat) cell.appendChild(h("div", { cls: "fbbox small" }, h("b", { text: sd.cat }), h("p", { text: sd.why || "" }), sd.fix ? h("p", { cls: "fix", text: "Suggested change: " + sd.fix }) : null));
-        cell.appendChild(table([sd.q ? ["qparams", h("span", { cls: "q", text: sd.q })] : null,
-                                sd.arena !== undefined && sd.arena !== null ? ["arena alive", bytes(sd.arena)] : null,
+        var status = sd.status === "fallback" ? "fallback" + (sd.cat ? " · " + sd.cat : "") : sd.status + (sd.fused_into ? " into " + sd.fused_into : "");
+        cell.appendChild(h("p", null, h("span", { cls: "badge k-" + sd.kind, text: status }),
+                            sd.nodes.length ? h("span", { cls: "mono", text: " " + sd.nodes.join(", ") }) : h("span", { cls: "dim", text: " no node of its own" })));
+        if (sd.why) cell.appendChild(h("div", { cls: "fbbox small" }, h("p", { text: sd.why }), sd.fix ? h("p", { cls: "fix", text: "Suggested change: " + sd.fix }) : null));
+        cell.appendChild(table([sd.ops.length ? ["ops", h("span", { cls: "mono", text: sd.ops.join(", ") })] : null,
+                                sd.shape ? ["output", "[" + sd.shape.join(",") + "]"] : null,
+                                sd.q ? ["qparams", h("span", { cls: "q", text: sd.q })] : null,
+                                sd.arena !== undefined && sd.arena !== null ? ["arena alive", bytes(sd.arena) + (sd.scratch ? ", scratch " + bytes(sd.scratch) : "")] : null,
                                 sd.instr !== undefined && sd.instr !== null ? ["instructions", fmt(sd.instr)] : null,
-                                sd.sqnr !== undefined && sd.sqnr !== null ? ["SQNR", Number(sd.sqnr).toFixed(1) + " dB"] : null]));
+                                sd.sqnr !== undefined && sd.sqnr !== null ? ["SQNR vs float", Number(sd.sqnr).toFixed(1) + " dB"] : null,
+                                ["matched", sd.match || ""]]));
+        var ch = (r.changes || [])[si];
+        if (ch && ch.length) { var ul = h("ul", { cls: "ev" }); ch.forEach(function (c) { ul.appendChild(h("li", { text: c })); }); cell.appendChild(ul); }
         grid.appendChild(cell);
       });
       out.appendChild(grid);
@@ -668,6 +683,7 @@
   var cmpTab = null, lowTabs = [];
   if (DATA.compare) cmpTab = addTab("Compare " + DATA.compare.sides.join(" · "), function (p) { p.classList.add("cmp"); return new CompareViewer(p, Ls, DATA.compare); }, "compare");
   Ls.forEach(function (L, i) {
+    if (!L.b.stages.length) { lowTabs.push(null); return; }
     var title = DATA.compare ? DATA.compare.sides[i] + ": stages" : "Graph of each stage";
     lowTabs.push(addTab(title, function (p) { return new StageViewer(p, L, DATA.compare ? i : null); }, "lowering-" + i));
   });
@@ -683,7 +699,8 @@
       return;
     }
     var li = q.lowering !== undefined ? +q.lowering : 0;
-    var entry = (cmpTab && q.lowering === undefined && q.stage === undefined && q.select === undefined) ? cmpTab : lowTabs[li] || lowTabs[0];
+    var entry = (cmpTab && q.lowering === undefined && q.stage === undefined && q.select === undefined) ? cmpTab
+              : lowTabs[li] || lowTabs.filter(function (t) { return t; })[0] || cmpTab;
     var v = show(entry);
     if (entry === cmpTab) return;
     var stage = q.stage !== undefined ? +q.stage : v.stage;

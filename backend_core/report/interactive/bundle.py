@@ -83,3 +83,13 @@ def lowering_bundle(report: dict[str, Any], *, label: str = "") -> dict[str, Any
         "profile_unit": ((prof or {}).get("unit_info") or {}).get("label", "") if prof else "",
         "summary": _summary(report),
     }
+
+
+def empty_bundle(label: str, side: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A compare side without a lowering report (a baseline file): named, but with no graph."""
+    side = side or {}
+    return {"label": label, "model": side.get("model", ""), "source": side.get("source", ""),
+            "target": side.get("target", ""), "flow": side.get("flow", ""), "status": "no graph",
+            "error": None, "options": {}, "versions": {}, "stages": [], "graphs": [], "nodes": [],
+            "fallbacks": [], "preflight": {}, "memory": {}, "cost": {}, "profile_unit": "",
+            "summary": {"fallbacks": len(side.get("fallbacks") or []), "preflight": 0}}
