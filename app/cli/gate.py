@@ -59,6 +59,21 @@ def _options(args: argparse.Namespace, base: Any, result: Any) -> Any:
     return opts if opts.any else default_options(base, result, rtol)
 
 
+def _precheck(base: Any, args: argparse.Namespace) -> None:
+    """A result to lower is checked against the baseline's configuration before the lowering."""
+    from backend_core.compare.baseline import check_configuration
+    from backend_core.compare.sides import LOWERING, parse_side
+    from backend_core.models import parse_model_source
+
+    from .compare import side_defaults
+
+    spec = parse_side(args.result, side_defaults(args))
+    if spec.kind == LOWERING:
+        o = spec.options
+        check_configuration(base, model=parse_model_source(spec.source).name, target=o["target"], flow=o["flow"],
+                            activations=o["activations"], channels_last=bool(o["channels_last"]))
+
+
 def run_gate_command(args: argparse.Namespace) -> int:
     from backend_core.errors import BadInputError, CmlensError
 
@@ -73,6 +88,8 @@ def run_gate_command(args: argparse.Namespace) -> int:
 
             base = read_baseline(args.baseline)        # a bad baseline fails before any lowering
             base.label = f"baseline {args.baseline}"
+        if base is not None:
+            _precheck(base, args)
         (side,) = load_sides([args.result], args)
         code = 0
         if base is not None:

@@ -65,20 +65,23 @@ def _opt(f: SideFacts, key: str, default: Any) -> Any:
     return default if v is None else v
 
 
-def check_identity(base: SideFacts, result: SideFacts) -> list[str]:
-    """BadBaselineError when `base` is of another model / CPU / option set; returns notes otherwise."""
+def check_configuration(base: SideFacts, *, model: str, target: str, flow: str, activations: str,
+                        channels_last: bool, artefact: bool = False) -> list[str]:
+    """BadBaselineError when `base` is of another model / CPU / option set; returns notes otherwise.
+    Also called before a result is lowered, so a wrong baseline costs no lowering."""
     notes = []
     problems = []
-    if base.model != result.model:
-        problems.append(f"model: baseline {base.model!r}, result {result.model!r}")
-    if result.target.startswith("unknown") or base.target.startswith("unknown"):
-        notes.append(f"the CPU is not recorded in a program read back ({result.target}); not checked")
-    elif base.target != result.target:
-        problems.append(f"target: baseline {base.target}, result {result.target}")
-    if base.flow != result.flow and base.kind != "artefact" and result.kind != "artefact":
-        problems.append(f"flow: baseline {base.flow}, result {result.flow}")
-    for key, default in (("activations", "int8"), ("channels_last", False)):
-        a, b = _opt(base, key, default), _opt(result, key, default)
+    if base.model != model:
+        problems.append(f"model: baseline {base.model!r}, result {model!r}")
+    if target.startswith("unknown") or base.target.startswith("unknown"):
+        notes.append(f"the CPU is not recorded in a program read back ({target}); not checked")
+    elif base.target != target:
+        problems.append(f"target: baseline {base.target}, result {target}")
+    if base.flow != flow and base.kind != "artefact" and not artefact:
+        problems.append(f"flow: baseline {base.flow}, result {flow}")
+    for key, value, default in (("activations", activations, "int8"), ("channels_last", channels_last, False)):
+        a = _opt(base, key, default)
+        b = default if value is None else value
         if a != b:
             problems.append(f"{key}: baseline {a}, result {b}")
     if problems:
@@ -86,3 +89,11 @@ def check_identity(base: SideFacts, result: SideFacts) -> list[str]:
                                "Gate each configuration against a baseline written from the same model, CPU and "
                                "options (one baseline file per configuration).")
     return notes
+
+
+def check_identity(base: SideFacts, result: SideFacts) -> list[str]:
+    """check_configuration for a loaded result."""
+    return check_configuration(base, model=result.model, target=result.target, flow=result.flow,
+                               activations=_opt(result, "activations", "int8"),
+                               channels_last=_opt(result, "channels_last", False),
+                               artefact=result.kind == "artefact")

@@ -84,8 +84,9 @@ def _keyed(groups: list[OpGroup]) -> None:
 
 def _anchor(final: GraphSnapshot, node: NodeSnapshot, user_of: dict[str, str],
             groups: dict[str, OpGroup]) -> OpGroup | None:
-    """The user op a quantize/dequantize of no user op borders: through q/dq nodes to the op whose
-    output it reads (`after`), or, from a graph input, to the op that reads it (`before`)."""
+    """The user op a node of no user op (a quantize / dequantize, a pad a pass inserted) borders:
+    through q/dq nodes to the op whose output it reads (`after`), or, from a graph input, to the op
+    that reads it (`before`)."""
     into: dict[str, str] = {}
     outof: dict[str, list[str]] = {}
     for e in final.edges:
@@ -153,7 +154,7 @@ def _groups_full(snaps: list[GraphSnapshot], ops: list[NodeSnapshot]) -> list[Op
         src, code = _source(n)
         g = OpGroup(key="", op=n.target, name=n.name, module=n.module_path, module_type=n.module_type,
                     source=src, code=code, provenance="node")
-        a = _anchor(snaps[-1], n, user_of, by_name) if is_quant_boundary(n.target) else None
+        a = _anchor(snaps[-1], n, user_of, by_name)
         if a is not None:
             g.anchor, g.module = f"{a.key} `{a.name}`", g.module or a.module
         placed.append((float(index[n.id]), g, [n]))

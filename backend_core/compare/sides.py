@@ -172,17 +172,31 @@ def expand_vary(specs: list[SideSpec], vary: list[str]) -> list[SideSpec]:
     return specs
 
 
+def _names(specs: list[SideSpec]) -> list[str]:
+    """File names, with as many parent folders as it takes to tell equal names apart (v1/net.py)."""
+    def parts(s: SideSpec) -> list[str]:
+        if s.kind == LOWERING and "/" not in s.source and "\\" not in s.source:
+            return [s.source]
+        return list(Path(s.source).expanduser().resolve().parts)
+    all_parts = [parts(s) for s in specs]
+    out = []
+    for i, ps in enumerate(all_parts):
+        n = 1
+        while n < len(ps) and any(j != i and q[-n:] == ps[-n:] and q != ps for j, q in enumerate(all_parts)):
+            n += 1
+        out.append("/".join(ps[-n:]))
+    return out
+
+
 def auto_labels(specs: list[SideSpec]) -> list[str]:
     """The model name plus the options that differ between the sides (`ds_cnn (cortex-m4)`)."""
-    def name(s: SideSpec) -> str:
-        return Path(s.source).name if s.kind != LOWERING or "/" in s.source else s.source
     varying = [k for k in OPTION_KEYS if len({repr(s.options.get(k)) for s in specs if s.kind == LOWERING}) > 1]
     labels = []
-    for s in specs:
+    for s, name in zip(specs, _names(specs)):
         if s.label:
             labels.append(s.label)
             continue
-        parts = [name(s)]
+        parts = []
         if s.kind == LOWERING:
             for k in varying:
                 v = s.options.get(k)
@@ -190,11 +204,9 @@ def auto_labels(specs: list[SideSpec]) -> list[str]:
                     parts.append("channels-last" if v else "as-given")
                 else:
                     parts.append(str(v))
-        labels.append(f"{parts[0]} ({', '.join(parts[1:])})" if len(parts) > 1 else parts[0])
-    for i, lab in enumerate(labels):
-        if labels.count(lab) > 1:
-            labels[i] = f"{lab} #{i + 1}"
-    return labels
+        labels.append(f"{name} ({', '.join(parts)})" if parts else name)
+    dup = {lab for lab in labels if labels.count(lab) > 1}
+    return [f"{lab} #{i + 1}" if lab in dup else lab for i, lab in enumerate(labels)]
 
 
 def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True,

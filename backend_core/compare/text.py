@@ -2,6 +2,7 @@
 changed (every op with `all_rows`), each side on its own line under the op the user wrote."""
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Any
 
@@ -11,6 +12,19 @@ from .result import Comparison
 from .rows import Cell, RowView
 
 WIDTH = 100
+
+
+def _where(source: str | None) -> str:
+    """`  [path:line]`, the path relative to the current folder when it is under it."""
+    if not source:
+        return ""
+    path, _, line = source.rpartition(":")
+    try:
+        rel = os.path.relpath(path)
+        path = rel if not rel.startswith("..") else path
+    except ValueError:
+        pass
+    return f"  [{path}:{line}]"
 
 
 def _n(v: Any) -> str:
@@ -56,7 +70,7 @@ def _wrap(text: str, indent: str) -> list[str]:
 
 
 def _fallback_lines(sign: str, f: dict[str, Any]) -> list[str]:
-    where = f"  [{f['source']}]" if f.get("source") else ""
+    where = _where(f.get("source"))
     weak = "  (weak match)" if f.get("match") == "weak" else ""
     lines = [f"    {sign} {f['label']}  — {f['category']}{where}{weak}"]
     if f.get("base_category"):
@@ -83,7 +97,7 @@ def _summary(c: Comparison, d: dict[str, Any]) -> list[str]:
         if rows:
             out.append(f"  ops {key[4:]}: {len(rows)}")
             for r in rows[:12]:
-                src = f"  [{r['source']}]" if r.get("source") else ""
+                src = _where(r.get("source"))
                 out.append(f"    {sign} {r['label']}  ({r['status']}: {', '.join(r['ops']) or 'no kernel'}){src}")
             if len(rows) > 12:
                 out.append(f"    … {len(rows) - 12} more")
@@ -136,7 +150,7 @@ def _cell_line(i: int, c: Cell | None, match: str) -> str:
 
 
 def _row_lines(r: RowView) -> list[str]:
-    src = f"  [{r.source}]" if r.source else ""
+    src = _where(r.source)
     out = [f"  {r.change.upper():8} {r.label}{src}"]
     for i, c in enumerate(r.cells):
         out.append(_cell_line(i, c, r.match[i] if r.match else ""))
