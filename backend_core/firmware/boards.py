@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..cpus import TARGETS, normalise_target
 from ..errors import UnsupportedTargetError
+from ..kernel_sources import kernels_file
 
-BOARDS_JSON = Path(__file__).resolve().parents[2] / "kernels" / "boards.json"
+BOARDS_JSON = kernels_file("boards.json")
 SIMULATORS: tuple[str, ...] = ("qemu", "fvp")
 # The section layout every board shares (kernels/linker/); CMake generates the MEMORY block per board.
 SECTIONS_SCRIPT = "linker/cmlens_sections.ld"

@@ -18,10 +18,11 @@ from typing import Iterator, Mapping
 from .boards import Board
 from .locks import exclusive_lock
 from ..errors import BuildError, Cancelled, ToolMissingError
+from ..kernel_sources import kernels_dir
 from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
 
-KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+KERNELS_DIR = kernels_dir()
 TOOLCHAIN_FILE = KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"
 FIRMWARES: tuple[str, ...] = ("cmlens_selftest", "cmlens_selftest_fail", "cmlens_hang", "cmlens_fault",
                               "cmlens_fault_udf", "cmlens_ticks_wrap")

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
+from ..kernel_sources import kernels_file
 
 ROOT = Path(__file__).resolve().parents[2]
 MCUS_JSON = ROOT / "resources" / "boards" / "mcus.json"
-KERNEL_BOARDS_JSON = ROOT / "kernels" / "boards.json"
+KERNEL_BOARDS_JSON = kernels_file("boards.json")
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(i?b?)\s*$", re.I)
 _MULT = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}

@@ -16,11 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..kernel_sources import kernels_file
 from .elf import totals
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_JSON = ROOT / "resources" / "boards" / "runtime.json"
-BOARDS_JSON = ROOT / "kernels" / "boards.json"
+BOARDS_JSON = kernels_file("boards.json")
 
 
 @dataclass

@@ -1,0 +1,17 @@
+"""Packaging that pyproject.toml cannot say: `kernels/` (the board layer's C and CMake, which every target
+build compiles) installs as the package `cortexm_lens_kernels`, so a wheel carries it and a second machine,
+a CI image or a Dask worker can `pip install` the product (backend_core/kernel_sources.py finds it)."""
+from setuptools import find_packages, setup
+
+setup(
+    packages=find_packages(include=["app*", "backend_core*", "resources*"]) + ["cortexm_lens_kernels"],
+    package_dir={"cortexm_lens_kernels": "kernels"},
+    package_data={
+        "cortexm_lens_kernels": ["**/*.c", "**/*.h", "**/*.cmake", "**/*.txt", "**/*.ld", "**/*.json", "*.md",
+                                 "*.json", "*.txt"],
+        # resources/ is a package so that its data files install with the product (colours, styles, icons, boards)
+        "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "report/*.js",
+                      "report/*.css"],
+    },
+    include_package_data=False,
+)
