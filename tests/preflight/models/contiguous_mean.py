@@ -23,3 +23,15 @@ def get_model():
 def get_example_inputs():
     torch.manual_seed(1)
     return (torch.randn(1, 3, 8, 8).to(memory_format=torch.channels_last),)
+
+
+class NoContiguous(M):
+    """The near miss: the mean reads the channels-last conv output directly (no `.contiguous()`)."""
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)).mean(dim=(2, 3))
+
+
+def no_contiguous():
+    torch.manual_seed(0)
+    return NoContiguous().eval().to(memory_format=torch.channels_last), get_example_inputs()
