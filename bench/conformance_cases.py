@@ -85,6 +85,33 @@ def snapshot_path(workdir: Path, cid: str) -> Path:
     return p
 
 
+def references_path(workdir: Path, cid: str) -> Path:
+    """The case's host references (npz): `lowered_N` (the lowered program run on the host: what a
+    correct target computes bit for bit) and `fake_quant_N` (the PT2E fake-quant model), logical order."""
+    p = workdir / "refs" / f"{_safe(cid)}.npz"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def save_references(path: Path, final_program: Any, fake_quant: Any, inputs: tuple) -> None:
+    import copy
+
+    import numpy as np
+    import torch
+
+    def flat(out: Any) -> list:
+        return [out] if isinstance(out, torch.Tensor) else list(out)
+
+    arrays = {}
+    with torch.no_grad():
+        for i, t in enumerate(flat(copy.deepcopy(final_program).module()(*inputs))):
+            arrays[f"lowered_{i}"] = t.detach().contiguous().numpy()
+        if fake_quant is not None:
+            for i, t in enumerate(flat(fake_quant(*inputs))):
+                arrays[f"fake_quant_{i}"] = t.detach().contiguous().numpy()
+    np.savez(path, **arrays)
+
+
 def refresh_preflight(low: Lowered, workdir: Path, et_root: str | None = None) -> Lowered:
     """Re-run today's rules on the stored final snapshot and .bpte (rules change faster than lowerings)."""
     from backend_core.preflight import check_snapshot
@@ -129,6 +156,8 @@ def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered
     path = workdir / "bpte" / f"{_safe(case.id)}.bpte"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+    save_references(references_path(workdir, case.id), pipe.final_program, pipe.quantized_module,
+                    pipe.example_inputs)
     out.bpte = str(path)
     out.ops = read_program_ops(data)
     out.portable_ops = portable_ops(out.ops)
@@ -150,7 +179,8 @@ def lower_all(cases: list[Case], workdir: Path, target: str, *, redo: bool = Fal
         stored = Lowered(**json.loads(f.read_text())) if f.is_file() and not redo else None
         if stored is not None and stored.reason.startswith("cmlens error"):
             stored = None                    # a bug of ours (or a tree caught mid-edit): lower again
-        if stored is not None and (stored.status != "lowered" or snapshot_path(workdir, case.id).is_file()):
+        if stored is not None and (stored.status != "lowered" or (snapshot_path(workdir, case.id).is_file()
+                                                                  and references_path(workdir, case.id).is_file())):
             yield stored
             continue
         if stored_only:

@@ -97,3 +97,54 @@ def compare(run_dir: Path, bpte: bytes, qtol: int) -> Comparison | None:
         ok = ok and not bad.any()
     return Comparison(ok, "; ".join(worst))
 
+
+
+@dataclass
+class References:
+    """The target's outputs against the two host references (bench/conformance_cases.save_references)."""
+
+    exact: bool | None               # bit-identical to the lowered program on the host (None: no reference)
+    lowered: str                     # how far from the lowered program
+    fake_quant: str                  # how far from the fake-quant model, in output quantization steps
+
+
+def _logical(flat: np.ndarray, sizes: list[int], dim_order: list[int]) -> np.ndarray:
+    """A tensor's bytes in its dim order -> the array in logical (NCHW...) order."""
+    mem = flat.reshape([sizes[d] for d in dim_order]) if sizes else flat.reshape(())
+    return mem.transpose(np.argsort(dim_order)) if sizes else mem
+
+
+def _steps(got: np.ndarray, ref: np.ndarray, scale: float | None) -> str:
+    err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    if err.max(initial=0.0) == 0:
+        return "bit-exact"
+    n = int((err > 0).sum())
+    if scale:
+        return f"max {err.max() / scale:.1f} steps, {n}/{err.size} values differ"
+    return f"max abs {err.max():.4g}, {n}/{err.size} values differ"
+
+
+def against_references(run_dir: Path, bpte: bytes, refs: Path) -> References | None:
+    """None when the runner wrote no outputs."""
+    from backend_core.preflight.program_rules import bundle_output_layouts
+
+    if not refs.is_file():
+        return References(None, "no host reference", "no host reference")
+    data = np.load(refs)
+    layouts = bundle_output_layouts(bpte)
+    scales = output_scales(bpte)
+    exact, low, fq = True, [], []
+    for i, sizes, _bundled, method in layouts:
+        f = run_dir / f"out-{i}.bin"
+        key = f"lowered_{i}"
+        if not f.is_file() or key not in data:
+            return None
+        ref = data[key]
+        got = _logical(np.frombuffer(f.read_bytes(), dtype=ref.dtype), sizes, method)
+        scale = scales[i] if i < len(scales) else None
+        d = _steps(got, ref, scale)
+        exact = exact and d == "bit-exact"
+        low.append(f"output {i}: {d}")
+        if f"fake_quant_{i}" in data:
+            fq.append(f"output {i}: {_steps(got, data[f'fake_quant_{i}'].astype(ref.dtype), scale)}")
+    return References(exact, "; ".join(low), "; ".join(fq) or "no fake-quant reference")

@@ -1,13 +1,22 @@
-"""Conformance on the target (issue 9): ExecuTorch's own Cortex-M test cases (`McuTestCase`s of
+"""Conformance on the target (issues 9, 21): ExecuTorch's own Cortex-M test cases (`McuTestCase`s of
 executorch/backends/cortex_m/test/{ops,models}), each lowered by cmlens, checked by the pre-flight,
 and run on QEMU Cortex-M55 through ONE semihosting runner (built once for the union of the cases'
-portable ops; each case's .bpte is read from the host, so no rebuild per case).
+portable ops; each case's .bpte is read from the host, so no rebuild per case). Every case runs,
+including those the pre-flight says will fail: that is how a prediction is confirmed.
 
     .venv/bin/python bench/conformance_qemu.py --et-root PATH --cmsis-nn PATH [--workdir DIR] [-k TEXT]
 
-Prints a table: PASS / FAIL (outputs differ) / PREDICTED (the pre-flight said "will fail", with the
-rule) / CRASHED (a fault, a timeout, a runner error the pre-flight did not foresee) / NOT LOWERED,
-then the total time and the per-case median. Without a checkout it lowers and checks only (CI has none)."""
+The table separates the outcomes:
+  PASS            no "will fail", and the run passed
+  CONFIRMED       the pre-flight said "will fail" and the run failed (predicted and confirmed)
+  FALSE ALARM     the pre-flight said "will fail" but the run passed
+  FAIL            no "will fail", and the target's outputs differed (a "may fail" may have foreseen it)
+  CRASHED         no "will fail", and the run faulted / timed out / stopped with an error
+  NOT LOWERED     ExecuTorch's pipeline could not lower the case
+Each run's outputs are also compared with the lowered program run on the host (bit-exact is what a
+correct target gives) and with the fake-quant model (in output quantization steps).
+Exit status 1 on any FALSE ALARM or any CRASHED the pre-flight did not foresee (not even as "may fail").
+Without a checkout it lowers and checks only (CI has none)."""
 from __future__ import annotations
 
 import argparse
@@ -28,14 +37,16 @@ from conformance_cases import Lowered, discover, lower_all, refresh_preflight  #
 @dataclass
 class Row:
     id: str
-    verdict: str                   # PASS / FAIL / PREDICTED / CRASHED / NOT LOWERED / LOWERED (no run)
+    verdict: str                   # see the module docstring (LOWERED / PREDICTED when nothing ran)
     outcome: str = ""              # what the runner did: PASS / FAIL / FAULT / TIMEOUT / NO RESULT
-    rule: str = ""                 # the pre-flight rule when predicted
+    rule: str = ""                 # the pre-flight rule ("will fail", or the "may fail" that foresaw it)
     reason: str = ""
     run_s: float = 0.0
     lower_s: float = 0.0
-    confirmed: bool | None = None  # PREDICTED: did the run fail as predicted?
-    same_line: bool | None = None  # PREDICTED + failed: did ExecuTorch log the very check the rule cites?
+    same_line: bool | None = None  # CONFIRMED: did ExecuTorch log the very check the rule cites?
+    foreseen: bool = False         # FAIL / CRASHED: a "may fail" finding foresaw it
+    vs_lowered: str = ""           # target outputs against the lowered program on the host
+    vs_fake_quant: str = ""        # ... and against the fake-quant model
     errors: list[str] = field(default_factory=list)
 
 
@@ -83,14 +94,17 @@ def _module_file(case_id: str) -> str:
     return str(spec.origin) if spec and spec.origin else ""
 
 
-def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> tuple[str, float, list[str], str]:
-    """(verdict, QEMU seconds, error lines, detail). The verdict is ExecuTorch's own comparison (host
-    side, conformance_compare.py) when the runner wrote its outputs, else what the runner did."""
+def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> tuple:
+    """(verdict, QEMU seconds, error lines, detail, References | None). The verdict is ExecuTorch's own
+    comparison (host side, conformance_compare.py: qtol x scale against the bundle's expected outputs)
+    when the runner wrote its outputs, PASS also when the outputs equal the lowered program bit for bit;
+    else what the runner did."""
     import shutil
 
     from backend_core.firmware.semihosting import semihosting_files
     from backend_core.firmware.simulator import runner_for
-    from conformance_compare import compare, module_qtol
+    from conformance_cases import references_path
+    from conformance_compare import against_references, compare, module_qtol
 
     cwd = workdir / "run" / Path(low.bpte).stem
     shutil.rmtree(cwd, ignore_errors=True)
@@ -102,38 +116,41 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     runner = res.outcome
     bundle_io = next((t.passed for t in res.report.tests), None)
     ran_to_end = res.report.tests or any("Model run:" in line for line in res.uart)
-    cmp = compare(cwd, Path(low.bpte).read_bytes(), module_qtol(_module_file(low.id))) if ran_to_end else None
+    data = Path(low.bpte).read_bytes()
+    cmp = compare(cwd, data, module_qtol(_module_file(low.id))) if ran_to_end else None
+    refs = against_references(cwd, data, references_path(workdir, low.id)) if ran_to_end else None
     if cmp is not None:
-        verdict = "PASS" if cmp.ok else "FAIL"
+        verdict = "PASS" if cmp.ok or (refs is not None and refs.exact) else "FAIL"
         detail = cmp.detail + ("" if bundle_io is None else
                                f"; runner's BundleIO (atol/rtol 0.01): {'PASS' if bundle_io else 'FAIL'}")
-        return verdict, res.elapsed_s, errs if not cmp.ok else [], detail
-    return runner if runner not in ("PASS", "FAIL") else "NO RESULT", res.elapsed_s, errs, res.problem
+        return verdict, res.elapsed_s, errs if verdict != "PASS" else [], detail, refs
+    return runner if runner not in ("PASS", "FAIL") else "NO RESULT", res.elapsed_s, errs, res.problem, None
 
 
 def classify(low: Lowered, outcome: str | None, errors: list[str] = ()) -> Row:
     row = Row(low.id, "", lower_s=low.seconds)
-    certain = _certain(low)
+    certain, may = _certain(low), _may(low)
     if low.status != "lowered":
         row.verdict, row.reason = "NOT LOWERED", low.reason
         return row
-    if certain:
-        row.verdict, row.rule = "PREDICTED", certain[0]["rule"]
-        row.reason = f"{certain[0]['node']}: {certain[0]['message']}"
+    top = certain[0] if certain else (may[0] if may else None)
+    if top is not None:
+        row.rule = top["rule"] if certain else f"{top['rule']} (may fail)"
+        row.reason = f"{top['node']}: {top['message']}"
     if outcome is None:
-        row.verdict = row.verdict or "LOWERED"
+        row.verdict = "PREDICTED" if certain else "LOWERED"
         return row
     row.outcome = outcome
     if certain:
-        row.confirmed = outcome != "PASS"
-        cited = {Path(f["source"]).name for f in certain if f.get("source")}
-        row.same_line = any(f"executorch:{c} " in e for c in cited for e in errors) if row.confirmed else None
-    elif outcome == "PASS":
-        row.verdict = "PASS"
-    elif _may(low):                     # a "may fail" finding foresaw it
-        may = _may(low)[0]
-        row.verdict, row.rule, row.confirmed = "PREDICTED", f"{may['rule']} (may fail)", True
-        row.reason = f"{may['node']}: {may['message']}"
+        row.verdict = "FALSE ALARM" if outcome == "PASS" else "CONFIRMED"
+        if row.verdict == "CONFIRMED":
+            cited = {Path(f["source"]).name for f in certain if f.get("source")}
+            row.same_line = any(f"{c} " in e or f"{c}:" in e or f"executorch:{c}" in e for c in cited
+                                for e in errors) or None
+        return row
+    row.foreseen = bool(may)
+    if outcome == "PASS":
+        row.verdict, row.rule, row.reason = "PASS", "", ""
     elif outcome == "FAIL":
         row.verdict = "FAIL"
     else:
@@ -141,29 +158,48 @@ def classify(low: Lowered, outcome: str | None, errors: list[str] = ()) -> Row:
     return row
 
 
+ORDER = ("PASS", "CONFIRMED", "FALSE ALARM", "FAIL", "CRASHED", "NOT LOWERED", "PREDICTED", "LOWERED")
+
+
+def gate_problems(rows: list[Row]) -> list[Row]:
+    """The rows that make the bench exit 1: false alarms and crashes nothing foresaw."""
+    return [r for r in rows if r.verdict == "FALSE ALARM" or (r.verdict == "CRASHED" and not r.foreseen)]
+
+
 def print_table(rows: list[Row], total_s: float, out=print) -> None:
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     out("\n== conformance: ExecuTorch Cortex-M test cases on QEMU ==")
-    out("  ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  (total {len(rows)})")
-    for r in rows:
-        if r.verdict == "PASS":
+    out("  ".join(f"{k}: {counts[k]}" for k in ORDER if k in counts) + f"  (total {len(rows)})")
+    for verdict in ORDER[1:]:
+        group = [r for r in rows if r.verdict == verdict]
+        if not group:
             continue
-        extra = ""
-        if r.verdict == "PREDICTED":
-            extra = f" [{r.rule}; run: {r.outcome or 'not run'}" + (
-                "" if r.confirmed is None else (", FALSE ALARM: it passed" if not r.confirmed else
-                                                ", confirmed" + (" at the cited line" if r.same_line else ""))) + "]"
-        elif r.outcome:
-            extra = f" [run: {r.outcome}]"
-        out(f"  {r.verdict:11} {r.id}{extra}: {r.reason[:220]}")
-        for e in r.errors[:3]:
-            out(f"              | {e[:200]}")
+        out(f"-- {verdict} ({len(group)})")
+        for r in group:
+            extra = f" [{r.rule}]" if r.rule else ""
+            if r.outcome and verdict not in ("FAIL",):
+                extra += f" [run: {r.outcome}" + (", at the cited line" if r.same_line else "") + "]"
+            if verdict in ("FAIL", "CRASHED"):
+                extra += " [foreseen as may fail]" if r.foreseen else " [UNFORESEEN]"
+            out(f"  {r.id}{extra}: {r.reason[:220]}")
+            if r.vs_lowered:
+                out(f"              | vs lowered program on the host: {r.vs_lowered[:160]}")
+                out(f"              | vs fake-quant model: {r.vs_fake_quant[:160]}")
+            for e in r.errors[:3]:
+                out(f"              | {e[:200]}")
+    exact = [r for r in rows if r.vs_lowered and "steps" not in r.vs_lowered and "differ" not in r.vs_lowered]
+    compared = [r for r in rows if r.vs_lowered]
+    if compared:
+        out(f"outputs bit-identical to the lowered program on the host: {len(exact)} of {len(compared)} runs")
     runs = [r.run_s for r in rows if r.run_s]
     lows = [r.lower_s for r in rows if r.lower_s]
     out(f"time: total {total_s:.0f} s; per case median: lower {statistics.median(lows) if lows else 0:.2f} s, "
         f"QEMU run {statistics.median(runs) if runs else 0:.2f} s")
+    bad = gate_problems(rows)
+    out(f"gate: {'FAILED' if bad else 'ok'}: {sum(r.verdict == 'FALSE ALARM' for r in rows)} false alarm(s), "
+        f"{sum(r.verdict == 'CRASHED' and not r.foreseen for r in rows)} unforeseen crash(es)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, c in enumerate(ok, 1):
             outcomes[c.id] = run_case(board, elf, c, args.workdir / args.target, args.timeout)
             o = outcomes[c.id]
-            log(f"[{i}/{len(ok)}] {c.id}: {o[0]} {o[1]:.2f} s" + (f" {o[3]}" if o[3] else ""))
+            log(f"[{i}/{len(ok)}] {c.id}: {o[0]} {o[1]:.2f} s" + (f" {o[3]}" if o[3] else "")
+                + (f"; vs lowered program: {o[4].lowered}" if o[4] is not None else ""))
     else:
         log("no ExecuTorch checkout (--et-root): lowering and pre-flight only")
     rows = []
@@ -205,13 +242,15 @@ def main(argv: list[str] | None = None) -> int:
         row = classify(c, o[0] if o else None, o[2] if o else [])
         if o:
             row.run_s, row.errors = o[1], o[2]
-            if row.verdict in ("CRASHED", "FAIL") and not row.reason:
+            if o[4] is not None:
+                row.vs_lowered, row.vs_fake_quant = o[4].lowered, o[4].fake_quant
+            if row.verdict in ("CRASHED", "FAIL") and not row.foreseen:
                 row.reason = o[3] or "; ".join(o[2][:2])
         rows.append(row)
     print_table(rows, time.monotonic() - t0)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))
-    return 0
+    return 1 if gate_problems(rows) else 0
 
 
 if __name__ == "__main__":

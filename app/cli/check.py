@@ -35,15 +35,33 @@ def add_check_command(sub: Any) -> None:
 
 
 def print_findings(findings: list, out: Any) -> None:
-    """The findings as a user reads them: certainty, node, op, message, fix, evidence."""
+    """The findings as a user reads them: certainty, node, op, message, fix; then the runtime check the
+    rule models, why it is this certain (the recorded failure it rests on), and the evidence."""
     for f in findings:
         print(f"\n  {f.certainty.upper()}  {f.node or '(program)'}  ({f.op})  [{f.rule}]", file=out)
         for line in textwrap.wrap(f.message, 92):
             print(f"      {line}", file=out)
         for i, line in enumerate(textwrap.wrap(f.fix, 88)):
             print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
+        if f.check:
+            for i, line in enumerate(textwrap.wrap(f.check, 86)):
+                print(f"      {'check: ' if i == 0 else '       '}{line}", file=out)
+        print(f"      certainty: {_certainty_why(f)}", file=out)
         for e in f.evidence:
             print(f"      · {e}", file=out)
+
+
+def _certainty_why(f: Any) -> str:
+    if f.certain and f.confirmed_by:
+        return f"{f.certainty}: confirmed by a real failure on QEMU ({f.confirmed_by})"
+    if f.certain:
+        return f.certainty
+    from backend_core.preflight.rules import rule
+
+    r = rule(f.rule)
+    why = (r.note if r is not None and r.note else
+           "no recorded failure confirms this rule yet" if r is not None and not r.confirmed else "")
+    return f"{f.certainty} (warns, does not stop `cmlens run`)" + (f": {why}" if why else "")
 
 
 def run_check_command(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ class Rule:
     confirmed_by: str = ""     # recorded UART of the confirming case's real failure ("" = none yet)
     case: str = ""             # the confirming model
     near_miss: str = ""        # a model like it that must not fire (and runs)
+    shows: str = ""            # the line of the recorded UART that is the failure
     note: str = ""             # why it is "may fail", when it has no case
 
     @property
