@@ -80,7 +80,7 @@ def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | Non
     specs = expand_vary([parse_side(t, defaults) for t in texts], vary or [])
     labels = auto_labels(specs)
     return [load_side(s, lab, use_cache=not args.no_cache, numerics_samples=args.numerics,
-                      on_status=status_printer) for s, lab in zip(specs, labels)]
+                      on_status=status_printer, verbose=args.verbose) for s, lab in zip(specs, labels)]
 
 
 def add_compare_command(sub: Any) -> None:

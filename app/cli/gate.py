@@ -38,25 +38,27 @@ def add_gate_command(sub: Any) -> None:
     c.add_argument("--max-flash", metavar="+5%", help=".pte size at most this much above the baseline")
     c.add_argument("--max-instructions", metavar="+3%", help="profiled instructions at most this much above")
     c.add_argument("--min-sqnr", metavar="-1dB", help="output SQNR (vs float) at most this much below")
-    c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list)")
+    c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list), or RAM[/FLASH] sizes: 64K/256K")
     p.add_argument("--json", metavar="F", help="write the checks and the comparison as JSON")
     p.add_argument("--html", metavar="F", help="write the comparison with the baseline as HTML")
     add_lowering_options(p)
     p.set_defaults(func=run_gate_command)
 
 
-def _options(args: argparse.Namespace, base: Any, result: Any) -> Any:
+def _options(args: argparse.Namespace) -> Any:
+    """The checks asked for (limits parsed and the board found before anything is lowered)."""
     from backend_core.compare import DEFAULT_RTOL
-    from backend_core.compare.gate import GateOptions, default_options, parse_limit
+    from backend_core.compare.gate import GateOptions, board_of, parse_limit
 
-    rtol = args.rtol if args.rtol is not None else DEFAULT_RTOL
-    opts = GateOptions(
-        no_new_fallbacks=args.no_new_fallbacks, same_qparams=args.same_qparams, rtol=rtol, fits=args.fits,
+    if args.fits:
+        board_of(args.fits)
+    return GateOptions(
+        no_new_fallbacks=args.no_new_fallbacks, same_qparams=args.same_qparams, fits=args.fits,
+        rtol=args.rtol if args.rtol is not None else DEFAULT_RTOL,
         max_arena=parse_limit(args.max_arena, "--max-arena") if args.max_arena else None,
         max_flash=parse_limit(args.max_flash, "--max-flash") if args.max_flash else None,
         max_instructions=parse_limit(args.max_instructions, "--max-instructions") if args.max_instructions else None,
         min_sqnr=parse_limit(args.min_sqnr, "--min-sqnr", db=True) if args.min_sqnr else None)
-    return opts if opts.any else default_options(base, result, rtol)
 
 
 def _precheck(base: Any, args: argparse.Namespace) -> None:
@@ -82,6 +84,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
         if not args.baseline and not args.write_baseline:
             raise BadInputError("gate needs --baseline BASE.json (or --write-baseline F to make one).",
                                 "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
+        asked = _options(args)
         base = None
         if args.baseline:
             from backend_core.compare.baseline import read_baseline
@@ -93,9 +96,9 @@ def run_gate_command(args: argparse.Namespace) -> int:
         (side,) = load_sides([args.result], args)
         code = 0
         if base is not None:
-            from backend_core.compare.gate import gate_text, run_gate
+            from backend_core.compare.gate import default_options, gate_text, run_gate
 
-            opts = _options(args, base, side.facts)
+            opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
             g = run_gate(base, side.facts, opts)
             print(gate_text(g, args.baseline, side.facts.label))
             code = 1 if g.regressions else 0

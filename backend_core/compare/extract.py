@@ -136,14 +136,19 @@ def _groups_full(snaps: list[GraphSnapshot], ops: list[NodeSnapshot]) -> list[Op
         g = OpGroup(key="", op=q.target, name=q.name, module=q.module_path, module_type=q.module_type,
                     source=src, code=code)
         members = by_user.get(q.name, [])
-        if members:
+        kernels = [m for m in members if not is_quant_boundary(m.target)]
+        if kernels:
             last = float(index[members[0].id])
             placed.append((last, g, members))
             continue
         prod = _producer(quantized, q.name) if _short(q.target) in _FUSABLE else None
-        if prod and by_user.get(prod):
+        if prod and any(not is_quant_boundary(m.target) for m in by_user.get(prod, [])):
+            # folded into the kernel before it; a dequantize of its output may remain (members)
             g.status, g.fused_into = FUSED, prod               # a name here, the host's key below
             placed.append((index[by_user[prod][-1].id] + 0.5, g, members))
+        elif members:
+            last = float(index[members[0].id])
+            placed.append((last, g, members))
         else:
             g.status = GONE
             last += 0.01
@@ -161,7 +166,10 @@ def _groups_full(snaps: list[GraphSnapshot], ops: list[NodeSnapshot]) -> list[Op
     placed.sort(key=lambda t: t[0])
     out = []
     for _, g, members in placed:
+        status = g.status
         _fill(g, members, ops)
+        if status == FUSED:
+            g.status = FUSED
         out.append(g)
     _keyed(out)
     keys = {g.name: g.key for g in out if g.provenance == "user_op"}

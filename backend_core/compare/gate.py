@@ -45,6 +45,20 @@ def parse_limit(text: str, flag: str, *, db: bool = False) -> Limit:
     return Limit(amount, unit == "%", text.strip())
 
 
+def board_of(text: str) -> Any:
+    """A board name (cmlens memory --board list), or `RAM[/FLASH]` sizes like `64K/256K`."""
+    from ..memory import board_named, custom_board
+
+    if re.match(r"^\s*\d", text or ""):
+        ram, _, flash = text.partition("/")
+        return custom_board(ram, flash or None)
+    try:
+        return board_named(text)
+    except BadInputError as e:
+        raise BadInputError(e.message, e.hint.split(". Or give")[0] + ". Or give the sizes: --fits 256K/1M "
+                            "(RAM/flash).") from None
+
+
 @dataclass
 class Check:
     name: str
@@ -164,7 +178,7 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
         from ..memory import fit_findings
 
         rm = _need(result, "memory", "result", "--fits", how_mem)
-        found = fit_findings(rm, opts.fits)
+        found = fit_findings(rm, board_of(opts.fits))
         checks.append(Check(f"fits {opts.fits}", not found,
                             f"fits {opts.fits}: " + ("yes" if not found else "NO"),
                             [f"{f.rule}: {f.message}" for f in found]))

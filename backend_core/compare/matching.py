@@ -35,10 +35,15 @@ class Row:
         return self.cells[i][0] if i >= 0 and self.cells[i] else next(c[0] for c in self.cells if c)
 
 
+# to_executorch() turns a view_copy whose output can alias its input into memory.view: the same op.
+_SAME_OP = {"memory.view": "aten.view_copy"}
+
+
 def op_key(op: str) -> str:
     """`cortex_m::quantized_conv2d.out`, `cortex_m.quantized_conv2d.default` -> `cortex_m.quantized_conv2d`."""
     parts = op.replace("::", ".").split(".")
-    return ".".join(parts[:2]) if len(parts) >= 2 else op
+    key = ".".join(parts[:2]) if len(parts) >= 2 else op
+    return _SAME_OP.get(key, key)
 
 
 _LEVELS: tuple[tuple[str, Callable[[OpGroup], tuple | None]], ...] = (

@@ -259,7 +259,8 @@ def _profile_of(path: str) -> dict[str, Any]:
 
 
 def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_samples: int = 0,
-              on_status: Callable[[str], None] | None = None) -> Side:
+              on_status: Callable[[str], None] | None = None, verbose: bool = False) -> Side:
+    """`on_status` hears one line per side (and the pipeline's own lines with `verbose`)."""
     from .extract import facts_from_report
 
     profile = _profile_of(spec.profile) if spec.profile else None
@@ -276,7 +277,7 @@ def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_sa
         if on_status:
             on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}")
         report = lower_report(spec.source, spec.options if spec.kind == LOWERING else {}, use_cache=use_cache,
-                              on_status=on_status)
+                              on_status=on_status if verbose else None)
         if spec.kind == LOWERING and numerics_samples and numerics is None:
             if on_status:
                 on_status(f"{label}: numerics on {numerics_samples} random inputs")
