@@ -29,6 +29,7 @@ from app.shell.menus import build_menu_bar, fill_recent
 from app.shell.window_menus import WindowCommands, window_menus
 from app.lowering.model_bar import ModelBar
 from app.memory.panel import MemoryPanel
+from app.sweep import SweepView
 from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
@@ -109,12 +110,15 @@ class MainWindow(QMainWindow):
         self.target_scroll.setWidget(self.target_panel)
         self.tabs.addTab(self.target_scroll, "Run on target")
         self.tabs.addTab(self.memory, "Memory")
+        self.sweep = SweepView(self)
+        self.sweep.openRequested.connect(self.open_sweep_job)
+        self.tabs.addTab(self.sweep, "Sweep")
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
                                   self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
                                    "numerics": self.numerics, "target": self.target_scroll,
-                                   "memory": self.memory})
+                                   "memory": self.memory, "sweep": self.sweep})
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
                                             self.bottom_dock, self.tabs)
@@ -226,6 +230,23 @@ class MainWindow(QMainWindow):
         req = self.model_bar.request()
         self.lower(replace(req, no_cache=no_cache or req.no_cache, companions=tuple(companions)))
 
+    def open_sweep(self, folder: str | None = None) -> None:
+        """Show a sweep folder (`cmlens sweep --out DIR`) in the Sweep tab."""
+        if folder is None:
+            from PySide6.QtWidgets import QFileDialog
+
+            folder = QFileDialog.getExistingDirectory(self, "Open sweep folder")
+            if not folder:
+                return
+        self.sweep.open_folder(folder)
+        self.show_tab("sweep")
+
+    def open_sweep_job(self, job: dict) -> None:
+        """A double-clicked sweep row: lower that job's model with its options (the cache has it)."""
+        self.model_bar.set_source(job["model"])
+        self.model_bar.set_options(job["target"], job["flow"])
+        self.lower(replace(self.model_bar.request(), channels_last=bool(job.get("channels_last"))))
+
     # ------------------------------------------------------------------ drag and drop
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if dropped_paths(event.mimeData()):
@@ -311,7 +332,7 @@ class MainWindow(QMainWindow):
         cmds = WindowCommands(open_file=self.model_bar._open, lower=self.model_bar.request_lower,
                               cancel=self.session.cancel, export=self._export, quit=self.close,
                               show_tab=self.show_tab, run_numerics=self._run_numerics_tab,
-                              stage_count=lambda: len(self.session.snapshots))
+                              stage_count=lambda: len(self.session.snapshots), open_sweep=self.open_sweep)
         built = build_menu_bar(self.menuBar(), window_menus(cmds, self.state, self.graph, self.numerics.act_heat,
                                                             (self.timeline_dock, self.inspector_dock,
                                                              self.bottom_dock), self), self)

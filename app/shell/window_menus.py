@@ -25,6 +25,7 @@ class WindowCommands:
     show_tab: Callable[[str], Any]
     run_numerics: Callable[[], Any]
     stage_count: Callable[[], int]
+    open_sweep: Callable[[], Any] = lambda: None    # File > Open sweep folder…
 
 
 def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
@@ -45,6 +46,7 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
         ("&File", [
             MenuEntry("&Open model or ExecuTorch file…", c.open_file, QKeySequence.StandardKey.Open),
             MenuEntry("Open &recent", children=[], name="recent"),
+            MenuEntry("Open &sweep folder…", lambda: c.open_sweep(), tip="A `cmlens sweep --out DIR` folder as a table"),
             SEPARATOR,
             MenuEntry("&Lower", c.lower, "Ctrl+L"),
             MenuEntry("&Cancel lowering", c.cancel, "Esc", name="cancel"),

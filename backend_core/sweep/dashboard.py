@@ -105,7 +105,7 @@ def dashboard_html(rows: list[dict[str, Any]], manifest: dict[str, Any]) -> str:
     fb = sum(1 for r in rows if (r["fallbacks"] or 0) > 0)
     nofit = sum(1 for r in rows if r["fits"] is False)
     runfail = sum(1 for r in rows if r["outcome"] and r["outcome"] != "PASS")
-    data = json.dumps({"rows": rows, "columns": COLUMNS}, default=str).replace("</", "<\\/")
+    data = json.dumps({"rows": rows, "columns": COLUMNS}, default=str, ensure_ascii=False).replace("</", "<\\/")
     metric_opts = "".join(f'<option value="{k}"{" selected" if k == "fallbacks" else ""}>{html.escape(n)}</option>'
                           for k, n in COLUMNS if k in ("fallbacks", "arena_bytes", "method_allocator_bytes",
                                                       "pte_bytes", "fits", "outcome", "instructions", "status"))

@@ -100,6 +100,20 @@ class DaskCluster:
                 f"`dask worker {address} --nthreads 1 --nworkers 2` (each needs `pip install cortexm-lens`); "
                 "or drop --scheduler to run on the local process pool.") from None
 
+        self._tune_scheduler()
+
+    def _tune_scheduler(self) -> None:
+        """A job whose worker died is retried once (allowed-failures 1), and a worker holds one job per
+        thread (worker-saturation 1.0), so a job queued behind a dying one is not counted as suspicious.
+        Set on the scheduler itself (a nested function: the scheduler need not have cmlens installed)."""
+        def tune(dask_scheduler: Any) -> tuple[Any, Any]:
+            old = (dask_scheduler.allowed_failures, dask_scheduler.WORKER_SATURATION)
+            dask_scheduler.allowed_failures = 1
+            dask_scheduler.WORKER_SATURATION = 1.0
+            return old
+
+        self.scheduler_settings_before = self.client.run_on_scheduler(tune)
+
     def describe(self) -> str:
         n = len(self.client.scheduler_info().get("workers", {}))
         return f"Dask cluster at {self.address} ({n} worker(s))"
