@@ -1,8 +1,16 @@
-"""Serialise the lowered program: `.pte`, and a bundled `.bpte` whose reference outputs come from
-the PT2E-quantized model (so a target run checks the lowering, not the quantization)."""
+"""Serialise the lowered program: `.pte`, and a bundled `.bpte` whose expected outputs are the lowered
+program itself run on the host (the final edge program: cortex_m ops have Python reference kernels).
+
+Why the lowered program and not the PT2E fake-quant model: the target runs the lowered integer program,
+so a correct target matches it bit for bit and the runner can check with atol 0. The fake-quant model is
+a different computation (float ops on a simulated grid: GELU's lookup table, requantisation by a fixed-
+point multiplier); its outputs came out 1-11 steps away on correct targets (gelu_conv, mv3, mv2: issue
+16) and a user could not tell that from a target bug. `bundle_program` returns both sets of outputs so
+the verdict can report the quantisation difference beside the exact check."""
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,22 +90,82 @@ def bundled_program(et_program: Any, inputs: Any, expected: Any) -> Any:
     return bp
 
 
-def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> bytes:
+@dataclass
+class Bundle:
+    """A .bpte and the host outputs behind it: `lowered` (the expected outputs, logical layout) and
+    `fake_quant` (the PT2E model's, for the quantisation difference), one numpy array per output, and the
+    quantisation step (scale) of each output (None for a float or integer output)."""
+
+    bpte: bytes
+    lowered: list[Any] = field(default_factory=list)
+    fake_quant: list[Any] = field(default_factory=list)
+    steps: list[float | None] = field(default_factory=list)
+
+
+def _as_tuple(out: Any) -> tuple:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return (out,)
+    return tuple(out)
+
+
+def expected_outputs_from_lowered(final_program: Any, inputs: tuple) -> tuple:
+    """The lowered program run on the host: what a correct target computes, bit for bit.
+
+    `final_program.module()` runs the final edge graph with the cortex_m ops' reference kernels (the
+    module is built from a copy: running it must not touch the program that is serialised next)."""
+    import torch
+
+    with torch.no_grad():
+        return _as_tuple(copy.deepcopy(final_program).module()(*inputs))
+
+
+def output_steps_of(final_program: Any) -> list[float | None]:
+    """The quantisation step of each graph output written by a `cortex_m.dequantize_per_tensor` (its
+    scale argument), None for any other output."""
+    graph = final_program.graph_module.graph
+    out_node = next(n for n in graph.nodes if n.op == "output")
+    outs = out_node.args[0] if isinstance(out_node.args[0], (list, tuple)) else [out_node.args[0]]
+    steps: list[float | None] = []
+    for o in outs:
+        target = str(getattr(o, "target", ""))
+        scale = o.args[1] if "dequantize_per_tensor" in target and len(o.args) > 1 else None
+        steps.append(float(scale) if isinstance(scale, (int, float)) else None)
+    return steps
+
+
+def _numpy(t: Any) -> Any:
+    return t.detach().contiguous().cpu().numpy()
+
+
+def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple) -> Bundle:
+    """The .bpte (expected outputs: the lowered program on the host) plus both host output sets."""
     import torch
     from executorch.devtools.bundled_program.serialize import (
         serialize_from_bundled_program_to_flatbuffer,
     )
 
     try:
-        with torch.no_grad():
-            expected = reference_module(*inputs)
-        if isinstance(expected, torch.Tensor):
-            expected = (expected,)
+        expected = expected_outputs_from_lowered(final_program, inputs)
+        fake_quant: tuple = ()
+        if fake_quant_module is not None:
+            with torch.no_grad():
+                fake_quant = _as_tuple(fake_quant_module(*inputs))
         et = _executorch_manager(final_program)
-        return bytes(serialize_from_bundled_program_to_flatbuffer(bundled_program(et, list(inputs), list(expected))))
+        data = bytes(serialize_from_bundled_program_to_flatbuffer(bundled_program(et, list(inputs), list(expected))))
     except Exception as e:  # noqa: BLE001
         raise StageFailedError("bundled program", f"Building the .bpte failed: {type(e).__name__}: {e}",
-                               "The reference outputs come from the quantized model on the example inputs.") from e
+                               "The expected outputs come from the lowered program run on the host.") from e
+    return Bundle(data, [_numpy(t) for t in expected], [_numpy(t) for t in fake_quant],
+                  output_steps_of(final_program))
+
+
+def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> bytes:
+    """The .bpte alone (expected outputs: the lowered program on the host). `reference_module` (the
+    fake-quant model) is not run here: bundle_program returns its outputs for the comparison."""
+    del reference_module
+    return bundle_program(final_program, None, inputs).bpte
 
 
 def write_bytes(path: str, data: bytes) -> str:

@@ -1,0 +1,43 @@
+"""Name the quantisation difference: which layers of the lowered program differ from fake-quant by
+themselves (the numerics' local error: a layer's kernel rerun on the fake-quant values of its inputs).
+
+Why local and not cumulative: later layers inherit an early layer's difference, so a cumulative
+comparison blames every layer after the first. Measured on gelu_conv (M55): only the conv's local
+output differs (requantisation by a fixed-point multiplier and shift against fake-quant's float
+scale: 1 step), and the GELU lookup table then maps that step to up to 2 output steps."""
+from __future__ import annotations
+
+from typing import Any
+
+MAX_CAUSES = 4
+
+
+def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:
+    """"conv (quantized_conv2d): local max 1 step" for each layer whose own kernel differs from its
+    fake-quant counterpart on one sample (the example inputs), largest first; [] when none does or the
+    numerics cannot map the program (the verdict then names no cause rather than a guess)."""
+    from ..numerics.analyze import analyze
+    from ..numerics.capture import StageProgram
+
+    stages = [StageProgram("quantized", 1, "quantize", pipeline.quantized_module)]
+    if getattr(pipeline, "edge_program", None) is not None:
+        stages.append(StageProgram("edge", 2, "edge", pipeline.edge_program))
+    stages.append(StageProgram("final", 3, "final", pipeline.final_program))
+    try:
+        result = analyze(stages, pipeline.snapshots[-1], [inputs or pipeline.example_inputs], sample_size=0)
+    except Exception:  # noqa: BLE001  attribution is an extra: the verdict stands without it
+        return []
+    found = []
+    for layer in result.layers:
+        loc = layer.local
+        if loc is None or loc.identical:
+            continue
+        size = (f"{loc.max_lsb:.0f} step(s)" if loc.max_lsb is not None else f"|d| {loc.max_abs:.3g}")
+        op = layer.target.replace("cortex_m.", "").replace(".default", "")
+        where = layer.module_path or layer.node_id
+        found.append((loc.max_lsb if loc.max_lsb is not None else loc.max_abs, f"{where} ({op}): local max {size}"))
+    found.sort(key=lambda x: -x[0])
+    out = [text for _, text in found[:MAX_CAUSES]]
+    if len(found) > MAX_CAUSES:
+        out.append(f"{len(found) - MAX_CAUSES} more layers")
+    return out

@@ -1,0 +1,10 @@
+"""The verdict of a target run against two references: the lowered program run on the host (the
+expected outputs: PASS means bit-exact) and the PT2E fake-quant model (the quantisation difference,
+reported beside it in output steps). Plain data and numpy; no torch, no Qt."""
+from .outcome import LABEL_EXACT, LABEL_QDIFF, LABEL_TOLERANCE, LayerDifference, Verdict, classify_outcome
+from .references import FAKE_QUANT, LOWERED, REFERENCES_BLOB, UNKNOWN, References, references_from_bundle
+from .steps import OutputDifference, compare, compare_all, summary
+
+__all__ = ["Verdict", "LayerDifference", "classify_outcome", "LABEL_EXACT", "LABEL_QDIFF", "LABEL_TOLERANCE",
+           "References", "references_from_bundle", "LOWERED", "FAKE_QUANT", "UNKNOWN", "REFERENCES_BLOB",
+           "OutputDifference", "compare", "compare_all", "summary"]

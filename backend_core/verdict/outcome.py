@@ -1,0 +1,187 @@
+"""The verdict of a target run: one outcome, its two references, and the words for it.
+
+Outcomes (the same strings in the CLI, the GUI and the JSON):
+- PASS: the target's outputs equal the lowered program's, run on the host, bit for bit (atol 0);
+  `label` says "PASS, bit-exact" or "PASS with a quantisation difference" (lowered vs fake-quant,
+  named and sized in output steps: that is the quantisation, not the target);
+- FAIL: the target differs from the lowered program: the target computed something else than the
+  program it was given (a target bug: kernel, runtime, memory); with --etdump, the first layer that
+  differs, and since its inputs are bit-identical, the op whose target kernel disagrees with its host
+  reference kernel;
+- FAULT, TIMEOUT: the firmware trapped / did not finish; NO RESULT: no TEST line; RAN: a plain .pte ran
+  (nothing to compare with).
+A tolerance the user asked for (--atol/--qtol) still reports whether the outputs were bit-exact."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .references import FAKE_QUANT, LOWERED, References
+from .steps import OutputDifference, summary
+
+LABEL_EXACT = "PASS, bit-exact"
+LABEL_QDIFF = "PASS with a quantisation difference"
+LABEL_TOLERANCE = "PASS within tolerance (not bit-exact)"
+
+
+@dataclass
+class LayerDifference:
+    """The first layer (execution order) whose target output differs from the host's (--etdump)."""
+
+    node_id: str | None
+    target: str
+    differing: int
+    values: int
+    max_abs: float
+    max_steps: float | None = None
+
+    def text(self) -> str:
+        size = f"max {self.max_steps:.0f} step(s)" if self.max_steps is not None else f"max |d| {self.max_abs:.4g}"
+        op = self.target.replace(".default", "")
+        return f"{self.node_id} ({op}): {size} in {self.differing}/{self.values} values"
+
+
+@dataclass
+class Verdict:
+    outcome: str                                 # PASS FAIL FAULT TIMEOUT NO RESULT RAN
+    label: str                                   # the outcome in words (see LABEL_*)
+    reference: str                               # what the expected outputs are (references.LOWERED, ...)
+    exact: bool | None = None                    # target == reference bit for bit (None: not compared)
+    target_vs_reference: list[OutputDifference] = field(default_factory=list)
+    lowered_vs_fake_quant: list[OutputDifference] = field(default_factory=list)
+    quantisation_difference: str = ""            # "max 1 step in 4/2048 values (GELU lookup table)"
+    first_differing_layer: LayerDifference | None = None
+    kernel_mismatches: list[str] = field(default_factory=list)   # per op: host kernel != target kernel
+    tolerance: dict[str, float] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)               # the verdict in sentences
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome in ("PASS", "RAN")
+
+    def headline(self) -> str:
+        """The first line of the CLI summary and the GUI's outcome text."""
+        return self.label + (f": {self.lines[0]}" if self.lines else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        f = self.first_differing_layer
+        return {"outcome": self.outcome, "label": self.label, "reference": self.reference, "exact": self.exact,
+                "target_vs_reference": [d.to_dict() for d in self.target_vs_reference],
+                "lowered_vs_fake_quant": [d.to_dict() for d in self.lowered_vs_fake_quant],
+                "quantisation_difference": self.quantisation_difference,
+                "first_differing_layer": None if f is None else vars(f).copy(),
+                "kernel_mismatches": list(self.kernel_mismatches), "tolerance": dict(self.tolerance),
+                "lines": list(self.lines)}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Verdict":
+        f = d.get("first_differing_layer")
+        return Verdict(d["outcome"], d.get("label", d["outcome"]), d.get("reference", ""), d.get("exact"),
+                       [OutputDifference.from_dict(x) for x in d.get("target_vs_reference", [])],
+                       [OutputDifference.from_dict(x) for x in d.get("lowered_vs_fake_quant", [])],
+                       d.get("quantisation_difference", ""), None if f is None else LayerDifference(**f),
+                       list(d.get("kernel_mismatches", [])), dict(d.get("tolerance", {})), list(d.get("lines", [])))
+
+
+def _reference_name(refs: References) -> str:
+    if refs.expected_from == LOWERED:
+        return "lowered program"
+    if refs.expected_from == FAKE_QUANT:
+        return "fake-quant model"
+    return "bundle's expected outputs"
+
+
+def _from_stats(max_abs: float | None, steps: Sequence[float | None]) -> list[OutputDifference]:
+    """Without the target's printed outputs: one row from the runner's error stats (count unknown)."""
+    if max_abs is None:
+        return []
+    step = max((s for s in steps if s), default=None)
+    return [OutputDifference(0, 0, 0 if max_abs == 0 else -1, float(max_abs), step,
+                             None if not step else max_abs / step)]
+
+
+def _diff_text(diffs: Sequence[OutputDifference]) -> str:
+    text = summary(diffs)
+    return text.replace("in -1/0 values", "(count not reported: no printed outputs)")
+
+
+def _first_layer(gaps: Any) -> LayerDifference | None:
+    """From a firmware.gaps.GapReport (or its to_dict()): the first non-identical layer."""
+    if gaps is None:
+        return None
+    layers = gaps.get("layers", []) if isinstance(gaps, dict) else [vars(g) for g in gaps.layers]
+    for g in layers:
+        if g.get("mismatched", 0):
+            scale = g.get("scale")
+            # gaps of an int tensor are in LSBs already (the Inspector compares raw integer values)
+            steps = g.get("max_abs") if scale else None
+            return LayerDifference(g.get("node_id"), g.get("target", ""), int(g.get("mismatched", 0)),
+                                   int(g.get("numel", 0)), float(g.get("max_abs", 0.0)), steps)
+    return None
+
+
+def classify_outcome(sim_outcome: str, references: References | None = None, *,
+                     target_vs_reference: Sequence[OutputDifference] | None = None,
+                     max_abs_error: float | None = None, atol: float = 0.0, rtol: float = 0.0,
+                     gaps: Any = None, etdump: bool = False, problem: str = "") -> Verdict:
+    """The verdict of one run. `sim_outcome` is what the runner and simulator said (PASS / FAIL / FAULT /
+    TIMEOUT / NO RESULT / RAN), `target_vs_reference` the target's outputs against the bundle's expected
+    ones (from the printed outputs), `max_abs_error` the runner's error stats, `gaps` the per-layer gaps
+    of an --etdump run."""
+    refs = references or References()
+    name = _reference_name(refs)
+    tol = {"atol": float(atol), "rtol": float(rtol)}
+    diffs = list(target_vs_reference or []) or _from_stats(max_abs_error, refs.steps)
+    fq = list(refs.vs_fake_quant)
+    qtext = summary(fq) if fq and refs.quantisation_difference else ""
+    if qtext and refs.causes:
+        qtext += f" ({'; '.join(refs.causes)})"
+    v = Verdict(sim_outcome, sim_outcome, refs.expected_from, None, diffs, fq, qtext, tolerance=tol)
+    fq_line = refs.fake_quant_text() or ("no fake-quant comparison: cmlens did not make this bundle"
+                                         if refs.expected_from != LOWERED else "")
+    exact = all(d.identical for d in diffs) if diffs else None
+    if sim_outcome == "PASS":
+        v.exact = True if (atol == 0 and rtol == 0) else exact
+        if v.exact is False:
+            v.label = LABEL_TOLERANCE
+            v.lines.append(f"target vs {name}: {_diff_text(diffs)}, accepted by atol {atol:g} rtol {rtol:g}")
+        else:
+            v.label = LABEL_QDIFF if refs.quantisation_difference else LABEL_EXACT
+            v.lines.append(f"target == {name} bit for bit")
+            if v.exact is None:
+                v.lines[-1] = f"target == {name} within atol {atol:g} rtol {rtol:g} (not shown to be bit-exact)"
+        if fq_line:
+            v.lines.append(fq_line)
+        if refs.expected_from != LOWERED:
+            v.lines.append(f"the expected outputs are the {name}: PASS means equal to them, not to the lowered program")
+    elif sim_outcome == "FAIL":
+        v.exact = False
+        v.label = "FAIL"
+        what = (f"target != {name}: {_diff_text(diffs)}" if diffs else f"target != {name}")
+        if refs.expected_from == LOWERED:
+            what += ": the target computed something other than the program it was given (a target bug)"
+        else:
+            what += (" (the expected outputs are not the lowered program's, so this may be quantisation, "
+                     "not the target: lower the model with cmlens for a bit-exact reference)")
+        v.lines.append(what)
+        first = _first_layer(gaps)
+        if first is not None:
+            v.first_differing_layer = first
+            v.lines.append(f"first layer that differs (execution order): {first.text()}")
+            if refs.expected_from == LOWERED:
+                v.kernel_mismatches.append(
+                    f"{first.target.replace('.default', '')} ({first.node_id}): the target's kernel and the host's "
+                    f"reference kernel disagree on bit-identical inputs ({first.differing}/{first.values} values)")
+        elif gaps is not None:
+            v.lines.append("every layer the ETDump recorded is bit-identical: the difference is after the last "
+                           "recorded layer (output copy, bundle comparison)")
+        elif not etdump:
+            v.lines.append("run with --etdump for the first layer that differs")
+        if fq_line:
+            v.lines.append(fq_line)
+    else:
+        if problem:
+            v.lines.append(problem)
+        if fq_line and sim_outcome != "RAN":
+            v.lines.append(fq_line)
+    return v

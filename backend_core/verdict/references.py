@@ -1,0 +1,88 @@
+"""What a bundle's expected outputs are, and how far they are from the PT2E fake-quant model.
+
+A target run is judged against ONE reference: the lowered program run on the host (the final edge
+program, whose cortex_m ops have Python reference kernels). The target runs the same integer program,
+so a correct target matches it bit for bit and PASS means atol 0. The fake-quant model is a second,
+different program (float ops on a simulated int8 grid): its distance to the lowered program is the
+quantisation difference, reported beside the verdict in output steps, never folded into a tolerance.
+
+Measured (issue 16): gelu_conv's lowered program differs from fake-quant in 4/2048 values (the GELU
+lookup table), mv2 by up to 11 steps, mv3 by 2; with fake-quant references all three FAILed on a
+correct target."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .steps import OutputDifference, summary
+
+LOWERED = "lowered program (host)"        # expected outputs = final edge program run on the host
+FAKE_QUANT = "fake-quant model (host)"    # the old bundles: PT2E converted model
+UNKNOWN = "unknown"                       # a ready-made .bpte: cmlens did not make its outputs
+
+REFERENCES_BLOB = "references.json"       # beside model.bpte in a lowering's blobs / a run's work dir
+
+
+@dataclass
+class References:
+    """How the expected outputs of one bundle were made, and the fake-quant comparison."""
+
+    expected_from: str = UNKNOWN
+    vs_fake_quant: list[OutputDifference] = field(default_factory=list)
+    steps: list[float | None] = field(default_factory=list)     # quantisation step of each output
+    causes: list[str] = field(default_factory=list)             # layers that introduce the difference
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exact_reference(self) -> bool:
+        """True when the expected outputs are what a correct target computes bit for bit."""
+        return self.expected_from == LOWERED
+
+    @property
+    def quantisation_difference(self) -> bool:
+        return any(not d.identical for d in self.vs_fake_quant)
+
+    def fake_quant_text(self) -> str:
+        """"lowered vs fake-quant: max 1 step in 4/2048 values (GELU lookup table)"; "" when unknown."""
+        if not self.vs_fake_quant:
+            return ""
+        text = f"lowered vs fake-quant: {summary(self.vs_fake_quant)}"
+        if self.causes and self.quantisation_difference:
+            text += f" ({'; '.join(self.causes)})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"expected_from": self.expected_from,
+                "vs_fake_quant": [d.to_dict() for d in self.vs_fake_quant],
+                "steps": list(self.steps), "causes": list(self.causes), "notes": list(self.notes)}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any] | None) -> "References":
+        if not d:
+            return References()
+        return References(d.get("expected_from", UNKNOWN),
+                          [OutputDifference.from_dict(x) for x in d.get("vs_fake_quant", [])],
+                          list(d.get("steps", [])), list(d.get("causes", [])), list(d.get("notes", [])))
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), indent=1).encode()
+
+    @staticmethod
+    def from_json(data: bytes | str | None) -> "References":
+        if not data:
+            return References()
+        try:
+            return References.from_dict(json.loads(data))
+        except (ValueError, TypeError, KeyError):
+            return References(notes=["the references record could not be read"])
+
+
+def references_from_bundle(bundle: Any, causes: list[str] | None = None) -> References:
+    """References of a bundle made by pipeline.artifacts.bundle_program: expected = lowered program,
+    compared with the fake-quant outputs in each output's quantisation step."""
+    from .steps import compare_all
+
+    fq = compare_all(bundle.lowered, bundle.fake_quant, bundle.steps) if bundle.fake_quant else []
+    notes = [] if bundle.fake_quant else ["no fake-quant model was run: no quantisation difference reported"]
+    return References(LOWERED, fq, list(bundle.steps), list(causes or []), notes)
