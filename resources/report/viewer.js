@@ -389,7 +389,8 @@
     this.selected = null;
     this.hashKey = hashKey;
     var bar = h("div", { cls: "bar" });
-    this.select = h("select", { id: "stage-select", title: "stage", onchange: function () { self.setStage(+self.select.value); } });
+    var sfx = hashKey === null ? "" : "-" + hashKey;          /* ids stay unique with one viewer per side */
+    this.select = h("select", { id: "stage-select" + sfx, title: "stage", onchange: function () { self.setStage(+self.select.value); } });
     L.b.stages.forEach(function (st, i) {
       var d = (st.added.length ? " +" + st.added.length : "") + (st.removed.length ? " −" + st.removed.length : "") + (st.rewritten.length ? " ~" + st.rewritten.length : "");
       self.select.appendChild(h("option", { value: String(i), text: i + ". " + st.name + " — " + st.nodes.length + " nodes" + d + (st.changed ? "" : " (unchanged)") }));
@@ -408,7 +409,7 @@
     bar.appendChild(legend);
     var body = h("div", { cls: "vbody" });
     this.pane = h("div", { cls: "pane" });
-    this.insp = h("div", { cls: "side", id: "inspector" });
+    this.insp = h("div", { cls: "side", id: "inspector" + sfx });
     body.appendChild(this.pane);
     body.appendChild(this.insp);
     host.appendChild(bar);
@@ -499,7 +500,8 @@
     this.sync = true;
     this.views = Ls.map(function (L, si) {
       var col = h("div", { cls: "cpane" });
-      col.appendChild(h("div", { cls: "ctitle" }, h("b", { text: cmp.sides[si] }), h("span", { cls: "dim", text: "  " + L.b.model + " → " + L.b.target + ", " + L.b.flow + " · " + L.b.summary.fallbacks + " fallback(s)" })));
+      var sub = L.b.model + " → " + L.b.target + ", " + L.b.flow + " · " + L.b.summary.fallbacks + " fallback(s)";
+      col.appendChild(h("div", { cls: "ctitle", title: cmp.sides[si] + ": " + sub }, h("b", { text: cmp.sides[si] }), h("span", { cls: "dim", text: "  " + sub })));
       var p = h("div", { cls: "pane" });
       col.appendChild(p);
       panes.appendChild(col);
@@ -534,15 +536,18 @@
     left.appendChild(h("h3", { text: "Summary" }));
     var t = h("table", { cls: "deltas" }), head = h("tr", null, h("th", { text: "" }));
     cmp.sides.forEach(function (sd) { head.appendChild(h("th", { text: sd.split(" ")[0], title: sd })); });
-    head.appendChild(h("th", { text: "Δ vs [1]" }));
     t.appendChild(head);
     cmp.summary.forEach(function (row) {
       var tr = h("tr", null, h("td", { cls: "k", text: row[0] }));
-      row[1].forEach(function (v) { tr.appendChild(h("td", { cls: "num", text: v === null ? "—" : String(v) })); });
-      tr.appendChild(h("td", { cls: "num " + (row[3] === true ? "bad" : row[3] === false ? "ok" : ""), text: row[2] || "" }));
+      row[1].forEach(function (v, i) {
+        var d = row[2][i] || "", pct = d.match(/\(([^)]*%)\)/);
+        tr.appendChild(h("td", { cls: "num", title: d }, v === null ? "—" : String(v),
+                         d ? h("div", { cls: row[3][i] === true ? "bad" : row[3][i] === false ? "ok" : "dim", text: pct ? pct[1] : d }) : null));
+      });
       t.appendChild(tr);
     });
     left.appendChild(t);
+    left.appendChild(h("p", { cls: "dim", text: "Under each value: its change against [1]." }));
     if (cmp.note) left.appendChild(h("p", { cls: "weak", text: cmp.note }));
     var legend = h("div", { cls: "dlegend" });
     [["fb_added", "new fallback"], ["fb_removed", "fallback gone"], ["changed", "changed"], ["added", "only on a later side"], ["removed", "not on a later side"]].forEach(function (p) {
@@ -664,8 +669,8 @@
   var Ls = DATA.lowerings.map(function (b, i) { return new Lowering(b, i); });
   var tabs = h("div", { cls: "tabs" }), panels = [], current = null;
   host.appendChild(tabs);
-  function addTab(title, build, id) {
-    var panel = h("div", { cls: "panel", id: id }), btn = h("button", { cls: "tab", text: title });
+  function addTab(title, build, id, tip) {
+    var panel = h("div", { cls: "panel", id: id }), btn = h("button", { cls: "tab", text: title, title: tip || title, id: "tab-" + id });
     host.appendChild(panel);
     var entry = { btn: btn, panel: panel, build: build, obj: null };
     btn.addEventListener("click", function () { show(entry); });
@@ -681,11 +686,12 @@
     return entry.obj;
   }
   var cmpTab = null, lowTabs = [];
-  if (DATA.compare) cmpTab = addTab("Compare " + DATA.compare.sides.join(" · "), function (p) { p.classList.add("cmp"); return new CompareViewer(p, Ls, DATA.compare); }, "compare");
+  if (DATA.compare) cmpTab = addTab("Compare " + DATA.compare.sides.length + " sides", function (p) { p.classList.add("cmp"); return new CompareViewer(p, Ls, DATA.compare); }, "compare", DATA.compare.sides.join(" · "));
   Ls.forEach(function (L, i) {
     if (!L.b.stages.length) { lowTabs.push(null); return; }
-    var title = DATA.compare ? DATA.compare.sides[i] + ": stages" : "Graph of each stage";
-    lowTabs.push(addTab(title, function (p) { return new StageViewer(p, L, DATA.compare ? i : null); }, "lowering-" + i));
+    var title = DATA.compare ? DATA.compare.sides[i].split(" ")[0] + " stages" : "Graph of each stage";
+    lowTabs.push(addTab(title, function (p) { return new StageViewer(p, L, DATA.compare ? i : null); }, "lowering-" + i,
+                        DATA.compare ? "every stage of " + DATA.compare.sides[i] : title));
   });
   if (panels.length < 2) tabs.style.display = "none";
 

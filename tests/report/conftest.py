@@ -52,3 +52,22 @@ def embedded_data(html_text: str) -> dict[str, Any]:
     start = html_text.index("<script type='application/json' id='cmlens-data'>")
     body = html_text[html_text.index(">", start) + 1: html_text.index("</script>", start)]
     return json.loads(body)
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def three_way(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """`cmlens compare` of Conv-ReLU-Conv as given (M55), channels-last (M55) and channels-last (M4):
+    the real compare core's dict (with the sides' reports) and the interactive page of it."""
+    from app.cli import main
+    from backend_core.report.interactive import compare_html, write_text
+
+    tmp = tmp_path_factory.mktemp("html-cmp")
+    f = str(FIXTURES / "conv_relu_conv.py")
+    out = tmp / "cmp.json"
+    code = main(["compare", f, f + "@channels-last", f + "@channels-last,m4", "--json", str(out), "--with-reports"])
+    assert code == 0, f"cmlens compare exited {code}"
+    cmp = json.loads(out.read_text())
+    return cmp, Path(write_text(tmp / "cmp.html", compare_html(cmp)))

@@ -8,7 +8,7 @@ viewer per side.
 
 `compare_view` turns the compare dict into the viewer's own small shape (below), so the page's JS
 does not depend on the compare JSON's field names:
-    {sides: ["[1] label"], note, weak, summary: [[name, [value per side], delta text, worse?]],
+    {sides: ["[1] label"], note, weak, summary: [[name, [value per side], [delta vs [1] per side], [worse?]]],
      rows: [{label, source, match: [per side], change, delta: same|changed|fb_added|fb_removed|added|removed,
              what, changes: [[str] per side],
              sides: [null | {nodes, via (a fused op: its host's nodes), status, kind, ops, cat, why, fix,
@@ -105,12 +105,12 @@ def _what(row: dict[str, Any], labels: list[str], deltas: list[str]) -> str:
     d = next((p for p in _PRIORITY if p in deltas), "")
     cells = row["cells"]
     tag = [lab.split(" ", 1)[0] for lab in labels]           # "[2]"
+    on = ", ".join(tag[i] for i, x in enumerate(deltas) if x == d)
     if d == "fb_added":
-        s = deltas.index("fb_added")
-        return f"new fallback on {tag[s]}: {cells[s].get('category') or '?'}"
+        cats = sorted({cells[i].get("category") or "?" for i, x in enumerate(deltas) if x == d})
+        return f"new fallback on {on}: {', '.join(cats)}"
     if d == "fb_removed":
-        s = deltas.index("fb_removed")
-        return f"fallback gone on {tag[s]} (was {cells[0].get('category') or '?'})"
+        return f"fallback gone on {on} (was {cells[0].get('category') or '?'})"
     if d == "added":
         return "only on " + ", ".join(tag[i] for i, c in enumerate(cells) if c)
     if d == "removed":
@@ -146,7 +146,8 @@ def _dtext(d: dict[str, Any], unit: str = "") -> str:
 
 
 def _summary(cmp: dict[str, Any], n: int) -> list[list[Any]]:
-    """[name, [value per side], delta(s) against side 1, worse?] from the compare's `deltas`."""
+    """[name, [value per side], [delta against side 1 per side, "" for side 1], [worse? per side]] from
+    the compare's `deltas` (side 1 is the reference of every delta)."""
     deltas = {d["side"]: d for d in cmp.get("deltas") or []}
     if not deltas:
         return []
@@ -160,10 +161,9 @@ def _summary(cmp: dict[str, Any], n: int) -> list[list[Any]]:
         vals = [_fmt(first.get("base"), unit)] + [_fmt(p.get("value"), unit) if p else None for p in per]
         if all(v is None for v in vals):
             return
-        texts = [_dtext(p, unit) if p else "" for p in per]
-        moved = [p["delta"] for p in per if p and p.get("delta")]
-        worse = None if not moved else any((m > 0) == higher_is_worse for m in moved)
-        rows.append([name, vals, " / ".join(t for t in texts if t) if any(texts) else "0", worse])
+        texts = [""] + [_dtext(p, unit) if p else "" for p in per]
+        worse = [None] + [None if not p or not p.get("delta") else (p["delta"] > 0) == higher_is_worse for p in per]
+        rows.append([name, vals, texts, worse])
 
     add("fallbacks", lambda d: d["fallback_count"])
     first = next(iter(deltas.values()))
@@ -229,12 +229,14 @@ def _static_top(cmp: dict[str, Any], view: dict[str, Any]) -> str:
     parts.append("</table>")
     parts.extend(f"<p class='fb'>note: {_e(n)}</p>" for n in cmp.get("notes") or [])
     if view["summary"]:
-        parts.append("<table><tr><th></th>" + "".join(f"<th>{_e(s)}</th>" for s in labels) + "<th>Δ against [1]</th></tr>")
-        for name, vals, delta, worse in view["summary"]:
-            cls = " class='fb'" if worse is True else " class='ok'" if worse is False else ""
-            parts.append(f"<tr><td>{_e(name)}</td>" + "".join(f"<td>{_e('—' if v is None else v)}</td>" for v in vals)
-                         + f"<td{cls}>{_e(delta or '')}</td></tr>")
-        parts.append("</table>")
+        parts.append("<table><tr><th></th>" + "".join(f"<th>{_e(s)}</th>" for s in labels) + "</tr>")
+        for name, vals, texts, worse in view["summary"]:
+            cells = []
+            for v, t, w in zip(vals, texts, worse):
+                cls = " class='fb'" if w is True else " class='ok'" if w is False else ""
+                cells.append(f"<td>{_e('—' if v is None else v)}" + (f"<br><small{cls}>{_e(t)}</small>" if t else "") + "</td>")
+            parts.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}</tr>")
+        parts.append("</table><p class='dim'>Deltas are against [1].</p>")
     for d in cmp.get("deltas") or []:
         lab = labels[d["side"]] if d["side"] < len(labels) else str(d["side"])
         parts.append(_fallback_table(f"fallbacks added on {lab}", d.get("fallbacks_added") or []))
