@@ -718,4 +718,5 @@
   window.addEventListener("resize", function () { if (current && current.obj) (current.obj.views || [current.obj.view]).forEach(function (v) { v.fit(); }); });
   route();
   document.body.setAttribute("data-viewer", "ready");   /* the browser test waits for this */
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));   /* bench/html_report.py */
 })();

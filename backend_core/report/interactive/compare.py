@@ -120,13 +120,14 @@ def _what(row: dict[str, Any], labels: list[str], deltas: list[str]) -> str:
 
 
 def _host_nodes(rows: list[dict[str, Any]], views: list[dict[str, Any]], n: int) -> None:
-    """A fused activation (many -> one) has no node of its own: point its cell at the nodes of the
-    op it was folded into (`fused_into` is that op's row label), so selecting it selects the host."""
+    """A fused activation (many -> one) has no kernel of its own (at most the dequantize of its output):
+    point its cell at the nodes of the op it was folded into (`fused_into` is that op's row label) too,
+    so selecting it selects the host, and selecting the host selects its row."""
     by_label = {r["label"]: i for i, r in enumerate(rows)}
     for r, v in zip(rows, views):
         for s in range(n):
             c = v["sides"][s]
-            if c and not c["nodes"] and c["fused_into"] in by_label:
+            if c and c["fused_into"] and c["fused_into"] in by_label:
                 host = views[by_label[c["fused_into"]]]["sides"][s]
                 c["via"] = list(host["nodes"]) if host else []
 
