@@ -128,9 +128,8 @@ def _kind_of(path: str) -> str:
 def parse_side(text: str, defaults: dict[str, Any] | None = None) -> SideSpec:
     """`SOURCE[@OPT,...]` -> SideSpec (BadInputError names the bad part)."""
     source, opts = text, ""
-    head, at, tail = text.rpartition("@")
-    if at and head and "/" not in tail and "\\" not in tail:
-        source, opts = head, tail
+    if "@" in text and not Path(text).exists():
+        source, _, opts = text.partition("@")       # paths in the options (profile=dir/run.json) are fine
     spec = SideSpec(text=text, source=source, options=dict(defaults or {}))
     for tok in (t for t in opts.split(",") if t.strip()):
         k, v = _option(*tok.split("=", 1)) if "=" in tok else _bare(tok)
