@@ -10,6 +10,7 @@ import os
 import sys
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
@@ -146,6 +147,10 @@ def run_lower(args: argparse.Namespace) -> int:
         artifacts["pte"] = write_bytes(args.pte, result.blobs["model.pte"])
     if args.bpte and "model.bpte" in result.blobs:
         artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
+        if "references.json" in result.blobs:    # what its expected outputs are: `cmlens run` reads it
+            from backend_core.verdict.references import beside
+
+            artifacts["references"] = write_bytes(str(beside(Path(args.bpte))), result.blobs["references.json"])
     report = result.report(artifacts, with_graphs=bool(args.json or args.html))
     if args.json or args.html:
         from backend_core.memory.source import memory_for_result

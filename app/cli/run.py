@@ -65,11 +65,14 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--etdump-uart", action="store_true",
                    help="with --etdump on QEMU: send the ETDump as base64 on the UART, as on an FVP or a board "
                         "(default on QEMU: host files through semihosting, seconds faster)")
-    r.add_argument("--atol", type=float, default=0.01, help="BundleIO absolute tolerance (default 0.01)")
-    r.add_argument("--rtol", type=float, default=0.01, help="BundleIO relative tolerance (default 0.01)")
+    r.add_argument("--atol", type=float, default=0.0,
+                   help="BundleIO absolute tolerance (default 0: the expected outputs are the lowered program run on "
+                        "the host, which a correct target matches bit for bit)")
+    r.add_argument("--rtol", type=float, default=0.0, help="BundleIO relative tolerance (default 0)")
     r.add_argument("--qtol", type=int, default=0, metavar="N",
-                   help="relax --atol by N quantization steps of the output, as ExecuTorch's own Cortex-M tests "
-                        "do (qtol=1 for LUT activations; default 0)")
+                   help="relax --atol by N quantization steps of the output, for a .bpte whose expected outputs are "
+                        "a fake-quant model's (ExecuTorch's own Cortex-M tests use qtol 1 for LUT activations); a bundle "
+                        "cmlens made needs none (default 0)")
     r.add_argument("--cache-dir", type=Path, metavar="DIR",
                    help="cache of library and runner builds (default: ~/.cache/cmlens)")
     r.add_argument("--quiet", action="store_true", help="do not echo build output")

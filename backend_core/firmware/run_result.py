@@ -43,6 +43,7 @@ class ModelRunResult:
     profile_problem: str = ""         # why there is no profile although --profile was asked for
     memory: dict[str, Any] | None = None   # prediction vs the runner's memory lines (memory/target_check.py)
     reference_warnings: list[str] = field(default_factory=list)   # degenerate expected outputs (reference_check)
+    verdict: Any = None               # verdict.Verdict: the outcome against the lowered program + fake-quant
 
     @property
     def passed(self) -> bool:
@@ -74,12 +75,17 @@ class ModelRunResult:
             "gaps": None if self.gaps is None else self.gaps.to_dict(), "gaps_problem": self.gaps_problem,
             "profile": None if self.profile is None else self.profile.to_dict(),
             "profile_problem": self.profile_problem,
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
         }
 
     def summary(self) -> str:
         r = self.sim.report
-        lines = [f"{self.model} on {self.board.name} ({self.target}, {self.board.simulator}): {self.outcome}, "
+        label = self.verdict.label if self.verdict is not None else self.outcome
+        lines = [f"{self.model} on {self.board.name} ({self.target}, {self.board.simulator}): {label}, "
                  f"exit status {self.exit_code}"]
+        if self.verdict is not None:
+            lines += [f"verdict: {x}" for x in self.verdict.lines]
+            lines += [f"kernel mismatch: {x}" for x in self.verdict.kernel_mismatches]
         for s in r.error_stats:
             lines.append(f"error stats testset {s.testset}: mean abs {s.mean_absolute_error}, max abs "
                          f"{s.max_absolute_error}, mean rel {s.mean_relative_error}, max rel {s.max_relative_error}")

@@ -31,13 +31,14 @@ class LoweredWithRecord:
 def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
                         on_status: Callable[[str], None] | None = None) -> LoweredWithRecord:
     """Lower `source` (no cache: live programs are needed), write `<model>.bpte` and `etrecord.bin`."""
-    import torch
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.devtools import generate_etrecord
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
     from executorch.exir import EdgeProgramManager
 
-    from ..pipeline.artifacts import bundled_program
+    from ..lowering.references import references_for_outputs
+    from ..pipeline.artifacts import bundled_program, expected_outputs_from_lowered
+    from ..verdict.references import beside
 
     say = on_status or (lambda _s: None)
     start = time.monotonic()
@@ -50,9 +51,9 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     pipe = res.pipeline
     say("serialising the .bpte and its ETRecord")
     inputs = pipe.example_inputs
-    with torch.no_grad():
-        expected = pipe.quantized_module(*inputs)
-    expected = (expected,) if isinstance(expected, torch.Tensor) else tuple(expected)
+    # expected outputs: the lowered program on the host (what a correct target computes bit for bit)
+    expected = expected_outputs_from_lowered(pipe.final_program, inputs)
+    references = references_for_outputs(pipe, expected, say)
     # to_executorch() mutates its input: one copy runs, another stays for the ETRecord's edge graph.
     edge = EdgeProgramManager({"forward": copy.deepcopy(pipe.final_program)},
                               compile_config=cortex_m_edge_compile_config())
@@ -62,6 +63,7 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     workdir.mkdir(parents=True, exist_ok=True)
     bpte = workdir / f"{res.model}.bpte"
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))
+    beside(bpte).write_bytes(references.to_json())
     etrecord = workdir / "etrecord.bin"
     # The ETRecord takes its representative inputs (what the Inspector runs the host graph on) from the
     # bundle it is given. The .bpte's tensors are laid out in the program's dim orders (right for the

@@ -38,6 +38,8 @@ from .etrecord_lowering import lower_with_etrecord
 from .preflight_step import gate
 from .profile_step import attach_profile
 from .spec import RunOptions
+from ..verdict.judge import judge_run
+from ..verdict.references import References, beside, read_beside
 
 
 def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallback,
@@ -58,6 +60,8 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
                             err.get("hint", ""), detail=err.get("traceback", ""))
     out = workdir / f"{res.model}.bpte"
     out.write_bytes(res.blobs["model.bpte"])
+    if "references.json" in res.blobs:        # what the expected outputs are (verdict/references.py)
+        beside(out).write_bytes(res.blobs["references.json"])
     return out, time.monotonic() - start
 
 
@@ -118,6 +122,10 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     ref_warnings: list[str] = []
     steps: list[float | None] = []
     atol = opts.atol
+    references = read_beside(model) if model.suffix == ".bpte" else References()
+    if references.exact_reference:
+        emit("cmlens", "reference: the lowered program run on the host (PASS means bit-exact)"
+                       + (f"; {references.fake_quant_text()}" if references.vs_fake_quant else ""))
     if model.suffix == ".bpte":      # a PASS against near-constant reference outputs proves nothing
         from ..pipeline.reference_check import bundle_warnings, output_steps
 
@@ -235,14 +243,18 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     if run.memory and run.memory["problem"]:
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     run.reference_warnings = ref_warnings
-    if outcome == "FAIL" and result.report.error_stats:
-        from ..pipeline.reference_check import fail_hint
+    if outcome == "FAIL" and result.report.error_stats and not references.exact_reference:
+        from ..pipeline.reference_check import fail_hint   # --qtol only helps a fake-quant reference
         hint = fail_hint(result.report.error_stats[0].max_absolute_error, steps, opts.qtol)
         if hint:
             run.problem = hint + (f"; {run.problem}" if run.problem else "")
     if opts.etdump:
         step("gaps")
         _attach_gaps(run, record, workdir, opts.gap_metric, emit)
+    run.verdict = judge_run(run, model, references, steps, atol=atol, rtol=opts.rtol, etdump=opts.etdump)
+    run.outcome = run.verdict.outcome
+    for line in run.verdict.lines:
+        emit("cmlens", f"verdict: {line}")
     if opts.profile:
         attach_profile(run, source, lowering, opts.icount or opts.profile, record, emit)
     step("results")

@@ -58,7 +58,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     opts = replace(options, target=normalise_target(options.target))
     cache = ResultCache()
     key = cache_key(spec.fingerprint(), opts.key() + ("|verify" if verify_suggestions else ""))
-    need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte)) if w}
+    need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte), ("references.json", want_bpte)) if w}
     note = ""
     if use_cache:
         found = cache.lookup(key)           # checks the entry's recorded files: an edited helper is a miss
@@ -85,7 +85,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if on_status:
         on_status(f"loading {spec.name}")
     model = load_model(spec)
-    pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs)
+    # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
+    pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte)
     deps = model.dependencies + input_folder_dependencies(opts.calib)
     result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
                             verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
@@ -131,12 +132,12 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     on_status("serialising .pte")
                 result.blobs["model.pte"] = pte_bytes(pipe.final_program)
             if want_bpte:
-                from ..pipeline.artifacts import bpte_bytes
+                from .references import bundle_with_references
 
                 if on_status:
-                    on_status("building bundled .bpte")
-                result.blobs["model.bpte"] = bpte_bytes(pipe.final_program, pipe.quantized_module,
-                                                        pipe.example_inputs)
+                    on_status("building bundled .bpte (expected outputs: the lowered program on the host)")
+                result.blobs["model.bpte"], refs = bundle_with_references(pipe, on_status)
+                result.blobs["references.json"] = refs.to_json()
                 attach_preflight(result.final, check_snapshot(None, bundle=result.blobs["model.bpte"]))
         except CmlensError as e:
             result.status = "failed"

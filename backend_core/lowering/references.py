@@ -1,5 +1,6 @@
-"""Name the quantisation difference: which layers of the lowered program differ from fake-quant by
-themselves (the numerics' local error: a layer's kernel rerun on the fake-quant values of its inputs).
+"""The bundle of a lowering and its references record: expected outputs = the lowered program run on
+the host, compared with the PT2E fake-quant model in output steps, and the difference named: which
+layers of the lowered program differ from fake-quant by themselves (the numerics' local error: a layer's kernel rerun on the fake-quant values of its inputs).
 
 Why local and not cumulative: later layers inherit an early layer's difference, so a cumulative
 comparison blames every layer after the first. Measured on gelu_conv (M55): only the conv's local
@@ -9,7 +10,43 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..verdict.references import References, references_from_bundle
+
 MAX_CAUSES = 4
+
+
+def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes, References]:
+    """(.bpte bytes, References) of a finished LoweringPipeline: the bundle's expected outputs are the
+    lowered program's; the fake-quant comparison is named by local_causes when it is not bit for bit."""
+    from ..pipeline.artifacts import bundle_program
+
+    bundle = bundle_program(pipeline.final_program, pipeline.quantized_module, pipeline.example_inputs)
+    return bundle.bpte, _named(references_from_bundle(bundle), pipeline, on_status)
+
+
+def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None) -> References:
+    """References when the caller built the bundle itself from `lowered` (the host run of the lowered
+    program, e.g. the --etdump path that also writes an ETRecord)."""
+    import torch
+
+    from ..pipeline.artifacts import Bundle, output_steps_of
+
+    with torch.no_grad():
+        fq = pipeline.quantized_module(*pipeline.example_inputs)
+    fq = (fq,) if isinstance(fq, torch.Tensor) else tuple(fq)
+
+    def arrays(ts: tuple) -> list[Any]:
+        return [t.detach().contiguous().numpy() for t in ts]
+    bundle = Bundle(b"", arrays(lowered), arrays(fq), output_steps_of(pipeline.final_program))
+    return _named(references_from_bundle(bundle), pipeline, on_status)
+
+
+def _named(refs: References, pipeline: Any, on_status: Any) -> References:
+    if refs.quantisation_difference:
+        if on_status:
+            on_status("naming the quantisation difference (local error per layer)")
+        refs.causes = local_causes(pipeline)
+    return refs
 
 
 def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .steps import OutputDifference, summary
@@ -86,3 +87,18 @@ def references_from_bundle(bundle: Any, causes: list[str] | None = None) -> Refe
     fq = compare_all(bundle.lowered, bundle.fake_quant, bundle.steps) if bundle.fake_quant else []
     notes = [] if bundle.fake_quant else ["no fake-quant model was run: no quantisation difference reported"]
     return References(LOWERED, fq, list(bundle.steps), list(causes or []), notes)
+
+
+def beside(bpte: Path) -> Path:
+    """Where the references record of `<name>.bpte` is kept: `<name>.references.json` next to it (a
+    bundle file has no room for it; `cmlens run` and `cmlens lower --bpte` write it)."""
+    return Path(bpte).with_name(Path(bpte).stem + ".references.json")
+
+
+def read_beside(bpte: Path) -> References:
+    """The record next to `bpte`, or References(UNKNOWN) when there is none: a .bpte made elsewhere
+    (its expected outputs may be a fake-quant model's)."""
+    p = beside(bpte)
+    if not p.is_file():
+        return References(notes=[f"no {p.name} beside the bundle: the origin of its expected outputs is unknown"])
+    return References.from_json(p.read_bytes())
