@@ -38,6 +38,9 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="open the compare split view")
     p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
     p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
+    p.add_argument("--watch", action="store_true",
+                   help="lower again whenever the model file or a file it imports or reads changes on disk "
+                        "(the selected op stays selected)")
     p.add_argument("--tab", default=None, choices=["fallbacks", "quantizer", "log", "numerics", "target", "memory"],
                    help="bottom tab to show (numerics: also runs the numerics after lowering)")
     p.add_argument("--numerics", default=None, metavar="N|DIR",
@@ -127,6 +130,8 @@ def run_gui(args: argparse.Namespace) -> int:
         win.state.set_toggle("compare", True)
     if args.qparams:
         win.state.set_toggle("show_qparams", True)
+    if args.watch:
+        win.model_bar.auto_relower.setChecked(True)
     if args.tab:
         win.show_tab(args.tab)
     want_numerics = bool(args.numerics or args.heat or args.tab == "numerics")

@@ -84,6 +84,18 @@ class ModelBar(QWidget):
         self.progress.setTextVisible(False)
         self.progress.hide()
         lay.addWidget(self.progress)
+        # The model or a file it was made from changed on disk since this lowering (session.sourceChanged).
+        self.changed_btn = QToolButton(self)
+        self.changed_btn.setText("changed on disk — Lower again")
+        self.changed_btn.setObjectName("sourceChanged")
+        self.changed_btn.clicked.connect(self.request_lower)
+        self.changed_btn.hide()
+        lay.addWidget(self.changed_btn)
+        self.auto_relower = QCheckBox("re-lower on change", self)
+        self.auto_relower.setToolTip("Lower again by itself when the model file or a file it imports or reads "
+                                     "changes on disk (cmlens gui --watch); the selected op stays selected")
+        self.auto_relower.toggled.connect(lambda on: setattr(session, "auto_relower", on))
+        lay.addWidget(self.auto_relower)
         self.stage_label = QLabel("", self)
         self.stage_label.setMinimumWidth(120)
         lay.addWidget(self.stage_label, 1)
@@ -93,6 +105,7 @@ class ModelBar(QWidget):
         session.stageAdded.connect(self._on_stage)
         session.statusText.connect(self._on_status)
         session.finished.connect(self._on_finished)
+        session.sourceChanged.connect(self._on_source_changed)
 
     # ------------------------------------------------------------------ models
     def set_models(self, recent: list[str]) -> None:
@@ -146,7 +159,13 @@ class ModelBar(QWidget):
             self.lowerRequested.emit(self.request())
 
     # ------------------------------------------------------------------ progress
+    def _on_source_changed(self, reason: str) -> None:
+        self.changed_btn.setToolTip(f"{reason} since this lowering: lower it again (Ctrl+L)")
+        self.changed_btn.show()
+        self.stage_label.setText(reason)
+
     def _on_started(self) -> None:
+        self.changed_btn.hide()
         self.lower_btn.setEnabled(False)
         self.cancel_btn.setEnabled(True)
         self.progress.setRange(0, 0)       # busy until the plan arrives

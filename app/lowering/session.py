@@ -19,6 +19,7 @@ from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapsh
 
 from backend_core import protocol
 
+from app.lowering.source_watch import SourceWatch
 from app.runtime.jobs import WorkerJob
 
 
@@ -53,6 +54,8 @@ class LoweringSession(QObject):
         errorRaised(dict): a stage failed or the input was bad; keys: stage, node, message,
             hint, traceback. Earlier stages stay available.
         finished(str): done | failed | cancelled | error.
+        sourceChanged(str): the model file or a file it was made from changed on disk since this
+            lowering ("helper.py changed"); with `auto_relower` the session lowers it again itself.
     """
 
     started = Signal()
@@ -63,6 +66,7 @@ class LoweringSession(QObject):
     errorRaised = Signal(object)
     finished = Signal(str)
     artefactLoaded = Signal(object)     # an artefact was read: its memory plan, bundle, ETDump overlay
+    sourceChanged = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +76,13 @@ class LoweringSession(QObject):
         self.job.errorRaised.connect(self._on_error)
         self.job.finished.connect(self._on_finished)
         self.request: LowerRequest | None = None
+        self.auto_relower = False           # lower again by itself when the model changed on disk
+        self.source_change = ""             # what changed on disk since the current lowering ("" none)
+        # the stages of the lowering this one replaces (same source): the view carries its selection over
+        self.previous_snapshots: list[GraphSnapshot] = []
+        self.watch = SourceWatch(self)
+        self._relower_pending = False
+        self.watch.changed.connect(self._on_source_changed)
         self._reset()
 
     @property
@@ -98,8 +109,11 @@ class LoweringSession(QObject):
     def lower(self, request: LowerRequest) -> None:
         """Start lowering (cancels a running one)."""
         self.job.shutdown()
+        same = self.request is not None and self.request.source == request.source
+        self.previous_snapshots = list(self.snapshots) if same and self.snapshots else []
         self._reset()
         self.request = request
+        self.source_change = ""
         self.status = "running"
         self.started.emit()
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
@@ -181,7 +195,10 @@ class LoweringSession(QObject):
                 self._log(f"[error] stage {self.error.get('stage')}: {self.error.get('message')}")
                 self.errorRaised.emit(self.error)
             src = " (from cache)" if self.from_cache else ""
+            if msg.get("cache_note"):
+                src = f" (not from the cache: {msg['cache_note']})"
             self._log(f"[done] {self.status} in {self.seconds:.1f} s{src}")
+            self._watch_sources(msg.get("dependencies"))
 
     def _add_stage(self, snap: GraphSnapshot) -> None:
         prev = self.snapshots[-1] if self.snapshots else None
@@ -199,9 +216,37 @@ class LoweringSession(QObject):
             return self.planned_stages[len(self.snapshots)]
         return "worker"
 
+    # ------------------------------------------------------------------ files on disk
+    def _watch_sources(self, deps: list[dict] | None) -> None:
+        """Watch what this lowering was made from: the recorded files, else the source file itself
+        (an artefact); nothing for a zoo model."""
+        if deps:
+            self.watch.watch(deps)
+        elif self.request is not None and Path(self.request.source).is_file():
+            self.watch.watch_file(str(Path(self.request.source).resolve()))
+        else:
+            self.watch.clear()
+
+    def _on_source_changed(self, reason: str) -> None:
+        if self.is_running():
+            return           # the running lowering's done message re-checks against what it loaded
+        self.source_change = reason
+        self._log(f"[disk] {reason}" + (": lowering again" if self.auto_relower else ""))
+        self.sourceChanged.emit(reason)
+        if self.auto_relower and self.request is not None:
+            if self.job.has_processes():       # seen in the done message: once the worker has exited
+                self._relower_pending = True
+            else:
+                self.lower(self.request)
+
     def _on_error(self, error: dict) -> None:
         self.status = "error"
         self.error = error
+        # The model could not be loaded (a helper deleted, a syntax error): keep watching what the last
+        # lowering was made from and the model file, and take any event as a change that may fix it.
+        if not self.watch.paths and self.request is not None and Path(self.request.source).is_file():
+            self.watch.watch_file(str(Path(self.request.source).resolve()))
+        self.watch.any_event_is_a_change = True
         self._log(f"[error] {error.get('message')}")
         self.errorRaised.emit(error)
 
@@ -209,3 +254,6 @@ class LoweringSession(QObject):
         if status != "cancelled" and self.status != "cancelled":
             self.status = self.status if self.status in ("done", "failed", "error") else status
         self.finished.emit(self.status)
+        if self._relower_pending and self.request is not None:
+            self._relower_pending = False
+            self.lower(self.request)

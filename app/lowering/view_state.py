@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from app.lowering.reselect import Anchor, anchor_of, resolve
 from app.lowering.session import LoweringSession
 
 
@@ -32,6 +33,8 @@ class ViewState(QObject):
         self.show_weights = False
         self.hide_unchanged = False
         self.compare = False
+        self._carry: tuple[str, Anchor] | None = None    # (source, selection) to find again when it ends
+        self._carry_follow = True
         session.started.connect(self._on_started)
         session.stageAdded.connect(self._on_stage_added)
         session.finished.connect(self._on_finished)
@@ -100,6 +103,16 @@ class ViewState(QObject):
 
     # ------------------------------------------------------------------ session
     def _on_started(self) -> None:
+        # Lowering the same model again (it changed on disk): carry the selected op over (reselect.py).
+        # A lowering that failed (the helper was deleted) keeps the carry for the one that follows.
+        prev, source = self.session.previous_snapshots, self.session.request.source if self.session.request else ""
+        anchor = anchor_of(prev, self.stage, self.selected) if prev and self.stage >= 0 else None
+        if anchor is not None:
+            self._carry, self._carry_follow = (source, anchor), self.follow_latest
+        elif self._carry is not None and self._carry[0] != source:
+            self._carry = None
+        if self._carry is not None:
+            self.selected = None         # old ids mean nothing in the new stages until it is found
         self.stage = -1
         self.follow_latest = True
         self.stageChanged.emit(-1)
@@ -109,5 +122,19 @@ class ViewState(QObject):
             self.set_stage(index, user=False)
 
     def _on_finished(self, status: str) -> None:
+        if self._carry is None or not self.session.snapshots:
+            carry = None                 # nothing to carry, or nothing arrived: keep it for the next one
+        else:
+            carry, self._carry = self._carry[1], None
+        if carry is not None and self.follow_latest:
+            found = resolve(carry, self.session.snapshots, self.session.provenance())
+            if found is not None:
+                stage, node = found
+                self.selected = None
+                self.set_stage(stage, user=False)
+                self.follow_latest = self._carry_follow
+                if node is not None:
+                    self.select(node, center=True)
+                return
         if self.follow_latest and self.session.snapshots:
             self.set_stage(len(self.session.snapshots) - 1, user=False)
