@@ -72,9 +72,9 @@ class Board:
     @property
     def linker_aliases(self) -> tuple[tuple[str, str], ...]:
         """Every REGION_ALIAS of the generated linker script, with kernels/cmake/boards.cmake's defaults
-        for the aliases a row leaves out (STACK/HEAP: DATA's region; POOL/TEMP/MODEL: BIG's)."""
+        for the aliases a row leaves out (STACK: DATA's region; HEAP/POOL/TEMP/MODEL: BIG's)."""
         named = dict(self.sections)
-        return tuple((a, named.get(a) or named["DATA" if a in ("STACK", "HEAP") else "BIG"])
+        return tuple((a, named.get(a) or named["DATA" if a == "STACK" else "BIG"])
                      for a in LINKER_ALIASES)
 
     @property

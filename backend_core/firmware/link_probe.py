@@ -31,7 +31,7 @@ STAMP = "cmlens-libs.json"
 CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
 # The archives of the runner's link, in its order (kernels/runner/CMakeLists.txt and the ExecuTorch
 # targets' interface libraries, read from a real runner build's link line).
-WHOLE_ARCHIVES = ("libcortex_m_ops_lib.a",)
+WHOLE_ARCHIVES = ("libexecutorch.a", "libcortex_m_ops_lib.a")
 ARCHIVES = ("libextension_runner_util.a", "libbundled_program.a", "libetdump.a", "libflatccrt.a",
             "libcortex_m_kernels.a", "libcmsis-nn.a", "libportable_kernels.a", "libquantized_kernels.a",
             "libkernels_util_all_deps.a",

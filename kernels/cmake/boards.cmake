@@ -91,12 +91,12 @@ foreach(_i RANGE ${_nregions})
 endforeach()
 string(APPEND _ld "}\n")
 # The four aliases every row names, then the finer ones a row may name (kernels/linker/cmlens_sections.ld):
-# STACK/HEAP default to DATA's region, POOL/TEMP/MODEL to BIG's. backend_core/firmware/boards.py
+# STACK defaults to DATA's region, HEAP/POOL/TEMP/MODEL to BIG's. backend_core/firmware/boards.py
 # (Board.linker_aliases) applies the same defaults.
 foreach(_alias VECTORS CODE DATA BIG STACK HEAP POOL TEMP MODEL)
   string(JSON _region ERROR_VARIABLE _no_alias GET "${_row}" sections ${_alias})
   if(_no_alias)
-    if(_alias STREQUAL "STACK" OR _alias STREQUAL "HEAP")
+    if(_alias STREQUAL "STACK")
       string(JSON _region GET "${_row}" sections DATA)
     else()
       string(JSON _region GET "${_row}" sections BIG)
