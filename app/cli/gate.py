@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
@@ -42,6 +43,9 @@ def add_gate_command(sub: Any) -> None:
     p.add_argument("--json", metavar="F", help="write the checks and the comparison as JSON")
     p.add_argument("--html", metavar="F", help="write the comparison with the baseline as HTML")
     add_lowering_options(p)
+    # `--min-sqnr -1dB` / `--max-arena -5%`: argparse takes a value starting with "-" for an option
+    # unless it looks like a negative number; let a negative limit look like one.
+    p._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d+(\.\d+)?\s*(db|%|k|m)$", re.IGNORECASE)
     p.set_defaults(func=run_gate_command)
 
 

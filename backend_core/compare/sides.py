@@ -15,6 +15,7 @@ defaults; `--vary target=m4,m55` makes one side per value. So one model on two C
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -93,6 +94,8 @@ def _bare(token: str) -> tuple[str, Any]:
     try:
         return _option("target", t)
     except BadInputError:
+        if re.match(r"^(cortex-)?m\d", t):
+            raise
         raise BadInputError(f"Unknown side option {token!r}.",
                             "A bare option is a CPU (m4, cortex-m55), int8/int16, legacy/explicit, channels-last "
                             "or as-given; otherwise write key=value.") from None
