@@ -369,7 +369,8 @@
       });
       out.appendChild(section("Fallbacks in the final program (" + L.b.fallbacks.length + ")", ul));
     }
-    links("Added by this stage", st.added, stage);
+    var wt = function (id) { var r = L.node(stage, id); return r && r.kind === "weight" ? 1 : 0; };
+    links("Added by this stage", st.added.slice().sort(function (a, b) { return wt(a) - wt(b); }), stage);   /* weights last */
     links("Rewritten", st.rewritten, stage);
     if (st.removed.length && stage > 0) links("Removed (shown in the stage before)", st.removed, stage - 1);
     if (st.log.length) {
@@ -461,8 +462,9 @@
     q = q.trim().toLowerCase();
     if (!q) return;
     var map = this.L.stageMaps[this.stage], hits = Object.keys(map).filter(function (k) { return k.toLowerCase().indexOf(q) >= 0 || map[k].op.toLowerCase().indexOf(q) >= 0; });
-    var vis = this.view, cur = hits.indexOf(this.selected);
+    var vis = this.view;
     hits = hits.filter(function (k) { return vis.item(k); });
+    var cur = hits.indexOf(this.selected);
     if (!hits.length) { this.note.textContent = "no node matches “" + q + "”"; return; }
     this.note.textContent = hits.length + " match(es)";
     this.go(this.stage, hits[(cur + 1) % hits.length], true);

@@ -172,6 +172,14 @@ class Browser:
     def click_element(self, selector: str) -> None:
         self.click(*self.center_of(selector))
 
+    def type_text(self, text: str, enter: bool = False) -> None:
+        """Type into the focused element as a keyboard does, then Enter if asked."""
+        self.call("Input.insertText", session=True, text=text)
+        if enter:
+            for kind in ("keyDown", "keyUp"):
+                self.call("Input.dispatchKeyEvent", session=True, type=kind, key="Enter", code="Enter",
+                          windowsVirtualKeyCode=13, text="\r" if kind == "keyDown" else "")
+
     def screenshot(self, path: str | Path) -> Path:
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
         p = Path(path)

@@ -69,6 +69,15 @@ def test_stage_selector_keeps_the_node_selected_across_passes(browser, layernorm
     assert browser.eval("document.getElementById('stage-select').value") == str(edge["index"] + 1)
 
 
+def test_find_box_selects_a_node_by_op(browser, layernorm) -> None:
+    _, path = layernorm
+    browser.open(path.as_uri())
+    browser.click_element("#viewer input.find")
+    browser.type_text("layer_norm", enter=True)
+    assert inspector_text(browser).splitlines()[0] == FALLBACK
+    assert "1 match(es)" in browser.eval("document.querySelector('#viewer .bar').innerText")
+
+
 def test_final_stage_inspector_shows_memory_and_cost_of_a_kernel(browser, ds_cnn) -> None:
     rep, path = ds_cnn
     step = next(s for s in rep["memory"]["timeline"] if s["op"].startswith("cortex_m::quantized_conv2d"))
