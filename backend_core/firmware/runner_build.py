@@ -65,6 +65,15 @@ class RunnerRequest:
         return self.semihosting or (self.model is not None and self.model.suffix == ".bpte")
 
     def fingerprint(self) -> str:
+        """Hash of what the build depends on, computed once per request: the build directory, the model
+        copy and the ELF must name one directory even when a recipe file is edited mid-build (seen: a
+        kernels/ commit during a runner build sent QEMU to a directory that was never built)."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = self.__dict__["_fingerprint"] = self._compute_fingerprint()
+        return cached
+
+    def _compute_fingerprint(self) -> str:
         h = hashlib.sha256()
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
