@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
-                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QGridLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QTabWidget,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from backend_core.firmware.uart import abbreviate_line
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
@@ -25,7 +25,9 @@ from app.runtime.settings import app_settings, get_bool, get_str
 from backend_core import protocol
 
 from app.runtime.cli_process import CliProcess
-from app.firmware.views import OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html
+from app.firmware.views import (OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html,
+                                recorded_run_summary)
+from app.widgets.elided_label import ElidedLabel
 
 CONSOLE_MAX_LINES = 5000
 STEP_NAMES = protocol.RUN_STEPS          # `cmlens run/selftest --protocol` step lines drive the progress bar
@@ -67,17 +69,17 @@ class TargetPanel(QWidget):
         """An ETDump recorded elsewhere (the user's board, the FVP; opened as an artefact): its per-layer
         gaps in the same plot as a run's, its per-op rows and notes in the result view."""
         gaps = overlay.get("gaps")
-        diverged = bool(gaps and gaps.get("first_divergence"))
-        self.result_view.show_outcome("RECORDED RUN" + (": GAPS" if diverged else ""),
-                                      OUTCOME_COLORS.get("FAIL" if diverged else "PASS", "#2e7d32"))
+        self.result_view.show_recorded(recorded_run_summary(overlay, name))
         self.result_view.details.setHtml(recorded_run_html(overlay, name, notes))
         self.gap_plot.set_gaps(gaps)
+        self._mark_gaps_tab(gaps)
         self.tabs.setCurrentWidget(self.gap_plot)
         self.runFinished.emit(overlay)
 
     def add_result_tab(self, widget: QWidget, title: str) -> None:
-        """Another feature's view of a run's result (the shell adds the profile view here)."""
-        self.tabs.addTab(widget, title)
+        """Another feature's view of a run's result (the shell adds the profile view here), before the
+        Doctor and Console tabs."""
+        self.tabs.insertTab(self.tabs.indexOf(self.doctor_view), widget, title)
 
     def show_result_tab(self, widget: QWidget) -> None:
         self.tabs.setCurrentWidget(widget)
@@ -91,84 +93,119 @@ class TargetPanel(QWidget):
 
     # -- UI ----------------------------------------------------------------------------------------
     def _build_ui(self) -> None:
-        self.model_label = QLabel("model: <b>—</b>")
+        """Left: what to run and how (a compact form, six rows); right: the outcome line with the
+        progress, and the result tabs (details, per-layer gaps, profile, doctor, console). It fits a
+        1366x768 laptop's Details dock without scrolling."""
+        self.model_label = ElidedLabel("model: <b>—</b>")
+        self.model_label.setTextFormat(Qt.TextFormat.RichText)
         self.sim = QComboBox()
         self.sim.addItems(["qemu", "fvp"])
         self.cpu = QComboBox()
         self.cpu.addItems(list(TARGETS))
         self.cpu.setCurrentText(DEFAULT_TARGET)
         self.et_root = QLineEdit()
-        self.et_root.setPlaceholderText("ExecuTorch checkout (sources): required to build the runner")
+        self.et_root.setPlaceholderText("ExecuTorch checkout (required to build the runner)")
+        self.et_root.setToolTip("ExecuTorch checkout (sources): required to build the runner")
         self.cmsis = QLineEdit()
-        self.cmsis.setPlaceholderText("CMSIS-NN source tree (optional; else ExecuTorch's CMake downloads it)")
+        self.cmsis.setPlaceholderText("optional; else ExecuTorch's CMake downloads it")
+        self.cmsis.setToolTip("CMSIS-NN source tree (optional; else ExecuTorch's CMake downloads it)")
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(5, 3600)
         self.timeout.setValue(120)
         self.timeout.setSuffix(" s")
-        self.etdump = QCheckBox("ETDump with intermediate outputs (per-layer gaps)")
+        self.timeout.setDecimals(0)
+        self.timeout.setToolTip("Time limit of the simulator run")
+        self.etdump = QCheckBox("ETDump + per-layer gaps")
+        self.etdump.setToolTip("ETDump with intermediate outputs: the per-layer gaps, target vs host")
         self.etdump.setChecked(True)
-        self.profile = QCheckBox("Per-op profile (instructions executed, QEMU -icount)")
-        self.profile.setToolTip("Count the instructions of every operator (deterministic on QEMU; not cycles)")
-        form = QFormLayout()
-        form.addRow(self.model_label)
+        self.profile = QCheckBox("Per-op profile")
+        self.profile.setToolTip("Per-op profile: count the instructions of every operator (QEMU -icount; "
+                                "deterministic on QEMU; not cycles)")
+        form = QGridLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(4)
+        form.setVerticalSpacing(3)
+        form.addWidget(self.model_label, 0, 0, 1, 3)
         row = QHBoxLayout()
-        row.addWidget(QLabel("simulator"))
-        row.addWidget(self.sim)
-        row.addWidget(QLabel("CPU"))
-        row.addWidget(self.cpu)
-        row.addWidget(QLabel("time limit"))
-        row.addWidget(self.timeout)
+        row.setSpacing(4)
+        for w in (QLabel("simulator"), self.sim, QLabel("CPU"), self.cpu, QLabel("limit"), self.timeout):
+            row.addWidget(w)
         row.addStretch(1)
-        form.addRow(row)
-        form.addRow("ExecuTorch", self._with_browse(self.et_root))
-        form.addRow("CMSIS-NN", self._with_browse(self.cmsis))
-        form.addRow(self.etdump)
-        form.addRow(self.profile)
+        form.addLayout(row, 1, 0, 1, 3)
+        form.addWidget(QLabel("ExecuTorch"), 2, 0)
+        form.addWidget(self._with_browse(self.et_root), 2, 1, 1, 2)
+        form.addWidget(QLabel("CMSIS-NN"), 3, 0)
+        form.addWidget(self._with_browse(self.cmsis), 3, 1, 1, 2)
+        checks = QHBoxLayout()
+        checks.addWidget(self.etdump)
+        checks.addWidget(self.profile)
+        checks.addStretch(1)
+        form.addLayout(checks, 4, 0, 1, 3)
         self.run_btn = QPushButton("Run on target")
         self.run_btn.setEnabled(False)
         self.selftest_btn = QPushButton("Self-test")
         self.selftest_btn.setToolTip("Build and run the self-test firmware (no ExecuTorch needed)")
         self.doctor_btn = QPushButton("Doctor")
+        self.doctor_btn.setToolTip("Check the toolchain, the simulators and the ExecuTorch checkout")
         self.cancel_btn = QPushButton("Cancel")
         self.cancel_btn.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, len(STEP_NAMES))
-        self.progress.setFormat("idle")
-        self.progress.setValue(0)
         buttons = QHBoxLayout()
+        buttons.setSpacing(4)
         for b in (self.run_btn, self.selftest_btn, self.doctor_btn, self.cancel_btn):
             buttons.addWidget(b)
-        buttons.addWidget(self.progress, 1)
+        buttons.addStretch(1)
+        form.addLayout(buttons, 5, 0, 1, 3)
+        form.setRowStretch(6, 1)
         self.run_btn.clicked.connect(self.run)
         self.selftest_btn.clicked.connect(self.selftest)
         self.doctor_btn.clicked.connect(lambda: self.doctor())
         self.cancel_btn.clicked.connect(self.cancel)
+        left = QWidget()
+        left.setLayout(form)
+        left.setMaximumWidth(470)
 
+        self.progress = QProgressBar()
+        self.progress.setRange(0, len(STEP_NAMES))
+        self.progress.setFormat("idle")
+        self.progress.setValue(0)
+        self.progress.setMaximumWidth(240)
+        self.progress.hide()
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
         self.console.setMaximumBlockCount(CONSOLE_MAX_LINES)
         self.console.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.console.setPlaceholderText("The build's and the simulator's output stream here.")
         from app.widgets.theme import mono_font
         self.console.setFont(mono_font(8.5))
         self.result_view = ResultView()
         self.doctor_view = DoctorView()
+        self.doctor_view.setPlaceholderText("Press Doctor to check the toolchain, the simulators and the "
+                                            "ExecuTorch checkout (each missing piece with its install command).")
         self.gap_plot = GapPlot()
         self.gap_plot.nodeClicked.connect(self.nodeClicked)
-        self.tabs = QTabWidget()                  # the result stays visible beside gaps / doctor
+        self.tabs = QTabWidget()                  # the outcome line stays visible above every tab
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.result_view.details, "Result")
         self.tabs.addTab(self.gap_plot, "Per-layer gaps")
         self.tabs.addTab(self.doctor_view, "Doctor")
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(self.result_view)
-        top.addWidget(self.tabs)
-        top.setSizes([340, 560])
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(self.console)
-        split.setSizes([360, 240])
-        lay = QVBoxLayout(self)
-        lay.addLayout(form)
-        lay.addLayout(buttons)
-        lay.addWidget(split, 1)
+        self.tabs.addTab(self.console, "Console")
+        line = QHBoxLayout()
+        line.setSpacing(6)
+        line.addWidget(self.result_view, 1)
+        line.addWidget(self.progress)
+        right = QVBoxLayout()
+        right.setSpacing(2)
+        right.addLayout(line)
+        right.addWidget(self.tabs, 1)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(8)
+        lay.addWidget(left)
+        lay.addLayout(right, 1)
+
+    def _mark_gaps_tab(self, gaps: dict[str, Any] | None) -> None:
+        i = self.tabs.indexOf(self.gap_plot)
+        self.tabs.setTabText(i, "Per-layer gaps (!)" if gaps and gaps.get("first_divergence") else "Per-layer gaps")
 
     def _with_browse(self, edit: QLineEdit) -> QWidget:
         w = QWidget()
@@ -249,9 +286,11 @@ class TargetPanel(QWidget):
         self.mode = mode
         if mode != "doctor":
             self.result_view.clear()
-            self.result_view.show_outcome("RUNNING…", "#1565c0")
+            self.result_view.show_outcome("RUNNING…", OUTCOME_COLORS.get("RUNNING…", "#1565c0"),
+                                          f"cmlens {mode}: the output streams into the Console tab")
             self.gap_plot.set_gaps(None)
-            self.tabs.setTabText(0, "Per-layer gaps")
+            self._mark_gaps_tab(None)
+            self.tabs.setCurrentWidget(self.console)
         self.progress.setValue(0)
         self.progress.setFormat(f"{mode}: starting")
         self._set_busy(True)
@@ -259,6 +298,7 @@ class TargetPanel(QWidget):
         self.proc.start(args, json_file=json_file)
 
     def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)             # idle: the outcome line has the room
         self.run_btn.setEnabled(not busy and bool(self.source))
         self.selftest_btn.setEnabled(not busy)
         self.doctor_btn.setEnabled(not busy)
@@ -301,7 +341,7 @@ class TargetPanel(QWidget):
             return
         if self.proc.killed:
             self.progress.setFormat(f"{mode}: cancelled")
-            self.result_view.show_outcome("CANCELLED", OUTCOME_COLORS["CANCELLED"])
+            self.result_view.show_outcome("CANCELLED", OUTCOME_COLORS["CANCELLED"], "the process was killed")
             self._append("cmlens-gui", "cancelled")
             return
         self.progress.setFormat(f"{mode}: finished, exit status {code}")
@@ -310,17 +350,18 @@ class TargetPanel(QWidget):
         if err or result is None:
             err = err or {"message": "the process ended without a result (see the console)"}
             self.result_view.show_error(code, err.get("message", ""), err.get("hint", ""), err.get("detail", ""))
+            self.tabs.setCurrentWidget(self.result_view.details)
             if code == 2:        # bad input or missing tool: the doctor says what to install
                 self.doctor(f"cmlens {mode} exit 2: {err.get('message', '')}")
             return
         self.result_view.show_result(result, code)
+        self.tabs.setCurrentWidget(self.result_view.details)
         self.runFinished.emit(result)
         gaps = result.get("gaps")
         self.gap_plot.set_gaps(gaps)
+        self._mark_gaps_tab(gaps)
         if gaps:
             self.tabs.setCurrentWidget(self.gap_plot)
-            if gaps.get("first_divergence"):
-                self.tabs.setTabText(0, "Per-layer gaps (!)")
 
     def _show_doctor(self, text: str) -> None:
         import json

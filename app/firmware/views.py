@@ -1,4 +1,5 @@
-"""Read-only views of the "Run on target" panel: the result (PASS/FAIL, error stats, cycles, faults),
+"""Read-only views of the "Run on target" panel: the result (one coloured line with the key numbers,
+and the details: error stats, cycles, faults),
 the doctor's findings (with the exact install commands), and the per-layer gap plot.
 
 They only display the JSON that `cmlens run|selftest --json-file` and `cmlens doctor --json` write
@@ -10,11 +11,12 @@ import math
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
+from app.widgets.elided_label import ElidedLabel
+from app.widgets.theme import OUTCOME_COLORS, PLACEHOLDER_STYLE, UI  # OUTCOME_COLORS re-exported for the panel
 
 NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.firmware.uart
-from app.widgets.theme import OUTCOME_COLORS  # noqa: E402  (re-exported for the panel)
 
 
 def _fmt(x: Any) -> str:
@@ -25,33 +27,110 @@ def _fmt(x: Any) -> str:
     return html.escape(str(x))
 
 
+NO_RUN = ("No run yet: Run on target builds the runner and runs this model on QEMU or an FVP; "
+          "the outcome appears on this line.")
+NO_DETAILS = "The run's details (tests, error stats, cycles, faults, timings) appear here after a run."
+NO_GAPS = ("Per-layer gaps (target vs host, layer by layer) appear here after a run with "
+           "\"ETDump + per-layer gaps\" on, or when you open an ETRecord with its ETDump.")
+BADGE = ("QLabel#targetOutcome {{ font-weight: bold; color: white; background: {color}; border-radius: 3px;"
+         " padding: 1px 8px; }}")
+RECORDED = f"QLabel#targetOutcome {{ font-weight: normal; color: {UI['muted']}; padding: 1px 2px; }}"
+
+
+def _placeholder(text: str) -> QLabel:
+    lab = QLabel(text)
+    lab.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    lab.setWordWrap(True)
+    lab.setStyleSheet(PLACEHOLDER_STYLE)
+    return lab
+
+
+def key_numbers(r: dict[str, Any]) -> list[str]:
+    """The few numbers that say how a run went, for the one-line summary (the details tab has the rest)."""
+    bits = []
+    verdict = r.get("verdict")
+    if isinstance(verdict, dict):               # the exact-verdict fields, when the run carries them
+        label = next((str(verdict[k]) for k in ("label", "summary", "text", "detail") if verdict.get(k)), "")
+        if label and label != r.get("outcome"):
+            bits.append(html.escape(label))
+    board = r.get("board")
+    board_name = board.get("name") if isinstance(board, dict) else board
+    where = ", ".join(str(x) for x in (r.get("simulator"), r.get("target")) if x)
+    if r.get("model") or board_name:
+        bits.append(html.escape(f"{r.get('model') or r.get('variant') or ''} on {board_name or '?'}"
+                                + (f" ({where})" if where else "")))
+    tests = r.get("tests") or []
+    if tests:
+        bits.append(f"{sum(1 for t in tests if t.get('passed'))}/{len(tests)} tests passed")
+    stats = r.get("error_stats") or []
+    if stats and stats[0].get("max_absolute_error") is not None:
+        bits.append(f"max abs error {_fmt(stats[0].get('max_absolute_error'))}")
+    prof = r.get("profile") or {}
+    if prof.get("total"):
+        unit = prof.get("unit_info") or {}
+        bits.append(f"{prof['total']:,} {html.escape(str(unit.get('name') or prof.get('unit') or 'ticks'))}"
+                    " per inference")
+    elif (r.get("cycles") or {}).get("available"):
+        bits.append(f"{r['cycles'].get('total'):,} cycles ({NOT_CYCLE_ACCURATE})")
+    gaps = r.get("gaps")
+    if gaps:
+        first = gaps.get("first_divergence")
+        bits.append(f"{gaps.get('identical_layers', 0)}/{len(gaps.get('layers', []))} layers bit-identical"
+                    + (f", first divergence {html.escape(first)}" if first else ""))
+    faults = r.get("faults") or ([r["fault"]] if r.get("fault") else [])
+    if faults:
+        f = faults[0]
+        bits.append("fault: " + html.escape(f if isinstance(f, str) else str(f.get("kind") or f)))
+    if r.get("problem"):
+        bits.append(html.escape(str(r["problem"])))
+    run_s = (r.get("timings_s") or {}).get("run_s", r.get("run_s"))
+    if isinstance(run_s, (int, float)):
+        bits.append(f"run {run_s:.2f} s")
+    return bits
+
+
 class ResultView(QWidget):
-    """Big coloured outcome plus the details a run or self-test reported."""
+    """The outcome as one compact line: a small coloured badge (the outcome string as the run reports it)
+    and the key numbers beside it; the full details go to `details` (the panel puts it in a tab)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
+        lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.outcome = QLabel("—")
+        lay.setSpacing(6)
+        self.outcome = QLabel("")
         self.outcome.setObjectName("targetOutcome")
-        self.outcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.summary = ElidedLabel(NO_RUN)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.outcome)
+        lay.addWidget(self.summary, 1)
         self.details = QTextBrowser()
         self.details.setOpenExternalLinks(False)
-        lay.addWidget(self.outcome)
-        lay.addWidget(self.details, 1)
-        self.show_outcome("—", "#9e9e9e")
+        self.details.setPlaceholderText(NO_DETAILS)
+        self.clear()
 
-    def show_outcome(self, text: str, color: str) -> None:
+    def show_outcome(self, text: str, color: str, summary: str = "") -> None:
+        """`text` in a badge of `color`; `summary` (rich text) beside it."""
         self.outcome.setText(text)
-        self.outcome.setStyleSheet(f"QLabel#targetOutcome {{ font-size: 28pt; font-weight: bold; color: white;"
-                                   f" background: {color}; border-radius: 6px; padding: 6px; }}")
+        self.outcome.setStyleSheet(BADGE.format(color=color))
+        self.outcome.setVisible(bool(text))
+        self.summary.setText(summary)
+
+    def show_recorded(self, summary: str) -> None:
+        """A run recorded outside this app (an ETDump opened as a file): said in normal type, no badge."""
+        self.outcome.setText("recorded run")
+        self.outcome.setStyleSheet(RECORDED)
+        self.outcome.setVisible(True)
+        self.summary.setText(summary)
 
     def clear(self) -> None:
-        self.show_outcome("—", "#9e9e9e")
+        self.outcome.setText("")
+        self.outcome.hide()
+        self.summary.setText(NO_RUN)
         self.details.clear()
 
     def show_error(self, exit_code: int, message: str, hint: str = "", detail: str = "") -> None:
-        self.show_outcome(f"ERROR (exit {exit_code})", OUTCOME_COLORS["ERROR"])
+        self.show_outcome(f"ERROR (exit {exit_code})", OUTCOME_COLORS["ERROR"], html.escape(message))
         parts = [f"<p><b>{html.escape(message)}</b></p>"]
         if hint:
             parts.append(f"<pre>{html.escape(hint)}</pre>")
@@ -61,7 +140,8 @@ class ResultView(QWidget):
 
     def show_result(self, r: dict[str, Any], exit_code: int) -> None:
         outcome = str(r.get("outcome", "NO RESULT"))
-        self.show_outcome(f"{outcome}", OUTCOME_COLORS.get(outcome, "#ef6c00"))
+        self.show_outcome(outcome, OUTCOME_COLORS.get(outcome, OUTCOME_COLORS.get("NO RESULT", "#ef6c00")),
+                          " · ".join(key_numbers(r)))
         board = r.get("board")
         board_name = board.get("name") if isinstance(board, dict) else board
         rows = [("model", r.get("model") or r.get("variant")), ("target", r.get("target")),
@@ -146,10 +226,13 @@ class GapPlot(QWidget):
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel("")
+        lay.setSpacing(1)
+        self.title = ElidedLabel("")
         self.plot = pg.PlotWidget(background="w")
+        self.plot.setMinimumHeight(90)
         self.plot.setLabel("bottom", "layer (execution order)")
-        self.plot.setLabel("left", "MSE target vs host (real units, log10)")
+        self.plot.setLabel("left", "log10 MSE")
+        self.plot.getPlotItem().getAxis("left").setToolTip("MSE target vs host, in real units, log10")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.scatter = pg.ScatterPlotItem(size=11, hoverable=True,
                                           tip=lambda x, y, data: f"{data}\nlog10 MSE {y:.2f}")
@@ -158,8 +241,17 @@ class GapPlot(QWidget):
         self.floor_line = pg.InfiniteLine(pos=-12, angle=0, pen=pg.mkPen("#2e7d32", style=Qt.PenStyle.DashLine),
                                           label="bit-identical", labelOpts={"position": 0.92, "color": "#2e7d32"})
         self.plot.addItem(self.floor_line)
-        lay.addWidget(self.title)
-        lay.addWidget(self.plot, 1)
+        self.with_data = QWidget()
+        box = QVBoxLayout(self.with_data)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(1)
+        box.addWidget(self.title)
+        box.addWidget(self.plot, 1)
+        self.placeholder = _placeholder(NO_GAPS)
+        self.body = QStackedWidget()           # no empty axes before a run
+        self.body.addWidget(self.placeholder)
+        self.body.addWidget(self.with_data)
+        lay.addWidget(self.body, 1)
         self.layers: list[dict[str, Any]] = []
 
     def set_gaps(self, gaps: dict[str, Any] | None) -> None:
@@ -180,6 +272,11 @@ class GapPlot(QWidget):
                           "brush": pg.mkBrush(color), "pen": pg.mkPen("#263238"),
                           "symbol": "o" if same else "t"})
         self.scatter.setData(spots)
+        self.body.setCurrentWidget(self.with_data if spots else self.placeholder)
+        if gaps and not spots:
+            self.placeholder.setText("The run's ETDump had no per-layer outputs to compare.")
+        elif not gaps:
+            self.placeholder.setText(NO_GAPS)
         ys = [s["pos"][1] for s in spots]
         if ys:                                         # the floor at the bottom, real gaps above it
             self.plot.setYRange(math.log10(floor) - 0.5, max(max(ys), -2.0) + 0.5)
@@ -194,6 +291,13 @@ class GapPlot(QWidget):
             nid = p.data()
             if nid:
                 self.nodeClicked.emit(str(nid))
+
+
+def recorded_run_summary(overlay: dict[str, Any], name: str) -> str:
+    """The one-line summary of a recorded run: the ETDump's name and its key numbers."""
+    bits = [f"ETDump {html.escape(name)}"] if name else []
+    bits += key_numbers({"gaps": overlay.get("gaps"), "profile": overlay.get("profile")})
+    return " · ".join(bits)
 
 
 def recorded_run_html(overlay: dict[str, Any], name: str, notes: list[str] | None = None) -> str:

@@ -86,6 +86,8 @@ class GraphPanel(QWidget):
         sp = self.split
         self.left, self.view, self.left_title, self.main_title = sp.left, sp.view, sp.left_title, sp.main_title
         self.left_box, self.legend, self.heat_legend = sp.left_box, sp.legend, sp.heat_legend
+        self.legend.toggleRequested.connect(self.act_legend.toggle)      # a click on the legend (un)folds it
+        self.act_legend.toggled.connect(lambda _on: self._update_legends())
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.split)
         lay.addWidget(self.stack, 1)
@@ -228,7 +230,10 @@ class GraphPanel(QWidget):
         return self.heat_overlay.for_stage(index)
 
     def _update_legends(self) -> None:
-        show = self.act_legend.isChecked() and not self.state.compare
+        """The kind legend, folded to its chip unless Legend is on; the heat colour bar whenever a heat
+        overlay is on (the colours mean nothing without it)."""
+        show = not self.state.compare
+        self.legend.set_collapsed(not self.act_legend.isChecked())
         self.legend.setVisible(show and self.heat is None)
         self.heat_legend.setVisible(show and self.heat is not None)
         self.heat_legend.reposition()

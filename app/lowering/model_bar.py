@@ -6,12 +6,13 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar,
-                               QPushButton, QToolButton, QWidget)
+                               QPushButton, QSizePolicy, QToolButton, QWidget)
 
 from backend_core.models.zoo import ZOO, zoo_names
 from backend_core.cpus import DEFAULT_TARGET, ISA, TARGETS
 
 from app.lowering.session import LowerRequest, LoweringSession
+from app.widgets.elided_label import ElidedLabel
 from app.widgets.samples_picker import SamplesPicker
 
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
@@ -36,10 +37,13 @@ class ModelBar(QWidget):
         super().__init__(parent)
         self.session = session
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 3, 6, 3)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(4)                       # the whole bar fits a 1366 px wide window
         lay.addWidget(QLabel("Model"))
         self.model = QComboBox(self)
         self.model.setMinimumWidth(150)
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(16)      # a recent file's long path must not widen the window
         self.model.setToolTip("Zoo model, a .py / .pt2 file, or an ExecuTorch .pte / .bpte / .etrecord / .etdump "
                               "(Open…, or drop it on the window)")
         lay.addWidget(self.model)
@@ -81,6 +85,7 @@ class ModelBar(QWidget):
         lay.addWidget(self.cancel_btn)
         self.progress = QProgressBar(self)
         self.progress.setMaximumWidth(110)
+        self.progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)   # never widens the window
         self.progress.setTextVisible(False)
         self.progress.hide()
         lay.addWidget(self.progress)
@@ -96,8 +101,7 @@ class ModelBar(QWidget):
                                      "changes on disk (cmlens gui --watch); the selected op stays selected")
         self.auto_relower.toggled.connect(lambda on: setattr(session, "auto_relower", on))
         lay.addWidget(self.auto_relower)
-        self.stage_label = QLabel("", self)
-        self.stage_label.setMinimumWidth(120)
+        self.stage_label = ElidedLabel("", self)      # elided on a narrow window, whole in its tooltip
         lay.addWidget(self.stage_label, 1)
         self.set_models([])
         session.started.connect(self._on_started)

@@ -6,6 +6,10 @@ from typing import Any
 
 import pyqtgraph as pg
 
+from backend_core.memory.verdict import kib
+
+from app.widgets.plot_text import legend_above
+
 # Colours of the memory kinds (this panel only; the node-kind colours live in resources/colors.json).
 KIND_COLORS = {
     "planned arena": "#1e88e5", "Method::load": "#fb8c00", "inputs": "#fdd835", "temp pool": "#8d6e63",
@@ -46,17 +50,20 @@ def capacities(rep: dict[str, Any]) -> dict[str, int | None]:
 
 
 class StackedBars:
-    """Draws into a PlotItem: row 1 = RAM, row 0 = flash; x in KiB."""
+    """Draws into a PlotItem: row 1 = RAM, row 0 = flash; x in KiB. The kinds' legend sits above the
+    bars (outside the data); each segment's bytes are its tooltip."""
 
     def __init__(self, plot: pg.PlotItem) -> None:
         self.plot = plot
         self.items: list[Any] = []
+        self.legend = legend_above(plot, columns=3)
 
     def draw(self, rep: dict[str, Any] | None) -> dict[str, list[tuple[str, int]]]:
         """Draw the rows; the left axis names each row with the board's capacity."""
         for it in self.items:
             self.plot.removeItem(it)
         self.items = []
+        self.legend.clear()
         if rep is None:
             return {}
         segs = segments(rep)
@@ -79,7 +86,15 @@ class StackedBars:
                 bar.setToolTip(f"{row}: {kind} {nbytes:,} B")
                 self._add(bar)
                 x += nbytes / 1024
+                self._legend_entry(KIND_COLORS.get(kind, "#9e9e9e"), f"{kind} {kib(nbytes)}")
+        if any(caps.values()):
+            self._legend_entry(CAPACITY, "board (drawn up to 4× the need)")
+        self.plot.getViewBox().autoRange(padding=0.04)
         return segs
+
+    def _legend_entry(self, color: str, text: str) -> None:
+        sample = pg.ScatterPlotItem(symbol="s", size=10, brush=pg.mkBrush(color), pen=pg.mkPen("#37474f"))
+        self.legend.addItem(sample, text)
 
     def _add(self, item: Any) -> None:
         self.plot.addItem(item)

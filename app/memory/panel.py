@@ -19,15 +19,17 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter,
+                               QStackedWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from backend_core.errors import CmlensError
 from backend_core.memory import all_boards, attach_board, board_named, custom_board
 from backend_core.memory.verdict import kib
 
-from app.memory.bars import KIND_COLORS, StackedBars
+from app.memory.bars import StackedBars
 from app.memory.timeline import TimelinePlot
 from app.widgets import theme
+from app.widgets.elided_label import ElidedLabel
 
 NO_BOARD = "(no board)"
 CUSTOM = "custom sizes…"
@@ -43,6 +45,10 @@ def memory_of(data: Any) -> dict[str, Any] | None:
     return mem if isinstance(mem, dict) and "planned_bytes" in mem else None
 
 
+EMPTY = ("The lowered program's RAM and flash against a board, and the bytes alive at each op, appear here "
+         "after a lowering (Lower, or open a .pte).")
+
+
 class MemoryPanel(QWidget):
     nodeClicked = Signal(str)
     boardChanged = Signal(str)
@@ -53,16 +59,20 @@ class MemoryPanel(QWidget):
 
         self.report: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        self.title = QLabel("no memory report yet: lower a model (the worker runs with --memory)")
-        self.title.setWordWrap(True)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(2)
+        # one row: what was measured (elided, all of it in the tooltip) | the board picker
+        self.title = ElidedLabel("no memory report yet: lower a model (the worker runs with --memory)")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         row = QHBoxLayout()
+        row.setSpacing(4)
         self.board = QComboBox()
         self.board.addItem(NO_BOARD, "")
         for name, b in all_boards().items():
             self.board.addItem(f"{name}  ({b.core}, {kib(b.ram_bytes)} RAM)", name)
         self.board.addItem(CUSTOM, CUSTOM)
+        self.board.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.board.setMinimumContentsLength(22)
         self.board.setToolTip("Check the model against a board: QEMU/FVP boards (kernels/boards.json) and MCUs "
                               "(resources/boards/mcus.json, each row cites its datasheet)")
         self.ram = QLineEdit()
@@ -70,48 +80,56 @@ class MemoryPanel(QWidget):
         self.flash = QLineEdit()
         self.flash.setPlaceholderText("flash e.g. 1M")
         self.apply = QPushButton("check")
+        for w in (self.ram, self.flash):
+            w.setMaximumWidth(110)
         for w in (self.ram, self.flash, self.apply):
             w.setVisible(False)
         self.board.currentIndexChanged.connect(self._board_changed)
         self.apply.clicked.connect(self._recompute)
         self.ram.returnPressed.connect(self._recompute)
         self.flash.returnPressed.connect(self._recompute)
+        row.addWidget(self.title, 1)
         row.addWidget(QLabel("board"))
-        row.addWidget(self.board, 1)
+        row.addWidget(self.board)
         row.addWidget(self.ram)
         row.addWidget(self.flash)
         row.addWidget(self.apply)
-        self.verdict_label = QLabel("")
-        self.verdict_label.setWordWrap(True)
+        self.verdict_label = ElidedLabel("")
         self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
+        # bars (RAM / flash by kind, legend above them) | live bytes per op | largest tensors, suggestions
         self.bars_plot = pg.PlotWidget(background="w")
-        self.bars_plot.setMaximumHeight(150)
-        self.bars_plot.setMinimumHeight(110)
+        self.bars_plot.setMinimumHeight(90)
         bp = self.bars_plot.getPlotItem()
         bp.setMenuEnabled(False)
         bp.getViewBox().setMouseEnabled(x=True, y=False)
         bp.getAxis("left").setTicks([[(1, "RAM"), (0, "flash")]])
-        bp.getAxis("left").setWidth(120)
+        bp.getAxis("left").setWidth(95)
         bp.setLabel("bottom", "KiB")
         self.bars = StackedBars(bp)
-        self.legend = QLabel("")
-        self.legend.setTextFormat(Qt.TextFormat.RichText)
-        self.legend.setWordWrap(True)
         self.timeline_plot = pg.PlotWidget(background="w")
-        self.timeline_plot.setMinimumHeight(180)
+        self.timeline_plot.setMinimumHeight(90)
         self.timeline = TimelinePlot(self.timeline_plot)
         self.timeline.nodeClicked.connect(self.nodeClicked)
-        self.details = QLabel("")
-        self.details.setWordWrap(True)
-        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details = QTextBrowser()
+        self.details.setOpenLinks(False)
+        self.details.setFrameShape(QFrame.Shape.NoFrame)
         self.details.setStyleSheet(theme.MUTED_STYLE)
-        lay.addWidget(self.title)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        for w, stretch in ((self.bars_plot, 3), (self.timeline_plot, 5), (self.details, 2)):
+            self.split.addWidget(w)
+            self.split.setStretchFactor(self.split.count() - 1, stretch)
+        self.split.setChildrenCollapsible(False)
+        self.split.setSizes([330, 480, 250])
+        self.placeholder = QLabel(EMPTY)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet(theme.PLACEHOLDER_STYLE)
+        self.body = QStackedWidget()
+        self.body.addWidget(self.placeholder)
+        self.body.addWidget(self.split)
         lay.addLayout(row)
         lay.addWidget(self.verdict_label)
-        lay.addWidget(self.bars_plot)
-        lay.addWidget(self.legend)
-        lay.addWidget(self.timeline_plot, 1)
-        lay.addWidget(self.details)
+        lay.addWidget(self.body, 1)
 
     # -- public API ------------------------------------------------------------------------------
     def set_lowering_result(self, data: Any) -> None:
@@ -119,8 +137,10 @@ class MemoryPanel(QWidget):
         self.report = memory_of(data)
         if self.report is None:
             err = data.get("memory", {}).get("error") if isinstance(data, dict) and isinstance(data.get("memory"), dict) else None
-            self.title.setText("no memory report" + (f": {html.escape(err)}" if err else
-                               " for this lowering (it failed, or the worker ran without --memory)"))
+            why = ("no memory report" + (f": {html.escape(err)}" if err else
+                   " for this lowering (it failed, or the worker ran without --memory)"))
+            self.title.setText(why if data is not None else "")
+            self.placeholder.setText(EMPTY if data is None else why + ". Lower the model again to get one.")
         self._recompute()
 
     def set_board(self, name: str) -> None:
@@ -185,22 +205,15 @@ class MemoryPanel(QWidget):
             self.bars.draw(None)
             self.timeline.draw(None)
             self.verdict_label.setText("")
-            self.legend.setText("")
-            self.details.setText("")
+            self.details.setHtml("")
+            self.body.setCurrentWidget(self.placeholder)
             return
         try:
             spec = self._spec()
         except CmlensError as e:                   # a garbled custom size: say why, keep the old view
-            self.verdict_label.setText(f"<span style='color:#c62828'><b>{html.escape(e.message)}</b> "
+            self.verdict_label.setText(f"<span style='color:{theme.UI['bad']}'><b>{html.escape(e.message)}</b> "
                                        f"{html.escape(e.hint)}</span>")
             return
-        if rep.get("runtime") is None and rep.get("operators") is not None:
-            # the runtime around the model from the shipped table (plain Python); the CLI and the jobs
-            # measure it from this machine's libraries when they exist
-            from backend_core.memory.runtime import from_table, portable_ops
-
-            rt = from_table(rep.get("target", ""), portable_ops(rep["operators"]))
-            rep["runtime"] = rt.to_dict() if rt is not None else None
         if spec is not None:
             attach_board(rep, spec)
         else:
@@ -212,26 +225,25 @@ class MemoryPanel(QWidget):
             f"method allocator {ma['used']:,} B; .pte {rep['pte_bytes']:,} B "
             f"(constants {rep['constant_bytes']:,} B); peak at <b>{html.escape(str(rep['peak_op']))}</b>")
         self.verdict_label.setText(self._verdict_html(rep))
-        segs = self.bars.draw(rep)
-        self.legend.setText(" &nbsp; ".join(
-            f"<span style='color:{KIND_COLORS.get(k, '#9e9e9e')}'>■</span> {html.escape(k)} {kib(b)}"
-            for row in ("RAM", "flash") for k, b in segs.get(row, [])) + " &nbsp; <span style='color:#90a4ae'>■</span> board (drawn up to 4× the need)")
+        self.bars.draw(rep)
         self.timeline.draw(rep)
-        rows = [f"largest tensor: {t['bytes']:,} B {t['dtype']} {t['shape']} (ops #{t['first']}–#{t['last']}, "
+        rows = [f"<b>largest tensor</b>: {t['bytes']:,} B {t['dtype']} {t['shape']} (ops #{t['first']}–#{t['last']}, "
                 f"{html.escape(str(t['node'] or ''))})" for t in rep["largest_tensors"][:3]]
-        rows += [f"suggestion: {html.escape(s)}" for s in rep.get("suggestions", [])]
-        self.details.setText("<br>".join(rows))
+        rows += [f"<b>suggestion</b>: {html.escape(s)}" for s in rep.get("suggestions", [])]
+        self.details.setHtml("<br>".join(rows))
+        self.body.setCurrentWidget(self.split)
 
     @staticmethod
     def _verdict_html(rep: dict[str, Any]) -> str:
+        """One line: fits or not, and why; where each need goes follows (the tooltip has all of it)."""
         v = rep.get("verdict")
         if v is None:
             return "pick a board to check whether it fits"
         where = "; ".join(f"{html.escape(n['name'])} → {html.escape(n['region'] or 'nowhere')}" for n in v["needs"])
         if v["fits"]:
             ff = v["flash_free_bytes"]
-            return (f"<span style='color:#2e7d32'><b>fits {html.escape(rep['board']['name'])}</b></span>: "
+            return (f"<span style='color:{theme.UI['ok']}'><b>fits {html.escape(rep['board']['name'])}</b></span>: "
                     f"{kib(v['ram_free_bytes'])} RAM free" + (f", {kib(ff)} flash free" if ff is not None else "")
-                    + f"<br><small>{where}</small>")
-        return (f"<span style='color:#c62828'><b>does not fit {html.escape(rep['board']['name'])}</b>: "
-                + html.escape("; ".join(v["problems"])) + f"</span><br><small>{where}</small>")
+                    + f" · {where}")
+        return (f"<span style='color:{theme.UI['bad']}'><b>does not fit {html.escape(rep['board']['name'])}</b>: "
+                + html.escape("; ".join(v["problems"])) + f"</span> · {where}")

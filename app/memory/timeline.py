@@ -1,11 +1,14 @@
 """The timeline plot: planned bytes alive per op (x = op in execution order), the peak marked, float
-islands shaded; a click on an op emits its final-graph node id."""
+islands shaded; a click on an op emits its final-graph node id. The peak and the arena line are labelled
+inside the axes (app.widgets.plot_text.PlotAnnotations); every op says what it is on hover."""
 from __future__ import annotations
 
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
+
+from app.widgets.plot_text import ABOVE, BELOW, PlotAnnotations
 
 ISLAND = (229, 57, 53, 50)         # translucent red: fp32 tensors of a fallback island
 LIVE = "#1e88e5"
@@ -26,15 +29,18 @@ class TimelinePlot(QObject):
         p.setMenuEnabled(False)
         self.steps: list[dict[str, Any]] = []
         self.items: list[Any] = []
-        self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#0d47a1"), brush=pg.mkBrush(LIVE), hoverable=True)
+        self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#0d47a1"), brush=pg.mkBrush(LIVE), hoverable=True,
+                                          tip=self._tip)
         self.scatter.sigClicked.connect(self._clicked)
         p.addItem(self.scatter)
+        self.notes = PlotAnnotations(p)
 
     def draw(self, rep: dict[str, Any] | None) -> None:
         p = self.widget.getPlotItem()
         for it in self.items:
             p.removeItem(it)
         self.items = []
+        self.notes.clear()
         self.steps = list(rep["timeline"]) if rep else []
         if not self.steps:
             self.scatter.setData([])
@@ -63,20 +69,26 @@ class TimelinePlot(QObject):
                                   brush=pg.mkBrush(PEAK))
         peak.setZValue(11)
         self._add(peak)
-        label = pg.TextItem(f"peak {live[i]:,} B\n{rep['peak_op'] or ''}", color=PEAK, anchor=(0.5, 1.2))
-        label.setPos(xs[i], live[i])
-        self._add(label)
         arena = rep["arena_bytes"]
-        line = pg.InfiniteLine(arena, angle=0, pen=pg.mkPen("#546e7a", style=pg.QtCore.Qt.PenStyle.DashLine),
-                               label=f"planned arena {arena:,} B", labelOpts={"position": 0.15, "color": "#546e7a"})
+        line = pg.InfiniteLine(arena, angle=0, pen=pg.mkPen("#546e7a", style=pg.QtCore.Qt.PenStyle.DashLine))
+        line.setToolTip(f"planned arena {arena:,} B")
         self._add(line)
         p = self.widget.getPlotItem()
         p.setXRange(-0.5, xs[-1] + 0.5, padding=0.02)
-        p.setYRange(0, max(arena, max(live)) * 1.25, padding=0)
+        p.setYRange(0, max(arena, max(live)) * 1.3, padding=0)
+        # the peak first (it matters most), then the arena line's name at its right end
+        self.notes.add(f"peak {live[i]:,} B", xs[i], live[i], PEAK, gap=11)     # clear of the star
+        self.notes.add(f"planned arena {arena:,} B", xs[-1] + 0.5, arena, "#546e7a",
+                       anchors=((1.0, 1.0), (1.0, 0.0), (0.5, 1.0)) + ABOVE + BELOW)
 
     def _add(self, item: Any) -> None:
         self.widget.getPlotItem().addItem(item)
         self.items.append(item)
+
+    def _tip(self, x: float, y: float, data: Any) -> str:
+        step = next((s for s in self.steps if s["index"] == int(round(x))), None)
+        extra = f", {step['float_bytes']:,} B fp32 (float island)" if step and step.get("in_float_island") else ""
+        return f"op #{int(round(x))} {data or ''}\nlive planned bytes {int(y):,} B{extra}"
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
         for pt in points[:1]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from app.widgets.plot_text import legend_above
+
 from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
                                            NumericsResult)
@@ -52,11 +54,13 @@ def fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) ->
 
     plot.clear()
     plot.showGrid(x=True, y=True, alpha=0.3)
-    plot.setLabel("left", f"SQNR (dB; bit-exact drawn at {PLOT_CAP_DB:.0f})")
+    plot.setLabel("left", "SQNR (dB)")
+    plot.getAxis("left").setToolTip(f"SQNR in dB; bit-exact layers are drawn at {PLOT_CAP_DB:.0f} dB")
     plot.setLabel("bottom", "layer (final graph, topological order)")
-    if plot.legend is None:   # top right, above the bit-exact line (the y range leaves room)
-        plot.addLegend(offset=(-10, 2), colCount=2, brush=(255, 255, 255, 215), labelTextColor="#37474f",
-                       labelTextSize="8pt", verSpacing=-6)
+    if plot.legend is None:   # above the axes, outside the data: it never covers a point
+        legend_above(plot, columns=4)
+    else:
+        plot.legend.clear()
     items = []
     xs = [l.index for l in result.layers]
     for pair, color, symbol in CURVES:
@@ -80,7 +84,7 @@ def fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) ->
             plot.getAxis("bottom").setTickSpacing()
         ys = [plot_y(m.sqnr_db) for l in result.layers for m in (l.metric(p) for p in pairs) if m is not None]
         if ys:
-            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 45, padding=0)
+            plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 8, padding=0)
     return items
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
@@ -23,6 +23,11 @@ from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_L
 from app.numerics.heat import HEAT_MAP, ColorBar, error_colors, error_values, heat_range
 from app.numerics.plot import CURVES, PLOT_CAP_DB, fill_sqnr_plot, plot_y, render_sqnr_png, white_plot
 from app.numerics.text import layer_text, summary_text
+from app.widgets.elided_label import ElidedLabel
+from app.widgets.theme import PLACEHOLDER_STYLE
+
+EMPTY = ("Per-layer numerics (float vs fake-quant vs the lowered program, SQNR per layer) appear here: "
+         "press Run numerics (Ctrl+N).")
 
 
 class NumericsView(QWidget):
@@ -47,10 +52,7 @@ class NumericsView(QWidget):
         self._selected: str | None = None
         self._items: list[Any] = []
 
-        self.summary = QLabel("No numerics yet: run Numerics to compare float, fake-quant and "
-                              "the lowered program layer by layer.")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = ElidedLabel("")         # one line; all of it in the tooltip
         self.heat_metric = QComboBox()
         for pair in (PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIR_LOCAL, PAIR_FQ_VS_FLOAT):
             self.heat_metric.addItem(PAIR_LABELS[pair], pair)
@@ -62,7 +64,7 @@ class NumericsView(QWidget):
         self.scatter_ref.currentIndexChanged.connect(lambda _i: self._show_layer())
 
         self.sqnr_plot = white_plot()
-        self.sqnr_plot.setMinimumHeight(140)
+        self.sqnr_plot.setMinimumHeight(100)
         self.scatter_plot = white_plot("reference vs lowered")
         self.scatter_plot.setLabel("bottom", "reference")
         self.scatter_plot.setLabel("left", "lowered")
@@ -71,9 +73,7 @@ class NumericsView(QWidget):
         self.colorbar = ColorBar()
         self.colorbar.setMinimumSize(70, 100)
         self.colorbar.setMaximumWidth(90)
-        self.layer_label = QLabel("")
-        self.layer_label.setWordWrap(True)
-        self.layer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.layer_label = ElidedLabel("")
         self._marker = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None,
                                           symbol="o")
         # pyqtgraph offers clicks to every item near the cursor, whatever its accepted buttons:
@@ -104,12 +104,19 @@ class NumericsView(QWidget):
             row.setStretchFactor(i, k)
         row.setSizes([600, 300, 300, 80])
         self.splitter = row
+        self.placeholder = QLabel(EMPTY)          # no empty axes before a run
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet(PLACEHOLDER_STYLE)
+        self.body = QStackedWidget()
+        self.body.addWidget(self.placeholder)
+        self.body.addWidget(row)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(2)
         lay.addLayout(top)
         lay.addWidget(self.layer_label)
-        lay.addWidget(row, 1)
+        lay.addWidget(self.body, 1)
 
     # -- public API --------------------------------------------------------------------------
     def result(self) -> NumericsResult | None:
@@ -124,10 +131,12 @@ class NumericsView(QWidget):
         plot = self.sqnr_plot.getPlotItem()
         if result is None:
             plot.clear()
-            self.summary.setText("No numerics yet.")
+            self.summary.setText("")
+            self.body.setCurrentWidget(self.placeholder)
             self._clear_layer()
             self.heatChanged.emit({})
             return
+        self.body.setCurrentWidget(self.splitter)
         self._items = fill_sqnr_plot(plot, result, PAIRS)
         for item in self._items:
             item.sigPointsClicked.connect(self._on_points_clicked)

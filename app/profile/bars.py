@@ -13,16 +13,19 @@ BAR_HEIGHT = 0.7
 
 
 class ClickableBars(pg.BarGraphItem):
-    """Bar i spans y in [i - h/2, i + h/2], x in [0, count]; a left click on it emits barClicked(i)."""
+    """Bar i spans y in [i - h/2, i + h/2], x in [0, count]; a left click on it emits barClicked(i);
+    hovering it shows its whole label as a tooltip."""
 
     barClicked = Signal(int)
 
     def __init__(self) -> None:
         super().__init__(x0=[], y=[], width=[], height=BAR_HEIGHT, brush="#607d8b", pen="#37474f")
         self._counts: list[float] = []
+        self.tips: list[str] = []
 
-    def set_rows(self, counts: list[float], colors: list[Any]) -> None:
+    def set_rows(self, counts: list[float], colors: list[Any], tips: list[str] | None = None) -> None:
         self._counts = list(counts)
+        self.tips = list(tips or [])
         n = len(counts)
         self.setOpts(x0=[0] * n, y=list(range(n)), width=list(counts), height=BAR_HEIGHT,
                      brushes=[pg.mkBrush(c) for c in colors], pen=pg.mkPen("#37474f"))
@@ -33,6 +36,10 @@ class ClickableBars(pg.BarGraphItem):
         if 0 <= i < len(self._counts) and abs(y - i) <= BAR_HEIGHT / 2 and 0 <= x <= max(self._counts[i], 0):
             return i
         return None
+
+    def hoverEvent(self, ev: Any) -> None:  # noqa: N802 - pyqtgraph API
+        i = None if ev.isExit() else self.bar_at(ev.pos().x(), ev.pos().y())
+        self.setToolTip(self.tips[i] if i is not None and i < len(self.tips) else "")
 
     def mouseClickEvent(self, ev: Any) -> None:  # noqa: N802 - Qt API
         if ev.button() != Qt.MouseButton.LeftButton:

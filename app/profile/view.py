@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from backend_core.profile.model import Profile
 from backend_core.snapshot.model import KIND_CMSIS, KIND_FALLBACK
@@ -24,9 +24,15 @@ from backend_core.snapshot.model import KIND_CMSIS, KIND_FALLBACK
 from app.profile import heat
 from app.profile.bars import ClickableBars, bar_rows
 from app.widgets import theme
+from app.widgets.elided_label import ElidedLabel
+
+TEXT_INSIDE, TEXT_OUTSIDE = "#ffffff", "#263238"      # on the bar's colour / on the plot's white
 
 MODES = (("ops", "top ops"), ("islands", "fallback islands"), ("kinds", "kernel kinds"), ("modules", "nn.Modules"))
 TOP_N = 15
+ROW_PX = 20                 # a bar row needs this many pixels for its label; fewer rows are shown in less
+EMPTY = ("The per-op cost of a run (instructions per operator, fallback islands) appears here after a run "
+         "with \"Per-op profile\" on (cmlens run --profile), or when you open an ETRecord with its ETDump.")
 
 
 class ProfileView(QWidget):
@@ -41,8 +47,7 @@ class ProfileView(QWidget):
         self.rows: list[dict[str, Any]] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel("no profile yet: run with profiling on (cmlens run --profile)")
-        self.title.setWordWrap(True)
+        self.title = ElidedLabel("no profile yet: run with profiling on (cmlens run --profile)")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         bar = QHBoxLayout()
         self.mode = QComboBox()
@@ -55,31 +60,47 @@ class ProfileView(QWidget):
         self.color_graph.toggled.connect(self._emit_heat)
         bar.addWidget(QLabel("show"))
         bar.addWidget(self.mode)
-        bar.addStretch(1)
         bar.addWidget(self.color_graph)
         self.plot = pg.PlotWidget(background="w")
         self.plot.showGrid(x=True, y=False, alpha=0.3)
-        self.plot.setMinimumHeight(200)
+        self.plot.setMinimumHeight(80)
         self.plot.getPlotItem().setMenuEnabled(False)
         self.plot.getPlotItem().getViewBox().setMouseEnabled(x=True, y=False)
         self.bars = ClickableBars()
         self.bars.barClicked.connect(self._bar_clicked)
         self.plot.addItem(self.bars)
         self.plot.getPlotItem().hideAxis("left")
+        self.plot.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
+        self.plot.getPlotItem().getViewBox().sigXRangeChanged.connect(lambda *_: self._place_labels())
         self._labels: list[Any] = []
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
+        self._fit_rows = 0
+        self.summary = ElidedLabel("")
         self.summary.setStyleSheet(theme.MUTED_STYLE)
-        lay.addWidget(self.title)
-        lay.addLayout(bar)
-        lay.addWidget(self.plot, 1)
-        lay.addWidget(self.summary)
+        head = QHBoxLayout()
+        head.addWidget(self.title, 1)
+        head.addLayout(bar)
+        self.with_data = QWidget()
+        body = QVBoxLayout(self.with_data)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(1)
+        body.addLayout(head)
+        body.addWidget(self.plot, 1)
+        body.addWidget(self.summary)
+        self.placeholder = QLabel(EMPTY)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet(theme.PLACEHOLDER_STYLE)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(self.with_data)
+        lay.addWidget(self.stack)
 
     # -- public API ------------------------------------------------------------------------------
     def set_profile(self, data: dict[str, Any] | None) -> None:
         """Show the `profile` of a run's JSON (None: clear)."""
         self.profile = Profile.from_dict(data) if data else None
         p = self.profile
+        self.stack.setCurrentWidget(self.placeholder if p is None else self.with_data)
         if p is None:
             self.title.setText("no profile for this run (run with profiling on: cmlens run --profile)")
         else:
@@ -123,31 +144,79 @@ class ProfileView(QWidget):
         return "<br>".join(parts)
 
     # -- internals -------------------------------------------------------------------------------
-    def _redraw(self, *_: Any) -> None:
-        import pyqtgraph as pg
+    def _rows_that_fit(self) -> int:
+        h = self.plot.getPlotItem().getViewBox().height()
+        return max(2, int(h // ROW_PX)) if h > 0 else TOP_N
 
+    def _on_resized(self, *_: Any) -> None:
+        if self._rows_that_fit() != self._fit_rows:
+            self._redraw()
+        else:
+            self._place_labels()
+
+    def _redraw(self, *_: Any) -> None:
+        """The costliest rows that fit the plot's height (each needs ROW_PX for its label); the rest are
+        named in the summary's tooltip."""
         p = self.profile
         mode = self.mode.currentData()
-        self.rows = bar_rows(p, mode, TOP_N) if p is not None else []
+        every = bar_rows(p, mode, TOP_N) if p is not None else []
+        self._fit_rows = self._rows_that_fit()
+        self.rows = every[-self._fit_rows:]
         colors = [_color(r["kind"]) for r in self.rows]
-        self.bars.set_rows([r["count"] for r in self.rows], colors)
+        tips = [f"{r['label']}: {r['count']:,}" for r in self.rows]
+        self.bars.set_rows([r["count"] for r in self.rows], colors, tips)
         for item in self._labels:
             self.plot.removeItem(item)
         self._labels = []
-        top = max((r["count"] for r in self.rows), default=0)
-        for i, r in enumerate(self.rows):          # labels on the bars: tick labels would be cut off
-            inside = r["count"] > 0.55 * top       # long bars carry their label inside, right-aligned
-            t = pg.TextItem(f" {r['label']}  {r['count']:,} ", color="#ffffff" if inside else "#263238",
-                            anchor=(1, 0.5) if inside else (0, 0.5))
-            t.setPos(r["count"], i)
-            self.plot.addItem(t)
+        import pyqtgraph as pg
+
+        for i, r in enumerate(self.rows):
+            t = pg.TextItem("", color=TEXT_OUTSIDE)
+            t.setToolTip(tips[i])
+            self.plot.addItem(t, ignoreBounds=True)
             self._labels.append(t)
         unit = p.unit.name if p is not None else ""
         self.plot.setLabel("bottom", f"{unit} ({p.unit.label})" if p is not None else "")
         if self.rows:
             self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
-            self.plot.setXRange(0, max(r["count"] for r in self.rows) * 1.25 or 1, padding=0)
-        self.summary.setText(_summary(p) if p is not None else "")
+            self.plot.setXRange(0, max(r["count"] for r in self.rows) * 1.02 or 1, padding=0)
+        hidden = len(every) - len(self.rows)
+        text = _summary(p) if p is not None else ""
+        if hidden > 0:
+            text = f"{len(self.rows)} of {len(every)} rows shown (a taller panel shows more); " + text
+        self.summary.setText(text)
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        """Each bar's label inside the bar when it fits there, else right of it; elided to the room it
+        has (never over the next bar or past the axes); the whole label is the bar's tooltip."""
+        vb = self.plot.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        width_px = vb.width()
+        if width_px <= 0 or x1 <= x0:
+            return
+        per_unit = width_px / (x1 - x0)
+        for t, r in zip(self._labels, self.rows):
+            full = f" {r['label']}  {r['count']:,} "
+            fm = QFontMetricsF(t.textItem.font())
+            pad = t.textItem.boundingRect().width() - fm.horizontalAdvance(t.textItem.toPlainText())
+            bar_px = (r["count"] - x0) * per_unit
+            inside, outside = bar_px - 6 - pad, width_px - bar_px - 6 - pad
+            need = fm.horizontalAdvance(full)
+            if need <= inside:
+                where, room = "in", inside
+            elif need <= outside:
+                where, room = "out", outside
+            else:
+                where, room = ("in", inside) if inside >= outside else ("out", outside)
+            text = full if need <= room else fm.elidedText(full, Qt.TextElideMode.ElideRight, max(room, 0))
+            if room < 30 or not text.strip(" …"):
+                t.setVisible(False)
+                continue
+            t.setVisible(True)
+            t.setText(text, color=TEXT_INSIDE if where == "in" else TEXT_OUTSIDE)
+            t.setAnchor((1, 0.5) if where == "in" else (0, 0.5))
+            t.setPos(r["count"], self.rows.index(r))
 
     def _bar_clicked(self, index: int) -> None:
         if 0 <= index < len(self.rows) and self.rows[index]["node"]:

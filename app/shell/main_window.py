@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.links.add_inspector_sections(self.inspector)
         self.links.connect_memory(self.memory, self.settings)
-        self.timeline.setMinimumWidth(170)
+        self.timeline.setMinimumWidth(200)
         self.inspector.setMinimumWidth(220)
         self.statusBar().showMessage("Ready")
 
@@ -145,7 +145,7 @@ class MainWindow(QMainWindow):
         while the graph view keeps GRAPH_SHARE of the window height."""
         w = self.width()
         self.resizeDocks([self.timeline_dock, self.inspector_dock],
-                         [max(190, min(280, int(w * 0.15))), max(260, min(400, int(w * 0.21)))],
+                         [max(240, min(290, int(w * 0.16))), max(270, min(400, int(w * 0.21)))],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.bottom_dock], [self.details_room()], Qt.Orientation.Vertical)
 

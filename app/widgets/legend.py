@@ -1,15 +1,17 @@
 """The colour legend of the graph view, drawn as a small overlay in the view's bottom-left
-corner: node kinds, the fallback badge, and the diff outlines."""
+corner: node kinds, the fallback badge, and the diff outlines. It starts folded to a small
+"Legend" chip (the graph comes first); a click on the chip or L unfolds it, a click on it folds it."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from app.widgets import theme
 
 ROW_H = 16
 SWATCH_W = 20
+TEXT = QColor(theme.UI["title_fg"])     # on the box's own light background, whatever the palette
 
 
 class _OverlayBox(QWidget):
@@ -25,7 +27,7 @@ class _OverlayBox(QWidget):
         """Bottom-left of the parent view (graphs start at the top, centred)."""
         parent = self.parentWidget()
         if parent is not None:
-            self.move(8, parent.height() - self.height() - 8 - 14)
+            self.move(8, max(4, parent.height() - self.height() - 8 - 14))
 
     def _begin_paint(self) -> QPainter:
         """A painter with the box's frame and background already drawn."""
@@ -38,11 +40,21 @@ class _OverlayBox(QWidget):
 
 
 class Legend(_OverlayBox):
-    """A translucent box listing what the colours mean; clicks pass through to the view."""
+    """A translucent box listing what the colours mean, or folded, a small chip that says where it is.
+    A click on it asks to fold/unfold (`toggleRequested`: the graph's Legend action does it, so the
+    toolbar button, L and the click stay in step)."""
+
+    toggleRequested = Signal()
+    CHIP_TEXT = "▸ Legend (L)"
+    HEADER_TEXT = "▾ Legend (L)"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, False)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.collapsed = False
         self._font = theme.label_font(11)
+        self._bold = theme.label_font(11, bold=True)
         self.rows: list[tuple[str, QColor, QColor, str]] = []
         for kind in theme.LEGEND_ORDER:
             fill, border, _ = theme.kind_colors(kind)
@@ -55,14 +67,45 @@ class Legend(_OverlayBox):
                        QColor(theme.KIND_STYLE["group"][1]), "dashed"),
                       ("pre-flight: will fail on the target", clear, clear, "will fail"),
                       ("pre-flight: may fail on the target", clear, clear, "may fail")]
-        fm = QFontMetricsF(self._font)
-        w = max(fm.horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22
-        self.resize(int(w), ROW_H * len(self.rows) + 10)
+        self._fit()
+
+    def set_collapsed(self, on: bool) -> None:
+        """Folded: the chip only; unfolded: every row under a header."""
+        if on != self.collapsed:
+            self.collapsed = on
+            self._fit()
+            self.update()
+
+    def _fit(self) -> None:
+        fm = QFontMetricsF(self._bold)
+        if self.collapsed:
+            self.resize(int(fm.horizontalAdvance(self.CHIP_TEXT) + 16), ROW_H + 8)
+            self.setToolTip("Show the colour legend (L)")
+        else:
+            w = max(max(QFontMetricsF(self._font).horizontalAdvance(r[0]) for r in self.rows) + SWATCH_W + 22,
+                    fm.horizontalAdvance(self.HEADER_TEXT) + 16)
+            self.resize(int(w), ROW_H * (len(self.rows) + 1) + 10)
+            self.setToolTip("Click to fold the legend (L)")
+        self.reposition()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
+        if event.button() == Qt.MouseButton.LeftButton:
+            event.accept()
+            self.toggleRequested.emit()
+        else:
+            event.ignore()
 
     def paintEvent(self, event) -> None:
         p = self._begin_paint()
+        p.setFont(self._bold)
+        p.setPen(TEXT)
+        p.drawText(QRectF(8, 4, self.width() - 12, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   self.CHIP_TEXT if self.collapsed else self.HEADER_TEXT)
+        if self.collapsed:
+            p.end()
+            return
         p.setFont(self._font)
-        y = 5
+        y = 5 + ROW_H
         for text, fill, border, style in self.rows:
             pen = QPen(border, 2 if style in ("outline", "dashed") else 1.2)
             if style == "dashed":
@@ -82,7 +125,7 @@ class Legend(_OverlayBox):
                 p.setPen(QPen(QColor("#5d4037"), 0.8))
                 p.setBrush(QColor("#ffca28"))
                 p.drawEllipse(QRectF(SWATCH_W - 2, y, 7, 7))
-            p.setPen(QColor("#37474f"))
+            p.setPen(TEXT)
             p.drawText(QRectF(SWATCH_W + 10, y, self.width() - SWATCH_W - 12, ROW_H),
                        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
             y += ROW_H
@@ -130,7 +173,7 @@ class HeatLegend(_OverlayBox):
 
         p = self._begin_paint()
         p.setFont(self._bold)
-        p.setPen(QColor("#37474f"))
+        p.setPen(TEXT)
         p.drawText(QRectF(8, 4, self.width() - 16, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                    self.texts.get("title", f"SQNR: {self.label}"))
         bar = QRectF(8, 6 + ROW_H, self.width() - 16, ROW_H - 2)
@@ -142,7 +185,7 @@ class HeatLegend(_OverlayBox):
         p.setBrush(grad)
         p.drawRect(bar)
         p.setFont(self._font)
-        p.setPen(QColor("#37474f"))
+        p.setPen(TEXT)
         y = bar.bottom() + 1
         p.drawText(QRectF(8, y, bar.width(), ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                    self.texts.get("low", f"{self.lo:.0f} dB  more error"))

@@ -93,7 +93,8 @@ def test_etrecord_with_etdump_fills_the_gap_plot(qtbot, window, recorded_run) ->
     assert [x.stage for x in window.session.snapshots][-2:] == ["edge program", "program"]
     plot = window.target_panel.gap_plot
     assert len(plot.layers) == 5 and all(g["mismatched"] == 0 for g in plot.layers)
-    assert "RECORDED RUN" in window.target_panel.result_view.outcome.text()
+    assert window.target_panel.result_view.outcome.text() == "recorded run"     # normal type, no banner
+    assert "5/5 layers bit-identical" in window.target_panel.result_view.summary.text()
     # the gaps colour the graph as well: every measured layer bit-identical, so every one green
     heat = window.graph.heat_overlay.colors
     assert heat and {g["node_id"] for g in plot.layers} <= set(heat)
