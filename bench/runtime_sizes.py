@@ -31,6 +31,16 @@ from backend_core.memory.elf import elf_sizes  # noqa: E402
 from backend_core.memory.runtime import RUNTIME_JSON, load_table, portable_ops  # noqa: E402
 
 RUNNER_OBJECTS = re.compile(r"arm_executor_runner\.dir")
+# Portable / quantized ops a Cortex-M lowering leaves behind most often (fallbacks and plumbing).
+COMMON_OPS = [f"aten::{o}" for o in (
+    "view_copy.out", "_clone_dim_order.out", "native_layer_norm.out", "clamp.out", "add.out", "sub.out", "mul.out",
+    "div.out", "_softmax.out", "exp.out", "mean.out", "sum.IntList_out", "max_pool2d_with_indices.out",
+    "avg_pool2d.out", "relu.out", "sigmoid.out", "tanh.out", "hardtanh.out", "gelu.out", "convolution.out",
+    "addmm.out", "mm.out", "bmm.out", "permute_copy.out", "cat.out", "slice_copy.Tensor_out", "squeeze_copy.dims_out",
+    "unsqueeze_copy.out", "expand_copy.out", "rsqrt.out", "sqrt.out", "pow.Tensor_Scalar_out",
+    "upsample_nearest2d.vec_out", "constant_pad_nd.out", "transpose_copy.int_out", "full.out", "where.self_out",
+    "split_with_sizes_copy.out", "amax.out", "argmax.out")] + ["dim_order_ops::_clone_dim_order.out",
+    "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out"]
 
 
 def run_model(model: str, cpu: str, args: argparse.Namespace, out: Path) -> dict:
@@ -75,8 +85,9 @@ def main() -> int:
     ap.add_argument("--models", default="ds_cnn,mobilenet_v1_025,resnet8,layernorm_mlp")
     ap.add_argument("--et-root", required=True)
     ap.add_argument("--cmsis-nn")
-    ap.add_argument("--ops", choices=("all", "model"), default="all",
-                    help="measure every portable/quantized op of the checkout, or only the models' ops")
+    ap.add_argument("--ops", choices=("all", "common", "model"), default="common",
+                    help="measure every portable/quantized op of the checkout, the common fallbacks and the models' "
+                         "ops, or only the models' ops")
     ap.add_argument("--out", type=Path, default=RUNTIME_JSON)
     ap.add_argument("--work", type=Path, default=Path("/tmp/cmlens-runtime-sizes"))
     args = ap.parse_args()
@@ -112,7 +123,9 @@ def main() -> int:
         core = lp.probe(cpu, [], install, table, et_root=et_root, work=args.work / "probe")
         row["core"] = {"code": core.code, "data": core.data, "bss": core.bss}
         row["parts"] = core.parts
-        ops = all_ops(et_root) if args.ops == "all" else sorted({o for r in row["elf"].values() for o in r["ops"]})
+        model_ops = {o for r in row["elf"].values() for o in r["ops"]}
+        ops = sorted(set(all_ops(et_root)) | model_ops if args.ops == "all" else
+                     set(COMMON_OPS) | model_ops if args.ops == "common" else model_ops)
         for i, op in enumerate(ops):
             got = lp.probe(cpu, [op], install, table, et_root=et_root, work=args.work / "probe")
             if op in got.ops:

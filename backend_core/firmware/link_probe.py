@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadInputError
+from ..errors import BadInputError, CmlensError
 from ..memory.elf import elf_sizes, parse_size_a, totals
 from ..memory.runtime import RuntimeSize, from_elf, from_table, load_table, portable_ops, reservations
 from .boards import board_for
@@ -241,7 +241,7 @@ def runtime_for(cpu: str, ops: list[str], *, elf: str | Path | None = None, pref
             key.parent.mkdir(parents=True, exist_ok=True)
             key.write_text(json.dumps(done))
             return rt
-        except (BadInputError, OSError, ValueError, KeyError) as exc:
+        except (CmlensError, OSError, ValueError, KeyError) as exc:
             if prefer == "libraries":
                 raise
             if on_status:

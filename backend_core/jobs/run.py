@@ -91,6 +91,7 @@ def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
                 artifacts[kind] = res.files[kind] = str(path)
     report = lowering.report(artifacts, with_graphs="graphs" in job.keep)
     report["from_cache"] = lowering.from_cache
+    report["dependencies"] = lowering.dependencies      # the files it was made from (a sweep re-checks them)
     report["seconds"] = round(lowering.seconds, 3)
     if "model.pte" in lowering.blobs:
         report["pte_bytes"] = len(lowering.blobs["model.pte"])
@@ -122,13 +123,25 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
     from .memory_step import memory_of
 
     board = board_named(job.board) if job.board else None
-    mem = memory_for_result(res.lowering, board) if res.lowering is not None else None
-    if mem is not None:                     # the lower step's own program: no second lowering
-        res.steps["memory"] = mem
-        return
-    res.steps["memory"] = memory_of(job.model, job.lower.target, job.lower.flow, board=board,
-                                    use_cache=job.lower.use_cache, on_status=_status(emit),
-                                    options=job.lower.pipeline_options())
+    mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
+    if mem is None:                         # else the lower step's own program: no second lowering
+        mem = memory_of(job.model, job.lower.target, job.lower.flow, use_cache=job.lower.use_cache,
+                        on_status=_status(emit), options=job.lower.pipeline_options())
+    _with_runtime(mem, board, _status(emit))
+    res.steps["memory"] = mem
+
+
+def _with_runtime(mem: dict, board: Any, status: Any) -> None:
+    """The runtime around the model (this machine's libraries, else the shipped table) in the memory
+    report, then the board's verdict: the whole firmware."""
+    from ..firmware.link_probe import runtime_for
+    from ..memory import attach_board
+    from ..memory.report import attach_runtime
+
+    if mem.get("operators") is not None and mem.get("target"):
+        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], on_status=status))
+    if board is not None:
+        attach_board(mem, board)
 
 
 def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:

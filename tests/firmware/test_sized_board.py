@@ -1,0 +1,77 @@
+"""`cmlens run MODEL --board B` before any build: the fit verdict of the whole firmware decides, with
+the numbers `cmlens memory MODEL --board B` prints, and a firmware that fits gets its pools, stack,
+heap and sections where the verdict put them (backend_core/firmware/sized.py). The link and the QEMU
+run of such a layout are in test_board_layer_qemu.py; the ExecuTorch runner on it in the closing note."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend_core.firmware.sized import DoesNotFitError, plan_board_run, run_board
+from backend_core.memory.boards import BoardSpec, Region
+from backend_core.memory.runtime import load_table
+
+
+@pytest.fixture(scope="module")
+def ds_cnn_bpte(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from backend_core.lowering import lower
+    from backend_core.pipeline.stages import PipelineOptions
+
+    res = lower("ds_cnn", PipelineOptions(target="cortex-m55"), want_pte=True, want_bpte=True)
+    assert res.status == "done", res.error
+    out = tmp_path_factory.mktemp("sized") / "ds_cnn.bpte"
+    out.write_bytes(res.blobs["model.bpte"])
+    return out
+
+
+def _mcu(ram_kib: int, flash_kib: int) -> BoardSpec:
+    return BoardSpec(f"test-m55-{ram_kib}k", "cortex-m55", None,
+                     (Region("SRAM", ram_kib * 1024, "ram"), Region("FLASH", flash_kib * 1024, "flash")), "test")
+
+
+needs_table = pytest.mark.skipif("cortex-m55" not in load_table().get("cpus", {}),
+                                 reason="resources/boards/runtime.json has no cortex-m55 row")
+
+
+@needs_table
+def test_a_board_too_small_for_the_whole_firmware_is_refused_before_the_build(ds_cnn_bpte: Path,
+                                                                             tmp_path: Path) -> None:
+    """ds_cnn's pools (~32 KiB) fit 96 KiB, but not with the runtime around them: refused, and the
+    message is the verdict's own problem list."""
+    with pytest.raises(DoesNotFitError) as err:
+        plan_board_run(ds_cnn_bpte, _mcu(96, 1024), tmp_path, ops=["cortex_m::quantized_conv2d.out"])
+    rep = err.value.report
+    v = rep["verdict"]
+    assert not v["fits"] and err.value.exit_code == 2
+    assert "; ".join(v["problems"]) in err.value.message
+    ram = sum(n["bytes"] for n in v["needs"] if n["kind"] == "ram")
+    assert ram > 96 * 1024 > rep["method_allocator"]["used"] + rep["temp_allocator_bytes"]
+    assert not list(tmp_path.iterdir())          # nothing was written: no board table, no build
+
+
+@needs_table
+def test_a_board_that_fits_gets_the_verdicts_pools_and_placement(ds_cnn_bpte: Path, tmp_path: Path) -> None:
+    board, rep = plan_board_run(ds_cnn_bpte, _mcu(512, 1024), tmp_path, ops=[])
+    v = rep["verdict"]
+    assert v["fits"] and board.qemu_board == "mps3-an547" and board.machine == "mps3-an547"
+    need = {n["name"]: n for n in v["needs"]}
+    assert rep["pools"] == {"method": need["method allocator pool"]["bytes"], "temp": need["temp allocator pool"]["bytes"]}
+    assert need["method allocator pool"]["bytes"] == (rep["method_allocator"]["used"] + rep["etdump_base64_bytes"])
+    aliases = dict(board.sections)
+    assert aliases["POOL"] == "SRAM" and aliases["CODE"] == aliases["MODEL"] == "FLASH"
+    assert board.stack_bytes == rep["runtime"]["stack"] and board.heap_bytes == rep["runtime"]["heap"]
+    assert Path(board.table_file).is_file() and Path(board.table_file).is_relative_to(tmp_path)
+    flash = next(r for r in board.memory if r.name == "FLASH")
+    assert flash.length == 1024 * 1024 and flash.origin == 0x70000000    # mps3-an547's DDR (its CODE region)
+
+
+def test_board_names_and_cores() -> None:
+    from backend_core.errors import BadInputError
+
+    assert run_board("stm32f746", "cortex-m7", "qemu").name == "mps2-an500"
+    assert run_board("mps2-an386", "cortex-m4", "qemu").name == "mps2-an386"
+    with pytest.raises(BadInputError, match="has a cortex-m7, the model is lowered for cortex-m55"):
+        run_board("stm32f746", "cortex-m55", "qemu")
+    with pytest.raises(BadInputError, match="QEMU has no board with a cortex-m85"):
+        run_board("ra8d1", "cortex-m85", "qemu")
