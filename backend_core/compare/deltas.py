@@ -84,8 +84,8 @@ def side_delta(rows: list[RowView], base: SideFacts, side: SideFacts, s: int) ->
                  "islands": _islands(base.profile, side.profile)}
     sqnr = None
     if base.numerics or side.numerics:
-        sqnr = {"output_sqnr_db": delta((base.numerics or {}).get("output_sqnr_db"),
-                                        (side.numerics or {}).get("output_sqnr_db")),
+        sqnr = {"output_sqnr_db": {**delta((base.numerics or {}).get("output_sqnr_db"),
+                                           (side.numerics or {}).get("output_sqnr_db")), "pct": None},  # dB: no %
                 "inputs": (side.numerics or base.numerics or {}).get("inputs", "")}
     return {"side": s, "against": 0, "fallbacks_added": added, "fallbacks_removed": removed,
             "fallbacks_recategorised": recat, "ops_added": ops_added, "ops_removed": ops_removed,
