@@ -35,6 +35,7 @@ from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
 from app.shell.docks import collapsible_docks
+from app.shell.shortcuts import ShortcutsDialog, shortcut_rows, step_fallback
 from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window,
                                        save_window)
 from app.firmware.panel import TargetPanel
@@ -332,7 +333,13 @@ class MainWindow(QMainWindow):
         cmds = WindowCommands(open_file=self.model_bar._open, lower=self.model_bar.request_lower,
                               cancel=self.session.cancel, export=self._export, quit=self.close,
                               show_tab=self.show_tab, run_numerics=self._run_numerics_tab,
-                              stage_count=lambda: len(self.session.snapshots), open_sweep=self.open_sweep)
+                              stage_count=lambda: len(self.session.snapshots), open_sweep=self.open_sweep,
+                              previous_fallback=lambda: step_fallback(self.session, self.state, -1,
+                                                                      self.statusBar().showMessage),
+                              tabs=[(self.tabs.tabText(i), self._tab_name(self.tabs.widget(i)))
+                                    for i in range(self.tabs.count())],
+                              fold=lambda name: self.collapsers[name].toggle(),
+                              show_shortcuts=self.show_shortcuts)
         built = build_menu_bar(self.menuBar(), window_menus(cmds, self.state, self.graph, self.numerics.act_heat,
                                                             (self.timeline_dock, self.inspector_dock,
                                                              self.bottom_dock), self), self)
@@ -340,10 +347,24 @@ class MainWindow(QMainWindow):
         self.recent_menu = built.menus["recent"]
         fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
 
+    def _tab_name(self, widget: QWidget) -> str:
+        return next(n for n, w in self.links.tab_widgets.items() if w is widget)
+
+    def show_shortcuts(self) -> None:
+        """Help > Keyboard shortcuts: from the actions themselves (menus and the graph toolbar)."""
+        dlg = getattr(self, "shortcuts_dialog", None)
+        if dlg is None:
+            self.shortcuts_dialog = dlg = ShortcutsDialog(shortcut_rows(self, [self.graph.toolbar]), self)
+        dlg.show()
+        dlg.raise_()
+
     # ------------------------------------------------------------------ numerics / target (FeatureLinks)
     def show_tab(self, name: str) -> None:
-        """fallbacks | quantizer | log | numerics | target"""
+        """fallbacks | quantizer | log | numerics | target | memory | sweep (unfolds the Details dock)"""
         self.links.show_tab(name)
+        folded = getattr(self, "collapsers", {}).get(self.bottom_dock.objectName())
+        if folded is not None:
+            folded.set_collapsed(False)
 
     def run_numerics(self, inputs: str | None = None) -> None:
         self.links.run_numerics(inputs)

@@ -1,4 +1,4 @@
-"""The main window's menus as data: File, Go, View, Tools. The window hands in the callables the items
+"""The main window's menus as data: File, Go, View, Tools, Help. The window hands in the callables the items
 trigger (WindowCommands) and the actions of its panes that are reused as they are (the graph
 toolbar's toggles, the numerics heat toggle, the docks' show/hide)."""
 from __future__ import annotations
@@ -26,6 +26,10 @@ class WindowCommands:
     run_numerics: Callable[[], Any]
     stage_count: Callable[[], int]
     open_sweep: Callable[[], Any] = lambda: None    # File > Open sweep folder…
+    previous_fallback: Callable[[], Any] = lambda: None
+    tabs: Sequence[tuple[str, str]] = ()             # (Details tab title, show_tab name), Ctrl+1..9 in order
+    fold: Callable[[str], Any] = lambda _name: None  # fold/unfold a dock by object name
+    show_shortcuts: Callable[[], Any] = lambda: None
 
 
 def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
@@ -55,15 +59,30 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
             SEPARATOR,
             MenuEntry("&Quit", c.quit, QKeySequence.StandardKey.Quit)]),
         ("&Go", [
-            MenuEntry("Previous stage", lambda: st.step(-1), "Left"),
-            MenuEntry("Next stage", lambda: st.step(1), "Right"),
+            MenuEntry("Previous pass", lambda: st.step(-1), "Left", "The stage before this one"),
+            MenuEntry("Next pass", lambda: st.step(1), "Right", "The stage after this one"),
             MenuEntry("First stage", lambda: st.set_stage(0), "Home"),
             MenuEntry("Final stage", lambda: st.set_stage(c.stage_count() - 1), "End"),
-            MenuEntry(action=g.act_next_fb), MenuEntry(action=g.act_fit),
-            MenuEntry("Find…", lambda: (g.search.setFocus(), g.search.selectAll()), QKeySequence.StandardKey.Find)]),
+            SEPARATOR,
+            MenuEntry(action=g.act_next_fb),
+            MenuEntry("Previous fallback", c.previous_fallback, "Shift+F3", "Select the previous portable fallback"),
+            SEPARATOR,
+            MenuEntry(action=g.act_fit),
+            MenuEntry("Find…", lambda: (g.search.setFocus(), g.search.selectAll()), QKeySequence.StandardKey.Find,
+                      "Put the cursor in the graph's search box")]),
         ("&View", [
             MenuEntry(action=g.act_qparams), MenuEntry(action=g.act_weights), MenuEntry(action=g.act_compare),
+            MenuEntry(action=g.act_legend),
             MenuEntry(action=hide), SEPARATOR, MenuEntry(action=heat), SEPARATOR,
+            MenuEntry("Details tab", children=[
+                MenuEntry(title, lambda _=False, n=name: c.show_tab(n), f"Ctrl+{k}")
+                for k, (title, name) in enumerate(list(c.tabs)[:9], start=1)]),
+            SEPARATOR,
+            MenuEntry("Fold or unfold Details", lambda: c.fold("DetailsDock"), "Ctrl+J",
+                      "Fold the Details panel to its row of tabs (more room for the graph), or unfold it"),
+            MenuEntry("Fold or unfold Node inspector", lambda: c.fold("InspectorDock"), "Ctrl+I"),
+            MenuEntry("Fold or unfold Passes", lambda: c.fold("PassesDock"), "Ctrl+P"),
+            SEPARATOR,
             *(MenuEntry(action=d.toggleViewAction()) for d in docks)]),
         ("&Tools", [
             MenuEntry("Run &numerics", c.run_numerics, "Ctrl+N",
@@ -71,4 +90,6 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
             MenuEntry("Run on &target…", lambda: c.show_tab("target"), "Ctrl+T", "Build and run the model on QEMU / FVP"),
             MenuEntry("&Memory", lambda: c.show_tab("memory"), "Ctrl+M",
                       "Flash and RAM of the lowered program, and whether it fits a board")]),
+        ("&Help", [
+            MenuEntry("&Keyboard shortcuts", c.show_shortcuts, "F1", "Every shortcut of the window, by menu")]),
     ]
