@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -144,9 +145,7 @@ def classify(low: Lowered, outcome: str | None, errors: list[str] = ()) -> Row:
     if certain:
         row.verdict = "FALSE ALARM" if outcome == "PASS" else "CONFIRMED"
         if row.verdict == "CONFIRMED":
-            cited = {Path(f["source"]).name for f in certain if f.get("source")}
-            row.same_line = any(f"{c} " in e or f"{c}:" in e or f"executorch:{c}" in e for c in cited
-                                for e in errors) or None
+            row.same_line = logged_at_cited_line(certain, errors) or None
         return row
     row.foreseen = bool(may)
     if outcome == "PASS":
@@ -156,6 +155,23 @@ def classify(low: Lowered, outcome: str | None, errors: list[str] = ()) -> Row:
     else:
         row.verdict = "CRASHED"
     return row
+
+
+_LOGGED = re.compile(r"executorch:([\w.]+):(\d+) ")
+
+
+def logged_at_cited_line(findings: list[dict], errors: list[str]) -> bool:
+    """ExecuTorch logged an error from the file and line (within the statement's few lines) a rule cites."""
+    cited = []
+    for f in findings:
+        name, _, line = Path(f.get("source", "")).name.partition(":")
+        if line.isdigit():
+            cited.append((name, int(line)))
+    for e in errors:
+        for m in _LOGGED.finditer(e):
+            if any(m.group(1) == n and abs(int(m.group(2)) - ln) <= 3 for n, ln in cited):
+                return True
+    return False
 
 
 ORDER = ("PASS", "CONFIRMED", "FALSE ALARM", "FAIL", "CRASHED", "NOT LOWERED", "PREDICTED", "LOWERED")

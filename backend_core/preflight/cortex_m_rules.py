@@ -25,8 +25,8 @@ class LayoutCheck:
 
 
 CHECKS = (
-    LayoutCheck("quantized_avg_pool2d", ("input", "out"), _OPS + "cortex_m_ops_common.h:231"),
-    LayoutCheck("quantized_max_pool2d", ("input", "out"), _OPS + "cortex_m_ops_common.h:231"),
+    LayoutCheck("quantized_avg_pool2d", ("input", "out"), _OPS + "cortex_m_ops_common.h:232"),
+    LayoutCheck("quantized_max_pool2d", ("input", "out"), _OPS + "cortex_m_ops_common.h:232"),
     LayoutCheck("quantized_conv2d", ("input", "out"), _OPS + "op_quantized_conv2d.cpp:38",
                 skip_single_channel=True),
     LayoutCheck("quantized_depthwise_conv2d", ("input", "out"), _OPS + "op_quantized_depthwise_conv2d.cpp:69"),

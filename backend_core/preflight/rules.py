@@ -21,9 +21,10 @@ class Rule:
     id: str
     check: str                 # the runtime check the rule evaluates, as the runtime does it
     confirmed_by: str = ""     # recorded UART of the confirming case's real failure ("" = none yet)
-    case: str = ""             # the confirming model
-    near_miss: str = ""        # a model like it that must not fire (and runs)
-    shows: str = ""            # the line of the recorded UART that is the failure
+    case: str = ""             # the confirming model (a model source: file.py[:entry])
+    shows: str = ""            # the text of that UART that is the failure
+    near_miss: str = ""        # a model like it that must not fire, and runs
+    near_miss_uart: str = ""   # the near miss's recorded run
     note: str = ""             # why it is "may fail", when it has no case
 
     @property
@@ -31,25 +32,30 @@ class Rule:
         return bool(self.confirmed_by)
 
 
+_SAME_DIM_ORDER = ("tensors_have_same_dim_order(...) of the portable kernel, on the dim orders the program "
+                   "stores: all contiguous or all channels-last (dim_order_util.h; a literal dim-order test, "
+                   "so a size-1 dimension does not make two orders equal)")
+_REGISTRY = ("Method::init resolves every operator of the program in the runner's kernel registry "
+             "(\"Missing operator\", OperatorMissing 0x14) before anything runs")
+
 RULES: dict[str, Rule] = {r.id: r for r in (
-    Rule("dim-order-mismatch",
-         "tensors_have_same_dim_order(...) of the portable kernel, on the dim orders the program stores: "
-         "all contiguous or all channels-last (dim_order_util.h; a literal dim-order test, so a size-1 "
-         "dimension does not make two orders equal)",
-         UART + "preflight_softmax_dim_order_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
-         MODELS + "channel_mean.py"),
+    Rule("dim-order-mismatch", _SAME_DIM_ORDER,
+         UART + "preflight_softmax_dim_order_mps3-an547.txt", MODELS + "gate_cat_softmax.py", "op_softmax.cpp:40",
+         MODELS + "channel_mean.py", UART + "preflight_channel_mean_pass_mps3-an547.txt"),
     Rule("layout-ignored",
          "op_cat.cpp copies each input's buffer by the logical sizes (outer/inner from the shape, memcpy): "
          "channels-last inputs concatenated along a dim other than 0 come out scrambled (no error)",
-         UART + "preflight_cat_channels_last_mps3-an547.txt", MODELS + "gate_cat_softmax.py",
-         MODELS + "gate_cat_softmax.py:fixed"),
+         UART + "preflight_cat_channels_last_mps3-an547.txt", MODELS + "cat_channels_last.py", "Test_result: FAIL",
+         MODELS + "cat_channels_last.py:fixed", UART + "preflight_cat_contiguous_pass_mps3-an547.txt"),
     Rule("unsupported-rank",
-         "the portable kernel's check_*_args rank test (e.g. convolution: in.dim() == 3 or 4)",
-         UART + "preflight_conv3d_rank_mps3-an547.txt", MODELS + "conv3d.py", MODELS + "conv1d.py"),
+         "the portable kernel's check_*_args rank test (convolution: in.dim() == 3 or 4)",
+         UART + "preflight_conv3d_rank_mps3-an547.txt", MODELS + "conv3d.py", "kernel_ops_util.cpp:394",
+         MODELS + "conv1d.py", UART + "preflight_conv1d_pass_mps3-an547.txt"),
     Rule("needs-contiguous",
-         "tensor_is_default_dim_order(t) of the portable kernel: dim order 0, 1, 2, ...",
+         "tensor_is_default_dim_order(t) of the portable kernel: dim order 0, 1, 2, ... (literally)",
          UART + "preflight_layer_norm_channels_last_mps3-an547.txt", MODELS + "layer_norm_cl.py",
-         MODELS + "channel_mean.py"),
+         "op_native_layer_norm.cpp:103",
+         MODELS + "layer_norm_cl.py:nchw", UART + "preflight_layer_norm_nchw_pass_mps3-an547.txt"),
     Rule("unsupported-dim-order",
          "tensor_is_default_or_channels_last_dim_order(t) of the portable kernel",
          note="no model found whose program stores a dim order that is neither contiguous nor channels-last"),
@@ -58,27 +64,25 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          note="no confirming case recorded yet"),
     Rule("cmsis-needs-channels-last",
          "is_channels_last_tensor(t) of backends/cortex_m/ops/cortex_m_ops_common.h: 4-D and dim order "
-         "(0, 2, 3, 1), or one channel, or 1x1 spatial (ambiguous layout: accepted)",
+         "(0, 2, 3, 1), or one channel, or 1x1 spatial (an ambiguous layout is accepted)",
          UART + "preflight_avg_pool_contiguous_mps3-an547.txt", MODELS + "contiguous_mean.py",
-         MODELS + "contiguous_mean.py:no_contiguous"),
-    Rule("missing-kernel",
-         "Method::init resolves every operator of the program in the runner's kernel registry "
-         "(\"Missing operator\", OperatorMissing 0x14) before anything runs",
-         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
-         MODELS + "gate_cat_softmax.py:softmax_only"),
-    Rule("kernel-not-selected",
-         "Method::init resolves every operator of the program in the runner's kernel registry "
-         "(\"Missing operator\", OperatorMissing 0x14); cmlens' runner build registers only the ops "
+         "tensors must use channels_last dimension order",
+         MODELS + "contiguous_mean.py:no_contiguous", UART + "preflight_avg_pool_channels_last_pass_mps3-an547.txt"),
+    Rule("missing-kernel", _REGISTRY,
+         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (checkout without "
+         "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",
+         MODELS + "layer_norm_cl.py:nchw", UART + "preflight_layer_norm_nchw_pass_mps3-an547.txt"),
+    Rule("kernel-not-selected", _REGISTRY + "; cmlens' runner build registers only the ops "
          "runner_build.portable_ops selects",
-         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "gate_cat_softmax.py:softmax_only",
-         MODELS + "gate_cat_softmax.py:softmax_only"),
+         UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (runner without "
+         "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",
+         MODELS + "layer_norm_cl.py:nchw", UART + "preflight_layer_norm_nchw_pass_mps3-an547.txt"),
     Rule("bundle-output-dim-order",
          "bundled_program.cpp tensors_are_close: ET_CHECK that the expected output's strides (from its "
          "sizes + dim order, dim_order_to_stride) equal the method output's; otherwise abort",
          UART + "preflight_bundle_dim_order_mps3-an547.txt", MODELS + "gelu_upsample.py (stock BundledProgram)",
-         MODELS + "gelu_upsample.py"),
-    Rule("dim-order-mixed-unverified",
-         "tensors_have_same_dim_order, which most portable kernels check; this kernel's source was not read",
+         "same strides", MODELS + "gelu_upsample.py", UART + "preflight_bundle_dim_order_pass_mps3-an547.txt"),
+    Rule("dim-order-mixed-unverified", _SAME_DIM_ORDER + "; this kernel's source was not read",
          note="a guess about a kernel the table does not cover"),
     Rule("transpose-conv-stride-padding",
          "arm_transpose_conv_s8 (CMSIS-NN) numerics with stride > 1 and padding > 0",

@@ -111,6 +111,21 @@ def test_channels_last_output_bundle() -> None:
     """Issue 9 crash 1: a channels-last output bundled contiguous aborts the runner's BundleIO check.
     cmlens' own .bpte carries the method's dim order (no finding); ExecuTorch's stock BundledProgram
     stores it contiguous, and the rule predicts the abort on the node feeding the output."""
+    res = lowered(GELU_UP)
+    assert [f.rule for f in res.preflight if f.certain] == []
+    [(_, sizes, bundled, method)] = bundle_output_layouts(res.blobs["model.bpte"])
+    assert sizes == [1, 8, 16, 16] and bundled == method == [0, 2, 3, 1]
+    found = check_snapshot(res.final, bundle=stock_bundle(res))
+    assert [f.rule for f in found] == ["bundle-output-dim-order"]
+    f = found[0]
+    assert f.certain and f.source == "devtools/bundled_program/bundled_program.cpp:188"
+    out = next(n for n in res.final.nodes if n.fx_op == "output")
+    assert any(e.src == f.node and e.dst == out.id for e in res.final.edges)
+    assert "channels-last (0, 2, 3, 1)" in f.message and "contiguous (0, 1, 2, 3)" in f.message
+
+
+def stock_bundle(res: LoweringResult) -> bytes:
+    """The .bpte ExecuTorch's stock BundledProgram writes for `res` (expected outputs stored contiguous)."""
     import torch
     from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
     from executorch.devtools.bundled_program.core import BundledProgram
@@ -118,25 +133,13 @@ def test_channels_last_output_bundle() -> None:
 
     from backend_core.pipeline.artifacts import _executorch_manager
 
-    res = lowered(GELU_UP)
-    assert [f.rule for f in res.preflight if f.certain] == []
-    [(_, sizes, bundled, method)] = bundle_output_layouts(res.blobs["model.bpte"])
-    assert sizes == [1, 8, 16, 16] and bundled == method == [0, 2, 3, 1]
-
     pipe = res.pipeline
     with torch.no_grad():
         expected = pipe.quantized_module(*pipe.example_inputs)
-    stock = serialize_from_bundled_program_to_flatbuffer(BundledProgram(
+    return bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(
         _executorch_manager(pipe.final_program),
         [MethodTestSuite("forward", [MethodTestCase(inputs=list(pipe.example_inputs),
-                                                     expected_outputs=[expected])])]))
-    found = check_snapshot(res.final, bundle=stock)
-    assert [f.rule for f in found] == ["bundle-output-dim-order"]
-    f = found[0]
-    assert f.certain and f.source == "devtools/bundled_program/bundled_program.cpp:188"
-    out = next(n for n in res.final.nodes if n.fx_op == "output")
-    assert any(e.src == f.node and e.dst == out.id for e in res.final.edges)
-    assert "channels-last (0, 2, 3, 1)" in f.message and "contiguous (0, 1, 2, 3)" in f.message
+                                                     expected_outputs=[expected])])])))
 
 
 def _wheel_root() -> Path:
