@@ -18,7 +18,7 @@ from ..snapshot.classify import is_quant_boundary
 from ..snapshot.model import (KIND_CMSIS, KIND_DATA, KIND_DELEGATE, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
                               KIND_WEIGHT, GraphSnapshot, NodeSnapshot)
 from .facts import (BOUNDARY, DATA, DELEGATE, FALLBACK, FUSED, GONE, LOWERED, PROV_FULL, PROV_WEAK, NodeFact,
-                    OpGroup, SideFacts)
+                    OpGroup, SideFacts, op_key)
 from .qparams import qparams_of
 
 _NOT_OPS = (KIND_PLUMBING, KIND_INPUT, KIND_WEIGHT)
@@ -157,8 +157,8 @@ def _groups_full(snaps: list[GraphSnapshot], ops: list[NodeSnapshot]) -> list[Op
     by_name = {g.name: g for _, g, _ in placed if g.provenance == "user_op"}
     for n in own:
         src, code = _source(n)
-        g = OpGroup(key="", op=n.target, name=n.name, module=n.module_path, module_type=n.module_type,
-                    source=src, code=code, provenance="node")
+        g = OpGroup(key="", op=op_key(n.target), name=n.name, module=n.module_path, module_type=n.module_type,
+                    source=src, code=code, provenance="node")      # no overload: .out in a program, .default here
         a = _anchor(snaps[-1], n, user_of, by_name)
         if a is not None:
             g.anchor, g.module = f"{a.key} `{a.name}`", g.module or a.module

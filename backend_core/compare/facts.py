@@ -22,6 +22,17 @@ PROV_FULL = "full"           # the op the user wrote is known (a lowering, its J
 PROV_WEAK = "weak"           # a bare program: only operator order, ops and shapes
 
 
+# to_executorch() turns a view_copy whose output can alias its input into memory.view: the same op.
+_SAME_OP = {"memory.view": "aten.view_copy"}
+
+
+def op_key(op: str) -> str:
+    """`cortex_m::quantized_conv2d.out`, `cortex_m.quantized_conv2d.default` -> `cortex_m.quantized_conv2d`."""
+    parts = op.replace("::", ".").split(".")
+    key = ".".join(parts[:2]) if len(parts) >= 2 else op
+    return _SAME_OP.get(key, key)
+
+
 @dataclass
 class NodeFact:
     """One final-graph node a group became."""

@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .facts import FUSED, GONE, PROV_FULL, OpGroup, SideFacts
+from .facts import FUSED, GONE, PROV_FULL, OpGroup, SideFacts, op_key
 
 EXACT, MOVED, MODULE_OP, WEAK, REFERENCE = "exact", "line moved", "module+op", "weak", "reference"
 NOT_VISIBLE = "n/a"     # a fused/removed op cannot be seen on a side without provenance
@@ -33,17 +33,6 @@ class Row:
         """The reference side's group when it has one, else the first side's that has."""
         i = self.match.index(REFERENCE) if REFERENCE in self.match else -1
         return self.cells[i][0] if i >= 0 and self.cells[i] else next(c[0] for c in self.cells if c)
-
-
-# to_executorch() turns a view_copy whose output can alias its input into memory.view: the same op.
-_SAME_OP = {"memory.view": "aten.view_copy"}
-
-
-def op_key(op: str) -> str:
-    """`cortex_m::quantized_conv2d.out`, `cortex_m.quantized_conv2d.default` -> `cortex_m.quantized_conv2d`."""
-    parts = op.replace("::", ".").split(".")
-    key = ".".join(parts[:2]) if len(parts) >= 2 else op
-    return _SAME_OP.get(key, key)
 
 
 _LEVELS: tuple[tuple[str, Callable[[OpGroup], tuple | None]], ...] = (
