@@ -98,7 +98,8 @@ def add_compare_command(sub: Any) -> None:
     out.add_argument("--json", metavar="F", help="write the comparison JSON (docs/json-format.md)")
     out.add_argument("--with-reports", action="store_true",
                      help="embed every side's full lowering report (graphs per stage) in the --json file")
-    out.add_argument("--html", metavar="F", help="write a static HTML page of the comparison")
+    out.add_argument("--html", metavar="F", help="write one self-contained interactive HTML file: the summary "
+                     "deltas on top, the graphs side by side with synced selection, every side's stages")
     out.add_argument("--baseline-out", metavar="F",
                      help="write the last side as a baseline for `cmlens gate` (docs/json-format.md)")
     p.set_defaults(func=run_compare)
@@ -131,9 +132,9 @@ def run_compare(args: argparse.Namespace) -> int:
                 json.dump(compare_to_dict(cmp, reports=args.with_reports), fh, indent=1, default=str)
             print(f"wrote json: {args.json}")
         if args.html:
-            from backend_core.compare.html import write_comparison_html
+            from backend_core.report.interactive import compare_html, write_text
 
-            print(f"wrote html: {write_comparison_html(cmp, args.html)}")
+            print(f"wrote html: {write_text(args.html, compare_html(compare_to_dict(cmp), cmp.reports))}")
         if args.baseline_out:
             from backend_core.compare.baseline import write_baseline
 

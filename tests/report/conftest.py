@@ -59,15 +59,14 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture(scope="session")
 def three_way(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    """`cmlens compare` of Conv-ReLU-Conv as given (M55), channels-last (M55) and channels-last (M4):
-    the real compare core's dict (with the sides' reports) and the interactive page of it."""
+    """`cmlens compare --json --with-reports --html` of Conv-ReLU-Conv as given (M55), channels-last (M55)
+    and channels-last (M4): the real compare core's dict and the interactive page the CLI wrote."""
     from app.cli import main
-    from backend_core.report.interactive import compare_html, write_text
 
     tmp = tmp_path_factory.mktemp("html-cmp")
     f = str(FIXTURES / "conv_relu_conv.py")
-    out = tmp / "cmp.json"
-    code = main(["compare", f, f + "@channels-last", f + "@channels-last,m4", "--json", str(out), "--with-reports"])
+    out, page = tmp / "cmp.json", tmp / "cmp.html"
+    code = main(["compare", f, f + "@channels-last", f + "@channels-last,m4", "--json", str(out), "--with-reports",
+                 "--html", str(page)])
     assert code == 0, f"cmlens compare exited {code}"
-    cmp = json.loads(out.read_text())
-    return cmp, Path(write_text(tmp / "cmp.html", compare_html(cmp)))
+    return json.loads(out.read_text()), page

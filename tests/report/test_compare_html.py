@@ -3,6 +3,7 @@ selection synced through the matching, one op becoming several (1 -> many) and s
 fused into its conv: many -> one), deltas coloured on the nodes, the "what changed" list."""
 from __future__ import annotations
 
+import json
 import re
 
 from tests.report.conftest import embedded_data
@@ -28,6 +29,8 @@ def test_compare_page_is_self_contained_with_the_summary_on_top(three_way) -> No
     assert "planned arena" in top and "4,096 B" in top                 # the summary deltas, readable
     data = embedded_data(text)
     assert len(data["lowerings"]) == 3 and data["compare"]["sides"][2].startswith("[3]")
+    raw = text[text.index("id='cmlens-compare'>") + 20:]                # the compare JSON, for tools
+    assert json.loads(raw[:raw.index("</script>")]) == {k: v for k, v in cmp.items() if k != "reports"}
 
 
 def test_clicking_a_fallback_selects_its_match_on_every_side(browser, three_way) -> None:

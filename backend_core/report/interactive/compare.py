@@ -79,8 +79,8 @@ def _side_delta(row: dict[str, Any], s: int, cells: list[dict[str, Any] | None])
     c, base = cells[s], cells[0]
     if c is None:
         return ""
-    if row["change"] == "added":
-        return "added"
+    if row["change"] == "added":                           # a new op; a new fallback is the news
+        return "fb_added" if c["status"] == "fallback" else "added"
     if s == 0:
         return "removed" if row["change"] == "removed" else "changed" if row["change"] == "changed" else ""
     if base is not None and c["status"] == "fallback" and base["status"] != "fallback":
@@ -96,7 +96,8 @@ _PRIORITY = ("fb_added", "fb_removed", "removed", "added", "changed")
 def _short_change(text: str) -> str:
     """"arena alive: 80 -> 96 B (+20.0 %)" -> "arena alive +20.0 %"; "qparams: ..." -> "qparams"."""
     key, _, rest = text.partition(": ")
-    pct = rest[rest.rfind("(") + 1:rest.rfind(")")] if rest.endswith("%)") else ""
+    sized = key in ("arena alive", "scratch", "instructions")
+    pct = rest[rest.rfind("(") + 1:rest.rfind(")")] if sized and rest.endswith("%)") else ""
     return f"{key} {pct}".strip()
 
 
@@ -108,7 +109,8 @@ def _what(row: dict[str, Any], labels: list[str], deltas: list[str]) -> str:
     on = ", ".join(tag[i] for i, x in enumerate(deltas) if x == d)
     if d == "fb_added":
         cats = sorted({cells[i].get("category") or "?" for i, x in enumerate(deltas) if x == d})
-        return f"new fallback on {on}: {', '.join(cats)}"
+        new = " (a new op)" if row["change"] == "added" else ""
+        return f"new fallback on {on}{new}: {', '.join(cats)}"
     if d == "fb_removed":
         return f"fallback gone on {on} (was {cells[0].get('category') or '?'})"
     if d == "added":
@@ -284,4 +286,5 @@ def compare_html(compare_dict: dict[str, Any], lowerings: list[dict[str, Any] | 
                for rep, lab, side in zip(lowerings, view["sides"], compare_dict.get("sides") or [])]
     return page(title="CortexM Lens — compare " + " · ".join(view["sides"]),
                 top=_static_top(compare_dict, view), details=_static_rows(view),
-                data={"lowerings": bundles, "compare": view})
+                data={"lowerings": bundles, "compare": view},
+                extra_json={"cmlens-compare": {k: v for k, v in compare_dict.items() if k != "reports"}})

@@ -27,7 +27,10 @@ def viewer_assets() -> tuple[str, str]:
     return resources.text("report", "viewer.css"), resources.text("report", "viewer.js")
 
 
-def page(*, title: str, top: str, details: str, data: dict[str, Any]) -> str:
+def page(*, title: str, top: str, details: str, data: dict[str, Any],
+         extra_json: dict[str, Any] | None = None) -> str:
+    """`extra_json`: {element id: data} embedded as more application/json scripts, for tools (the
+    compare page carries the compare JSON itself as `cmlens-compare`)."""
     from .nodes import kind_labels
 
     data = dict(data)
@@ -46,5 +49,7 @@ def page(*, title: str, top: str, details: str, data: dict[str, Any]) -> str:
         "and below need nothing.</p></noscript></div>",
         f"<div id='details'>{details}</div>",
         f"<script type='application/json' id='cmlens-data'>{_json_for_script(data)}</script>",
+        *(f"<script type='application/json' id='{html.escape(k)}'>{_json_for_script(v)}</script>"
+          for k, v in (extra_json or {}).items()),
         f"<script>{js}</script>",
         "</body></html>"])
