@@ -8,18 +8,17 @@ checked on every hit: a changed file is a miss that says which one ("helper.py c
 touched without a change keeps the hit. docs/architecture.md ("Caches") lists every cache and its key."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import pickle
 import tempfile
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .models.dependencies import Dependency, describe_changes
-from .versions import PACKAGES
 
 FORMAT_VERSION = "5"     # 5: entries carry deps.json (recorded model files), checked on every hit
 DEPS_FILE = "deps.json"
@@ -38,8 +37,11 @@ _NOT_IN_RESULTS = {"firmware", "numerics", "layout", "workers", "jobs", "compare
                    "report/html_report.py", "report/dot_export.py", "report/interactive", "cache.py"}
 
 
+@functools.lru_cache(maxsize=None)
 def code_fingerprint() -> str:
-    """Hash of this package's sources: a change to the analysis invalidates cached results."""
+    """Hash of this package's sources: a change to the analysis invalidates cached results. Once per
+    process: the code that makes this process's results is the code it loaded, not what the files
+    say later (a result lowered by old code must not be stored under the edited code's key)."""
     h = hashlib.sha1()
     pkg = Path(__file__).resolve().parent
     for f in sorted(pkg.rglob("*.py")):
@@ -67,22 +69,65 @@ def _editable_sources(name: str) -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def _stack_fingerprint() -> str:
+    return json.dumps(stack_fingerprint_uncached(), sort_keys=True)
+
+
 def stack_fingerprint() -> dict[str, str]:
-    """Per package: version plus the hash of its installed RECORD (every file's sha256, written by pip:
-    a reinstall of a rebuilt wheel with the same version changes it), or of its sources when editable."""
+    """stack_fingerprint_uncached(), once per process (the loaded packages are what made its results)."""
+    return json.loads(_stack_fingerprint())
+
+
+# What makes a lowering besides this package (its own code is code_fingerprint): torchvision builds the
+# zoo's MobileNets.
+STACK = ("executorch", "torch", "torchao", "torchvision")
+
+
+def _dist_info(name: str) -> Path | None:
+    """The package's .dist-info folder, found beside it without importlib.metadata (its first lookup
+    costs 0.15-0.4 s, most of a cache hit); an editable install's lives in site-packages, not beside."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return None
+    loc = next(iter(spec.submodule_search_locations or []), None) or os.path.dirname(spec.origin or "")
+    found = sorted(Path(loc).parent.glob(f"{name}-*.dist-info"))
+    if found:
+        return found[-1]
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    path = getattr(dist, "_path", None)
+    return Path(path) if path is not None else None
+
+
+def stack_fingerprint_uncached() -> dict[str, str]:
+    """Per package: its dist-info name (name and version) and the hash of its RECORD (every installed
+    file's sha256, written by pip: a reinstall of a rebuilt wheel with the same version changes it), or
+    of its sources when it is installed editable (they change without any reinstall)."""
     out = {}
-    for p in PACKAGES:
-        try:
-            dist = metadata.distribution(p)
-        except metadata.PackageNotFoundError:
+    for p in STACK:
+        info = _dist_info(p)
+        if info is None:
             out[p] = "not installed"
             continue
-        direct = json.loads(dist.read_text("direct_url.json") or "{}")
-        if direct.get("dir_info", {}).get("editable") and p != "cortexm-lens":   # cmlens: code_fingerprint
+        try:
+            direct = json.loads((info / "direct_url.json").read_text())
+        except (OSError, ValueError):
+            direct = {}
+        if direct.get("dir_info", {}).get("editable"):
             content = "editable:" + _editable_sources(p)
         else:
-            content = hashlib.sha1((dist.read_text("RECORD") or "").encode()).hexdigest()
-        out[p] = f"{dist.version}:{content}"
+            try:
+                content = hashlib.sha1((info / "RECORD").read_bytes()).hexdigest()
+            except OSError:
+                content = "no RECORD"
+        out[p] = f"{info.name}:{content}"
     return out
 
 

@@ -55,20 +55,39 @@ def register_libraries() -> None:
         save_table(build_table())
 
 
+# The files that define the schemas and the substitution table this module reads (not compiled: they
+# change with an editable install or a local patch, without a reinstall touching __init__).
+SCHEMA_SOURCES = {
+    "executorch": ("backends/cortex_m/ops/operators.py", "backends/cortex_m/ops/operators.yaml",
+                   "backends/cortex_m/passes/aten_to_cortex_m_pass.py", "exir/passes/dim_order_ops_registry.py",
+                   "exir/passes/executorch_prim_ops_registry.py"),
+    "torch": ("ao/quantization/fx/_decomposed.py",),
+    "torchao": (),
+}
+
+
 def installed_stamp() -> list[str]:
-    """Which torch / ExecuTorch / torchao are installed, cheaply: each package's location and the
-    modification time of its __init__ (a reinstall changes it). importlib.metadata's first lookup costs
-    0.15 s here, a tenth of a .pte's whole read."""
+    """Which torch / ExecuTorch / torchao are installed, cheaply: each package's location, the
+    modification time of its __init__ (a reinstall changes it) and the content of the Python files that
+    define the schemas (SCHEMA_SOURCES: an edited operator definition changes it). importlib.metadata's
+    first lookup costs 0.15 s here, a tenth of a .pte's whole read; these hashes ~1 ms."""
     import importlib.util
 
     out = []
-    for name in ("executorch", "torch", "torchao"):
+    for name, sources in SCHEMA_SOURCES.items():
         spec = importlib.util.find_spec(name)
         origin = (spec.origin or next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+        base = Path(origin) if Path(origin).is_dir() else Path(origin).parent    # a namespace package: its folder
+        h = hashlib.sha1()
+        for rel in sources:
+            try:
+                h.update(rel.encode() + b"\0" + (base / rel).read_bytes())
+            except OSError:
+                h.update(rel.encode() + b"\0missing")
         try:
-            out.append(f"{name}:{origin}:{os.stat(origin).st_mtime_ns}")
+            out.append(f"{name}:{origin}:{os.stat(origin).st_mtime_ns}:{h.hexdigest()}")
         except OSError:
-            out.append(f"{name}:{origin}")
+            out.append(f"{name}:{origin}:{h.hexdigest()}")
     return out
 
 

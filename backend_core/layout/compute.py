@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..snapshot.model import GraphSnapshot
 from .cache import layout_cache_dir, layout_key, load_cached, store_cached
-from .dot import LayoutError, parse_dot_json, run_dot, to_dot
+from .dot import LayoutError, find_dot, parse_dot_json, run_dot, to_dot
 from .grouping import auto_collapse
 from .result import EdgeRoute, Layout
 from .simple import simple_layout
@@ -23,8 +23,13 @@ def compute_layout(snap: GraphSnapshot, opts: LayoutOptions | None = None, *,
     if opts is None:
         opts = LayoutOptions(collapsed=auto_collapse(snap))
     vg = build_view_graph(snap, opts)
-    path = (cache_dir or layout_cache_dir()) / f"{layout_key(snap, opts)}.json"
-    cached = load_cached(path) if use_cache else None
+    src = to_dot(vg)
+    try:
+        exe = find_dot()
+    except LayoutError:
+        exe = ""
+    path = (cache_dir or layout_cache_dir()) / f"{layout_key(src, exe)}.json"
+    cached = load_cached(path) if use_cache and exe else None
     if cached is not None:
         boxes = {k: tuple(v) for k, v in cached["boxes"].items()}
         if set(boxes) == set(vg.items):
@@ -35,7 +40,7 @@ def compute_layout(snap: GraphSnapshot, opts: LayoutOptions | None = None, *,
                           time.perf_counter() - t0, True, cached.get("engine", "dot"))
     engine, note = "dot", ""
     try:
-        boxes, clusters, routes, w, h = parse_dot_json(run_dot(to_dot(vg), register=register), vg)
+        boxes, clusters, routes, w, h = parse_dot_json(run_dot(src, register=register), vg)
         if set(boxes) != set(vg.items):
             raise LayoutError("dot returned an incomplete layout")
     except LayoutError as e:                  # still show the graph, and say why it looks plain

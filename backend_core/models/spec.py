@@ -28,6 +28,16 @@ class ModelSpec:
             return f"zoo:{self.name}"
         return f"{self.kind}:{self.path}:{self.entry}"
 
+    def content_hash(self) -> str:
+        """sha256 of the model file ("" for a zoo model): for keys that cannot check recorded files
+        afterwards (a sweep's job id); whatever the file imports is checked from the result's
+        recorded dependencies (backend_core.models.dependencies)."""
+        if self.kind == "zoo" or not self.path:
+            return ""
+        from .dependencies import file_digest
+
+        return file_digest(self.path)
+
 
 @dataclass
 class LoadedModel:

@@ -12,13 +12,15 @@ from typing import Any
 
 from ..jobs import Job
 from ..models import parse_model_source
+from ..models.dependencies import Dependency, describe_changes
 
 SWEEP_FORMAT = 1
 
 
 def job_id(job: Job) -> str:
     try:
-        content = parse_model_source(job.model).fingerprint()
+        spec = parse_model_source(job.model)
+        content = f"{spec.fingerprint()}:{spec.content_hash()}"
     except Exception:  # noqa: BLE001  a model that vanished: the id still names the job; its run reports why
         content = "missing"
     return hashlib.sha256(f"{job.key()}|{content}".encode()).hexdigest()[:16]
@@ -43,7 +45,9 @@ class SweepStore:
             d = json.loads(p.read_text())
         except (OSError, ValueError):
             return None
-        return None if d.get("status") == "cancelled" else d
+        if d.get("status") == "cancelled" or stale_dependencies(d):
+            return None
+        return d
 
     def write_result(self, jid: str, result: dict[str, Any]) -> Path:
         p = self.result_path(jid)
@@ -68,6 +72,17 @@ class SweepStore:
             except (OSError, ValueError):
                 continue
         return out
+
+
+def stale_dependencies(result: dict[str, Any]) -> str:
+    """What changed among the files the job's model was made from (the helpers it imported, the data it
+    read: the lowering recorded them), "" when nothing did: a changed helper redoes the job."""
+    deps = ((result.get("steps") or {}).get("lower") or {}).get("dependencies") or []
+    try:
+        changes = [c for c in (Dependency.from_dict(d).change() for d in deps) if c]
+    except (KeyError, TypeError):
+        return "unreadable dependencies"
+    return describe_changes(changes)
 
 
 def _finite(d: Any) -> bool:

@@ -66,3 +66,26 @@ def test_a_data_file_the_model_read_is_checked_too(capsys: pytest.CaptureFixture
     assert cache.lookup(key).entry is not None
     (tmp_path / "model.py").write_text((tmp_path / "model.py").read_text() + "\n# edited\n")
     assert cache.lookup(key).reason == "model.py changed"
+
+
+def test_a_sweep_redoes_a_job_whose_model_or_helper_changed(tmp_path: Path) -> None:
+    """A sweep folder resumes by job id: an edited model file is a new id, and a stored result whose
+    recorded helper changed is not taken as finished (no lowering: the result dict is written here)."""
+    from backend_core.jobs import Job
+    from backend_core.models.dependencies import Dependency, file_digest
+    from backend_core.sweep.store import SweepStore, job_id
+
+    model = write_split_model(tmp_path / "m")
+    helper = model.parent / "helper.py"
+    jid = job_id(Job(str(model)))
+    store = SweepStore(tmp_path / "sweep")
+    dep = Dependency(str(helper), "helper.py", "module", file_digest(helper))
+    store.write_result(jid, {"status": "done", "steps": {"lower": {"dependencies": [dep.to_dict()]}}})
+    assert store.finished(jid) is not None
+    later = time.time() + 5
+    os.utime(helper, (later, later))                           # touched: still finished
+    assert store.finished(jid) is not None
+    helper.write_text(HELPER_WITH_LAYERNORM)
+    assert store.finished(jid) is None                         # the helper changed: do it again
+    model.write_text(model.read_text() + "\n# edited\n")
+    assert job_id(Job(str(model))) != jid
