@@ -187,6 +187,26 @@
       if (map[k]) g.classList.add("d-" + map[k]);
     }
   };
+  /* colour the boxes by a number per item (null: back to the kind colours); items without one are grey */
+  GraphView.prototype.setHeat = function (values) {
+    var max = 0, k, v;
+    for (k in values || {}) if (values[k] > max) max = values[k];
+    for (k in this.items) {
+      var g = this.items[k].g, box = g.querySelector("rect.box"), texts = g.querySelectorAll("text");
+      if (!values) { box.style.fill = ""; texts.forEach(function (t) { t.style.fill = ""; }); continue; }
+      v = values[k];
+      var fill = v === undefined || v === null ? C.overlay.heat_none_fill : heat(max ? v / max : 0);
+      var ink = v === undefined || v === null ? C.overlay.heat_none_text : (max && v / max > 0.55 ? "#ffffff" : "#212121");
+      box.style.fill = fill;
+      texts.forEach(function (t) { t.style.fill = ink; });
+    }
+  };
+  function heat(t) {                        /* pale -> deep blue (red stays the colour of a fallback) */
+    var stops = [[239, 246, 252], [158, 202, 225], [49, 130, 189], [8, 48, 107]], x = Math.max(0, Math.min(1, t)) * 3;
+    var i = Math.min(2, Math.floor(x)), f = x - i, a = stops[i], b = stops[i + 1];
+    return "rgb(" + [0, 1, 2].map(function (j) { return Math.round(a[j] + (b[j] - a[j]) * f); }).join(",") + ")";
+  }
+
   /* bring items into view (keep the zoom unless they do not fit) */
   GraphView.prototype.reveal = function (ids, force) {
     var self = this, b = null;
@@ -403,6 +423,11 @@
     bar.appendChild(h("button", { title: "next stage (→)", onclick: function () { self.setStage(self.stage + 1); }, text: "▶" }));
     bar.appendChild(h("button", { title: "fit the graph", onclick: function () { self.view.fit(); }, text: "fit" }));
     bar.appendChild(this.search);
+    this.overlays = overlayChoices(L);
+    this.overlay = h("select", { cls: "overlay", id: "overlay" + sfx, title: "colour the final graph's nodes by a figure",
+                                 onchange: function () { self.paint(); } });
+    this.overlays.forEach(function (o, i) { self.overlay.appendChild(h("option", { value: String(i), text: o[0] })); });
+    if (this.overlays.length > 1) bar.appendChild(this.overlay);
     this.note = h("span", { cls: "dim" });
     bar.appendChild(this.note);
     var legend = h("span", { cls: "legend" });
@@ -417,6 +442,33 @@
     host.appendChild(body);
     this.view = new GraphView(this.pane, function (item) { self.pick(item); });
   }
+  /* [label, {node: value} | null]: what the final graph can be coloured by (what the report carries) */
+  function overlayChoices(L) {
+    var out = [["colour: node kind", null]];
+    function pick(src, f) { var m = {}, n = 0; for (var k in src) { var v = f(src[k]); if (v) { m[k] = v; n++; } } return n ? m : null; }
+    var live = pick(L.b.memory, function (m) { return m.live; }), macs = pick(L.b.cost, function (c) { return c.macs; });
+    var cnt = pick(L.b.cost, function (c) { return c.count; }), moved = pick(L.b.cost, function (c) { return c.bytes; });
+    if (cnt) out.push(["colour: " + (L.b.profile_unit ? "measured count" : "measured"), cnt]);
+    if (live) out.push(["colour: arena bytes alive", live]);
+    if (macs) out.push(["colour: MACs", macs]);
+    if (moved) out.push(["colour: bytes moved", moved]);
+    return out;
+  }
+  StageViewer.prototype.paint = function () {
+    var o = this.overlays[+this.overlay.value || 0], v = this.view, vals = null;
+    if (o[1] && this.stage === this.L.final()) {
+      vals = {};
+      for (var n in o[1]) { var it = v.item(n); if (it) vals[it] = (vals[it] || 0) + o[1][n]; }
+    }
+    this.overlay.disabled = this.stage !== this.L.final();
+    this.overlay.title = this.overlay.disabled ? "the figures are of the final program: go to the last stage" : "colour the final graph's nodes by a figure";
+    v.setHeat(vals);
+    if (vals) {
+      var top = null;
+      for (var i in vals) if (top === null || vals[i] > vals[top]) top = i;
+      this.note.textContent = "darkest: " + fmt(vals[top]) + " at " + top + "; grey: no figure";
+    } else if (this.note.textContent.indexOf("darkest") === 0) this.note.textContent = "";
+  };
   StageViewer.prototype.activate = function () {
     this.setStage(this.stage, true);
   };
@@ -429,6 +481,7 @@
     this.select.value = String(i);
     var g = L.graph(i);
     if (g !== prevGraph || refit) { this.view.show(g); this.view.fit(); }
+    this.paint();
     this.note.textContent = g.engine === "dot" ? "" : "simple layout: " + g.note;
     this.refresh(true);
   };

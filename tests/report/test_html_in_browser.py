@@ -124,3 +124,21 @@ def test_dump_dom_of_a_deep_link_has_the_reason(layernorm) -> None:
     assert 'data-viewer="ready"' in dom
     inspector = dom[dom.index('id="inspector"'):]
     assert "activation_not_fused" in inspector and row["suggestion"][:60] in inspector
+
+
+def test_overlay_colours_the_final_graph_by_macs(browser, ds_cnn) -> None:
+    from tests.report.conftest import embedded_data
+
+    _, path = ds_cnn
+    cost = embedded_data(path.read_text())["lowerings"][0]["cost"]
+    top = max((n for n in cost if cost[n].get("macs")), key=lambda n: cost[n]["macs"])
+    browser.open(path.as_uri())
+    labels = browser.eval("Array.from(document.getElementById('overlay').options).map(function (o) { return o.text; })")
+    assert labels[:4] == ["colour: node kind", "colour: arena bytes alive", "colour: MACs", "colour: bytes moved"]
+    browser.eval("var s = document.getElementById('overlay'); s.value = '2'; s.dispatchEvent(new Event('change'))")
+    assert f"darkest: {cost[top]['macs']:,} at " in browser.eval("document.querySelector('#viewer .bar').innerText")
+    fill = f"document.querySelector(\"g.node[data-id='{{}}'] rect.box\").style.fill"
+    assert browser.eval(fill.format(top)) == "rgb(8, 48, 107)"
+    assert browser.eval(fill.format("x")) != "rgb(8, 48, 107)"            # the input has no MACs: grey
+    browser.eval("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft'}))")
+    assert browser.eval(fill.format(top)) in ("", None) or browser.eval("document.getElementById('overlay').disabled")
