@@ -31,7 +31,8 @@ def lower_to_files(tmp: Path, model: str, *extra: str) -> tuple[dict[str, Any], 
     """`cmlens lower MODEL --json --html` as a user runs it; (the JSON report, the HTML path)."""
     from app.cli import main
 
-    j, h = tmp / f"{model}.json", tmp / f"{model}.html"
+    name = Path(model).name
+    j, h = tmp / f"{name}.json", tmp / f"{name}.html"
     code = main(["lower", model, *extra, "--json", str(j), "--html", str(h)])
     assert code == 0, f"cmlens lower {model} exited {code}"
     return json.loads(j.read_text()), h

@@ -142,3 +142,21 @@ def test_overlay_colours_the_final_graph_by_macs(browser, ds_cnn) -> None:
     assert browser.eval(fill.format("x")) != "rgb(8, 48, 107)"            # the input has no MACs: grey
     browser.eval("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft'}))")
     assert browser.eval(fill.format(top)) in ("", None) or browser.eval("document.getElementById('overlay').disabled")
+
+
+def test_an_etdump_run_shows_its_measured_counts(browser, tmp_path) -> None:
+    """`cmlens lower run.etdump --html` (the program beside it, a QEMU run's stored ETDump): the
+    measured count per op is an overlay and a line of the inspector, in the profile's own unit."""
+    from tests.report.conftest import lower_to_files
+
+    etdump = Path(__file__).resolve().parents[1] / "artefacts" / "fixtures" / "ds_cnn_plain_m55_qemu_icount.etdump"
+    rep, path = lower_to_files(tmp_path, str(etdump))
+    prof = rep["artefact"]["overlay"]["profile"]
+    top = max(prof["ops"], key=lambda o: o["count"])
+    browser.open(path.as_uri())
+    labels = browser.eval("Array.from(document.getElementById('overlay').options).map(function (o) { return o.text; })")
+    assert "colour: measured count" in labels
+    browser.click_element(f"g.node[data-id='{top['node']}']")
+    text = inspector_text(browser)
+    assert f"{prof['unit']}\t{top['count']:,} ({100 * top['share']:.1f}% of the kernels)" in text
+    assert prof["unit_info"]["label"] in text
