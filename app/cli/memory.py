@@ -97,7 +97,8 @@ def run_memory_command(args: argparse.Namespace) -> int:
 
         status = (lambda t: print(f"… {t}", file=sys.stderr, flush=True))
         rep = memory_of(args.model, target, args.flow, use_cache=not args.no_cache, on_status=status)
-        runtime = runtime_for(target, rep["operators"], elf=args.elf, prefer=args.runtime_from, on_status=status)
+        runtime = runtime_for(target, rep["operators"], elf=args.elf, prefer=args.runtime_from,
+                              etdump_bytes=rep.get("etdump_bytes"), on_status=status)
         attach_runtime(rep, runtime)
         if board is not None:
             attach_board(rep, board)

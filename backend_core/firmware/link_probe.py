@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..errors import BadInputError, CmlensError
 from ..memory.elf import elf_sizes, parse_size_a, totals
-from ..memory.runtime import RuntimeSize, from_elf, from_table, load_table, portable_ops, reservations
+from ..memory.runtime import RuntimeSize, from_elf, from_table, heap_for, load_table, portable_ops, reservations
 from .boards import board_for
 from .build import KERNELS_DIR, BuildRequest, KernelBuilder, cache_dir
 
@@ -109,7 +109,7 @@ def _board_layer(cpu: str, root: Path) -> tuple[list[Path], Path]:
 
 
 def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path | None = None,
-          work: Path | None = None) -> RuntimeSize:
+          work: Path | None = None, etdump_bytes: int | None = None) -> RuntimeSize:
     """Link the runtime for `cpu` with these portable ops against `install`; BadInputError when a tool
     or the table's runner roots are missing."""
     gxx = shutil.which("arm-none-eabi-g++")
@@ -145,7 +145,7 @@ def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path
     bss = sizes["bss"] + runner.get("bss", 0)
     parts = map_parts(out / "probe.map")
     parts["runner (stock arm_executor_runner, from the table)"] = runner.get("code", 0) + runner.get("data", 0)
-    stack, heap = reservations()
+    stack, heap = reservations()[0], heap_for(etdump_bytes, table)
     row = table.get("cpus", {}).get(cpu) or {}
     notes = [f"{op}: no portable/quantized kernel found in {lib} (not counted)" for op in missing]
     return RuntimeSize("libraries", cpu, code, data, bss, stack, heap,
@@ -214,7 +214,7 @@ def map_parts(path: Path) -> dict[str, int]:
 
 
 def runtime_for(cpu: str, ops: list[str], *, elf: str | Path | None = None, prefer: str = "auto",
-                cache_root: Path | None = None,
+                cache_root: Path | None = None, etdump_bytes: int | None = None,
                 on_status: Callable[[str], None] | None = None) -> RuntimeSize | None:
     """The runtime around the model: the ELF's sections, else a link probe of this machine's libraries
     (prefer "auto"/"libraries"), else the shipped table. None: no figure for this CPU at all."""
@@ -225,8 +225,10 @@ def runtime_for(cpu: str, ops: list[str], *, elf: str | Path | None = None, pref
     install = installed_libraries(cpu, cache_root) if prefer in ("auto", "libraries") else None
     if install is not None:
         key = cache_dir() / "link-probe" / "results.json"
-        tag = hashlib.sha1(repr((cpu, ops, str(install), (install.parent / STAMP).stat().st_mtime,
-                                 json.dumps(table.get("runner", {}), sort_keys=True))).encode()).hexdigest()
+        tag = hashlib.sha1(repr((cpu, ops, str(install), (install.parent / STAMP).stat().st_mtime, etdump_bytes,
+                                 json.dumps({k: table.get(k) for k in ("runner", "heap_model")}, sort_keys=True),
+                                 json.dumps((table.get("cpus", {}).get(cpu) or {}).get("runner_objects"))
+                                 )).encode()).hexdigest()
         done = json.loads(key.read_text()) if key.is_file() else {}
         if tag in done:
             return RuntimeSize(**{k: v for k, v in done[tag].items() if k not in ("flash", "static_ram")})
@@ -235,7 +237,8 @@ def runtime_for(cpu: str, ops: list[str], *, elf: str | Path | None = None, pref
             if on_status:
                 on_status(f"link probe: the runtime for {cpu} from {install}")
             start = time.monotonic()
-            rt = probe(cpu, ops, install, table, et_root=Path(stamp["et_root"]) if stamp.get("et_root") else None)
+            rt = probe(cpu, ops, install, table, et_root=Path(stamp["et_root"]) if stamp.get("et_root") else None,
+                       etdump_bytes=etdump_bytes)
             rt.notes.append(f"link probe {time.monotonic() - start:.1f} s")
             done[tag] = rt.to_dict()
             key.parent.mkdir(parents=True, exist_ok=True)
@@ -249,4 +252,4 @@ def runtime_for(cpu: str, ops: list[str], *, elf: str | Path | None = None, pref
     elif prefer == "libraries":
         raise BadInputError(f"No ExecuTorch libraries for {cpu} in {cache_root or cache_dir()}.",
                             f"Build them once with `cmlens run MODEL --target {cpu} --et-root PATH`, or use the table.")
-    return from_table(cpu, ops, table)
+    return from_table(cpu, ops, table, etdump_bytes)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import threading
 import time
@@ -25,6 +26,7 @@ from typing import Mapping
 
 from .boards import Board
 from .build import KERNELS_DIR, cache_dir
+from .build_speed import compiler_cache_env
 from .et_build import EtLibraries, check_build_tools, run_step
 from .process import LineCallback
 
@@ -38,6 +40,67 @@ def portable_ops(ops: list[str]) -> list[str]:
     """The ops a portable/quantized kernel library must register (not cortex_m, not prim ops).
     dim_order_ops::* (`.contiguous()`, to(memory_format)) are portable kernels too (functions.yaml)."""
     return sorted({op for op in ops if op.startswith(("aten::", "dim_order_ops::", "quantized_decomposed::"))})
+
+
+KERNEL_LIBRARIES = {   # op namespace prefix -> (yaml of the kernel registry, kernel sources) in the checkout
+    "portable": ("kernels/portable/functions.yaml", "kernels/portable/cpu"),
+    "quantized": ("kernels/quantized/quantized.yaml", "kernels/quantized/cpu"),
+}
+
+
+def _yaml_kernels(yaml_path: Path) -> dict[str, str]:
+    """op ("view_copy.out", "dim_order_ops::_to_dim_order_copy.out") -> kernel function name."""
+    import yaml
+
+    out: dict[str, str] = {}
+    for entry in yaml.safe_load(yaml_path.read_text()) or []:
+        name = entry.get("op") or (entry.get("func") or "").split("(", 1)[0]
+        kernels = entry.get("kernels") or []
+        if name and kernels and kernels[0].get("kernel_name"):
+            out[name.strip()] = kernels[0]["kernel_name"].rsplit("::", 1)[-1]
+    return out
+
+
+def _defining_file(sources: list[Path], func: str, op_base: str) -> Path | None:
+    """The .cpp that defines kernel `func` (its first parameter is the KernelRuntimeContext; a call
+    passes `ctx`); op_<op_base>.cpp first, where it nearly always is."""
+    pattern = re.compile(rf"\b{re.escape(func)}\s*\(\s*(?:[\w:]*::)?(?:KernelRuntimeContext|RuntimeContext)\s*&")
+    likely = [f for f in sources if f.stem == f"op_{op_base}"]
+    for f in likely + [f for f in sources if f not in likely]:
+        try:
+            if pattern.search(f.read_text(errors="replace")):
+                return f
+        except OSError:
+            continue
+    return None
+
+
+def kernel_sources(et_root: Path, ops: list[str]) -> dict[str, list[str]]:
+    """{"portable": [.cpp, ...], "quantized": [...]}: the kernel sources of the checkout that the
+    runner compiles when the libraries were built without the portable/quantized kernels
+    (et_build slim): each op's defining file, plus the shared pattern/*.cpp when one of them includes
+    pattern.h. An op no file defines is left out here; the link then names it."""
+    root = Path(et_root)
+    out: dict[str, list[str]] = {"portable": [], "quantized": []}
+    wanted = {"portable": [o for o in portable_ops(ops) if not o.startswith("quantized_decomposed::")],
+              "quantized": [o for o in portable_ops(ops) if o.startswith("quantized_decomposed::")]}
+    for lib, names in wanted.items():
+        if not names:
+            continue
+        yaml_rel, src_rel = KERNEL_LIBRARIES[lib]
+        table = _yaml_kernels(root / yaml_rel)
+        sources = sorted((root / src_rel).glob("*.cpp"))
+        found: list[Path] = []
+        for op in names:
+            short = op.split("::", 1)[1] if op.startswith(("aten::", "quantized_decomposed::")) else op
+            func = table.get(short) or table.get(op)
+            f = _defining_file(sources, func, op.split("::", 1)[-1].split(".", 1)[0]) if func else None
+            if f is not None and f not in found:
+                found.append(f)
+        if lib == "portable" and any("pattern/pattern.h" in f.read_text(errors="replace") for f in found):
+            found += sorted((root / src_rel / "pattern").glob("*.cpp"))
+        out[lib] = [str(f) for f in found]
+    return out
 
 
 @dataclass
@@ -58,6 +121,7 @@ class RunnerRequest:
     debug_buffer_size: int | None = None    # ET_DEBUG_BUFFER_SIZE (None: the runner's 2 MiB); debug_buffer.py
     method_pool: int | None = None          # bytes: ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE (None: default)
     temp_pool: int | None = None            # bytes: ..._SCRATCH_TEMP_ALLOCATOR_POOL_SIZE (None: 2 MiB)
+    heap_size: int | None = None            # bytes: the board layer's __HEAP_SIZE (None: boards.json default)
 
     @property
     def bundle_io(self) -> bool:
@@ -78,11 +142,24 @@ class RunnerRequest:
         if self.model is not None and not self.semihosting:
             h.update(self.model.read_bytes())
         h.update(repr((sorted(portable_ops(self.ops)), self.etdump, self.dump_intermediate_outputs,
-                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size, self.method_pool, self.temp_pool, self.board.table_file,
-                       str(KERNELS_DIR.resolve()))).encode())   # one build tree per source tree
+                       self.atol, self.rtol, self.bundle_io, self.cpu_flags(), self.debug_buffer_size, self.method_pool, self.temp_pool, self.board.table_file, self.heap_size,
+                       str(KERNELS_DIR.resolve()), self.compiles_kernels)).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
         return h.hexdigest()[:12]
+
+    @property
+    def compiles_kernels(self) -> bool:
+        """True when the libraries have no portable kernels (et_build slim): the runner compiles the
+        kernels of its model's portable/quantized ops itself."""
+        return not (Path(self.libs.install_dir) / "lib" / "libportable_kernels.a").is_file()
+
+    def kernel_sources(self) -> dict[str, list[str]]:
+        cached = self.__dict__.get("_kernel_sources")
+        if cached is None:
+            cached = self.__dict__["_kernel_sources"] = (kernel_sources(self.libs.request.et_root, self.ops)
+                                                         if self.compiles_kernels else {})
+        return cached
 
     @property
     def build_dir(self) -> Path:
@@ -136,6 +213,10 @@ class RunnerRequest:
         # Always passed, empty for the defaults: a reused build directory must not keep stale pool sizes.
         d["CMLENS_METHOD_POOL_SIZE"] = "" if self.method_pool is None else str(self.method_pool)
         d["CMLENS_TEMP_POOL_SIZE"] = "" if self.temp_pool is None else str(self.temp_pool)
+        d["CMLENS_HEAP_SIZE"] = "" if self.heap_size is None else str(self.heap_size)
+        src = self.kernel_sources()
+        d["CMLENS_PORTABLE_SOURCES"] = ",".join(src.get("portable", []))
+        d["CMLENS_QUANTIZED_SOURCES"] = ",".join(src.get("quantized", []))
         return d
 
 
@@ -165,7 +246,8 @@ def build_runner(req: RunnerRequest, *, on_line: LineCallback | None = None,
                  env: Mapping[str, str] | None = None) -> RunnerBuild:
     """Configure (first time) and build the runner; BuildError / ToolMissingError / Cancelled."""
     cancel_event = cancel_event or threading.Event()
-    env = dict(os.environ if env is None else env)
+    root = req.build_root if req.build_root is not None else cache_dir()
+    env = compiler_cache_env(dict(os.environ if env is None else env), Path(root).parent if req.build_root else root)
     cmake, ninja = check_build_tools(env)
     emit = on_line or (lambda stream, line: None)
     req.build_dir.mkdir(parents=True, exist_ok=True)
@@ -178,5 +260,6 @@ def build_runner(req: RunnerRequest, *, on_line: LineCallback | None = None,
         configure_s = run_step(runner_configure_command(req, cmake, ninja), "runner configure",
                                emit=emit, cancel_event=cancel_event, env=env)
     start = time.monotonic()
-    run_step(runner_build_command(req, cmake), "runner build", emit=emit, cancel_event=cancel_event, env=env)
+    run_step(runner_build_command(req, cmake), "runner build", emit=emit, cancel_event=cancel_event, env=env,
+             progress=f"runner for {req.board.name}")
     return RunnerBuild(req, req.elf, configure_s, time.monotonic() - start, reused)

@@ -143,7 +143,9 @@ class DoesNotFitError(BadInputError):
 
     def __init__(self, report: dict[str, Any]) -> None:
         v, b = report["verdict"], report["board"]
-        super().__init__(f"{report.get('model', 'The model')} does not fit {b['name']}: " + "; ".join(v["problems"]) + ".",
+        without = "" if report.get("runtime") else " (before the runtime around it, which is not measured for this CPU)"
+        super().__init__(f"{report.get('model', 'The model')} does not fit {b['name']}{without}: "
+                         + "; ".join(v["problems"]) + ".",
                          "The same verdict as `cmlens memory MODEL --board " + b["name"] + "`: pick a board with "
                          "more memory, or shrink the model (the suggestions there).")
         self.report = report
@@ -166,8 +168,10 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
     rep = analyze_memory(program_bytes(data) if model.suffix == ".bpte" else data, None, target=base.cpu,
                          bundled_inputs=model.suffix == ".bpte")
     rep["model"] = model.stem
-    attach_runtime(rep, runtime_for(base.cpu, ops, on_status=on_status))
+    attach_runtime(rep, runtime_for(base.cpu, ops, etdump_bytes=rep["etdump_bytes"], on_status=on_status))
     attach_board(rep, spec)
+    if rep.get("runtime") is None and not rep["verdict"]["fits"] and refuse:
+        raise DoesNotFitError(rep)       # it does not fit even without the runtime (the verdict notes it)
     if rep.get("runtime") is None:
         raise BadInputError(f"No measurement of the runtime for {base.cpu}: the verdict would leave it out.",
                             f"Build the libraries once (`cmlens run MODEL --target {base.cpu}`), then retry.")

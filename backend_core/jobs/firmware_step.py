@@ -178,6 +178,10 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
         emit("cmlens", f"memory: {sized['board']['name']}: method allocator pool {pools[0]:,} B, temp pool "
                        f"{pools[1]:,} B, stack {sized['runtime']['stack']:,} B, heap {sized['runtime']['heap']:,} B")
 
+    # newlib's heap sized to what the runner uses (ETDumpGen mallocs the ETDump), not a fixed 1 MiB
+    from ..memory.runtime import heap_for
+
+    heap = sized["runtime"]["heap"] if sized is not None else heap_for((mem_pred or {}).get("etdump_bytes"))
     start = time.monotonic()
     step("libraries")
     libs = ensure_libraries(lib_req, on_line=on_line, cancel_event=cancel_event)
@@ -189,7 +193,7 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     rreq = RunnerRequest(board, libs, model=None if host_files else model, ops=check.model_ops,
                          semihosting=host_files, etdump=opts.etdump, debug_buffer_size=debug_size,
                          dump_intermediate_outputs=opts.etdump, atol=atol, rtol=opts.rtol,
-                         method_pool=pools[0], temp_pool=pools[1],
+                         method_pool=pools[0], temp_pool=pools[1], heap_size=heap,
                          build_root=opts.runner_root or (None if opts.cache_root is None
                                                          else Path(opts.cache_root) / "runner"))
     step("build runner")

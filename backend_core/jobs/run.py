@@ -139,7 +139,8 @@ def _with_runtime(mem: dict, board: Any, status: Any) -> None:
     from ..memory.report import attach_runtime
 
     if mem.get("operators") is not None and mem.get("target"):
-        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], on_status=status))
+        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], etdump_bytes=mem.get("etdump_bytes"),
+                                        on_status=status))
     if board is not None:
         attach_board(mem, board)
 

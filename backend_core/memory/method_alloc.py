@@ -183,13 +183,19 @@ def estimate_method_allocator(plan: ProgramPlan, *, temp_pool: int | None = 0x20
                                (temp_min + 15) // 16 * 16, max_args, debug)
 
 
+def etdump_bytes_bound(plan: ProgramPlan, intermediates: bool = False) -> int:
+    """Upper bound of the ETDump the runner's ETDumpGen builds: 512 B + 160 B per instruction (measured:
+    ds_cnn's 14 instructions gave 2,416 B with the BundleIO run); intermediate outputs add an event per
+    instruction (counted twice)."""
+    return 512 + (320 if intermediates else 160) * len(plan.instructions)
+
+
 def etdump_base64_bound(plan: ProgramPlan, debug_buffer_bytes: int = 0) -> int:
     """Upper bound of the buffer the runner takes from the method pool AFTER the run to print the
     ETDump (and the debug buffer) as base64 on the UART: `allocate(base64_size + 1)`. The ETDump's size
     is only known after the run: bounded by 512 B + 160 B per instruction (measured: ds_cnn's 14
     instructions gave 1,836 B). Not part of method_allocator_used, which the runner prints before."""
-    etdump = 512 + 160 * len(plan.instructions)
-    raw = max(etdump, debug_buffer_bytes)
+    raw = max(etdump_bytes_bound(plan), debug_buffer_bytes)
     return (raw + 2) // 3 * 4 + 1 + 4
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from .boards import BoardSpec
 from .method_alloc import estimate_method_allocator
-from .method_alloc import etdump_base64_bound
+from .method_alloc import etdump_base64_bound, etdump_bytes_bound
 from .plan import ProgramPlan, read_plan
 from .runtime import RuntimeSize, from_elf, runtime_lines
 from .timeline import build_timeline
@@ -52,6 +52,8 @@ def analyze_memory(pte: bytes, final: Any | None = None, *, board: BoardSpec | N
         "operators": sorted({i.op for i in plan.instructions if i.op}),
         # the base64 ETDump buffer the runner (built with the event tracer) takes after the run
         "etdump_base64_bytes": etdump_base64_bound(plan, 0),
+        # the ETDump ETDumpGen builds on newlib's heap (flatcc's default allocator): sizes the heap
+        "etdump_bytes": etdump_bytes_bound(plan),
         "runtime": from_elf(elf, target).to_dict() if elf else None,
         "board": None, "verdict": None, "suggestions": [],
     }

@@ -69,17 +69,32 @@ def reservations() -> tuple[int, int]:
     return int(str(d.get("stack_bytes", "0")), 0), int(str(d.get("heap_bytes", "0")), 0)
 
 
+def heap_for(etdump_bytes: int | None, table: dict[str, Any] | None = None) -> int:
+    """The heap the runner needs: newlib's stdio buffers plus ETDumpGen's flatcc builder, which mallocs
+    its buffers (doubling) and the finished ETDump. Linear in the ETDump's size, fitted to the QEMU
+    marks of the reference runs (table "heap_model"), rounded up to newlib malloc's 4 KiB step plus one
+    step for where the heap starts. None: the board layer's default reservation."""
+    model = (table or load_table()).get("heap_model")
+    if etdump_bytes is None or not model:
+        return reservations()[1]
+    need = model["base"] + model["per_etdump_byte"] * etdump_bytes
+    page = model.get("page", 4096)
+    return int((need + page - 1) // page * page + page)
+
+
 def _marks(row: dict[str, Any], key: str) -> dict[str, int]:
     return {k: int(v) for k, v in row.get(key, {}).items()}
 
 
-def from_table(cpu: str, ops: list[str], table: dict[str, Any] | None = None) -> RuntimeSize | None:
-    """The shipped measurements for `cpu` with these portable ops (None: the CPU was never measured)."""
+def from_table(cpu: str, ops: list[str], table: dict[str, Any] | None = None,
+               etdump_bytes: int | None = None) -> RuntimeSize | None:
+    """The shipped measurements for `cpu` with these portable ops (None: the CPU was never measured);
+    `etdump_bytes` (the report's ETDump bound) sizes the heap."""
     table = table or load_table()
     row = table.get("cpus", {}).get(cpu)
     if row is None:
         return None
-    stack, heap = reservations()
+    stack, heap = reservations()[0], heap_for(etdump_bytes, table)
     core = row["core"]
     code, data, bss = core["code"], core["data"], core["bss"]
     notes, counted = [], []

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CmlensError
-from .method_alloc import ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, first_refusal
+from .method_alloc import (ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, etdump_bytes_bound,
+                           first_refusal)
 from .elf import elf_sizes
 from .plan import program_bytes, read_plan
 from .runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
@@ -36,6 +37,7 @@ def predict_for_run(model: Path, etdump_intermediates: bool, emit: Emit | None =
     return {"planned_bytes": plan.planned_bytes, "method_allocator": est.to_dict(),
             "temp_allocator_bytes": est.temp_pool_min, "pte_bytes": plan.pte_bytes,
             "etdump_base64_bytes": b64, "model_file": str(model),
+            "etdump_bytes": etdump_bytes_bound(plan, etdump_intermediates),
             "replay": {"etdump_intermediates": etdump_intermediates, "bundled_inputs": bundled,
                        "debug_buffer_bytes": debug}, "refusal": None}
 
@@ -84,6 +86,13 @@ def check_run(pred: dict[str, Any] | None, mem: RunnerMemory, method_pool: int |
     rows = compare(pred, mem) if mem.seen else []
     problem = explain_failure(mem, pred)
     lines = comparison_lines(rows) if rows else []
+    mark = mem.board
+    if mark is not None:      # the board layer's painted stack and sbrk high-water mark (kernels/common/memmark.c)
+        lines.append(f"board layer: stack high-water mark {mark.stack_used:,} B of {mark.stack_size:,} B reserved; "
+                     f"heap used {mark.heap_used:,} B of {mark.heap_size:,} B"
+                     + (f" ({mark.heap_refused} request(s) refused)" if mark.heap_refused else ""))
+        if mark.problems():
+            problem = "; ".join(([problem] if problem else []) + mark.problems())
     sizes = None
     if elf is not None:
         try:
