@@ -105,6 +105,23 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
                 print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
 
 
+def _output_folders(args: argparse.Namespace) -> None:
+    """Create the folders of --json/--html/--pte/--bpte (as `write_html` does); BadInputError when one
+    cannot be made (a file in the way, no permission), before any lowering."""
+    from backend_core.errors import BadInputError
+
+    for flag in ("json", "html", "pte", "bpte"):
+        value = getattr(args, flag, None)
+        if not value:
+            continue
+        folder = Path(value).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BadInputError(f"--{flag} {value}: its folder {folder} cannot be created ({e.strerror}).",
+                                f"Pass a --{flag} path in a folder you can write to.") from None
+
+
 def run_lower(args: argparse.Namespace) -> int:
     from backend_core.errors import CmlensError
     from backend_core.models import parse_model_source
@@ -117,6 +134,7 @@ def run_lower(args: argparse.Namespace) -> int:
         os.environ.setdefault("TORCH_LOGS", "-all")   # torch's import-time deprecation chatter
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
+        _output_folders(args)                   # an output path that cannot be written: exit 2 now, not after
         from backend_core.cpus import normalise_target
 
         normalise_target(args.target)
