@@ -1,0 +1,97 @@
+"""The app's side-by-side compare (issue 17 part 2): a real `cmlens compare` of the tiny_net v1/v2
+fixtures in a child process, drawn as two graph panes with selection synced by the matched rows."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from app.compare import CompareView
+
+MODELS = Path(__file__).resolve().parents[1] / "compare" / "models"
+V1, V2 = str(MODELS / "v1" / "tiny_net.py"), str(MODELS / "v2" / "tiny_net.py")
+
+
+def _selected(view: CompareView, side: int) -> str | None:
+    scene = view.panes[side].scene
+    return next((iid for iid, b in scene.boxes.items() if b.selected), None)
+
+
+def _ringed(view: CompareView, side: int) -> set[str]:
+    return {iid for iid, b in view.panes[side].scene.boxes.items() if b.match}
+
+
+def _click_node(qtbot, view: CompareView, side: int, node_id: str) -> None:
+    pane = view.panes[side]
+    box = pane.scene.box_for_node(node_id)
+    pane.view.centerOn(box)
+    pos = pane.view.mapFromScene(box.sceneBoundingRect().center())
+    qtbot.mouseClick(pane.view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pos.x(), pos.y()))
+
+
+@pytest.fixture
+def compared(qtbot, tmp_path):
+    pytest.importorskip("executorch")      # the child process lowers; this process never imports torch
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.resize(1366, 768)
+    view.show()
+    with qtbot.waitSignal(view.runner.finished, timeout=300_000):
+        view.start([V1, V2])
+    qtbot.waitUntil(lambda: all(p.scene is not None for p in view.panes), timeout=60_000)
+    yield view
+    view.shutdown()
+
+
+def test_compare_two_versions_synced_selection(qtbot, compared: CompareView, tmp_path) -> None:
+    view = compared
+    assert "torch" not in sys.modules
+    assert [s.label for s in view.data.sides] == ["v1/tiny_net.py", "v2/tiny_net.py"]
+    assert "+1 / -0 fallbacks" in view.status.text()
+
+    # a node clicked on side 1 selects the matched node on side 2, and every node of the row (one-to-many)
+    _click_node(qtbot, view, 0, "cortex_m_quantized_linear_default")
+    row = view.row
+    assert view.data.rows[row]["label"].startswith("aten.linear")
+    assert _selected(view, 1) == "cortex_m_quantized_linear_default"
+    assert _ringed(view, 1) == {"cortex_m_quantized_linear_default", "cortex_m_dequantize_per_tensor_default_1"}
+    assert view.inspector.item(0, 0).text() == "lowered" and view.inspector.item(0, 1).text() == "lowered"
+
+    # many-to-one: the relu fused into conv1 selects the conv on both sides
+    relu = next(i for i, r in enumerate(view.data.rows) if r["label"].startswith("aten.relu `relu`"))
+    view.select_row(relu)
+    assert _selected(view, 0) == _selected(view, 1) == "cortex_m_quantized_conv2d_default"
+    assert view.inspector.item(0, 0).text().startswith("fused (into aten.conv2d")
+
+    # the what-changed list: the new fallback (the LayerNorm added on line 22) is red and selects its row
+    texts = [view.changed.item(i).text() for i in range(view.changed.count())]
+    ln = next(i for i, t in enumerate(texts) if "layer_norm `layer_norm`" in t)
+    assert texts[ln].startswith("[new fallback]") and "tiny_net.py:22" in texts[ln]
+    item = view.changed.item(ln)
+    qtbot.mouseClick(view.changed.viewport(), Qt.MouseButton.LeftButton, pos=view.changed.visualItemRect(item).center())
+    assert view.data.rows[view.row]["label"].startswith("aten.layer_norm")
+    assert view.changed.currentRow() == ln
+    assert _selected(view, 1) == "aten_native_layer_norm_default" and _selected(view, 0) is None
+    assert view.inspector.item(0, 1).text() == "fallback" and view.inspector.item(0, 0).text() == "—"
+    assert view.inspector.item(1, 1).text().startswith("not_annotated")
+    box = view.panes[1].scene.box_for_node("aten_native_layer_norm_default")
+    assert box.heat.name() == "#ef9a9a"                   # red: a new fallback
+    conv2 = view.panes[1].scene.box_for_node("cortex_m_quantized_conv2d_default_1")
+    assert conv2.heat.name() == "#ffe082"                 # amber: widened 8 -> 16 channels
+    view.grab().save(str(tmp_path / "compare_view.png"))
+
+
+def test_compare_error_and_cancel_keep_the_results(qtbot, compared: CompareView, tmp_path) -> None:
+    view = compared
+    before = view.data
+    with qtbot.waitSignal(view.runner.failed, timeout=60_000):
+        view.start([V1, str(tmp_path / "missing.py")])
+    assert "missing.py" in view.status.text() and "exit 2" in view.status.text()
+    assert view.data is before and len(view.panes) == 2
+    with qtbot.waitSignal(view.runner.failed, timeout=20_000):
+        view.start([V1, V2 + "@m4"])
+        view.cancel()
+    assert view.status.text().startswith("Cancelled") and view.data is before
+    assert not view.cancel_button.isEnabled()
