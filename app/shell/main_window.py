@@ -30,6 +30,7 @@ from app.shell.window_menus import WindowCommands, window_menus
 from app.lowering.model_bar import ModelBar
 from app.memory.panel import MemoryPanel
 from app.sweep import SweepView
+from app.compare import CompareDialog, CompareView
 from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
@@ -114,12 +115,15 @@ class MainWindow(QMainWindow):
         self.sweep = SweepView(self)
         self.sweep.openRequested.connect(self.open_sweep_job)
         self.tabs.addTab(self.sweep, "Sweep")
+        self.compare = CompareView(self)
+        self.tabs.addTab(self.compare, "Compare")
         self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
                                   self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
                                    "numerics": self.numerics, "target": self.target_scroll,
-                                   "memory": self.memory, "sweep": self.sweep})
+                                   "memory": self.memory, "sweep": self.sweep,
+                                   "compare": self.compare})
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
                                             self.bottom_dock, self.tabs)
@@ -339,7 +343,7 @@ class MainWindow(QMainWindow):
                               tabs=[(self.tabs.tabText(i), self._tab_name(self.tabs.widget(i)))
                                     for i in range(self.tabs.count())],
                               fold=lambda name: self.collapsers[name].toggle(),
-                              show_shortcuts=self.show_shortcuts)
+                              show_shortcuts=self.show_shortcuts, compare=self.compare_with)
         built = build_menu_bar(self.menuBar(), window_menus(cmds, self.state, self.graph, self.numerics.act_heat,
                                                             (self.timeline_dock, self.inspector_dock,
                                                              self.bottom_dock), self), self)
@@ -377,8 +381,21 @@ class MainWindow(QMainWindow):
         self.links.focus_final_node(node_id)
 
     # ------------------------------------------------------------------ shutdown
+    def compare_with(self) -> None:
+        """Tools > Compare with…: the current lowering against a second one (a `cmlens compare` child process)."""
+        req = self.session.request
+        if req is None:
+            self.statusBar().showMessage("Open a model first: Compare with… puts a second lowering next to it.", 8000)
+            return
+        dlg = CompareDialog(req.source, req.target, req.flow, req.channels_last, self)
+        if dlg.exec():
+            self.compare.start(dlg.side_args())
+            self.show_tab("compare")
+            self.resizeDocks([self.bottom_dock], [int(self.height() * 0.65)], Qt.Orientation.Vertical)
+
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""
+        self.compare.shutdown()
         self.numerics.shutdown()
         self.target_panel.shutdown()
         self.session.worker.cancel()

@@ -30,6 +30,7 @@ class WindowCommands:
     tabs: Sequence[tuple[str, str]] = ()             # (Details tab title, show_tab name), Ctrl+1..9 in order
     fold: Callable[[str], Any] = lambda _name: None  # fold/unfold a dock by object name
     show_shortcuts: Callable[[], Any] = lambda: None
+    compare: Callable[[], Any] = lambda: None        # Tools > Compare with…
 
 
 def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
@@ -89,7 +90,9 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
                       "Per-layer float vs fake-quant vs lowered numerics for the current model"),
             MenuEntry("Run on &target…", lambda: c.show_tab("target"), "Ctrl+T", "Build and run the model on QEMU / FVP"),
             MenuEntry("&Memory", lambda: c.show_tab("memory"), "Ctrl+M",
-                      "Flash and RAM of the lowered program, and whether it fits a board")]),
+                      "Flash and RAM of the lowered program, and whether it fits a board"),
+            MenuEntry("&Compare with…", c.compare, tip="Put a second lowering (another CPU, options or model "
+                      "file, a .pte or a saved JSON) next to this one, matched by the op you wrote")]),
         ("&Help", [
             MenuEntry("&Keyboard shortcuts", c.show_shortcuts, "F1", "Every shortcut of the window, by menu")]),
     ]
