@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from backend_core.layout import Layout
 
+from app.graph.navigation import initial_view
 from app.graph.scene import GraphScene
 from app.graph.view import GraphView
 from app.widgets import theme
@@ -32,11 +33,13 @@ class SidePane(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(self.view, 1)
         self.scene: GraphScene | None = None
+        self._selection: list[str] = []
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self.scene is not None:     # the pane's width follows the number of sides: keep the graph in view
-            self.view.fit()
+        if self.scene is not None:     # the pane's size follows the number of sides: a readable zoom again
+            initial_view(self.view)
+            self._reveal()
 
     def show_message(self, text: str) -> None:
         self.title.setText(f"{self.title.text()}<br><i>{text}</i>")
@@ -55,7 +58,7 @@ class SidePane(QWidget):
             d = max(found, key=DELTA_RANK.__getitem__) if found else SAME
             colors[iid] = QColor(DELTA_COLORS[d]) if d != SAME else theme.kind_colors(vi.kind)[0]
         self.scene.set_heat(colors)
-        self.view.fit()
+        initial_view(self.view)          # fit when labels stay readable, else a readable zoom from the top
 
     def select(self, node_ids: list[str]) -> None:
         """Select the row's nodes here (first one outlined, all ringed) and scroll to them."""
@@ -63,6 +66,12 @@ class SidePane(QWidget):
             return
         self.scene.set_selected(node_ids[0] if node_ids else None)
         self.scene.set_matches(set(node_ids))
-        boxes = [b for b in (self.scene.box_for_node(n) for n in node_ids) if b is not None]
+        self._selection = list(node_ids)
+        self._reveal()
+
+    def _reveal(self) -> None:
+        if self.scene is None:
+            return
+        boxes = [b for b in (self.scene.box_for_node(n) for n in self._selection) if b is not None]
         if boxes:
             self.view.ensureVisible(boxes[0].sceneBoundingRect(), 40, 40)
