@@ -95,3 +95,16 @@ def test_compare_error_and_cancel_keep_the_results(qtbot, compared: CompareView,
         view.cancel()
     assert view.status.text().startswith("Cancelled") and view.data is before
     assert not view.cancel_button.isEnabled()
+
+
+def test_compare_dialog_builds_the_sides(qtbot) -> None:
+    """Tools > Compare with…: side 1 is the current lowering; by default side 2 is the same model on another CPU."""
+    from app.compare import CompareDialog
+
+    dlg = CompareDialog(V1, "cortex-m55", "legacy", False)
+    qtbot.addWidget(dlg)
+    assert dlg.side_args() == [f"{V1}@target=cortex-m55,flow=legacy,channels_last=no",
+                               f"{V1}@target=cortex-m4,flow=legacy,activations=int8,channels_last=no"]
+    dlg.source.setText("theirs.pte")                      # an artefact takes no lowering options
+    dlg.more.setText('"old run.json" m.py@m7')
+    assert dlg.side_args()[1:] == ["theirs.pte", "old run.json", "m.py@m7"]
