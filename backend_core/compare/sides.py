@@ -213,17 +213,22 @@ def auto_labels(specs: list[SideSpec]) -> list[str]:
 
 def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True,
                  on_status: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The one place a side is lowered (or an artefact read): the `cmlens lower --json` report with
-    its `memory` section. Swap this for backend_core.jobs when lowering moves there."""
-    from ..lowering import lower
-    from ..memory.source import memory_for_result
+    """The one place a side is lowered (or an artefact read): a job's lower + memory steps, giving the
+    `cmlens lower --json` report (with graphs) and its `memory` section."""
+    from ..jobs import Job, LowerRequest, run_job
 
-    opts = _pipeline_options(options)
-    result = lower(source, opts, use_cache=use_cache, want_pte=True, on_status=on_status)
-    report = result.report(with_graphs=True)
-    mem = memory_for_result(result)
-    if mem is not None:
-        report["memory"] = mem
+    o = {**DEFAULT_OPTIONS, **options}
+    job = Job(source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
+                                   channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache),
+              steps=("lower", "memory"), keep=("graphs",))
+    res = run_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
+                  if on_status else None)
+    report = res.steps.get("lower")
+    if report is None:                       # bad source or options: its cause and fix (exit 2)
+        res.raise_error()
+        raise AssertionError("a job without a lowering report and without an error")
+    if res.steps.get("memory"):
+        report["memory"] = res.steps["memory"]
     return report
 
 
