@@ -45,6 +45,9 @@ COMMON_OPS = [f"aten::{o}" for o in (
 
 def run_model(model: str, cpu: str, args: argparse.Namespace, out: Path) -> dict:
     js = out / f"{model}-{cpu}.json"
+    if args.reuse and js.is_file():
+        print(f"  {model} on {cpu}: the run of {time.ctime(js.stat().st_mtime)} ({js})", flush=True)
+        return json.loads(js.read_text())
     argv = [str(ROOT / ".venv" / "bin" / "cmlens"), "run", model, "--target", cpu, "--et-root", args.et_root,
             "--quiet", "--json-file", str(js)] + (["--cmsis-nn", args.cmsis_nn] if args.cmsis_nn else [])
     start = time.monotonic()
@@ -90,6 +93,7 @@ def main() -> int:
                          "ops, or only the models' ops")
     ap.add_argument("--out", type=Path, default=RUNTIME_JSON)
     ap.add_argument("--work", type=Path, default=Path("/tmp/cmlens-runtime-sizes"))
+    ap.add_argument("--reuse", action="store_true", help="use a model's run JSON already in --work")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     table = load_table(args.out)
