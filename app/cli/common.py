@@ -72,7 +72,7 @@ def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
         line = abbreviate_line(line)
         if stream == "uart":
             print(f"uart> {line}", file=out, flush=True)
-        elif stream == "cmlens":
+        elif stream in ("cmlens", "progress"):       # progress: a build's "N% (done/total steps)" lines
             print(f"cmlens: {line}", file=out, flush=True)
         elif stream == "stderr" and not quiet:
             print(f"  ! {line}", file=out, flush=True)

@@ -172,6 +172,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         def on_event(kind: str, data: dict) -> None:
             if kind == "line":
                 on_line(data["stream"], data["line"])
+                if data["stream"] == "progress" and getattr(args, "protocol", False):
+                    _emit_progress(data["line"], out)
             elif kind == "run_step":
                 on_step(data["name"])
             elif kind == "status":
@@ -198,3 +200,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         return code
 
     return guarded(work, err, json_file)
+
+
+def _emit_progress(text: str, out) -> None:
+    """A build's percentage line as a protocol `progress` message (the GUI's progress bar)."""
+    from backend_core import protocol
+    from backend_core.firmware.build_speed import parse_progress
+
+    p = parse_progress(text)
+    if p is not None:
+        protocol.emit({"type": protocol.PROGRESS, "phase": "build", "done": p[2], "total": p[3], "text": text}, out)

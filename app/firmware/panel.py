@@ -318,6 +318,10 @@ class TargetPanel(QWidget):
         if msg is not None:
             if msg.get("type") == protocol.STEP:
                 self._advance(str(msg.get("step", "")))
+            elif msg.get("type") == protocol.PROGRESS and msg.get("phase") == "build":
+                # a library / runner build (ninja's [N/M]): the bar's text says how far, the console which build
+                done, total = int(msg.get("done", 0)), max(int(msg.get("total", 1)), 1)
+                self.progress.setFormat(f"{self.mode}: build {100 * done // total}% ({done}/{total} steps)")
             return
         self._append(stream, text)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .build import cache_dir, diagnose
+from .build_speed import PROGRESS_STREAM, NinjaProgress, compiler_cache_env, wheel_flatc
 from .checkout import git_head
 from .freshness import Freshness, check_build
 from .locks import exclusive_lock
@@ -34,6 +35,11 @@ from .process import LineCallback, StreamingProcess
 from .tools import APT_TOOLCHAIN, apt_install
 
 STAMP = "cmlens-libs.json"
+
+
+def slim_default() -> bool:
+    """Libraries with only what the runner links, unless CMLENS_FULL_LIBRARIES=1 (the whole preset)."""
+    return os.environ.get("CMLENS_SLIM_LIBRARIES", "0") == "1" and os.environ.get("CMLENS_FULL_LIBRARIES") != "1"
 # Marker that `--target install` finished: the CMake package the runner's find_package() reads.
 CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
 
@@ -51,6 +57,9 @@ class EtLibRequest:
     etdump: bool = True                   # devtools: bundled_program (.bpte) + etdump (event tracer)
     jobs: int | None = None
     commit: str | None = None             # default: the checkout's git HEAD
+    # only what the runner links (build_speed.py): no portable/quantized kernels (the runner compiles
+    # those its model uses), the wheel's flatc; False: the full preset (CMLENS_FULL_LIBRARIES=1)
+    slim: bool = field(default_factory=lambda: slim_default())
 
     def __post_init__(self) -> None:
         self.et_root = Path(self.et_root)
@@ -70,7 +79,7 @@ class EtLibRequest:
         """What else changes the configure: the checkout's path (CMake pins a build tree to one source
         tree), the CMSIS-NN tree (or a download), ETDump on/off and the Python used for codegen."""
         parts = [str(Path(self.et_root).resolve()), str(Path(self.cmsis_nn).resolve()) if self.cmsis_nn else "fetch",
-                 "etdump" if self.etdump else "no-etdump", str(self.python)]
+                 "etdump" if self.etdump else "no-etdump", str(self.python)] + (["slim"] if self.slim else [])
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:8]
 
     @property
@@ -122,6 +131,12 @@ class EtLibRequest:
         if self.cmsis_nn is not None:
             d["FETCHCONTENT_SOURCE_DIR_CMSIS_NN"] = str(self.cmsis_nn)
             d["FETCHCONTENT_FULLY_DISCONNECTED"] = "ON"
+        if self.slim:
+            d["EXECUTORCH_BUILD_PORTABLE_OPS"] = "OFF"         # 195 kernels; the runner compiles its few
+            d["EXECUTORCH_BUILD_KERNELS_QUANTIZED"] = "OFF"    # likewise (quantized_decomposed ops)
+            flatc = wheel_flatc(self.et_root)
+            if flatc:
+                d["FLATC_EXECUTABLE"] = flatc                  # not built from source for every CPU
         return d
 
 
@@ -212,12 +227,23 @@ def checkout_lock(et_root: Path, cancel_event: threading.Event, emit: LineCallba
 
 
 def run_step(argv: list[str], what: str, *, emit: LineCallback, cancel_event: threading.Event,
-             env: Mapping[str, str] | None = None, cwd: Path | None = None) -> float:
-    """Run one cmake step with streamed output; BuildError (cause + fix) or Cancelled."""
+             env: Mapping[str, str] | None = None, cwd: Path | None = None, progress: str = "") -> float:
+    """Run one cmake step with streamed output; BuildError (cause + fix) or Cancelled. With `progress`
+    (what is being built), ninja's [N/M] lines also come out as percentage lines on the
+    build_speed.PROGRESS_STREAM stream."""
     emit("cmlens", "$ " + " ".join(argv))
     start = time.monotonic()
+    on_line = emit
+    if progress:
+        meter = NinjaProgress(progress)
+
+        def on_line(stream: str, line: str) -> None:
+            emit(stream, line)
+            text = meter.feed(line)
+            if text:
+                emit(PROGRESS_STREAM, text)
     try:
-        res = StreamingProcess(argv, on_line=emit, env=env, cwd=cwd, cancel_event=cancel_event).run()
+        res = StreamingProcess(argv, on_line=on_line, env=env, cwd=cwd, cancel_event=cancel_event).run()
     except FileNotFoundError as exc:
         raise ToolMissingError(argv[0], apt_install("cmake"), what) from exc
     if res.cancelled:
@@ -258,7 +284,8 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
     if not (req.et_root / "CMakePresets.json").is_file():
         raise BadInputError(f"{req.et_root} has no CMakePresets.json: not an ExecuTorch checkout this "
                             "build driver supports.", "Pass a checkout of pytorch/executorch from 2025 or later.")
-    env = dict(os.environ if env is None else env)
+    env = compiler_cache_env(dict(os.environ if env is None else env),
+                             Path(req.cache_root) if req.cache_root is not None else cache_dir())
     cmake, ninja = check_build_tools(env)
 
     def cached(fresh: Freshness) -> EtLibraries:
@@ -297,7 +324,7 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
         # (seen in tests/firmware/test_library_staleness.py). ALWAYS copies, keeping the sources' times
         # (headers keep theirs: the runner is not recompiled for nothing).
         build_s = run_step(build_argv, "ExecuTorch library build", emit=emit, cancel_event=cancel_event,
-                           env={**env, "CMAKE_INSTALL_ALWAYS": "1"})
+                           env={**env, "CMAKE_INSTALL_ALWAYS": "1"}, progress=f"ExecuTorch libraries for {req.cpu}")
     if not (req.install_dir / CONFIG_FILE).is_file():
         raise BuildError(f"The ExecuTorch build finished but {req.install_dir / CONFIG_FILE} is missing.",
                          "Check the install step in the output above.", detail="\n".join(log[-40:]))

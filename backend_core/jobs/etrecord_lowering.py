@@ -11,7 +11,7 @@ import copy
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import BadInputError
 from ..firmware.gaps_inspector import record_bundle
@@ -26,6 +26,7 @@ class LoweredWithRecord:
     etrecord: Path
     final: GraphSnapshot
     seconds: float
+    pipeline: Any = None             # the live LoweringPipeline (bench/planted_fault.py plants a weight fault)
 
 
 def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
@@ -70,4 +71,4 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     # target); the ETRecord gets a twin bundle of the same program holding the tensors as given.
     generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record,
                       executorch_program=record_bundle(et_program, inputs, expected))
-    return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start)
+    return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start, pipe)

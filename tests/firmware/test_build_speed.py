@@ -1,0 +1,84 @@
+"""What makes a new CPU's library build short, on plain files (CI has no ExecuTorch checkout): the
+runner compiles only the kernels of its model's ops (found in the checkout's kernel registry and
+sources), the wheel's flatc is used only when it is the checkout's flatbuffers version, ccache is the
+compiler launcher, and ninja's [N/M] lines become percentage lines."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from backend_core.firmware.build_speed import (NinjaProgress, checkout_flatbuffers_version, compiler_cache_env,
+                                               parse_progress, progress_text, wheel_flatc)
+from backend_core.firmware.runner_build import kernel_sources
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "executorch"
+    cpu = root / "kernels" / "portable" / "cpu"
+    (cpu / "pattern").mkdir(parents=True)
+    shutil.copy(FIXTURES / "portable_functions_excerpt.yaml", root / "kernels" / "portable" / "functions.yaml")
+    (cpu / "op_add.cpp").write_text('#include <executorch/kernels/portable/cpu/pattern/pattern.h>\n'
+                                    "Tensor& add_out(\n    KernelRuntimeContext& ctx, const Tensor& a) { return a; }\n")
+    (cpu / "op_view_copy.cpp").write_text("Tensor& view_copy_out(KernelRuntimeContext& ctx, const Tensor& a);\n")
+    # softmax_out is defined in op_softmax.cpp; op_log_softmax.cpp only calls it (a call passes `ctx`)
+    (cpu / "op_log_softmax.cpp").write_text("Tensor& f(KernelRuntimeContext& ctx) { return softmax_out(ctx, a); }\n")
+    (cpu / "op_softmax.cpp").write_text("Tensor& softmax_out(executorch::runtime::KernelRuntimeContext& ctx) {}\n")
+    (cpu / "op_unused.cpp").write_text("Tensor& unused_out(KernelRuntimeContext& ctx) {}\n")
+    (cpu / "pattern" / "unary_ufunc_realhbf16.cpp").write_text("// pattern\n")
+    return root
+
+
+def test_the_runner_compiles_only_the_kernels_of_its_ops(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    cpu = root / "kernels" / "portable" / "cpu"
+    got = kernel_sources(root, ["cortex_m::quantized_conv2d.out", "aten::view_copy.out", "aten::_softmax.out",
+                                "executorch_prim::et_view.default"])
+    assert got == {"portable": [str(cpu / "op_softmax.cpp"), str(cpu / "op_view_copy.cpp")], "quantized": []}
+    with_pattern = kernel_sources(root, ["aten::add.out"])["portable"]
+    assert with_pattern == [str(cpu / "op_add.cpp"), str(cpu / "pattern" / "unary_ufunc_realhbf16.cpp")]
+    assert kernel_sources(root, ["aten::not_in_the_registry.out"]) == {"portable": [], "quantized": []}
+    assert kernel_sources(tmp_path / "no-checkout", ["aten::add.out"]) == {"portable": [], "quantized": []}
+
+
+def test_the_wheels_flatc_only_for_the_checkouts_flatbuffers_version(tmp_path: Path) -> None:
+    pytest.importorskip("executorch")
+    inc = tmp_path / "executorch" / "third-party" / "flatbuffers" / "include" / "flatbuffers"
+    inc.mkdir(parents=True)
+
+    def version(v: str) -> None:
+        a, b, c = v.split(".")
+        inc.joinpath("base.h").write_text(f"#define FLATBUFFERS_VERSION_MAJOR {a}\n#define FLATBUFFERS_VERSION_MINOR {b}\n"
+                                          f"#define FLATBUFFERS_VERSION_REVISION {c}\n")
+    version("24.3.25")                  # what executorch 1.5.1's wheel ships (flatc version 24.3.25)
+    assert checkout_flatbuffers_version(tmp_path / "executorch") == "24.3.25"
+    flatc = wheel_flatc(tmp_path / "executorch")
+    assert flatc is not None and flatc.endswith("executorch/data/bin/flatc")
+    version("23.5.26")                  # generated headers static_assert the version: ExecuTorch builds its own
+    assert wheel_flatc(tmp_path / "executorch") is None
+    assert wheel_flatc(tmp_path / "nothing") is None
+
+
+def test_ccache_is_the_compiler_launcher_when_installed(tmp_path: Path) -> None:
+    env = compiler_cache_env({"PATH": "/usr/bin:/bin"}, tmp_path)
+    if shutil.which("ccache", path="/usr/bin:/bin"):
+        assert env["CMAKE_CXX_COMPILER_LAUNCHER"].endswith("ccache") and env["CMAKE_C_COMPILER_LAUNCHER"]
+        assert env["CCACHE_DIR"] == str(tmp_path / "ccache") and env["CCACHE_BASEDIR"] == str(tmp_path.resolve())
+    assert compiler_cache_env({"PATH": str(tmp_path)}, tmp_path) == {"PATH": str(tmp_path)}   # no ccache: as is
+
+
+def test_ninja_lines_become_percentages() -> None:
+    meter = NinjaProgress("ExecuTorch libraries for cortex-m4")
+    lines = [f"[{i}/120] Building CXX object x{i}.obj" for i in range(1, 121)]
+    out = [t for t in (meter.feed(x) for x in ["-- Configuring done"] + lines) if t]
+    assert out[0] == "ExecuTorch libraries for cortex-m4: 0% (1/120 steps)"
+    assert out[-1] == "ExecuTorch libraries for cortex-m4: 100% (120/120 steps)"
+    assert len(out) == 21                        # every 5 %, not once per step
+    assert parse_progress(out[10]) == ("ExecuTorch libraries for cortex-m4", 50, 60, 120)
+    fine = NinjaProgress("x", every=1)
+    assert len([t for t in (fine.feed(x) for x in lines) if t]) == 101
+    assert parse_progress("cmlens: something else") is None
+    assert progress_text("runner", 3, 7) == "runner: 42% (3/7 steps)"
