@@ -19,8 +19,8 @@ from .task import check_worker, crash_result, run_task
 Item = tuple[str, dict[str, Any]]                 # (job id, job dict)
 OnDone = Callable[[str, dict[str, Any]], None]
 OnStart = Callable[[str], None]
-DIED_TWICE = ("its worker process died twice while running it (killed, or out of memory: a torch worker "
-              "needs about 1 GB)")
+DIED_TWICE = ("its worker process died twice while running it alone (killed, or out of memory: a torch "
+              "worker needs about 1 GB)")
 
 
 class LocalPool:
@@ -38,28 +38,45 @@ class LocalPool:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
 
     def run(self, items: list[Item], on_done: OnDone, on_start: OnStart, cancel: threading.Event) -> None:
+        """A dead worker breaks the whole pool, and every job running then fails with it: only a job that
+        was running alone is known to have killed its worker. So the jobs of a broken pool are re-run one
+        at a time ("suspects"); a job whose worker dies while it runs alone gets one retry, then a row."""
         pending: deque[Item] = deque(items)
-        attempts: dict[str, int] = {}
+        suspects: deque[Item] = deque()
+        deaths: dict[str, int] = {}
         running: dict[Any, Item] = {}
         pool = self._pool()
         try:
-            while (pending or running) and not cancel.is_set():
-                while pending and len(running) < self.workers:   # never queue: what is submitted is running
+            while (pending or suspects or running) and not cancel.is_set():
+                if suspects and not running:                       # one suspect, alone
+                    jid, d = suspects.popleft()
+                    running[pool.submit(run_task, d)] = (jid, d)
+                    on_start(jid)
+                while not suspects and pending and len(running) < self.workers:   # never queue
                     jid, d = pending.popleft()
                     running[pool.submit(run_task, d)] = (jid, d)
                     on_start(jid)
                 done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
                 broken = False
                 for fut in done:
-                    jid, d = running.pop(fut)
                     try:
-                        on_done(jid, fut.result())
+                        res = fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        self._requeue(jid, d, attempts, pending, on_done)
+                        continue
+                    on_done(running.pop(fut)[0], res)
                 if broken:                         # every job still running died with the pool
-                    for fut, (jid, d) in list(running.items()):
-                        self._requeue(jid, d, attempts, pending, on_done)
+                    alone = len(running) == 1
+                    for jid, d in running.values():
+                        if not alone:
+                            suspects.append((jid, d))
+                            continue
+                        deaths[jid] = deaths.get(jid, 0) + 1
+                        if deaths[jid] > 1:
+                            on_done(jid, crash_result(d, f"{d.get('label') or d['model']}: {DIED_TWICE}",
+                                                      kind="WorkerDied"))
+                        else:
+                            suspects.append((jid, d))
                     running.clear()
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = self._pool()
@@ -67,15 +84,6 @@ class LocalPool:
             if cancel.is_set() or running:
                 _kill(pool)
             pool.shutdown(wait=not cancel.is_set(), cancel_futures=True)
-
-    @staticmethod
-    def _requeue(jid: str, d: dict[str, Any], attempts: dict[str, int], pending: deque[Item],
-                 on_done: OnDone) -> None:
-        attempts[jid] = attempts.get(jid, 0) + 1
-        if attempts[jid] > 1:
-            on_done(jid, crash_result(d, f"{d.get('label') or d['model']}: {DIED_TWICE}", kind="WorkerDied"))
-        else:
-            pending.appendleft((jid, d))
 
 
 def _kill(pool: ProcessPoolExecutor) -> None:
