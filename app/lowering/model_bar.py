@@ -96,9 +96,12 @@ class ModelBar(QWidget):
         self.changed_btn.clicked.connect(self.request_lower)
         self.changed_btn.hide()
         lay.addWidget(self.changed_btn)
-        self.auto_relower = QCheckBox("re-lower on change", self)
-        self.auto_relower.setToolTip("Lower again by itself when the model file or a file it imports or reads "
-                                     "changes on disk (cmlens gui --watch); the selected op stays selected")
+        self.auto_relower = QToolButton(self)       # compact: the bar must fit a 1366 px screen
+        self.auto_relower.setText("⟳ auto")
+        self.auto_relower.setCheckable(True)
+        self.auto_relower.setToolTip("Re-lower on change: lower again by itself when the model file or a file it "
+                                     "imports or reads changes on disk (cmlens gui --watch); the selected op "
+                                     "stays selected")
         self.auto_relower.toggled.connect(lambda on: setattr(session, "auto_relower", on))
         lay.addWidget(self.auto_relower)
         self.stage_label = ElidedLabel("", self)      # elided on a narrow window, whole in its tooltip
@@ -165,11 +168,16 @@ class ModelBar(QWidget):
     # ------------------------------------------------------------------ progress
     def _on_source_changed(self, reason: str) -> None:
         self.changed_btn.setToolTip(f"{reason} since this lowering: lower it again (Ctrl+L)")
+        # It takes the place of Lower and Cancel (idle now): the bar must still fit a 1366 px screen.
+        self.lower_btn.hide()
+        self.cancel_btn.hide()
         self.changed_btn.show()
         self.stage_label.setText(reason)
 
     def _on_started(self) -> None:
         self.changed_btn.hide()
+        self.lower_btn.show()
+        self.cancel_btn.show()
         self.lower_btn.setEnabled(False)
         self.cancel_btn.setEnabled(True)
         self.progress.setRange(0, 0)       # busy until the plan arrives
