@@ -4,14 +4,13 @@ time (kernels.py). Calls `to_executorch` inserted (a contiguous copy before a po
 checked too, and a node whose input the runtime receives through such a copy is judged on the copy."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..finding import MAY_FAIL, WILL_FAIL, Finding
 from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
 from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, RANK, SAME, Check, checks_for
-from .program_view import Call, ProgramView
+from .program_view import Call, ProgramView, schema_arg_names
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
@@ -27,29 +26,6 @@ class TensorArg:
     dtype: str | None
     shape: tuple[int, ...] | None
     dim_order: tuple[int, ...] | None
-
-
-def schema_arg_names(schema: str) -> list[str]:
-    """`aten::cat(Tensor[] tensors, int dim=0) -> Tensor` -> ["tensors", "dim"] (keyword-only too)."""
-    m = re.match(r"^[^(]*\((.*)\)\s*->", schema)
-    if not m:
-        return []
-    names, depth, cur = [], 0, ""
-    for ch in m.group(1) + ",":
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            part = cur.strip()
-            cur = ""
-            if not part or part == "*":
-                continue
-            decl = part.split("=", 1)[0].strip()
-            names.append(decl.split()[-1])
-        else:
-            cur += ch
-    return names
 
 
 def arg_name(call: Call, i: int) -> str:

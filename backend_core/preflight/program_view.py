@@ -13,6 +13,8 @@ inserted by `to_executorch` and is attributed to the node it was inserted for (t
 call that reads its output). No torch import."""
 from __future__ import annotations
 
+import re
+
 import struct
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,9 +218,30 @@ def _base(target: str) -> str:
 
 
 def _schema_names(schema: str) -> tuple[str, ...]:
-    from .kernel_rules import schema_arg_names
-
     return tuple(schema_arg_names(schema))
+
+
+def schema_arg_names(schema: str) -> list[str]:
+    """`aten::cat(Tensor[] tensors, int dim=0) -> Tensor` -> ["tensors", "dim"] (keyword-only too)."""
+    m = re.match(r"^[^(]*\((.*)\)\s*->", schema)
+    if not m:
+        return []
+    names, depth, cur = [], 0, ""
+    for ch in m.group(1) + ",":
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            part = cur.strip()
+            cur = ""
+            if not part or part == "*":
+                continue
+            decl = part.split("=", 1)[0].strip()
+            names.append(decl.split()[-1])
+        else:
+            cur += ch
+    return names
 
 
 def _fits(view: ProgramView, call: Call, node: NodeSnapshot, inputs_of: dict[str, set[str]]) -> bool:
