@@ -35,6 +35,11 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert cli_main(["check", GATE, "--json", str(out_json)]) == 1
     text = capsys.readouterr().out
     assert "2 will fail" in text and "op_softmax.cpp:40" in text and "op_cat.cpp:54" in text
+    # each finding says which runtime check it models and what its certainty rests on
+    assert "check: tensors_have_same_dim_order(...) of the portable kernel" in text
+    assert ("certainty: will fail: confirmed by a real failure on QEMU "
+            "(tests/fixtures/uart/preflight_softmax_dim_order_mps3-an547.txt)") in text
+    assert "· program: instruction 7, kernel aten::_softmax.out" in text
     data = json.loads(out_json.read_text())
     assert [f["rule"] for f in data["preflight"]] == ["layout-ignored", "dim-order-mismatch"]
     assert data["preflight"][0]["certainty"] == "will fail"
@@ -42,6 +47,12 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert cli_main(["check", "layernorm_mlp", "--board", "mps3-an547"]) == 0
     text = capsys.readouterr().out
     assert "pre-flight clean" in text and "memory fit on mps3-an547" in text
+
+    from .test_preflight_rules import MODELS
+
+    assert cli_main(["check", str(MODELS / "conv_transpose.py")]) == 1
+    text = capsys.readouterr().out
+    assert "0 will fail, 1 may fail" in text and "certainty: may fail (warns, does not stop `cmlens run`)" in text
 
     assert cli_main(["check", str(tmp_path / "nope.py")]) == 2
     assert "Model file not found" in capsys.readouterr().err
