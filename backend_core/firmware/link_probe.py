@@ -139,7 +139,14 @@ def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path
         raise BadInputError("The link probe failed: " + (res.stderr.strip().splitlines() or ["?"])[-1],
                             "Use the table (--runtime-from table), or rebuild the libraries with `cmlens run`.")
     sizes = elf_sizes(out / "probe.elf")
-    runner = (table.get("cpus", {}).get(cpu) or {}).get("runner_objects") or ref.get("objects", {})
+    runner = (table.get("cpus", {}).get(cpu) or {}).get("runner_objects")
+    runner_note = ""
+    if not runner:       # not measured for this CPU yet: another CPU's (same sources, other code generation)
+        other = next(((c, r["runner_objects"]) for c, r in table.get("cpus", {}).items() if r.get("runner_objects")),
+                     (None, {}))
+        runner = other[1]
+        runner_note = (f"the stock runner's own objects are not measured for {cpu}: counted as on {other[0]}"
+                       if other[0] else "the stock runner's own objects are not counted (not measured)")
     code = sizes["code"] + runner.get("code", 0)
     data = sizes["data"] + runner.get("data", 0)
     bss = sizes["bss"] + runner.get("bss", 0)
@@ -148,6 +155,7 @@ def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path
     stack, heap = reservations()[0], heap_for(etdump_bytes, table)
     row = table.get("cpus", {}).get(cpu) or {}
     notes = [f"{op}: no portable/quantized kernel found in {lib} (not counted)" for op in missing]
+    notes += [runner_note] if runner_note else []
     return RuntimeSize("libraries", cpu, code, data, bss, stack, heap,
                        {k: int(v) for k, v in row.get("stack_marks", {}).items()},
                        {k: int(v) for k, v in row.get("heap_marks", {}).items()}, parts,

@@ -157,7 +157,8 @@ def runtime_lines(rt: dict[str, Any]) -> list[str]:
         out.append(f"  stack high-water mark on QEMU: up to {worst[1]:,} B ({worst[0]}) of the {rt['stack']:,} B "
                    f"reserved ({len(rt['stack_measured'])} runs measured)")
     if rt.get("heap_measured"):
-        worst = max(rt["heap_measured"].items(), key=lambda kv: kv[1])
-        out.append(f"  heap used on QEMU: up to {worst[1]:,} B ({worst[0]}) of the {rt['heap']:,} B reserved")
+        runs = ", ".join(f"{m} {b:,} B" for m, b in sorted(rt["heap_measured"].items(), key=lambda kv: kv[1]))
+        out.append(f"  heap: {rt['heap']:,} B reserved for this model (sized from its ETDump bound); used on QEMU by "
+                   f"the reference runs: {runs}")
     out += [f"  note: {n}" for n in rt.get("notes", [])]
     return out

@@ -88,9 +88,8 @@ def model_needs(planned: list[int], loaded: int, input_bytes: int, temp_pool: in
         marks = runtime.get("stack_measured") or {}
         mark = f"; high-water mark measured on QEMU up to {max(marks.values()):,} B" if marks else ""
         needs.append(Need("stack", runtime["stack"], "ram", f"main stack reserved{mark}"))
-        hmarks = runtime.get("heap_measured") or {}
-        hmark = f"; used on QEMU up to {max(hmarks.values()):,} B" if hmarks else ""
-        needs.append(Need("heap", runtime["heap"], "ram", f"newlib heap, sized to what is used{hmark}"))
+        needs.append(Need("heap", runtime["heap"], "ram", "newlib heap, sized to what this model's runner uses "
+                          "(ETDumpGen's malloc'd ETDump + stdio), from the QEMU marks"))
     return needs
 
 
