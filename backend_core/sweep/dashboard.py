@@ -93,7 +93,8 @@ for (const [k,name] of cols){ const th=document.createElement('th'); th.textCont
   th.onclick=()=>{ dir = sortKey===k? -dir : 1; sortKey=k;
     document.querySelectorAll('th').forEach(x=>x.classList.remove('sorted')); th.classList.add('sorted');
     th.dataset.dir = dir>0?' ▲':' ▼'; draw(); }; head.appendChild(th); }
-for (const r of D.rows) r.conf=[r.target,r.activations,r.flow,r.channels_last,r.board].filter(Boolean).join(' · ');
+const axes=['target','activations','flow','channels_last','board'].filter(k=>new Set(D.rows.map(r=>r[k])).size>1);
+for (const r of D.rows) r.conf=axes.map(k=>r[k]).filter(Boolean).join(' · ')||'all';
 document.getElementById('q').oninput=draw; document.getElementById('only').onchange=draw;
 document.getElementById('metric').onchange=pivot; draw();
 """
