@@ -16,6 +16,7 @@ each build holds the default cache's checkout lock too (flatcc writes into the s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from backend_core.firmware.build import cache_dir  # noqa: E402
 from backend_core.firmware.build_speed import PROGRESS_STREAM, parse_progress  # noqa: E402
 from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout  # noqa: E402
 from backend_core.firmware.et_build import EtLibRequest, checkout_lock, ensure_libraries  # noqa: E402
@@ -69,7 +71,9 @@ def build(label: str, req: EtLibRequest, cache_root: Path, log: Path) -> dict:
 
     before_stats = _ccache_stats(cache_root)
     load0 = os.getloadavg()[0]
-    with checkout_lock(req.et_root, cancel, lambda s, t: print(f"    {t}", flush=True)):   # the machine's lock
+    shared = Path(cache_root).resolve() != cache_dir().resolve()    # else ensure_libraries takes that lock itself
+    with (checkout_lock(req.et_root, cancel, lambda s, t: print(f"    {t}", flush=True)) if shared
+          else contextlib.nullcontext()):                          # the machine's lock on the checkout
         cpu0, t0 = _children_cpu_s(), time.monotonic()
         libs = ensure_libraries(req, on_line=on_line, cancel_event=cancel)
         wall, cpu = time.monotonic() - t0, _children_cpu_s() - cpu0

@@ -6,6 +6,7 @@ with CMSIS-NN (issue 11). Side by side, never asserted: they measure different t
 
 Anchors (mlcommons tiny_results repositories; cycles = latency x clock):
   DS-CNN          12.0 M  Cortex-M4  STM32L4R5  (microTVM + CMSIS-NN, v1.1)
+                   4.6 M  Cortex-M7  STM32H7A3  (X-CUBE-AI; VWW 14.1 M, ResNet-8 15.4 M on the same board)
                   10.1 M  Cortex-M33 RA6M4      (TFLM + CMSIS-NN, v0.7)
                   1.66 M  Cortex-M85 RA8D1      (v1.2)
   VWW MbNetV1-.25 32.5 M  M33 / 6.43 M M85
@@ -34,6 +35,9 @@ ANCHORS: dict[tuple[str, str], tuple[float, str, str]] = {
     ("ds_cnn", "cortex-m4"): (12.0e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1"),
     ("ds_cnn", "cortex-m33"): (10.1e6, "RA6M4", "TFLM + CMSIS-NN, v0.7"),
     ("ds_cnn", "cortex-m85"): (1.66e6, "RA8D1", "v1.2"),
+    ("ds_cnn", "cortex-m7"): (4.6e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
+    ("mobilenet_v1_025", "cortex-m7"): (14.1e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
+    ("resnet8", "cortex-m7"): (15.4e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
     ("mobilenet_v1_025", "cortex-m33"): (32.5e6, "RA6M4", "TFLM + CMSIS-NN"),
     ("mobilenet_v1_025", "cortex-m85"): (6.43e6, "RA8D1", "v1.2"),
     ("resnet8", "cortex-m33"): (49.2e6, "RA6M4", "TFLM + CMSIS-NN"),
@@ -65,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--et-root", default=os.environ.get("EXECUTORCH_ROOT"))
     ap.add_argument("--cmsis-nn", default=os.environ.get("CMSIS_NN_PATH"))
-    ap.add_argument("--cpus", default="m4,m33,m55", help="QEMU CPUs to run (default m4,m33,m55)")
+    ap.add_argument("--cpus", default="m4,m7,m33,m55", help="QEMU CPUs to run (default m4,m7,m33,m55)")
     ap.add_argument("--models", default="ds_cnn,mobilenet_v1_025,resnet8")
     ap.add_argument("--cache-dir", type=Path)
     ap.add_argument("--json", type=Path, help="write the rows as JSON")

@@ -53,8 +53,9 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     say("serialising the .bpte and its ETRecord")
     inputs = pipe.example_inputs
     # expected outputs: the lowered program on the host (what a correct target computes bit for bit)
+    t0 = time.monotonic()
     expected = expected_outputs_from_lowered(pipe.final_program, inputs)
-    references = references_for_outputs(pipe, expected, say)
+    references = references_for_outputs(pipe, expected, say, time.monotonic() - t0)
     # to_executorch() mutates its input: one copy runs, another stays for the ETRecord's edge graph.
     edge = EdgeProgramManager({"forward": copy.deepcopy(pipe.final_program)},
                               compile_config=cortex_m_edge_compile_config())

@@ -13,6 +13,10 @@ from typing import Any
 from ..verdict.references import References, references_from_bundle
 
 MAX_CAUSES = 4
+# Naming reruns every layer on the fake-quant inputs: about 2-3 host runs of the lowered program. mv2's
+# host run took 2 min on a loaded 2-core machine (int32 convolutions are not vectorised), naming 4 min
+# more: above this budget the difference is sized but not named (`cmlens numerics` names it).
+NAME_BUDGET_S = 20.0
 
 
 def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes, References]:
@@ -21,10 +25,11 @@ def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes,
     from ..pipeline.artifacts import bundle_program
 
     bundle = bundle_program(pipeline.final_program, pipeline.quantized_module, pipeline.example_inputs)
-    return bundle.bpte, _named(references_from_bundle(bundle), pipeline, on_status)
+    return bundle.bpte, _named(references_from_bundle(bundle), pipeline, on_status, bundle.host_seconds)
 
 
-def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None) -> References:
+def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
+                           host_seconds: float = 0.0) -> References:
     """References when the caller built the bundle itself from `lowered` (the host run of the lowered
     program, e.g. the --etdump path that also writes an ETRecord)."""
     import torch
@@ -38,14 +43,19 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None)
     def arrays(ts: tuple) -> list[Any]:
         return [t.detach().contiguous().numpy() for t in ts]
     bundle = Bundle(b"", arrays(lowered), arrays(fq), output_steps_of(pipeline.final_program))
-    return _named(references_from_bundle(bundle), pipeline, on_status)
+    return _named(references_from_bundle(bundle), pipeline, on_status, host_seconds)
 
 
-def _named(refs: References, pipeline: Any, on_status: Any) -> References:
-    if refs.quantisation_difference:
-        if on_status:
-            on_status("naming the quantisation difference (local error per layer)")
-        refs.causes = local_causes(pipeline)
+def _named(refs: References, pipeline: Any, on_status: Any, host_seconds: float) -> References:
+    if not refs.quantisation_difference:
+        return refs
+    if host_seconds > NAME_BUDGET_S:
+        refs.notes.append(f"the layers behind the quantisation difference are not named here (the lowered program's "
+                          f"host run took {host_seconds:.0f} s; naming costs 2-3 more): `cmlens numerics` names them")
+        return refs
+    if on_status:
+        on_status("naming the quantisation difference (local error per layer)")
+    refs.causes = local_causes(pipeline)
     return refs
 
 

@@ -10,6 +10,7 @@ the verdict can report the quantisation difference beside the exact check."""
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ class Bundle:
     lowered: list[Any] = field(default_factory=list)
     fake_quant: list[Any] = field(default_factory=list)
     steps: list[float | None] = field(default_factory=list)
+    host_seconds: float = 0.0        # the lowered program's host run (its cost is what naming costs, x2-3)
 
 
 def _as_tuple(out: Any) -> tuple:
@@ -147,7 +149,9 @@ def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple) ->
     )
 
     try:
+        t0 = time.perf_counter()
         expected = expected_outputs_from_lowered(final_program, inputs)
+        host_seconds = time.perf_counter() - t0
         fake_quant: tuple = ()
         if fake_quant_module is not None:
             with torch.no_grad():
@@ -158,7 +162,7 @@ def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple) ->
         raise StageFailedError("bundled program", f"Building the .bpte failed: {type(e).__name__}: {e}",
                                "The expected outputs come from the lowered program run on the host.") from e
     return Bundle(data, [_numpy(t) for t in expected], [_numpy(t) for t in fake_quant],
-                  output_steps_of(final_program))
+                  output_steps_of(final_program), host_seconds)
 
 
 def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> bytes:
