@@ -99,11 +99,18 @@ def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[st
         for combo in itertools.product(*(axes[n] for n in names)) if names else [()]:
             values = dict(zip(names, combo))
             low = replace(base, **{k: v for k, v in values.items() if k != "board"})
-            label = " · ".join([Path(model).stem if Path(model).suffix else model]
-                               + [_label(k, v) for k, v in values.items()])
+            label = " · ".join([_model_label(model)] + [_label(k, v) for k, v in values.items()])
             jobs.append(Job(model, low, steps=steps, board=values.get("board", board), run=run, keep=keep,
                             label=label))
     return jobs
+
+
+def _model_label(model: str) -> str:
+    """`ds_cnn` -> ds_cnn, `path/net.py` -> net, `cases.py:conv_relu` -> conv_relu (one file, many models)."""
+    path, sep, name = model.rpartition(":")
+    if sep and path.endswith(".py") and name:
+        return name
+    return Path(model).stem if Path(model).suffix else model
 
 
 def _label(axis: str, value: object) -> str:
