@@ -79,12 +79,21 @@ def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:
         loc = layer.local
         if loc is None or loc.identical:
             continue
-        size = (f"{loc.max_lsb:.0f} step(s)" if loc.max_lsb is not None else f"|d| {loc.max_abs:.3g}")
+        size = loc.max_lsb if loc.max_lsb is not None else loc.max_abs
         op = layer.target.replace("cortex_m.", "").replace(".default", "")
-        where = layer.module_path or layer.node_id
-        found.append((loc.max_lsb if loc.max_lsb is not None else loc.max_abs, f"{where} ({op}): local max {size}"))
+        found.append((size, loc.max_lsb is not None, layer.module_path or layer.node_id, op))
     found.sort(key=lambda x: -x[0])
-    out = [text for _, text in found[:MAX_CAUSES]]
-    if len(found) > MAX_CAUSES:
-        out.append(f"{len(found) - MAX_CAUSES} more layers")
+
+    def unit(x: float, steps: bool) -> str:
+        return f"{x:.0f} step(s)" if steps else f"|d| {x:.3g}"
+    if len(found) <= MAX_CAUSES:
+        return [f"{where} ({op}): local max {unit(x, st)}" for x, st, where, op in found]
+    # many layers (mv2: every conv by 1 step, requantisation): one line by op, then the worst layer
+    by_op: dict[str, int] = {}
+    for _x, _st, _where, op in found:
+        by_op[op] = by_op.get(op, 0) + 1
+    x, st, where, op = found[0]
+    kinds = ", ".join(f"{op} x{n}" for op, n in sorted(by_op.items(), key=lambda kv: -kv[1]))
+    out = [f"{len(found)} of {len(result.layers)} layers differ by themselves ({kinds}), "
+           f"largest {where} ({op}): local max {unit(x, st)}"]
     return out

@@ -72,8 +72,12 @@ def test_library_command_lines(tmp_path: Path) -> None:
         "-DEXECUTORCH_BUILD_PTHREADPOOL=OFF", "-DEXECUTORCH_BUILD_CPUINFO=OFF", "-DEXECUTORCH_BUILD_DEVTOOLS=ON",
         "-DEXECUTORCH_BUILD_ARM_ETDUMP=ON", "-DEXECUTORCH_BAREMETAL_SKIP_INSTALL=OFF",
         f"-DCMAKE_INSTALL_PREFIX={root / 'install'}", "-DPYTHON_EXECUTABLE=/venv/bin/python",
-        f"-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN={tmp_path / 'CMSIS-NN'}", "-DFETCHCONTENT_FULLY_DISCONNECTED=ON"]
+        f"-DFETCHCONTENT_SOURCE_DIR_CMSIS_NN={tmp_path / 'CMSIS-NN'}", "-DFETCHCONTENT_FULLY_DISCONNECTED=ON",
+        # only what the runner links (build_speed.py); no FLATC_EXECUTABLE: this checkout has no flatbuffers
+        "-DEXECUTORCH_BUILD_PORTABLE_OPS=OFF", "-DEXECUTORCH_BUILD_KERNELS_QUANTIZED=OFF"]
     assert library_build_command(req) == ["cmake", "--build", str(root / "build"), "-j", "2", "--target", "install"]
+    full = request(tmp_path, slim=False)          # CMLENS_FULL_LIBRARIES=1: the whole preset, its own directory
+    assert not any("PORTABLE_OPS" in a for a in library_configure_command(full)) and full.root != req.root
 
 
 def test_library_command_without_cmsis_nn_lets_cmake_fetch(tmp_path: Path) -> None:
