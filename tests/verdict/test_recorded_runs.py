@@ -55,3 +55,24 @@ def test_gelu_conv_on_m55_is_bit_exact_with_a_named_quantisation_difference() ->
     assert v.lines[0] == "target == lowered program bit for bit"
     assert v.lines[1] == ("lowered vs fake-quant: max 2 steps in 4/2048 values "
                           "(conv (quantized_conv2d): local max 1 step(s))")
+
+
+def test_a_planted_weight_fault_fails_against_the_lowered_program() -> None:
+    """ds_cnn for M55 with one weight byte of its last linear flipped after the expected outputs were
+    computed (bench/planted_fault.py): the target is one step off in one of 12 outputs. The old check
+    (atol 0.01 against fake-quant) PASSed it: max abs error 0.000727."""
+    pytest.importorskip("executorch")
+    import numpy as np
+
+    intact, faulted = (FIXTURES / "ds_cnn_m55.bpte").read_bytes(), (FIXTURES / "ds_cnn_fault_m55.bpte").read_bytes()
+    a, b = np.frombuffer(intact, np.uint8), np.frombuffer(faulted, np.uint8)
+    assert list(np.nonzero(a != b)[0]) == [49602]                       # one byte: the planted fault
+    v = _judge("et_runner_ds_cnn_planted_fault_fail_mps3-an547.txt", FIXTURES / "ds_cnn_fault_m55.bpte")
+    assert v.outcome == "FAIL" and v.exact is False
+    [t] = v.target_vs_reference
+    assert (t.values, t.differing, round(t.max_steps)) == (12, 1, 1)
+    assert v.lines[0].startswith("target != lowered program: max 1 step in 1/12 values: the target computed")
+    assert v.lines[1] == "run with --etdump for the first layer that differs"
+    report = parse_uart((UART / "et_runner_ds_cnn_planted_fault_fail_mps3-an547.txt").read_text())
+    err = report.error_stats[0].max_absolute_error
+    assert err == pytest.approx(0.000727, abs=1e-6) and err < 0.01
