@@ -28,6 +28,7 @@ from typing import Iterator, Mapping
 
 from .build import cache_dir, diagnose
 from .build_speed import PROGRESS_STREAM, NinjaProgress, compiler_cache_env, wheel_flatc
+from .shared_outputs import forget_shared_archive, installed_runtime_is_this_builds
 from .checkout import git_head
 from .freshness import Freshness, check_build
 from .locks import exclusive_lock
@@ -299,16 +300,18 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
 
     if not force and is_built(req):
         fresh = check_build(req.build_dir, ninja, env)
-        if fresh.up_to_date:
+        if fresh.up_to_date and installed_runtime_is_this_builds(req.build_dir, req.install_dir):
             return cached(fresh)
-        emit("cmlens", f"the cached ExecuTorch libraries for {req.cpu} ({req.root.name}): {fresh.describe()}: "
-                       "rebuilding what changed")
+        why = (fresh.describe() if not fresh.up_to_date else "the installed libflatccrt.a is another CPU's (flatcc "
+               "archives it into the checkout, shared by every CPU's build)")
+        emit("cmlens", f"the cached ExecuTorch libraries for {req.cpu} ({req.root.name}): {why}: rebuilding what changed")
     req.root.mkdir(parents=True, exist_ok=True)
     with checkout_lock(req.et_root, cancel_event, emit, req.cache_root):
         if not force and is_built(req):     # built by whoever held the lock before us
             fresh = check_build(req.build_dir, ninja, env)
-            if fresh.up_to_date:
+            if fresh.up_to_date and installed_runtime_is_this_builds(req.build_dir, req.install_dir):
                 return cached(fresh)
+        forget_shared_archive(req.et_root)     # re-archived from this build's objects (shared_outputs.py)
         stamp = read_stamp(req)
         from_scratch = not (req.build_dir / "build.ninja").is_file()    # else ninja only redoes what changed
         # Configured with these defines already: ninja re-runs CMake by itself if a CMakeLists changed.

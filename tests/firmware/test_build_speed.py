@@ -82,3 +82,35 @@ def test_ninja_lines_become_percentages() -> None:
     assert len([t for t in (fine.feed(x) for x in lines) if t]) == 101
     assert parse_progress("cmlens: something else") is None
     assert progress_text("runner", 3, 7) == "runner: 42% (3/7 steps)"
+
+
+def test_an_install_with_another_cpus_flatcc_runtime_is_out_of_date(tmp_path: Path) -> None:
+    """flatcc archives libflatccrt.a into the checkout, one file for every CPU's build: an incremental
+    M4 rebuild installed the M55's and the M4 runner faulted (undefined instruction) setting up the ETDump."""
+    import subprocess
+
+    from backend_core.firmware.shared_outputs import (OBJECTS, SHARED_ARCHIVE, archive_members,
+                                                      forget_shared_archive, installed_runtime_is_this_builds)
+
+    if not shutil.which("ar"):
+        pytest.skip("binutils' ar is not installed")
+    build, install = tmp_path / "build", tmp_path / "install"
+    objs = build / OBJECTS
+    objs.mkdir(parents=True)
+    (install / "lib").mkdir(parents=True)
+    names = ["builder.c.obj", "json_printer.c.obj"]            # a long name goes to the `//` table
+    for n in names:
+        (objs / n).write_bytes(b"objects of this CPU " + n.encode())
+    lib = install / "lib" / "libflatccrt.a"
+    subprocess.run(["ar", "rc", str(lib), *[str(objs / n) for n in names]], check=True)
+    assert set(archive_members(lib)) == set(names)
+    assert installed_runtime_is_this_builds(build, install)
+    (objs / "builder.c.obj").write_bytes(b"objects of another CPU")     # what the shared archive held
+    assert not installed_runtime_is_this_builds(build, install)
+    assert installed_runtime_is_this_builds(tmp_path / "nothing", install)   # nothing to compare: no claim
+    shared = tmp_path / "executorch" / SHARED_ARCHIVE
+    shared.parent.mkdir(parents=True)
+    shared.write_bytes(b"!<arch>\n")
+    forget_shared_archive(tmp_path / "executorch")
+    assert not shared.exists()
+    forget_shared_archive(tmp_path / "executorch")               # already gone: fine
