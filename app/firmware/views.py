@@ -49,10 +49,15 @@ def key_numbers(r: dict[str, Any]) -> list[str]:
     """The few numbers that say how a run went, for the one-line summary (the details tab has the rest)."""
     bits = []
     verdict = r.get("verdict")
-    if isinstance(verdict, dict):               # the exact-verdict fields, when the run carries them
-        label = next((str(verdict[k]) for k in ("label", "summary", "text", "detail") if verdict.get(k)), "")
-        if label and label != r.get("outcome"):
-            bits.append(html.escape(label))
+    if isinstance(verdict, dict):               # the exact verdict, when the run carries one
+        outcome = str(r.get("outcome") or "")
+        label = next((str(verdict[k]) for k in ("label", "summary", "text") if verdict.get(k)), "")
+        if outcome and label.startswith(outcome):
+            label = label[len(outcome):].lstrip(" ,:;—-")      # the badge says the outcome already
+        diff = str(verdict.get("quantisation_difference") or "")
+        for text in (label, diff if diff not in label else ""):
+            if text:
+                bits.append(html.escape(text))
     board = r.get("board")
     board_name = board.get("name") if isinstance(board, dict) else board
     where = ", ".join(str(x) for x in (r.get("simulator"), r.get("target")) if x)
@@ -150,8 +155,11 @@ class ResultView(QWidget):
                 ("exit status", f"firmware {r.get('exit_code')}, cmlens {exit_code}")]
         out = ["<table cellspacing=4>"] + [f"<tr><td><b>{k}</b></td><td>{_fmt(v)}</td></tr>" for k, v in rows]
         out.append("</table>")
+        verdict = r.get("verdict")
+        if isinstance(verdict, dict) and verdict.get("lines"):
+            out.append("<p><b>verdict:</b> " + "<br>".join(html.escape(str(x)) for x in verdict["lines"]) + "</p>")
         if r.get("problem"):
-            out.append(f"<p style='color:#c62828'><b>problem:</b> {html.escape(str(r['problem']))}</p>")
+            out.append(f"<p style='color:{UI['bad']}'><b>problem:</b> {html.escape(str(r['problem']))}</p>")
         tests = r.get("tests") or []
         if tests:
             n_pass = sum(1 for t in tests if t.get("passed"))
@@ -164,9 +172,9 @@ class ResultView(QWidget):
         faults = r.get("faults") or ([r["fault"]] if r.get("fault") else [])
         for f in faults:
             text = f if isinstance(f, str) else "; ".join(f"{k}={v}" for k, v in f.items() if v not in (None, "", {}))
-            out.append(f"<p style='color:#c62828'><b>fault:</b> {html.escape(text)}</p>")
+            out.append(f"<p style='color:{UI['bad']}'><b>fault:</b> {html.escape(text)}</p>")
         for e in (r.get("errors") or [])[:5]:
-            out.append(f"<p style='color:#c62828'><tt>{html.escape(str(e))}</tt></p>")
+            out.append(f"<p style='color:{UI['bad']}'><tt>{html.escape(str(e))}</tt></p>")
         gaps = r.get("gaps")
         if gaps:
             first = gaps.get("first_divergence")
@@ -196,7 +204,7 @@ class DoctorView(QTextBrowser):
     """`cmlens doctor --json` findings: missing pieces first, each with its install command."""
 
     def show_report(self, report: dict[str, Any] | None, headline: str = "") -> None:
-        parts = [f"<p style='color:#c62828'><b>{html.escape(headline)}</b></p>"] if headline else []
+        parts = [f"<p style='color:{UI['bad']}'><b>{html.escape(headline)}</b></p>"] if headline else []
         if not report:
             parts.append("<p>The doctor did not report (see the console).</p>")
             self.setHtml("".join(parts))
@@ -204,12 +212,12 @@ class DoctorView(QTextBrowser):
         order = {"missing": 0, "warning": 1, "info": 2, "ok": 3}
         for item in sorted(report.get("items", []), key=lambda i: order.get(i.get("status"), 9)):
             st = item.get("status", "")
-            color = {"missing": "#c62828", "warning": "#ef6c00", "ok": "#2e7d32"}.get(st, "#455a64")
+            color = {"missing": UI["bad"], "warning": UI["warn"], "ok": UI["ok"]}.get(st, UI["muted"])
             req = "" if item.get("required") else " <i>(optional)</i>"
             parts.append(f"<p><b style='color:{color}'>{html.escape(st.upper())}</b> "
                          f"<b>{html.escape(item.get('name', ''))}</b>{req}: {html.escape(item.get('detail', ''))}")
             if item.get("fix"):
-                parts.append(f"<br><tt style='background:#f5f5f5'>{html.escape(item['fix'])}</tt>")
+                parts.append(f"<br><tt>{html.escape(item['fix'])}</tt>")
             parts.append("</p>")
         self.setHtml("".join(parts))
 
@@ -322,5 +330,5 @@ def recorded_run_html(overlay: dict[str, Any], name: str, notes: list[str] | Non
         out.append(f"<p><b>per-layer gaps:</b> {len(gaps.get('layers', []))} layers, "
                    f"{gaps.get('identical_layers', 0)} bit-identical"
                    + (f"; first divergence <tt>{html.escape(first)}</tt>" if first else "") + "</p>")
-    out += [f"<p style='color:#546e7a'>note: {html.escape(n)}</p>" for n in (notes or [])]
+    out += [f"<p style='color:{UI['muted']}'>note: {html.escape(n)}</p>" for n in (notes or [])]
     return "".join(out)

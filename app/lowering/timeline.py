@@ -4,7 +4,7 @@ changed nothing."""
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtGui import QColor, QFont, QPainter, QPalette
 from PySide6.QtWidgets import (QCheckBox, QListWidget, QListWidgetItem, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QVBoxLayout, QWidget)
 
@@ -30,8 +30,10 @@ class _Delegate(QStyledItemDelegate):
             p.fillRect(QRect(r.left(), r.top(), 4, r.height()), QColor("#1565c0"))
         elif state == "failed":
             p.fillRect(r, QColor("#ffebee"))
+        # done: dark on the light selection / failed fills, else the palette's text (readable on a dark theme)
+        plain = QColor("#263238") if selected or state == "failed" else option.palette.color(QPalette.ColorRole.Text)
         color = {"pending": QColor("#9e9e9e"), "running": QColor("#1565c0"),
-                 "failed": QColor("#c62828")}.get(state, QColor("#263238"))
+                 "failed": QColor("#c62828")}.get(state, plain)
         f = QFont(option.font)
         f.setBold(selected)
         p.setFont(f)

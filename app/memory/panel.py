@@ -119,7 +119,7 @@ class MemoryPanel(QWidget):
             self.split.addWidget(w)
             self.split.setStretchFactor(self.split.count() - 1, stretch)
         self.split.setChildrenCollapsible(False)
-        self.split.setSizes([330, 480, 250])
+        self.split.setSizes([400, 400, 200])            # proportions: the legend of the bars needs width
         self.placeholder = QLabel(EMPTY)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)

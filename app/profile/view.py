@@ -30,7 +30,7 @@ TEXT_INSIDE, TEXT_OUTSIDE = "#ffffff", "#263238"      # on the bar's colour / on
 
 MODES = (("ops", "top ops"), ("islands", "fallback islands"), ("kinds", "kernel kinds"), ("modules", "nn.Modules"))
 TOP_N = 15
-ROW_PX = 20                 # a bar row needs this many pixels for its label; fewer rows are shown in less
+ROW_GAP_PX = 2              # between two bars' label boxes; fewer rows are shown in less height
 EMPTY = ("The per-op cost of a run (instructions per operator, fallback islands) appears here after a run "
          "with \"Per-op profile\" on (cmlens run --profile), or when you open an ETRecord with its ETDump.")
 
@@ -145,8 +145,14 @@ class ProfileView(QWidget):
 
     # -- internals -------------------------------------------------------------------------------
     def _rows_that_fit(self) -> int:
+        """As many rows as the view box holds with each label's box (text + its margins) clear of the next."""
+        import pyqtgraph as pg
+
+        if not hasattr(self, "_row_px"):
+            probe = pg.TextItem("Xg")                  # held: the C++ text item goes with the wrapper
+            self._row_px = probe.textItem.boundingRect().height() + ROW_GAP_PX
         h = self.plot.getPlotItem().getViewBox().height()
-        return max(2, int(h // ROW_PX)) if h > 0 else TOP_N
+        return max(2, int(h / self._row_px - 0.2)) if h > 0 else TOP_N     # the y range spans n + 0.2 rows
 
     def _on_resized(self, *_: Any) -> None:
         if self._rows_that_fit() != self._fit_rows:
@@ -155,7 +161,7 @@ class ProfileView(QWidget):
             self._place_labels()
 
     def _redraw(self, *_: Any) -> None:
-        """The costliest rows that fit the plot's height (each needs ROW_PX for its label); the rest are
+        """The costliest rows that fit the plot's height (each label's box clear of the next); the rest are
         named in the summary's tooltip."""
         p = self.profile
         mode = self.mode.currentData()

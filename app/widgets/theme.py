@@ -2,7 +2,7 @@
 resources/colors.json, which the HTML report and the Graphviz export read too."""
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QIcon
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPalette
 
 import resources
 
@@ -10,7 +10,20 @@ from backend_core.snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_
                                          KIND_LABELS, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT)
 
 _C = resources.colors()
-_UI = _C["ui"]
+
+
+def is_dark_palette() -> bool:
+    """The application's palette is dark (a dark system theme): window text lighter than the window."""
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    pal = app.palette()
+    return pal.color(QPalette.ColorRole.Window).lightness() < pal.color(QPalette.ColorRole.WindowText).lightness()
+
+
+# UI text colours for the palette the application runs with (read when the views are first imported,
+# after the QApplication exists): resources/colors.json "ui", or "ui_dark" on a dark palette.
+_UI = {k: v for k, v in _C["ui_dark" if is_dark_palette() else "ui"].items() if not k.startswith("_")}
 _OV = _C["overlay"]
 
 # fill, border, text per node kind (resources/colors.json: the HTML report and dot export use the same file)
@@ -46,8 +59,15 @@ PLACEHOLDER_STYLE = f"color:{_UI['faint']}; font-size:14px"
 
 
 def app_style_sheet() -> str:
-    """resources/styles/app.qss, applied to the QApplication by the shell."""
-    return resources.text("styles", "app.qss")
+    """resources/styles/app.qss, applied to the QApplication by the shell; on a dark palette its "ui"
+    colours are swapped for their "ui_dark" counterparts (one pass, so no colour is swapped twice)."""
+    import re
+
+    qss = resources.text("styles", "app.qss")
+    if not is_dark_palette():
+        return qss
+    swap = {v.lower(): _C["ui_dark"][k] for k, v in _C["ui"].items() if k in _C["ui_dark"]}
+    return re.sub(r"#[0-9a-fA-F]{6}", lambda m: swap.get(m.group(0).lower(), m.group(0)), qss)
 
 
 def icon(name: str) -> QIcon:
