@@ -30,15 +30,23 @@ def plain(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def recorded_run(tmp_path_factory: pytest.TempPathFactory):
-    """The ETDump + debug buffer of a real QEMU run (UART text) and the ETRecord + .bpte of the same
-    seeded model made here with plain ExecuTorch APIs (the same program as the one that ran)."""
+    """The ETDump + debug buffer of a real QEMU run (UART text) and the program that ran with its ETRecord
+    (.pte, .bpte, .etrecord made with plain ExecuTorch APIs, tests/artefacts/plain_flow.make_from_file on
+    tiny_conv_model.py), stored beside the recording: a re-lowering is not byte-identical on every machine
+    (calibration's float rounding follows the CPU's vector unit), and the gaps are asserted bit-exact."""
     pytest.importorskip("executorch")
-    from .plain_flow import make_from_file
+    import shutil
+
+    from .plain_flow import PlainArtefacts
 
     work = tmp_path_factory.mktemp("run")
     block = parse_uart((FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt").read_text()).etdumps[0]
     (work / "run.etdump").write_bytes(block.files["etdump.bin"])
     (work / "debug_buffer.bin").write_bytes(block.files["debug_buffer.bin"])
-    made = make_from_file(FIXTURES / "tiny_conv_model.py", work)
+    stored = FIXTURES / "tiny_conv_recorded"
+    for ext in ("pte", "bpte", "etrecord"):
+        shutil.copy(stored / f"tiny_conv_model.{ext}", work / f"tiny_conv_model.{ext}")
+    made = PlainArtefacts(work / "tiny_conv_model.pte", work / "tiny_conv_model.bpte",
+                          work / "tiny_conv_model.etrecord", [])
     assert len(made.pte.read_bytes()) == 5932          # the runner logged "PTE Model data loaded. Size: 5932"
     return work, made
