@@ -28,7 +28,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     try:
         if job.wants("run") or job.wants("profile"):
             step = "run"
-            _check_run_environment(job)            # a missing checkout or tool: exit 2 before the lowering
+            _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
         for step in job.steps:
             if cancel.is_set():
                 raise Cancelled(f"cancelled before the {step} step")
@@ -50,7 +50,8 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     return res
 
 
-def _check_run_environment(job: Job) -> None:
+def _check_run_environment(job: Job, emit: EventCallback) -> None:
+    """The run's checks before the lowering; their warnings (shown once per checkout) go out as lines."""
     from ..errors import BadInputError
     from .firmware_step import prepare_run
 
@@ -59,7 +60,8 @@ def _check_run_environment(job: Job) -> None:
     if not et_root:
         raise BadInputError("No ExecuTorch checkout for the run step.",
                             "Pass --et-root PATH (or set EXECUTORCH_ROOT) on this machine or worker.")
-    prepare_run(opts, et_root, opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"))
+    prepare_run(opts, et_root, opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"),
+                on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}))
 
 
 def _error(step: str, exc: CmlensError) -> dict[str, Any]:

@@ -140,9 +140,17 @@ class DaskCluster:
             futures[fut] = (jid, d)
             on_start(jid)
         ac = as_completed(list(futures))
+        lost: dict[str, int] = {}
         try:
             for fut in ac:
                 jid, d = futures.pop(fut)
+                if fut.status not in ("finished", "error", "cancelled") and lost.get(jid, 0) < 3:
+                    # finished, but its result lived on a worker that died before it was gathered:
+                    # the client reschedules the key; wait for it again instead of losing the row
+                    lost[jid] = lost.get(jid, 0) + 1
+                    futures[fut] = (jid, d)
+                    ac.add(fut)
+                    continue
                 if fut.status == "finished":
                     on_done(jid, fut.result())
                 else:
