@@ -17,6 +17,7 @@ MAX_CAUSES = 4
 # host run took 2 min on a loaded 2-core machine (int32 convolutions are not vectorised), naming 4 min
 # more: above this budget the difference is sized but not named (`cmlens numerics` names it).
 NAME_BUDGET_S = 20.0
+KNOWN_BUDGET_S = 60.0      # one host run more, and it decides between "target bug" and "known difference"
 
 
 def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes, References]:
@@ -25,7 +26,8 @@ def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes,
     from ..pipeline.artifacts import bundle_program
 
     bundle = bundle_program(pipeline.final_program, pipeline.quantized_module, pipeline.example_inputs)
-    return bundle.bpte, _named(references_from_bundle(bundle), pipeline, on_status, bundle.host_seconds)
+    refs = _named(references_from_bundle(bundle), pipeline, on_status, bundle.host_seconds)
+    return bundle.bpte, with_known_kernels(refs, pipeline, bundle.lowered, bundle.host_seconds, on_status)
 
 
 def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
@@ -43,7 +45,37 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
     def arrays(ts: tuple) -> list[Any]:
         return [t.detach().contiguous().numpy() for t in ts]
     bundle = Bundle(b"", arrays(lowered), arrays(fq), output_steps_of(pipeline.final_program))
-    return _named(references_from_bundle(bundle), pipeline, on_status, host_seconds)
+    refs = _named(references_from_bundle(bundle), pipeline, on_status, host_seconds)
+    return with_known_kernels(refs, pipeline, bundle.lowered, host_seconds, on_status)
+
+
+def with_known_kernels(refs: References, pipeline: Any, lowered: list[Any], host_seconds: float = 0.0,
+                       on_status: Any = None) -> References:
+    """Record the ops whose host reference kernel is known to differ from the target's CMSIS-NN kernel
+    (verdict/kernel_refs.py) and the outputs a correct target then computes: one more host run of the
+    lowered program, only when it holds such an op. The verdict uses them to tell such a difference
+    from a target bug."""
+    from ..verdict.kernel_refs import has_known_ops, known_differences
+
+    if not has_known_ops(pipeline.final_program):
+        return refs
+    if host_seconds > KNOWN_BUDGET_S:
+        refs.notes.append(f"the known host/CMSIS-NN kernel differences were not computed (the lowered program's host "
+                          f"run took {host_seconds:.0f} s): a FAIL at such an op is not told apart from a target bug")
+        return refs
+    if on_status:
+        on_status("running the lowered program the target's way (known host/CMSIS-NN kernel differences)")
+    import torch
+
+    try:
+        found, patches = known_differences(pipeline.final_program, pipeline.example_inputs,
+                                           tuple(torch.as_tensor(a) for a in lowered))
+    except Exception as exc:  # noqa: BLE001  an extra: the verdict stands without it
+        refs.notes.append(f"the known host/CMSIS-NN kernel differences could not be computed ({type(exc).__name__})")
+        return refs
+    refs.kernel_mismatches = [m.to_dict() for m in found]
+    refs.target_faithful = patches
+    return refs
 
 
 def _named(refs: References, pipeline: Any, on_status: Any, host_seconds: float) -> References:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .outcome import Verdict, classify_outcome
-from .references import References
+from .references import References, faithful_outputs
 from .steps import OutputDifference
 from .target_outputs import printed_outputs, target_vs_expected
 
@@ -36,20 +36,26 @@ def _written_outputs(files: dict[str, Path], expected: Sequence[Any]) -> list[An
     return out
 
 
-def target_differences(run: Any, bpte: Path | None, steps: Sequence[float | None]) -> list[OutputDifference]:
-    """The target's outputs against the bundle's expected ones, [] when the run left neither."""
+def _target_and_expected(run: Any, bpte: Path | None) -> tuple[list[Any], list[Any], bool]:
+    """(the target's outputs, the bundle's expected ones, printed?): ([], [], True) when the run left neither."""
     if bpte is None or Path(bpte).suffix != ".bpte":
-        return []
+        return [], [], True
     expected = _expected(bpte)
     if not expected:
-        return []
+        return [], [], True
     written = _written_outputs(getattr(run, "files", {}) or {}, expected)
     if written:
-        return target_vs_expected(written, expected, steps, printed=False)
+        return written, expected, False
     printed = printed_outputs(run.sim.report.outputs)
     if len(printed) != len(expected):
-        return []
-    return target_vs_expected(printed, expected, steps, printed=True)
+        return [], [], True
+    return printed, expected, True
+
+
+def target_differences(run: Any, bpte: Path | None, steps: Sequence[float | None]) -> list[OutputDifference]:
+    """The target's outputs against the bundle's expected ones, [] when the run left neither."""
+    actual, expected, printed = _target_and_expected(run, bpte)
+    return target_vs_expected(actual, expected, steps, printed=printed) if actual else []
 
 
 def judge_run(run: Any, bpte: Path | None, references: References, steps: Sequence[float | None], *,
@@ -59,11 +65,14 @@ def judge_run(run: Any, bpte: Path | None, references: References, steps: Sequen
     if not refs.steps and steps:
         refs = References(refs.expected_from, refs.vs_fake_quant, list(steps), refs.causes, refs.notes)
     stats = run.sim.report.error_stats
-    diffs = target_differences(run, bpte, refs.steps or steps)
+    actual, expected, printed = _target_and_expected(run, bpte)
+    diffs = target_vs_expected(actual, expected, refs.steps or steps, printed=printed) if actual else []
+    faithful = (target_vs_expected(actual, faithful_outputs(refs, expected), refs.steps or steps, printed=printed)
+                if actual and refs.kernel_mismatches else None)
     outcome = run.outcome
     if outcome == "PASS" and diffs and any(not d.identical for d in diffs) and atol == 0 and rtol == 0:
         outcome = "FAIL"      # cannot happen with an exact runner check; never let a PASS hide a difference
     return classify_outcome(outcome, refs, target_vs_reference=diffs,
                             max_abs_error=stats[0].max_absolute_error if stats else None,
                             atol=atol, rtol=rtol, gaps=getattr(run, "gaps", None), etdump=etdump,
-                            problem=getattr(run, "problem", ""))
+                            problem=getattr(run, "problem", ""), target_vs_faithful=faithful)

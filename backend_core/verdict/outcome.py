@@ -8,6 +8,10 @@ Outcomes (the same strings in the CLI, the GUI and the JSON):
   program it was given (a target bug: kernel, runtime, memory); with --etdump, the first layer that
   differs, and since its inputs are bit-identical, the op whose target kernel disagrees with its host
   reference kernel;
+  when the difference is exactly what a known host-vs-CMSIS-NN kernel difference gives (kernel_refs.py:
+  the lowered program rerun with that op computed the target's way reproduces the target bit for bit),
+  the FAIL says so (`known_difference`, label LABEL_KNOWN): not the user's model, not a target bug, but
+  ExecuTorch's host reference and its target kernel disagreeing on that op;
 - FAULT, TIMEOUT: the firmware trapped / did not finish; NO RESULT: no TEST line; RAN: a plain .pte ran
   (nothing to compare with).
 A tolerance the user asked for (--atol/--qtol) still reports whether the outputs were bit-exact."""
@@ -16,12 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .kernel_refs import OpMismatch
 from .references import FAKE_QUANT, LOWERED, References
 from .steps import OutputDifference, summary
 
 LABEL_EXACT = "PASS, bit-exact"
 LABEL_QDIFF = "PASS with a quantisation difference"
 LABEL_TOLERANCE = "PASS within tolerance (not bit-exact)"
+LABEL_KNOWN = "FAIL (known kernel/reference mismatch)"
 
 
 @dataclass
@@ -54,6 +60,7 @@ class Verdict:
     kernel_mismatches: list[str] = field(default_factory=list)   # per op: host kernel != target kernel
     tolerance: dict[str, float] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)               # the verdict in sentences
+    known_difference: bool = False     # FAIL explained bit for bit by a known host/CMSIS-NN kernel difference
 
     @property
     def passed(self) -> bool:
@@ -71,7 +78,7 @@ class Verdict:
                 "quantisation_difference": self.quantisation_difference,
                 "first_differing_layer": None if f is None else vars(f).copy(),
                 "kernel_mismatches": list(self.kernel_mismatches), "tolerance": dict(self.tolerance),
-                "lines": list(self.lines)}
+                "lines": list(self.lines), "known_difference": self.known_difference}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Verdict":
@@ -80,7 +87,8 @@ class Verdict:
                        [OutputDifference.from_dict(x) for x in d.get("target_vs_reference", [])],
                        [OutputDifference.from_dict(x) for x in d.get("lowered_vs_fake_quant", [])],
                        d.get("quantisation_difference", ""), None if f is None else LayerDifference(**f),
-                       list(d.get("kernel_mismatches", [])), dict(d.get("tolerance", {})), list(d.get("lines", [])))
+                       list(d.get("kernel_mismatches", [])), dict(d.get("tolerance", {})), list(d.get("lines", [])),
+                       bool(d.get("known_difference", False)))
 
 
 def _reference_name(refs: References) -> str:
@@ -123,11 +131,13 @@ def _first_layer(gaps: Any) -> LayerDifference | None:
 def classify_outcome(sim_outcome: str, references: References | None = None, *,
                      target_vs_reference: Sequence[OutputDifference] | None = None,
                      max_abs_error: float | None = None, atol: float = 0.0, rtol: float = 0.0,
-                     gaps: Any = None, etdump: bool = False, problem: str = "") -> Verdict:
+                     gaps: Any = None, etdump: bool = False, problem: str = "",
+                     target_vs_faithful: Sequence[OutputDifference] | None = None) -> Verdict:
     """The verdict of one run. `sim_outcome` is what the runner and simulator said (PASS / FAIL / FAULT /
     TIMEOUT / NO RESULT / RAN), `target_vs_reference` the target's outputs against the bundle's expected
     ones (from the printed outputs), `max_abs_error` the runner's error stats, `gaps` the per-layer gaps
-    of an --etdump run."""
+    of an --etdump run, `target_vs_faithful` the target's outputs against the lowered program run with
+    the known host/CMSIS-NN kernel differences computed the target's way (judge.py; None: not compared)."""
     refs = references or References()
     name = _reference_name(refs)
     tol = {"atol": float(atol), "rtol": float(rtol)}
@@ -157,25 +167,45 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
     elif sim_outcome == "FAIL":
         v.exact = False
         v.label = "FAIL"
+        known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.expected_from == LOWERED else []
+        explained = bool(known and target_vs_faithful and all(d.identical for d in target_vs_faithful))
+        where = "; ".join(f"{m.node} ({m.op})" for m in known)
         what = (f"target != {name}: {_diff_text(diffs)}" if diffs else f"target != {name}")
-        if refs.expected_from == LOWERED:
+        if explained:
+            v.known_difference = True
+            v.label = LABEL_KNOWN
+            what += f" at {where}: {'; '.join(sorted({m.how for m in known}))}: a known reference mismatch, not your model"
+            v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
+                                   f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
+        elif refs.expected_from == LOWERED:
             what += ": the target computed something other than the program it was given (a target bug)"
         else:
             what += (" (the expected outputs are not the lowered program's, so this may be quantisation, "
                      "not the target: lower the model with cmlens for a bit-exact reference)")
         v.lines.append(what)
+        if explained:
+            n = sum(d.values for d in target_vs_faithful or [])
+            v.lines.append(f"the lowered program rerun on the host with {where} computed CMSIS-NN's way reproduces "
+                           f"the target bit for bit ({n} values): the target is right, ExecuTorch's host reference "
+                           f"kernel is not bit-exact with its CMSIS-NN kernel there")
+        elif known:
+            v.lines.append(f"{where} is known to differ from CMSIS-NN on the host ("
+                           + "; ".join(m.text() for m in known) + "), but "
+                           + ("the target differs beyond that" if target_vs_faithful is not None
+                              else "the target's outputs were not printed, so that cannot explain it here"))
         first = _first_layer(gaps)
         if first is not None:
             v.first_differing_layer = first
-            v.lines.append(f"first layer that differs (execution order): {first.text()}")
-            if refs.expected_from == LOWERED:
+            v.lines.append(f"first layer that differs (execution order): {first.text()}"
+                           + (" (the known mismatch)" if explained and first.node_id in {m.node for m in known} else ""))
+            if not explained and refs.expected_from == LOWERED:
                 v.kernel_mismatches.append(
                     f"{first.target.replace('.default', '')} ({first.node_id}): the target's kernel and the host's "
                     f"reference kernel disagree on bit-identical inputs ({first.differing}/{first.values} values)")
         elif gaps is not None:
             v.lines.append("every layer the ETDump recorded is bit-identical: the difference is after the last "
                            "recorded layer (output copy, bundle comparison)")
-        elif not etdump:
+        elif not etdump and not explained:
             v.lines.append("run with --etdump for the first layer that differs")
         if fq_line:
             v.lines.append(fq_line)
