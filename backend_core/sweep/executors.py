@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from ..errors import BadInputError
-from .task import check_worker, crash_result, run_task
+from .task import check_worker, crash_result, run_task, share_cores
 
 Item = tuple[str, dict[str, Any]]                 # (job id, job dict)
 OnDone = Callable[[str, dict[str, Any]], None]
@@ -35,7 +35,8 @@ class LocalPool:
 
     def _pool(self) -> ProcessPoolExecutor:
         # spawn, not fork: a forked torch process can deadlock; each worker imports the stack once
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=share_cores, initargs=(self.workers,))
 
     def run(self, items: list[Item], on_done: OnDone, on_start: OnStart, cancel: threading.Event) -> None:
         """A dead worker breaks the whole pool, and every job running then fails with it: only a job that
@@ -109,6 +110,15 @@ class DaskCluster:
                 "or drop --scheduler to run on the local process pool.") from None
 
         self._tune_scheduler()
+        self._share_cores()
+
+    def _share_cores(self) -> None:
+        """Each worker process gets its host's cores divided by the worker processes on that host."""
+        by_host: dict[str, list[str]] = {}
+        for addr, w in self.client.scheduler_info().get("workers", {}).items():
+            by_host.setdefault(w.get("host", addr), []).append(addr)
+        for addrs in by_host.values():
+            self.client.run(share_cores, len(addrs), workers=addrs)
 
     def _tune_scheduler(self) -> None:
         """A job whose worker died is retried once (allowed-failures 1), and a worker holds one job per

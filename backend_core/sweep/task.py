@@ -18,6 +18,20 @@ def quiet_logs() -> None:
     os.environ.setdefault("TORCH_LOGS", "-all")
 
 
+def share_cores(processes: int) -> int:
+    """Give this worker process its share of the machine's cores for torch's intra-op threads: N worker
+    processes that each spin up one thread per core oversubscribe the machine (OpenMP threads busy-wait),
+    and a sweep's jobs are parallel across processes already. Returns the thread count set."""
+    threads = max(1, (os.cpu_count() or 1) // max(1, processes))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    return threads
+
+
 def run_task(job_dict: dict[str, Any]) -> dict[str, Any]:
     """Run one job; anything it raises becomes a result with the error, never a lost row."""
     quiet_logs()
