@@ -48,6 +48,23 @@ def slim_default() -> bool:
 CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
 
 
+def codegen_python(executable: str | None = None) -> str:
+    """The venv's Python, one name for one interpreter: a worker started as `.venv/bin/python3.11`
+    (multiprocessing spawn, the GUI's workers) and the CLI's `.venv/bin/python` are the same program,
+    but as different strings they made different variants: every CPU's libraries were configured and
+    built again (measured 2026-12-01: four new installs in 4 minutes). Not resolved past the venv
+    (the venv's site-packages is what codegen needs)."""
+    exe = Path(executable or sys.executable)
+    for name in ("python", "python3"):
+        cand = exe.with_name(name)
+        try:
+            if cand == exe or (cand.exists() and os.path.samefile(cand, exe)):
+                return str(cand)
+        except OSError:
+            continue
+    return str(exe)
+
+
 @dataclass
 class EtLibRequest:
     """Which ExecuTorch libraries to build: checkout, CPU, build type, CMSIS-NN, Python for codegen."""
@@ -56,7 +73,7 @@ class EtLibRequest:
     cpu: str = "cortex-m55"
     build_type: str = "Release"
     cmsis_nn: Path | None = None          # None: ExecuTorch's CMake fetches it (needs network)
-    python: str = sys.executable          # needs torch/PyYAML for ExecuTorch's codegen scripts
+    python: str = field(default_factory=lambda: codegen_python())   # torch/PyYAML for ExecuTorch's codegen
     cache_root: Path | None = None        # default: cache_dir()
     etdump: bool = True                   # devtools: bundled_program (.bpte) + etdump (event tracer)
     jobs: int | None = None

@@ -277,3 +277,22 @@ def test_diagnosis_of_a_link_error_is_not_mistaken_for_missing_newlib() -> None:
     lines = [": && arm-none-eabi-g++ -O3 --specs=nano.specs -u _printf_float main.o -o runner.elf",
              "arm_executor_runner.cpp:(.text+0x566): undefined reference to `executorch::etdump::ETDumpGen'"]
     assert diagnose(lines)[0] == "the link failed (a symbol is missing)"
+
+
+def test_one_interpreter_under_two_names_is_one_library_variant(tmp_path) -> None:
+    """A spawned worker runs as .venv/bin/python3.11, the CLI as .venv/bin/python: the same program,
+    which made two variants and rebuilt every CPU's libraries (2026-12-01)."""
+    import sys
+
+    from backend_core.firmware.et_build import EtLibRequest, codegen_python
+
+    (tmp_path / "python").symlink_to(sys.executable)
+    (tmp_path / "python3.11").symlink_to(tmp_path / "python")
+    assert codegen_python(str(tmp_path / "python3.11")) == str(tmp_path / "python")
+    a = EtLibRequest(tmp_path, "cortex-m4", python=codegen_python(str(tmp_path / "python3.11")), commit="c" * 40)
+    b = EtLibRequest(tmp_path, "cortex-m4", python=codegen_python(str(tmp_path / "python")), commit="c" * 40)
+    assert a.key == b.key
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "python").write_text("")                    # a different interpreter keeps its own variant
+    assert EtLibRequest(tmp_path, "cortex-m4", python=str(other / "python"), commit="c" * 40).key != a.key
