@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QSplitter,
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from backend_core.layout import Layout, compute_layout
@@ -81,7 +81,11 @@ class CompareView(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.runner.cancel)
         top = QHBoxLayout()
+        self.sync_view = QCheckBox("Sync view")
+        self.sync_view.setChecked(True)
+        self.sync_view.setToolTip("Pan or zoom one side and the others follow to the matched op")
         top.addWidget(self.status, 1)
+        top.addWidget(self.sync_view)
         top.addWidget(self.cancel_button)
         self.graphs = QSplitter(Qt.Orientation.Horizontal)
         self.changed = QListWidget()
@@ -165,6 +169,7 @@ class CompareView(QWidget):
         for i, side in enumerate(data.sides):
             pane = SidePane(i, side.label, self)
             pane.nodeClicked.connect(self._on_node_clicked)
+            pane.viewMoved.connect(self._on_view_moved)
             self.graphs.addWidget(pane)
             self.panes.append(pane)
             if side.snapshot is None:
@@ -210,6 +215,21 @@ class CompareView(QWidget):
         self.panes[side].set_layout(self.data, layout)
         if self.row >= 0:
             self.panes[side].select(self.data.nodes(self.row, side))
+
+    # ------------------------------------------------------------------ viewport sync
+    def _on_view_moved(self, side: int) -> None:
+        """Pan or zoom on one side: every other side shows the match of the op in the middle of that
+        view (one-to-many: the first of its nodes), at the same zoom and offset."""
+        if self.data is None or not self.sync_view.isChecked():
+            return
+        anchor = self.panes[side].anchor()
+        if anchor is None:
+            return
+        row, offset = anchor
+        zoom = self.panes[side].view.zoom_factor()
+        for s, pane in enumerate(self.panes):
+            if s != side:
+                pane.follow(self.data.nodes(row, s), offset, zoom)
 
     # ------------------------------------------------------------------ selection
     def _on_node_clicked(self, side: int, node_id: str) -> None:

@@ -84,6 +84,22 @@ def test_compare_two_versions_synced_selection(qtbot, compared: CompareView, tmp
     assert conv2.heat.name() == "#ffe082"                 # amber: widened 8 -> 16 channels
     view.grab().save(str(tmp_path / "compare_view.png"))
 
+    # viewport sync: zoom and pan side 1 onto conv1; side 2 follows to conv1's match at the same zoom
+    p0, p1 = view.panes
+    p0.view.zoom(3.0)
+    b0 = p0.scene.box_for_node("cortex_m_quantized_conv2d_default")
+    p0.view.centerOn(b0.sceneBoundingRect().center())
+    b1 = p1.scene.box_for_node("cortex_m_quantized_conv2d_default")
+    assert abs(p1.view.zoom_factor() - p0.view.zoom_factor()) < 1e-3
+    off0 = p0.center() - b0.sceneBoundingRect().center()
+    off1 = p1.center() - b1.sceneBoundingRect().center()
+    assert (off1 - off0).manhattanLength() < 20, (off0, off1)
+    # unticked, the other side stays where it is
+    view.sync_view.setChecked(False)
+    before = p1.center()
+    p0.view.centerOn(p0.scene.box_for_node("cortex_m_quantized_linear_default").sceneBoundingRect().center())
+    assert (p1.center() - before).manhattanLength() < 1
+
 
 def test_compare_error_and_cancel_keep_the_results(qtbot, compared: CompareView, tmp_path) -> None:
     view = compared
