@@ -93,8 +93,16 @@ class NumericsView(QWidget):
         sb.addWidget(self.scatter_ref)
         sb.addWidget(self.scatter_plot, 1)
         hists = QSplitter(Qt.Orientation.Vertical)
+        # a float output has no int8 grid: say so instead of empty axes under the last int layer's label
+        self.int_note = QLabel("")
+        self.int_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.int_note.setWordWrap(True)
+        self.int_note.setStyleSheet(PLACEHOLDER_STYLE)
+        self.int_box = QStackedWidget()
+        self.int_box.addWidget(self.int_hist)
+        self.int_box.addWidget(self.int_note)
         hists.addWidget(self.float_hist)
-        hists.addWidget(self.int_hist)
+        hists.addWidget(self.int_box)
         row = QSplitter(Qt.Orientation.Horizontal)
         row.addWidget(self.sqnr_plot)
         row.addWidget(scatter_box)
@@ -222,6 +230,13 @@ class NumericsView(QWidget):
                 ih.addItem(pg.InfiniteLine(layer.zero_point, angle=90,
                                            pen=pg.mkPen((120, 120, 120), style=Qt.PenStyle.DashLine)))
             ih.setLabel("bottom", f"int level (zero point {layer.zero_point}, scale {layer.scale:.3g})")
+            self.int_box.setCurrentWidget(self.int_hist)
+        else:
+            dtype = layer.dtype or ""
+            self.int_note.setText(f"{layer.node_id} outputs {dtype}: it runs in float, off the int8 grid"
+                                  if dtype.startswith(("float", "bfloat")) else
+                                  f"no integer values of {layer.node_id} were recorded")
+            self.int_box.setCurrentWidget(self.int_note)
 
 
 __all__ = ["NumericsView", "ColorBar", "error_colors", "error_values", "heat_range",

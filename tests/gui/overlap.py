@@ -1,7 +1,7 @@
 """Text over text, found from the widgets and the plot items themselves (no pixels): the rectangles on
 screen of every visible widget that shows text, clipped by its ancestors, must not intersect; every
-pyqtgraph TextItem (annotations, InfiniteLine labels) must lie inside its ViewBox and clear of the others;
-a plot legend must not cover a data point."""
+pyqtgraph TextItem (annotations, InfiniteLine labels) must lie inside its ViewBox, clear of the others and
+of the plot's point markers; a plot legend must not cover a data point; a visible plot is not empty axes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -126,6 +126,12 @@ def plot_text_problems(top: QWidget) -> list[str]:
                 x = ra.intersected(rb)
                 if x.width() > 1 and x.height() > 1:
                     bad.append(f"{where}: text {a.toPlainText()!r} {_r(ra)} overlaps {b.toPlainText()!r} {_r(rb)}")
+        for _it, r in rects:
+            hit = _marker_under(vb, r)
+            if hit:
+                bad.append(f"{where}: text {_it.toPlainText()!r} {_r(r)} covers a marker at {hit}")
+        if not _has_data(vb):
+            bad.append(f"{where}: empty axes (no data drawn; a placeholder line should say what comes here)")
         legend = plot.legend
         if legend is not None and legend.isVisible() and legend.items:
             lr = legend.sceneBoundingRect()
@@ -151,4 +157,47 @@ def _in_viewbox(item, vb) -> bool:
         if p is vb:
             return True
         p = p.parentItem()
+    return False
+
+
+def _in_vb(item, vb) -> bool:
+    return item.isVisible() and _in_viewbox(item, vb)
+
+
+def _marker_under(vb, rect: QRectF) -> str:
+    """The first scatter marker (a point the user can hover or click) that `rect` covers, as 'x, y'."""
+    import pyqtgraph as pg
+
+    for sp in vb.scene().items():
+        if not isinstance(sp, pg.ScatterPlotItem) or not _in_vb(sp, vb):
+            continue
+        for pt in sp.points():
+            if not pt.isVisible():
+                continue
+            size = pt.size() if pt.size() >= 0 else sp.opts["size"]
+            half = max(float(size), 4.0) / 2
+            c = sp.mapToScene(pt.pos())
+            box = QRectF(c.x() - half, c.y() - half, 2 * half, 2 * half)
+            x = box.intersected(rect)
+            if x.width() > 1 and x.height() > 1:
+                return f"({pt.pos().x():g}, {pt.pos().y():g})"
+    return ""
+
+
+def _has_data(vb) -> bool:
+    """Something drawn from data in the view box (lines, markers, bars, images), not only guides."""
+    import pyqtgraph as pg
+
+    for it in vb.addedItems:
+        if not it.isVisible() or isinstance(it, (pg.InfiniteLine, pg.TextItem, pg.LinearRegionItem)):
+            continue
+        if isinstance(it, pg.ScatterPlotItem):
+            if len(it.points()):
+                return True
+        elif isinstance(it, (pg.PlotDataItem, pg.PlotCurveItem)):
+            xs, _ys = it.getData()
+            if xs is not None and len(xs):
+                return True
+        elif not it.boundingRect().isEmpty():
+            return True
     return False
