@@ -61,6 +61,7 @@ class NodeInspector(QWidget):
         self.browser.setOpenLinks(False)
         self.browser.anchorClicked.connect(self._on_link)
         self.browser.document().setDefaultStyleSheet(CSS)
+        theme.keep_light(self.browser)           # its HTML is coloured for a light background
         lay.addWidget(self.browser)
         row = QHBoxLayout()
         self.verify_btn = QPushButton("Verify suggestion", self)

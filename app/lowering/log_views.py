@@ -20,14 +20,15 @@ class QuantizerReport(QTextBrowser):
         self.refresh()
 
     def refresh(self) -> None:
+        c = theme.UI                   # the palette's text colours (lighter on a dark palette)
         v = self.session.verdicts or {}
         if not v:
-            self.setHtml("<p style='color:#78909c'>The quantizer's verdicts appear when lowering finishes.</p>")
+            self.setHtml(f"<p style='color:{c['faint']}'>The quantizer's verdicts appear when lowering finishes.</p>")
             return
         out = ["<style>td{padding:1px 8px 1px 0} h3{margin:8px 0 3px 0}</style>"]
         rej = v.get("rejected") or {}
         if rej:
-            out.append("<h3 style='color:#c62828'>Rejected</h3><table>")
+            out.append(f"<h3 style='color:{c['bad']}'>Rejected</h3><table>")
             for node, reason in rej.items():
                 if isinstance(reason, (list, tuple)):
                     reason = "; ".join(str(r) for r in reason)
@@ -35,13 +36,13 @@ class QuantizerReport(QTextBrowser):
             out.append("</table>")
         na = v.get("not_annotated") or []
         if na:
-            out.append("<h3 style='color:#ef6c00'>Not annotated (stay float)</h3><p>"
+            out.append(f"<h3 style='color:{c['warn']}'>Not annotated (stay float)</h3><p>"
                        + ", ".join(html.escape(str(x)) for x in na) + "</p>")
         acc = v.get("accepted") or {}
         if acc:
-            out.append(f"<h3 style='color:#2e7d32'>Accepted ({len(acc)})</h3><table>")
+            out.append(f"<h3 style='color:{c['ok']}'>Accepted ({len(acc)})</h3><table>")
             for node, by in acc.items():
-                out.append(f"<tr><td>{html.escape(str(node))}</td><td style='color:#607d8b'>"
+                out.append(f"<tr><td>{html.escape(str(node))}</td><td style='color:{c['muted']}'>"
                            f"{html.escape(str(by))}</td></tr>")
             out.append("</table>")
         text = v.get("report_text")

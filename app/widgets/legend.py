@@ -11,7 +11,7 @@ from app.widgets import theme
 
 ROW_H = 16
 SWATCH_W = 20
-TEXT = QColor(theme.UI["title_fg"])     # on the box's own light background, whatever the palette
+TEXT = QColor(theme.ON_LIGHT["title_fg"])     # on the box's own light background, whatever the palette
 
 
 class _OverlayBox(QWidget):

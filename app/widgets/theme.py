@@ -24,6 +24,9 @@ def is_dark_palette() -> bool:
 # UI text colours for the palette the application runs with (read when the views are first imported,
 # after the QApplication exists): resources/colors.json "ui", or "ui_dark" on a dark palette.
 _UI = {k: v for k, v in _C["ui_dark" if is_dark_palette() else "ui"].items() if not k.startswith("_")}
+# text drawn on the light backgrounds the graph and the plots keep on any palette (the legend chip,
+# overlays): always the light theme's colours, never the dark palette's light ones
+ON_LIGHT = {k: v for k, v in _C["ui"].items() if not k.startswith("_")}
 _OV = _C["overlay"]
 
 # fill, border, text per node kind (resources/colors.json: the HTML report and dot export use the same file)
@@ -68,6 +71,17 @@ def app_style_sheet() -> str:
         return qss
     swap = {v.lower(): _C["ui_dark"][k] for k, v in _C["ui"].items() if k in _C["ui_dark"]}
     return re.sub(r"#[0-9a-fA-F]{6}", lambda m: swap.get(m.group(0).lower(), m.group(0)), qss)
+
+
+def keep_light(widget) -> None:  # type: ignore[no-untyped-def]
+    """Give a rich-text view the light paper the graph and the plots keep on any palette: its HTML
+    (fallback boxes on pink, coloured spans) is written for a light background, and on a dark palette's
+    dark base with light default text it would be light on light."""
+    pal = widget.palette()
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        pal.setColor(group, QPalette.ColorRole.Base, QColor("#ffffff"))
+        pal.setColor(group, QPalette.ColorRole.Text, QColor(ON_LIGHT["text"]))
+    widget.setPalette(pal)
 
 
 def icon(name: str) -> QIcon:
