@@ -48,6 +48,17 @@ def dark_palette():  # type: ignore[no-untyped-def]
     return pal
 
 
+def real_sweep() -> Path:
+    """A real sweep folder for the Sweep tab: the two models of the other views on two CPUs (lower + memory,
+    one local worker; the lowerings come from the result cache when the window's were made already)."""
+    from backend_core.sweep import LocalPool, build_jobs, parse_vary, run_sweep
+
+    out = Path(tempfile.mkdtemp(prefix="cmlens-shots-sweep-")) / "sweep"
+    jobs = build_jobs(["ds_cnn", "layernorm_mlp"], parse_vary(["target=m4,m55"]), ("lower", "memory"))
+    run_sweep(jobs, out, LocalPool(1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
@@ -75,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     problems = 0
+    sweep_dir = real_sweep() if not only or "sweep" in only else None
     for model in sorted(set(MODEL_OF.values())):
         wanted = [v for v, m in MODEL_OF.items() if m == model and (not only or v in only)]
         if not wanted:
@@ -87,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         win.show()
         spin(400)
         fill_window(win, model)
+        if sweep_dir is not None and "sweep" in wanted:
+            win.open_sweep(str(sweep_dir))
         if model == "layernorm_mlp":
             win.graph.next_fallback()            # the LayerNorm fallback: its reason in the inspector
             spin(600)
