@@ -174,7 +174,7 @@ class ResultCache:
             data = pickle.loads(f.read_bytes())
         except Exception:  # noqa: BLE001 - a stale or truncated cache entry is a miss, not an error
             return Lookup(None, "the cached entry could not be read")
-        blobs = {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pte", ".bpte")}
+        blobs = {p.name: p.read_bytes() for p in d.iterdir() if _is_blob(p)}
         return Lookup((data, blobs), "", tuple(deps))
 
     def load(self, key: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
@@ -186,7 +186,7 @@ class ResultCache:
         d.mkdir(parents=True, exist_ok=True)
         (d / "result.pickle").unlink(missing_ok=True)     # the entry is invalid until its last file lands
         for old in d.iterdir():               # blobs of an earlier entry under this key
-            if old.suffix in (".pte", ".bpte") and old.name not in blobs:
+            if _is_blob(old) and old.name not in blobs:
                 old.unlink()
         for name, b in blobs.items():
             (d / name).write_bytes(b)
@@ -195,6 +195,13 @@ class ResultCache:
         # report for every lowering cost MobileNetV2 ~1 s (the report is made on demand).
         # The cache is this user's own directory, written only by this code.
         _atomic_write(d / "result.pickle", pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _is_blob(path: Path) -> bool:
+    """A file an entry stores beside its payload (model.pte, model.bpte, references.json): every file but
+    the payload, the recorded dependencies and a write in progress. (Reading back only .pte/.bpte made
+    every lowering that asked for a .bpte a miss, since its references.json never came back.)"""
+    return path.name not in ("result.pickle", DEPS_FILE) and path.suffix != ".tmp" and path.is_file()
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

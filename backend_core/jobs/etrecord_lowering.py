@@ -27,11 +27,21 @@ class LoweredWithRecord:
     final: GraphSnapshot
     seconds: float
     pipeline: Any = None             # the live LoweringPipeline (bench/planted_fault.py plants a weight fault)
+    result: Any = None               # the LoweringResult (a job's lower step: its report, memory, pre-flight)
 
 
 def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
                         on_status: Callable[[str], None] | None = None) -> LoweredWithRecord:
     """Lower `source` (no cache: live programs are needed), write `<model>.bpte` and `etrecord.bin`."""
+    start = time.monotonic()
+    res = lower(source, options, use_cache=False, keep_programs=True, on_status=on_status)
+    return record_of(res, workdir, on_status, start)
+
+
+def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None = None,
+              start: float | None = None) -> LoweredWithRecord:
+    """The .bpte and ETRecord of a live lowering (a LoweringResult lowered with keep_programs=True, as
+    a job's lower step does for a run with --etdump): no second lowering."""
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.devtools import generate_etrecord
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
@@ -42,9 +52,8 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     from ..verdict.references import beside
 
     say = on_status or (lambda _s: None)
-    start = time.monotonic()
-    res = lower(source, options, use_cache=False, keep_programs=True,
-                on_status=say)
+    start = time.monotonic() - res.seconds if start is None else start
+    source = res.source
     if res.status != "done" or res.pipeline is None or res.final is None:
         err = res.error or {}
         raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
@@ -66,10 +75,11 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
     bpte = workdir / f"{res.model}.bpte"
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundled))
     beside(bpte).write_bytes(references.to_json())
+    res.blobs["model.bpte"], res.blobs["references.json"] = bpte.read_bytes(), references.to_json()
     etrecord = workdir / "etrecord.bin"
     # The ETRecord takes its representative inputs (what the Inspector runs the host graph on) from the
     # bundle it is given. The .bpte's tensors are laid out in the program's dim orders (right for the
     # target); the ETRecord gets a twin bundle of the same program holding the tensors as given.
     generate_etrecord(str(etrecord), edge_dialect_program=edge_for_record,
                       executorch_program=record_bundle(et_program, inputs, expected))
-    return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start, pipe)
+    return LoweredWithRecord(bpte, etrecord, res.final, time.monotonic() - start, pipe, res)

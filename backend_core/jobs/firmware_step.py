@@ -34,7 +34,7 @@ from ..lowering import lower
 from ..pipeline.stages import PipelineOptions
 from ..memory import board_named as board_named_spec
 from ..memory.target_check import check_run, predict_for_run, run_pools
-from .etrecord_lowering import lower_with_etrecord
+from .etrecord_lowering import lower_with_etrecord, record_of
 from .preflight_step import gate
 from .profile_step import attach_profile
 from .spec import RunOptions
@@ -43,17 +43,21 @@ from ..verdict.references import References, beside, read_beside
 
 
 def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallback,
-               lowering: PipelineOptions | None = None) -> tuple[Path, float]:
-    """A .pte/.bpte for `source`: the file itself, or the result of lowering it (a .bpte)."""
+               lowering: PipelineOptions | None = None, lowered: Any = None) -> tuple[Path, float, Any]:
+    """A .pte/.bpte for `source`: the file itself, or the .bpte of lowering it, with that LoweringResult.
+    `lowered` (a job's lower step, same options) is used as it is: a run lowers its model once."""
     p = Path(source)
     if p.suffix in (".pte", ".bpte"):
         if not p.is_file():
             raise BadInputError(f"Model file {p} does not exist.")
-        return p, 0.0
+        return p, 0.0, None
     start = time.monotonic()
-    on_line("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow)")
-    res = lower(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True, want_bpte=True,
-                on_status=lambda s: on_line("cmlens", s))
+    if lowered is not None and lowered.status == "done" and "model.bpte" in lowered.blobs:
+        res = lowered
+    else:
+        on_line("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow)")
+        res = lower(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True,
+                    want_bpte=True, on_status=lambda s: on_line("cmlens", s))
     if res.status != "done" or "model.bpte" not in res.blobs:
         err = res.error or {}
         raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
@@ -62,7 +66,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
     out.write_bytes(res.blobs["model.bpte"])
     if "references.json" in res.blobs:        # what the expected outputs are (verdict/references.py)
         beside(out).write_bytes(res.blobs["references.json"])
-    return out, time.monotonic() - start
+    return out, time.monotonic() - start, res
 
 
 def prepare_run(opts: RunOptions, et_root: str | Path, cmsis_nn: str | Path | None,
@@ -97,10 +101,13 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
                   options: RunOptions | None = None, on_line: LineCallback | None = None,
                   on_event: EventCallback | None = None, cancel_event: threading.Event | None = None,
                   workdir: Path | None = None, on_step: Callable[[str], None] | None = None,
-                  lowering: PipelineOptions | None = None) -> ModelRunResult:
+                  lowering: PipelineOptions | None = None, lowered: Any = None) -> ModelRunResult:
     """Lower (or take) a model, check its ops, build libraries + runner, run it, attach gaps.
 
-    `on_step(name)` is called as each of backend_core.protocol.RUN_STEPS begins (the GUI's progress)."""
+    `on_step(name)` is called as each of backend_core.protocol.RUN_STEPS begins (the GUI's progress).
+    `lowered` is what a job's lower step made of `source` with `lowering` (a LoweringResult holding the
+    .bpte; for --etdump one with its live programs, which the .bpte and ETRecord are made from): used as
+    it is, so the run, its pre-flight and its profile do not lower the model again."""
     opts = options or RunOptions()
     lowering = lowering or PipelineOptions(target=opts.target, flow=opts.flow)
     emit = on_line or (lambda stream, line: None)
@@ -113,11 +120,14 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     record = None
     step("lower")
     if opts.etdump and Path(source).suffix not in (".pte", ".bpte"):
-        emit("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow) with an ETRecord")
-        record = lower_with_etrecord(source, lowering, workdir, lambda s: emit("cmlens", s))
-        model, timings["lower_s"] = record.bpte, record.seconds
+        if lowered is not None and lowered.status == "done" and lowered.pipeline is not None:
+            record = record_of(lowered, workdir, lambda s: emit("cmlens", s))
+        else:
+            emit("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow) with an ETRecord")
+            record = lower_with_etrecord(source, lowering, workdir, lambda s: emit("cmlens", s))
+        model, timings["lower_s"], lowered = record.bpte, record.seconds, record.result
     else:
-        model, timings["lower_s"] = model_file(source, opts, workdir, emit, lowering)
+        model, timings["lower_s"], lowered = model_file(source, opts, workdir, emit, lowering, lowered)
     step("check ops")
     ref_warnings: list[str] = []
     steps: list[float | None] = []
@@ -156,7 +166,7 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
         for line in verdict_lines(sized):
             emit("cmlens", line)
     if opts.preflight:       # what will fail on the target stops the run here, before any build (exit 2)
-        gate(source, model, lowering, opts.board or board.name, emit)
+        gate(source, model, lowering, opts.board or board.name, emit, lowered=lowered)
 
     # --etdump on QEMU: the runner writes etdump.bin / debug_buffer.bin to host files through semihosting
     # (seconds of base64 on the UART otherwise: ~16 s for mobilenet_v1_025); FVP and boards keep the UART.
@@ -260,7 +270,8 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     for line in run.verdict.lines:
         emit("cmlens", f"verdict: {line}")
     if opts.profile:
-        attach_profile(run, source, lowering, opts.icount or opts.profile, record, emit)
+        attach_profile(run, source, lowering, opts.icount or opts.profile, record, emit,
+                       final=lowered.final if lowered is not None else None)
     step("results")
     return run
 

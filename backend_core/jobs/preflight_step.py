@@ -63,13 +63,14 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
 
 
 def gate(source: str, model: Path, options: PipelineOptions, board_name: str | None,
-         emit: Callable[[str, str], None]) -> list[Finding]:
-    """Findings for the model the run is about to build (the lowering is cached: model_file() just
-    lowered it with the same options). Raises PreflightError when one is certain to fail."""
+         emit: Callable[[str, str], None], lowered: Any = None) -> list[Finding]:
+    """Findings for the model the run is about to build: `lowered` is the lowering it came from (else
+    the cache has it: model_file() just lowered it with the same options). Raises PreflightError when
+    one is certain to fail."""
     findings: list[Finding] = []
     final = None
     if Path(source).suffix not in (".pte", ".bpte"):
-        res = lower(source, options, want_pte=True, want_bpte=True)
+        res = lowered if lowered is not None else lower(source, options, want_pte=True, want_bpte=True)
         if res.status == "done":
             final = res.final
             findings.extend(res.preflight)

@@ -20,11 +20,15 @@ def final_graph(source: str, options: PipelineOptions) -> GraphSnapshot | None:
 
 
 def attach_profile(run: Any, source: str, options: PipelineOptions, icount: bool, record: Any,
-                   emit: Callable[[str, str], None]) -> None:
-    """Set run.profile / run.profile_problem for a ModelRunResult."""
+                   emit: Callable[[str, str], None], final: GraphSnapshot | None = None) -> None:
+    """Set run.profile / run.profile_problem for a ModelRunResult (`final`: the run's own lowering's
+    final graph, else it is read from the lowering cache)."""
     emit("cmlens", "per-op profile: ETDump profiling events on the final graph")
     try:
-        final = record.final if record is not None else final_graph(source, options)
+        if record is not None:
+            final = record.final
+        elif final is None:
+            final = final_graph(source, options)
         run.profile, run.profile_problem = profile_run(run.files.get("etdump.bin"), final,
                                                        run_unit(run.board, icount), model=run.model,
                                                        target=run.target)

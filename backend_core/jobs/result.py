@@ -58,6 +58,7 @@ class JobResult:
             "fits": fit.get("fits") if fit else None,
             "method_allocator_bytes": (mem.get("method_allocator") or {}).get("used") if mem else None,
             "outcome": run.get("outcome"), "instructions": prof.get("total") if prof else None,
+            "verdict": verdict_text(run.get("verdict")) if run else None,   # "PASS, bit-exact"
             "preflight_will_fail": None if "check" not in self.steps else sum(
                 1 for f in self.steps["check"].get("preflight", []) if f.get("certainty") == "will fail"),
         }
@@ -72,3 +73,14 @@ class JobResult:
     def from_dict(cls, d: dict[str, Any]) -> "JobResult":
         return cls(Job.from_dict(d["job"]), d["status"], d.get("steps", {}), d.get("error"),
                    d.get("timings_s", {}), d.get("files", {}), d.get("host", ""))
+
+
+def verdict_text(verdict: dict[str, Any] | None) -> str | None:
+    """A run's verdict in a table cell: "PASS, bit-exact" whenever the target equalled the lowered program
+    bit for bit (also when the lowered program differs from the fake-quant model: that is the lowering's
+    quantisation, not the target, and the verdict's lines say it), else the verdict's label."""
+    if not verdict:
+        return None
+    if verdict.get("outcome") == "PASS" and verdict.get("exact") and verdict.get("label", "").startswith("PASS with a q"):
+        return "PASS, bit-exact"
+    return verdict.get("label") or verdict.get("outcome")

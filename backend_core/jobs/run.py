@@ -77,8 +77,12 @@ def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
     from ..lowering import lower
 
     keep_files = any(k in job.keep for k in ("pte", "bpte"))
-    lowering = lower(job.model, job.lower.pipeline_options(), use_cache=job.lower.use_cache,
-                     want_pte="pte" in job.keep or job.wants("memory") or not job.lower.companions, want_bpte="bpte" in job.keep or job.wants("check") or job.wants("run"), on_status=_status(emit),
+    live = _wants_etrecord(job)       # the run's ETRecord is made from this lowering's live programs
+    lowering = lower(job.model, job.lower.pipeline_options(), use_cache=job.lower.use_cache and not live,
+                     keep_programs=live,
+                     want_pte="pte" in job.keep or job.wants("memory") or not job.lower.companions,
+                     want_bpte="bpte" in job.keep or job.wants("check")
+                     or ((job.wants("run") or job.wants("profile")) and not live), on_status=_status(emit),
                      on_stage=lambda snap, planned: emit("stage", {"snapshot": snap, "planned": planned}),
                      should_stop=cancel.is_set, verify_suggestions=job.lower.verify_suggestions,
                      artefact_companions=job.lower.companions)
@@ -108,6 +112,13 @@ def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
                                node=err.get("node"), detail=err.get("traceback", ""))
         res.status, res.exception = FAILED, exc
         res.error = {**_error("lower", exc), "stage": exc.stage, "node": exc.node}
+
+
+def _wants_etrecord(job: Job) -> bool:
+    """A run with --etdump needs the .bpte and its ETRecord from one live lowering (not a cache hit):
+    the lower step keeps its programs and the run step makes both from them (one lowering per job)."""
+    return ((job.wants("run") or job.wants("profile")) and job.run.etdump and not job.lower.companions
+            and Path(job.model).suffix not in (".pte", ".bpte"))
 
 
 def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
@@ -172,7 +183,7 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
                         options=opts, cancel_event=cancel, workdir=workdir,
                         on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}),
                         on_step=lambda name: emit("run_step", {"name": name}),
-                        lowering=job.lower.pipeline_options())
+                        lowering=job.lower.pipeline_options(), lowered=res.lowering)
     res.run = run
     res.steps["run"] = run.to_dict()
     if "elf" in job.keep:

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ..jobs import Job
+from ..jobs.result import verdict_text
 
 COLUMNS = (("label", "job"), ("model", "model"), ("target", "CPU"), ("activations", "act."), ("flow", "flow"),
            ("channels_last", "layout"), ("board", "board"), ("status", "status"), ("fallbacks", "fallbacks"),
@@ -29,6 +30,8 @@ def rows_of(ids: list[tuple[str, Job]], results: dict[str, dict[str, Any]]) -> l
             "status": "not run" if res is None else res.get("status"), "fallbacks": summ.get("fallbacks"),
             "arena_bytes": summ.get("arena_bytes"), "method_allocator_bytes": summ.get("method_allocator_bytes"),
             "pte_bytes": summ.get("pte_bytes"), "fits": summ.get("fits"), "outcome": summ.get("outcome"),
+            "verdict": _verdict(res),              # the run cell says "PASS, bit-exact", not just PASS
+            "verdict_lines": _verdict_lines(res),  # its tooltip: target vs lowered, lowered vs fake-quant
             "instructions": summ.get("instructions"),
             "seconds": round(sum((res or {}).get("timings_s", {}).values()), 1) if res else None,
             "host": (res or {}).get("host", ""), "error": summ.get("error") or "",
@@ -37,12 +40,24 @@ def rows_of(ids: list[tuple[str, Job]], results: dict[str, dict[str, Any]]) -> l
     return rows
 
 
+def _verdict(res: dict[str, Any] | None) -> str | None:
+    """The run's verdict in words (also for a result stored before the summary carried it)."""
+    summ = (res or {}).get("summary") or {}
+    run = ((res or {}).get("steps") or {}).get("run") or {}
+    return summ.get("verdict") or verdict_text(run.get("verdict")) or summ.get("outcome")
+
+
+def _verdict_lines(res: dict[str, Any] | None) -> str:
+    run = ((res or {}).get("steps") or {}).get("run") or {}
+    return "\n".join((run.get("verdict") or {}).get("lines") or [])
+
+
 _CSS = """
 body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#1d2330;background:#fff}
 h1{font-size:18px;margin:0 0 4px} .sub{color:#5b6475;margin-bottom:10px}
 .bar{display:flex;gap:12px;align-items:center;margin:8px 0;flex-wrap:wrap}
 input,select{font:inherit;padding:3px 6px}
-table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #e3e6ec;padding:3px 6px;text-align:left;white-space:nowrap}
+table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #e3e6ec;padding:3px 5px;text-align:left;white-space:nowrap}
 th{background:#f3f5f8;cursor:pointer;position:sticky;top:0;user-select:none} th.sorted::after{content:attr(data-dir)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:hover td{background:#f6f9ff} td.bad{background:#fde2e1;color:#8a1c13;font-weight:600}
@@ -77,15 +92,17 @@ function draw(){ let rows=visible();
   for (const r of rows){ const tr=document.createElement('tr'); tr.dataset.id=r.id;
     for (const [k] of cols){ const td=document.createElement('td'); td.className=cls(k,r);
       if (k==='label' && r.report){ const a=document.createElement('a'); a.href=r.report; a.textContent=r.label; td.appendChild(a);}
-      else td.textContent=fmt(k,r[k]);
-      if (k==='error' && r.error) td.title=r.error; tr.appendChild(td);}
+      else td.textContent=(k==='outcome' && r.verdict)? r.verdict : fmt(k,r[k]);
+      if (k==='error' && r.error) td.title=r.error;
+      if (k==='outcome' && r.verdict_lines) td.title=r.verdict_lines; tr.appendChild(td);}
     if (r.report) tr.ondblclick=()=>{location.href=r.report;}; t.appendChild(tr);}
   document.getElementById('count').textContent=rows.length+' of '+D.rows.length+' jobs'; pivot(); }
 function pivot(){ const k=document.getElementById('metric').value, rows=visible();
   const models=[...new Set(rows.map(r=>r.model))], confs=[...new Set(rows.map(r=>r.conf))];
   let h='<tr><th>model</th>'+confs.map(c=>'<th>'+c+'</th>').join('')+'</tr>';
   for (const m of models){ h+='<tr><td>'+m+'</td>'; for (const c of confs){ const r=rows.find(x=>x.model===m&&x.conf===c);
-      h+= r? '<td class="'+cls(k,r)+'">'+(r.report?'<a href="'+r.report+'">'+(fmt(k,r[k])||'·')+'</a>':fmt(k,r[k]))+'</td>':'<td></td>'; }
+      const v=!r? '' : (k==='outcome' && r.verdict)? r.verdict : fmt(k,r[k]);
+      h+= r? '<td class="'+cls(k,r)+'">'+(r.report?'<a href="'+r.report+'">'+(v||'·')+'</a>':v)+'</td>':'<td></td>'; }
     h+='</tr>'; }
   document.getElementById('pivot').innerHTML=h; }
 const head=document.getElementById('head');
@@ -107,7 +124,8 @@ def dashboard_html(rows: list[dict[str, Any]], manifest: dict[str, Any]) -> str:
     nofit = sum(1 for r in rows if r["fits"] is False)
     runfail = sum(1 for r in rows if r["outcome"] and r["outcome"] != "PASS")
     data = json.dumps({"rows": rows, "columns": COLUMNS}, default=str, ensure_ascii=False).replace("</", "<\\/")
-    metric_opts = "".join(f'<option value="{k}"{" selected" if k == "fallbacks" else ""}>{html.escape(n)}</option>'
+    first = "outcome" if any(r["outcome"] for r in rows) else "fallbacks"     # a run sweep: its verdicts
+    metric_opts = "".join(f'<option value="{k}"{" selected" if k == first else ""}>{html.escape(n)}</option>'
                           for k, n in COLUMNS if k in ("fallbacks", "arena_bytes", "method_allocator_bytes",
                                                       "pte_bytes", "fits", "outcome", "instructions", "status"))
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cmlens sweep</title>

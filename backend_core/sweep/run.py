@@ -3,7 +3,6 @@ arrives, report progress (done / running / failed, ETA), and write the reports, 
 — also after Ctrl-C, with what finished."""
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,20 +24,31 @@ class Progress:
     durations: list[float] = field(default_factory=list)
     started: dict[str, float] = field(default_factory=dict)
     parallel: int = 1
+    since: float = field(default_factory=time.monotonic)      # when this run of the sweep began
+
+    @property
+    def running_now(self) -> int:
+        """Jobs on a worker: a Dask client submits every job at once, so the rest are queued."""
+        return min(len(self.running), max(1, self.parallel))
 
     @property
     def remaining(self) -> int:
         return self.total - self.skipped - self.done - self.failed
 
     def eta_s(self) -> float | None:
-        if not self.durations:
+        """From the throughput so far (seconds per finished job), which holds for a pool that runs as many
+        as it has workers and for a Dask cluster that was given every job at once (there a job's time
+        since submission includes its wait in the queue, so a median of those overestimates)."""
+        finished = self.done + self.failed
+        if not finished:
             return None
-        return statistics.median(self.durations) * self.remaining / max(1, self.parallel)
+        return (time.monotonic() - self.since) / finished * self.remaining
 
     def line(self) -> str:
         eta = self.eta_s()
-        return (f"{self.done + self.failed + self.skipped}/{self.total}: {self.done} done, {len(self.running)} running, "
-                f"{self.failed} failed" + (f", {self.skipped} from an earlier run" if self.skipped else "")
+        queued = len(self.running) - self.running_now
+        return (f"{self.done + self.failed + self.skipped}/{self.total}: {self.done} done, {self.running_now} running, "
+                + (f"{queued} queued, " if queued else "") + f"{self.failed} failed" + (f", {self.skipped} from an earlier run" if self.skipped else "")
                 + (f", ETA {eta:.0f} s" if eta is not None and self.remaining else ""))
 
 

@@ -180,7 +180,7 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
         raise SimulatorError("stand-in run ends here")
 
     jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
-    monkeypatch.setattr(jr, "_check_run_environment", lambda job: None)
+    monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
     monkeypatch.setattr(importlib.import_module("backend_core.jobs.firmware_step"), "run_on_target", fake_run_model)
     code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])

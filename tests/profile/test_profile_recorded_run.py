@@ -75,7 +75,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     rm = importlib.import_module("backend_core.firmware.run_result")
     jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
-    monkeypatch.setattr(jr, "_check_run_environment", lambda job: None)
+    monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
 
     report, final, prof = recorded
