@@ -155,8 +155,10 @@ class NodeInspector(QWidget):
         out.extend(self._preflight_html(snap, n))
         if n.fallback is not None:
             out.append(self._fallback_html(n))
-        for section in self.sections:
-            out.append(section(snap, n))
+        for section in self.sections:            # each its own block: inline lines ran into each other
+            part = section(snap, n)
+            if part:
+                out.append(f"<div style='margin-top:4px'>{part}</div>")
         rows = [("op", f"<span class='mono'>{_e(n.target)}</span>"), ("fx op", _e(n.fx_op)),
                 ("output", _e(tensor_text(n.dtype, n.shape)) or "—")]
         if n.dim_order is not None and len(n.dim_order) > 1:
