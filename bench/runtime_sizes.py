@@ -41,6 +41,10 @@ COMMON_OPS = [f"aten::{o}" for o in (
     "upsample_nearest2d.vec_out", "constant_pad_nd.out", "transpose_copy.int_out", "full.out", "where.self_out",
     "split_with_sizes_copy.out", "amax.out", "argmax.out")] + ["dim_order_ops::_clone_dim_order.out",
     "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out"]
+# CPUs whose compiler output for the portable kernels is alike (Thumb-2 + DSP, soft/hard FP alike): a
+# CPU with only slim libraries borrows the per-op increments of one measured on full libraries.
+SAME_CODEGEN = {"cortex-m4": ("cortex-m7", "cortex-m33"), "cortex-m33": ("cortex-m7", "cortex-m4"),
+                "cortex-m7": ("cortex-m4", "cortex-m33"), "cortex-m55": ()}
 
 
 def run_model(model: str, cpu: str, args: argparse.Namespace, out: Path) -> dict:
@@ -80,6 +84,15 @@ def all_ops(et_root: Path) -> list[str]:
         ops |= {op for op in lp._yaml_kernels(et_root / yaml, namespaces) if op.startswith(namespaces[0] + "::")
                 or op.startswith("dim_order_ops::")}
     return sorted(ops)
+
+
+def full_install(cpu: str) -> Path | None:
+    """The newest install for `cpu` that still has the portable / quantized kernel archives (slim
+    libraries, the default since c5fa624, have none: the runner compiles its model's kernels itself),
+    so per-op increments can be linked. None: only slim installs here."""
+    found = [(p.stat().st_mtime, p.parents[1]) for p in (lp.cache_dir() / "executorch").glob(
+             f"*-{cpu}-release*/install/lib/libportable_kernels.a") if (p.parents[2] / lp.STAMP).is_file()]
+    return max(found)[1] if found else None
 
 
 def main() -> int:
@@ -122,6 +135,8 @@ def main() -> int:
                 row["heap_marks"][m] = mark["heap_used"]
             row["elf"][m] = {k: v for k, v in elf_sizes(data["elf"]).items() if k in ("code", "data", "bss", "stack", "heap")}
             row["elf"][m]["outcome"] = data.get("outcome")
+            # the model's ETDump bound (what the heap is sized from: memory/runtime.py heap_for)
+            row["elf"][m]["etdump_bytes"] = ((data.get("memory") or {}).get("predicted") or {}).get("etdump_bytes")
             row["elf"][m]["ops"] = portable_ops(data.get("ops", {}).get("model", []))
         start = time.monotonic()
         core = lp.probe(cpu, [], install, table, et_root=et_root, work=args.work / "probe")
@@ -130,13 +145,29 @@ def main() -> int:
         model_ops = {o for r in row["elf"].values() for o in r["ops"]}
         ops = sorted(set(all_ops(et_root)) | model_ops if args.ops == "all" else
                      set(COMMON_OPS) | model_ops if args.ops == "common" else model_ops)
+        full = full_install(cpu)
+        row.pop("ops_measured_on", None)
+        if full is None:    # slim libraries only: the increments of a CPU of the same code generation
+            donor = next((c for c in SAME_CODEGEN.get(cpu, ()) if (table["cpus"].get(c) or {}).get("ops")
+                          and not table["cpus"][c].get("ops_measured_on")), None)
+            print(f"  {cpu}: no portable kernel archive here (slim libraries): per-op increments "
+                  + (f"copied from {donor}" if donor else "not measured"))
+            if donor:
+                row["ops"] = dict(table["cpus"][donor]["ops"])
+                row["ops_measured_on"] = donor
+            ops = []
+        else:
+            full_core = core if full == install else lp.probe(cpu, [], full, table, et_root=et_root,
+                                                               work=args.work / "probe")
+            print(f"  per-op increments from {full}")
         for i, op in enumerate(ops):
-            got = lp.probe(cpu, [op], install, table, et_root=et_root, work=args.work / "probe")
+            got = lp.probe(cpu, [op], full, table, et_root=et_root, work=args.work / "probe")
             if op in got.ops:
-                row["ops"][op] = {"code": got.code - core.code, "data": got.data - core.data, "bss": got.bss - core.bss}
+                row["ops"][op] = {"code": got.code - full_core.code, "data": got.data - full_core.data,
+                                  "bss": got.bss - full_core.bss}
             if i % 25 == 0:
                 print(f"  ops {i}/{len(ops)} ({time.monotonic() - start:.0f} s)", flush=True)
-        print(f"  core + {len(row['ops'])} ops probed in {time.monotonic() - start:.0f} s")
+        print(f"  core + {len(ops)} ops probed in {time.monotonic() - start:.0f} s ({len(row['ops'])} in the row)")
         for m, e in row["elf"].items():
             p = lp.probe(cpu, e["ops"], install, table, et_root=et_root, work=args.work / "probe")
             for what, pred, real in (("code+data", p.code + p.data, e["code"] + e["data"]),

@@ -114,6 +114,9 @@ def from_table(cpu: str, ops: list[str], table: dict[str, Any] | None = None,
             notes.append(f"{op} is not in the table: counted as the largest measured portable op ({worst:,} B)")
     if ops:
         parts["portable ops"] = parts.get("portable ops", 0) + op_code
+    if counted and row.get("ops_measured_on"):
+        notes.append(f"the portable ops' sizes are {row['ops_measured_on']}'s (this CPU's reference libraries were "
+                     f"built without the portable kernels; same Thumb-2 code generation)")
     ref = table.get("reference", {})
     return RuntimeSize("table", cpu, code, data, bss, stack, heap, _marks(row, "stack_marks"),
                        _marks(row, "heap_marks"), parts, counted, True, notes,
