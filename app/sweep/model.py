@@ -47,6 +47,14 @@ def is_bad(key: str, row: dict[str, Any]) -> bool:
             or (key == "error" and bool(v)))
 
 
+def sort_key(key: str, v: Any) -> float | str:
+    """A scalar Qt can compare (a Python tuple reaches QSortFilterProxyModel as an opaque object, which
+    left the table unsorted): numbers as floats, text as lower-case text; an empty cell sorts last."""
+    if key in NUMERIC:
+        return float(v) if isinstance(v, (int, float)) else float("inf")
+    return "\uffff" if v is None or v == "" else str(v).lower()
+
+
 class SweepTableModel(QAbstractTableModel):
     def __init__(self, rows: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
@@ -76,11 +84,15 @@ class SweepTableModel(QAbstractTableModel):
                 return ""
             if key == "fits":
                 return "yes" if v else "NO"
+            if key == "outcome" and row.get("verdict"):
+                return row["verdict"]                        # "PASS, bit-exact", as in the dashboard
             return f"{v:,}" if key in NUMERIC and isinstance(v, (int, float)) else str(v)
         if role == Qt.ItemDataRole.UserRole:                 # the sort key: numbers as numbers
-            return (v is None, v if key in NUMERIC else str(v if v is not None else ""))
+            return sort_key(key, v)
         if role == Qt.ItemDataRole.ToolTipRole and key in ("error", "label"):
             return row.get("error") or row.get("label")
+        if role == Qt.ItemDataRole.ToolTipRole and key == "outcome":
+            return row.get("verdict_lines") or None
         if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.BackgroundRole and is_bad(key, row):

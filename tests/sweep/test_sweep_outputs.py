@@ -73,3 +73,34 @@ def test_progress_counts_queued_jobs_apart_and_estimates_from_throughput() -> No
     eta = p.eta_s()
     assert eta is not None and 299.0 < eta < 301.0          # 100 s for 4 jobs, 12 left
     assert Progress(4, parallel=2).eta_s() is None           # nothing finished yet: no guess
+
+
+def test_sweep_tab_sorts_and_shows_the_verdict(qtbot, tmp_path: Path) -> None:
+    """The app's Sweep tab on the recorded rows: each column sorts both ways (its sort keys were tuples,
+    which Qt cannot compare: the table stayed in file order), and the run cell says the verdict."""
+    from PySide6.QtCore import Qt
+
+    from app.sweep.view import SweepView
+
+    ids, results = _recorded()
+    store = SweepStore(tmp_path / "sweep")
+    store.write_manifest(ids, {"executor": "recorded"})
+    for jid, res in results.items():
+        store.write_result(jid, res)
+    view = SweepView()
+    qtbot.addWidget(view)
+    view.open_folder(tmp_path / "sweep")
+    headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
+
+    def column(name: str, order: Qt.SortOrder) -> list[str]:
+        view.table.sortByColumn(headers.index(name), order)
+        return [view.proxy.index(r, headers.index(name)).data() for r in range(view.proxy.rowCount())]
+
+    assert column("job", Qt.SortOrder.AscendingOrder) == ["ds_cnn · m4", "resnet8 · m4"]
+    assert column("job", Qt.SortOrder.DescendingOrder) == ["resnet8 · m4", "ds_cnn · m4"]
+    assert column("arena B", Qt.SortOrder.AscendingOrder) == ["16,000", "49,728"]
+    assert column("arena B", Qt.SortOrder.DescendingOrder) == ["49,728", "16,000"]
+    run = headers.index("run")
+    assert [view.proxy.index(r, run).data() for r in range(2)] == ["PASS, bit-exact"] * 2
+    tips = [view.proxy.index(r, run).data(Qt.ItemDataRole.ToolTipRole) for r in range(2)]
+    assert any("lowered vs fake-quant: max 1 step" in t for t in tips)
