@@ -29,25 +29,6 @@ MODEL_OF = {"fallbacks": "layernorm_mlp", "quantizer": "layernorm_mlp", "log": "
             "target_doctor": "ds_cnn", "target_console": "ds_cnn"}
 
 
-def dark_palette():  # type: ignore[no-untyped-def]
-    """A dark palette as a dark desktop theme gives Qt (Fusion style, so every widget follows it)."""
-    from PySide6.QtGui import QColor, QPalette
-
-    pal = QPalette()
-    roles = {QPalette.ColorRole.Window: "#2b2d30", QPalette.ColorRole.WindowText: "#e6e6e6",
-             QPalette.ColorRole.Base: "#1e1f22", QPalette.ColorRole.AlternateBase: "#2b2d30",
-             QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#3c3f41",
-             QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.ToolTipBase: "#3c3f41",
-             QPalette.ColorRole.ToolTipText: "#e6e6e6", QPalette.ColorRole.Highlight: "#2f65ca",
-             QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#8c8c8c",
-             QPalette.ColorRole.Link: "#6ea8fe", QPalette.ColorRole.BrightText: "#ffffff"}
-    for role, color in roles.items():
-        pal.setColor(role, QColor(color))
-    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#7a7a7a"))
-    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#7a7a7a"))
-    return pal
-
-
 def real_sweep() -> Path:
     """A real sweep folder for the Sweep tab: the two models of the other views on two CPUs (lower + memory,
     one local worker; the lowerings come from the result cache when the window's were made already)."""
@@ -74,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("CortexM Lens")
     if args.dark:
         app.setStyle("Fusion")
+        from tests.gui.filled import dark_palette
+
         app.setPalette(dark_palette())
     from app.cli.gui import to_palette
     from app.shell.main_window import MainWindow

@@ -114,3 +114,22 @@ def tab_views(win: Any) -> list[tuple[str, Any]]:
         label = panel.tabs.tabText(i).split(" (")[0].lower().replace(" ", "_").replace("-", "_")
         views.append((f"target_{label}", lambda k=i: (win.show_tab("target"), panel.tabs.setCurrentIndex(k))))
     return views
+
+
+def dark_palette():  # type: ignore[no-untyped-def]
+    """A dark palette as a dark desktop theme gives Qt (Fusion style, so every widget follows it)."""
+    from PySide6.QtGui import QColor, QPalette
+
+    pal = QPalette()
+    roles = {QPalette.ColorRole.Window: "#2b2d30", QPalette.ColorRole.WindowText: "#e6e6e6",
+             QPalette.ColorRole.Base: "#1e1f22", QPalette.ColorRole.AlternateBase: "#2b2d30",
+             QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#3c3f41",
+             QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.ToolTipBase: "#3c3f41",
+             QPalette.ColorRole.ToolTipText: "#e6e6e6", QPalette.ColorRole.Highlight: "#2f65ca",
+             QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#8c8c8c",
+             QPalette.ColorRole.Link: "#6ea8fe", QPalette.ColorRole.BrightText: "#ffffff"}
+    for role, color in roles.items():
+        pal.setColor(role, QColor(color))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#7a7a7a"))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#7a7a7a"))
+    return pal

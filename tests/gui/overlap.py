@@ -201,3 +201,38 @@ def _has_data(vb) -> bool:
         elif not it.boundingRect().isEmpty():
             return True
     return False
+
+
+def _luminance(c) -> float:
+    def ch(v: int) -> float:
+        x = v / 255
+        return x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4
+    return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+
+
+def contrast(a, b) -> float:
+    """WCAG contrast ratio of two QColors (1 .. 21; 3 is the floor for UI text)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def low_contrast(top: QWidget, floor: float = 3.0) -> list[str]:
+    """Visible labels whose text colour is too close to their background, and text views
+    (browsers, logs) whose text is too close to their base (rich-text spans' own colours are not seen)."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+
+    bad = []
+    for w in top.findChildren(QWidget):
+        if not w.isVisible() or visible_rect(w, top).isEmpty():
+            continue
+        pal = w.palette()
+        if isinstance(w, (QTextEdit, QPlainTextEdit)):
+            fg, bg = pal.color(QPalette.ColorRole.Text), pal.color(QPalette.ColorRole.Base)
+        elif isinstance(w, QLabel) and w.text().strip():
+            fg, bg = pal.color(w.foregroundRole()), pal.color(w.backgroundRole())
+        else:
+            continue
+        if contrast(fg, bg) < floor:
+            bad.append(f"{_name(w)}: text {fg.name()} on {bg.name()} (contrast {contrast(fg, bg):.1f} < {floor})")
+    return bad
