@@ -1,7 +1,8 @@
 """`cmlens check MODEL`: the pre-flight alone. Lower (cached) and list what will fail on the target
 before anything is built: portable kernels whose dim-order / dtype checks reject their tensors,
 operators the checkout's runner has no kernel for (--et-root), bundled outputs in another dim order,
-a model that does not fit the board (--board). Exit 0 clean, 1 findings, 2 bad input."""
+a model that does not fit the board (--board). Exit 0 clean, 1 findings, 2 bad input, 3 the lowering
+failed (its stage named). It runs the same job as every subcommand: backend_core.jobs, steps lower + check."""
 from __future__ import annotations
 
 import argparse
@@ -83,16 +84,18 @@ def run_check_command(args: argparse.Namespace) -> int:
         if args.et_root and not Path(args.et_root).is_dir():
             raise BadInputError(f"--et-root {args.et_root} is not a directory.",
                                 "Pass the root of an ExecuTorch checkout (it holds kernels/portable/functions.yaml).")
-        board = None
         if args.board:
             from backend_core.memory import board_named
 
-            board = board_named(args.board)
-        from backend_core.jobs.preflight_step import run_preflight
+            board_named(args.board)                         # an unknown board: exit 2 before the lowering
+        from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
 
-        rep = run_preflight(args.model, target, args.flow, et_root=args.et_root, board=board,
-                            use_cache=not args.no_cache,
-                            on_status=lambda t: print(f"… {t}", file=sys.stderr, flush=True))
+        job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
+                  steps=("check",), board=args.board, run=RunOptions(et_root=args.et_root))
+        res = run_job(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+                      if kind == "status" else None)
+        res.raise_error()                                   # bad input / a failed lowering: cause and fix
+        rep = res.preflight
         n_certain = sum(1 for f in rep.findings if f.certain)
         print(f"{rep.model} → {target}: pre-flight {'clean' if not rep.findings else ''}"
               + (f"{n_certain} will fail, {len(rep.findings) - n_certain} may fail" if rep.findings else ""),

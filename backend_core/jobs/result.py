@@ -24,6 +24,7 @@ class JobResult:
     # live objects (this process only; not serialised)
     lowering: Any = field(default=None, repr=False, compare=False)
     run: Any = field(default=None, repr=False, compare=False)
+    preflight: Any = field(default=None, repr=False, compare=False)    # the check step's PreflightReport
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -127,6 +127,7 @@ def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
     rep = run_preflight(job.model, job.lower.target, job.lower.flow, options=job.lower.pipeline_options(),
                         et_root=job.run.et_root, board=job.board, use_cache=job.lower.use_cache,
                         on_status=_status(emit), lowered=res.lowering)
+    res.preflight = rep
     res.steps["check"] = rep.to_dict()
 
 

@@ -96,8 +96,8 @@ class Job:
         bad = [k for k in self.keep if k not in KEEP]
         if bad:
             raise BadInputError(f"Unknown keep item(s) {', '.join(bad)}.", f"Keep items are: {', '.join(KEEP)}.")
-        # every job lowers first, except a ready .pte/.bpte taken to the board as it is
-        as_is = Path(self.model).suffix in (".pte", ".bpte") and ("run" in self.steps or "profile" in self.steps)
+        # every job lowers first, except a ready .pte/.bpte checked or taken to the board as it is
+        as_is = Path(self.model).suffix in (".pte", ".bpte") and any(s in self.steps for s in ("check", "run", "profile"))
         object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
 
     def wants(self, step: str) -> bool:
