@@ -1,6 +1,7 @@
 """`cmlens memory MODEL`: what the lowered model needs on the microcontroller (flash, planned arena per
 memory id, method allocator, temp pool, peak op, largest tensors, float islands) and whether it fits a
-board. Usable as a CI gate: exit 0 fits (or no board given), 1 does not fit, 2 bad input, 3 a stage failed."""
+board. Usable as a CI gate: exit 0 fits (or no board given), 1 does not fit, 2 bad input, 3 a stage failed.
+It runs the same job as every subcommand (backend_core.jobs: steps lower + memory, MemoryOptions)."""
 from __future__ import annotations
 
 import argparse
@@ -88,30 +89,26 @@ def run_memory_command(args: argparse.Namespace) -> int:
         target = normalise_target(args.target or core or DEFAULT_TARGET)
         if Path(args.model).suffix not in (".pte", ".bpte"):
             parse_model_source(args.model)
+        from backend_core.jobs import Job, LowerRequest, MemoryOptions, run_job
+        from backend_core.jobs.memory_step import per_cpu_lines
         from backend_core.memory import summary_lines
-        from backend_core.jobs.memory_step import memory_of, per_cpu, per_cpu_lines
 
-        from backend_core.firmware.link_probe import runtime_for
-        from backend_core.memory import attach_board
-        from backend_core.memory.report import attach_runtime
-
-        status = (lambda t: print(f"… {t}", file=sys.stderr, flush=True))
-        rep = memory_of(args.model, target, args.flow, use_cache=not args.no_cache, on_status=status)
-        runtime = runtime_for(target, rep["operators"], elf=args.elf, prefer=args.runtime_from,
-                              etdump_bytes=rep.get("etdump_bytes"), on_status=status)
-        attach_runtime(rep, runtime)
-        if board is not None:
-            attach_board(rep, board)
+        job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
+                  steps=("memory",), board=args.board,
+                  memory=MemoryOptions(ram=args.ram, flash=args.flash, elf=args.elf, runtime_from=args.runtime_from,
+                                       all_cpus=args.all_cpus))
+        res = run_job(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+                      if kind == "status" else None)
+        res.raise_error()                                      # bad input / a failed lowering: cause and fix
+        rep = res.steps["memory"]
         print(f"{rep.get('model', args.model)} on {target}: memory (bytes as ExecuTorch planned them)", file=out)
         for line in summary_lines(rep):
             print(line, file=out)
         payload: dict[str, Any] = {"memory": rep}
         if args.all_cpus:
-            rows = per_cpu(args.model, args.flow, on_status=status)
             print("\nper CPU (CMSIS-NN scratch depends on the kernel family):", file=out)
-            for line in per_cpu_lines(rows):
+            for line in per_cpu_lines(rep["per_cpu"]):
                 print(line, file=out)
-            payload["memory"]["per_cpu"] = rows
         write_json(json_file, payload)
         if json_file:
             print(f"wrote json: {json_file}", file=out)

@@ -132,20 +132,22 @@ def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
 
 
 def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from ..memory import board_named
+    from ..cpus import normalise_target
     from ..memory.source import memory_for_result
-    from .memory_step import memory_of
+    from .memory_step import memory_of, per_cpu
 
-    board = board_named(job.board) if job.board else None
+    board = job.memory_board()
     mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
     if mem is None:                         # else the lower step's own program: no second lowering
-        mem = memory_of(job.model, job.lower.target, job.lower.flow, use_cache=job.lower.use_cache,
-                        on_status=_status(emit), options=job.lower.pipeline_options())
-    _with_runtime(mem, board, _status(emit))
+        mem = memory_of(job.model, normalise_target(job.lower.target), job.lower.flow,
+                        use_cache=job.lower.use_cache, on_status=_status(emit), options=job.lower.pipeline_options())
+    _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
+    if job.memory.all_cpus:
+        mem["per_cpu"] = per_cpu(job.model, job.lower.flow, on_status=_status(emit))
     res.steps["memory"] = mem
 
 
-def _with_runtime(mem: dict, board: Any, status: Any) -> None:
+def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, prefer: str = "auto") -> None:
     """The runtime around the model (this machine's libraries, else the shipped table) in the memory
     report, then the board's verdict: the whole firmware."""
     from ..firmware.link_probe import runtime_for
@@ -153,8 +155,8 @@ def _with_runtime(mem: dict, board: Any, status: Any) -> None:
     from ..memory.report import attach_runtime
 
     if mem.get("operators") is not None and mem.get("target"):
-        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], etdump_bytes=mem.get("etdump_bytes"),
-                                        on_status=status))
+        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], elf=elf, prefer=prefer,
+                                        etdump_bytes=mem.get("etdump_bytes"), on_status=status))
     if board is not None:
         attach_board(mem, board)
 

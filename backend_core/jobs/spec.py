@@ -77,6 +77,18 @@ class RunOptions:
 
 
 @dataclass(frozen=True)
+class MemoryOptions:
+    """The memory step's options (`cmlens memory`): a board given by its sizes instead of `Job.board`, a
+    built runner ELF for the runtime's real sections, where the runtime's size comes from without one,
+    and the same model on the ten CPUs."""
+    ram: str | None = None            # e.g. "256K": a custom board (with flash) instead of Job.board
+    flash: str | None = None
+    elf: str | None = None            # a built runner ELF (arm-none-eabi-size -A) instead of the prediction
+    runtime_from: str = "auto"        # auto / libraries (a link probe) / table (the shipped sizes)
+    all_cpus: bool = False            # also one row per Cortex-M CPU (lowers for each)
+
+
+@dataclass(frozen=True)
 class Job:
     """One model, lowered one way, through `steps`. `board` is the memory board (fit verdict) and, for
     the run step, the board whose sizes the firmware is linked into."""
@@ -88,6 +100,7 @@ class Job:
     keep: tuple[str, ...] = ()
     out_dir: str | None = None        # where kept files go (default: a temporary folder)
     label: str = ""                   # how a sweep names this cell (e.g. "ds_cnn · m4")
+    memory: MemoryOptions = field(default_factory=MemoryOptions)
 
     def __post_init__(self) -> None:
         bad = [s for s in self.steps if s not in STEPS]
@@ -96,12 +109,29 @@ class Job:
         bad = [k for k in self.keep if k not in KEEP]
         if bad:
             raise BadInputError(f"Unknown keep item(s) {', '.join(bad)}.", f"Keep items are: {', '.join(KEEP)}.")
-        # every job lowers first, except a ready .pte/.bpte checked or taken to the board as it is
-        as_is = Path(self.model).suffix in (".pte", ".bpte") and any(s in self.steps for s in ("check", "run", "profile"))
+        if self.memory.runtime_from not in ("auto", "libraries", "table"):
+            raise BadInputError(f"Unknown runtime source {self.memory.runtime_from!r}.", "Use auto, libraries or table.")
+        if self.memory.ram or self.memory.flash:
+            if self.board:
+                raise BadInputError("--board and --ram/--flash both given.", "Use one: a board name, or the sizes.")
+            if not self.memory.ram:
+                raise BadInputError("--flash without --ram.",
+                                    "Give both sizes (e.g. --ram 256K --flash 1M) or --board NAME.")
+        # every job lowers first, except a ready .pte/.bpte read, checked or taken to the board as it is
+        as_is = Path(self.model).suffix in (".pte", ".bpte") and any(
+            s in self.steps for s in ("check", "memory", "run", "profile"))
         object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
 
     def wants(self, step: str) -> bool:
         return step in self.steps
+
+    def memory_board(self) -> Any:
+        """The memory step's board: `board` by name, or one made of the memory options' sizes (or None)."""
+        from ..memory import board_named, custom_board
+
+        if self.memory.ram:
+            return custom_board(self.memory.ram, self.memory.flash)
+        return board_named(self.board) if self.board else None
 
     def run_options(self) -> RunOptions:
         """The run options with the lowering's CPU and flow and the job's board (one source of truth)."""
@@ -112,7 +142,7 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
-                "out_dir": self.out_dir, "label": self.label}
+                "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -122,7 +152,8 @@ class Job:
         return cls(model=d["model"], lower=LowerRequest(**_known(LowerRequest, d.get("lower", {}), "lower")),
                    steps=tuple(d.get("steps", ("lower",))), board=d.get("board"),
                    run=RunOptions.from_dict(d.get("run", {})), keep=tuple(d.get("keep", ())),
-                   out_dir=d.get("out_dir"), label=d.get("label", ""))
+                   out_dir=d.get("out_dir"), label=d.get("label", ""),
+                   memory=MemoryOptions(**_known(MemoryOptions, d.get("memory", {}), "memory")))
 
     def key(self) -> str:
         """What the job is, as text: model source + every option that changes a result (not where files go)."""
@@ -131,7 +162,10 @@ class Job:
         run = self.run_options().to_dict() if (self.wants("run") or self.wants("profile")) else {}
         for k in ("cache_root", "runner_root"):
             run.pop(k, None)
-        return repr((self.model, sorted(low.items()), self.steps, self.board, sorted(run.items()), self.keep))
+        key: tuple = (self.model, sorted(low.items()), self.steps, self.board, sorted(run.items()), self.keep)
+        if self.memory != MemoryOptions():      # only then: the keys (and sweep ids) of other jobs stay as they were
+            key += (sorted(asdict(self.memory).items()),)
+        return repr(key)
 
 
 def _known(cls: type, d: dict[str, Any], what: str) -> dict[str, Any]:
