@@ -141,8 +141,11 @@ def _numpy(t: Any) -> Any:
     return t.detach().contiguous().cpu().numpy()
 
 
-def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple) -> Bundle:
-    """The .bpte (expected outputs: the lowered program on the host) plus both host output sets."""
+def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple,
+                   adjust: Any = None) -> Bundle:
+    """The .bpte (expected outputs: the lowered program on the host) plus both host output sets.
+    `adjust(expected, host_seconds) -> expected` may replace the expected outputs (the known
+    host/CMSIS-NN kernel differences computed the target's way: lowering/references.py)."""
     import torch
     from executorch.devtools.bundled_program.serialize import (
         serialize_from_bundled_program_to_flatbuffer,
@@ -152,6 +155,8 @@ def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple) ->
         t0 = time.perf_counter()
         expected = expected_outputs_from_lowered(final_program, inputs)
         host_seconds = time.perf_counter() - t0
+        if adjust is not None:
+            expected = adjust(expected, host_seconds)
         fake_quant: tuple = ()
         if fake_quant_module is not None:
             with torch.no_grad():

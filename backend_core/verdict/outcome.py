@@ -11,7 +11,9 @@ Outcomes (the same strings in the CLI, the GUI and the JSON):
   when the difference is exactly what a known host-vs-CMSIS-NN kernel difference gives (kernel_refs.py:
   the lowered program rerun with that op computed the target's way reproduces the target bit for bit),
   the FAIL says so (`known_difference`, label LABEL_KNOWN): not the user's model, not a target bug, but
-  ExecuTorch's host reference and its target kernel disagreeing on that op;
+  ExecuTorch's host reference and its target kernel disagreeing on that op (a bundle made before
+  cmlens computed such ops the target's way; bundles cmlens makes now expect the target's values, so
+  a correct target PASSes and the PASS names the op and both roundings, `known_difference`);
 - FAULT, TIMEOUT: the firmware trapped / did not finish; NO RESULT: no TEST line; RAN: a plain .pte ran
   (nothing to compare with).
 A tolerance the user asked for (--atol/--qtol) still reports whether the outputs were bit-exact."""
@@ -160,6 +162,17 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
             v.lines.append(f"target == {name} bit for bit")
             if v.exact is None:
                 v.lines[-1] = f"target == {name} within atol {atol:g} rtol {rtol:g} (not shown to be bit-exact)"
+            known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.target_kernels else []
+            if known:
+                v.known_difference = True
+                v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
+                                       f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
+                v.lines.append("the lowered program's " + "; ".join(f"{m.node} ({m.op})" for m in known)
+                               + " computed as the target's CMSIS-NN kernel does: "
+                               + "; ".join(sorted({m.how for m in known}))
+                               + ". ExecuTorch's host reference kernel differs there ("
+                               + "; ".join(m.text() for m in known) + "): a known reference mismatch, "
+                               "not your model and not the target")
         if fq_line:
             v.lines.append(fq_line)
         if refs.expected_from != LOWERED:

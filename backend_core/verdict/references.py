@@ -39,6 +39,9 @@ class References:
     # where they differ from the expected ones ({"output": i, "index": [...], "value": [...]})
     kernel_mismatches: list[dict] = field(default_factory=list)
     target_faithful: list[dict] = field(default_factory=list)
+    # True: the expected outputs ARE the lowered program run the target's way (those known ops computed
+    # as CMSIS-NN does), so a correct target PASSes bit for bit and the runner's own check agrees
+    target_kernels: bool = False
 
     @property
     def exact_reference(self) -> bool:
@@ -62,7 +65,8 @@ class References:
         return {"expected_from": self.expected_from,
                 "vs_fake_quant": [d.to_dict() for d in self.vs_fake_quant],
                 "steps": list(self.steps), "causes": list(self.causes), "notes": list(self.notes),
-                "kernel_mismatches": list(self.kernel_mismatches), "target_faithful": list(self.target_faithful)}
+                "kernel_mismatches": list(self.kernel_mismatches), "target_faithful": list(self.target_faithful),
+                "target_kernels": self.target_kernels}
 
     @staticmethod
     def from_dict(d: dict[str, Any] | None) -> "References":
@@ -71,7 +75,8 @@ class References:
         return References(d.get("expected_from", UNKNOWN),
                           [OutputDifference.from_dict(x) for x in d.get("vs_fake_quant", [])],
                           list(d.get("steps", [])), list(d.get("causes", [])), list(d.get("notes", [])),
-                          list(d.get("kernel_mismatches", [])), list(d.get("target_faithful", [])))
+                          list(d.get("kernel_mismatches", [])), list(d.get("target_faithful", [])),
+                          bool(d.get("target_kernels", False)))
 
     def to_json(self) -> bytes:
         return json.dumps(self.to_dict(), indent=1).encode()

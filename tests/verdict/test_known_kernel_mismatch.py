@@ -92,3 +92,29 @@ def test_a_second_difference_is_not_hidden_by_the_known_one(tmp_path: Path, monk
     assert v.lines[1].startswith("cortex_m_quantized_avg_pool2d_default (cortex_m.quantized_avg_pool2d) is known to "
                                  "differ from CMSIS-NN on the host (1 step in 1/9 values at")
     assert v.lines[1].endswith("but the target differs beyond that")
+
+
+def test_a_bundle_that_expects_the_target_kernels_passes_and_names_the_host_difference() -> None:
+    """Bundles cmlens makes now expect the lowered program with the known op computed CMSIS-NN's way
+    (lowering/references.py::target_expected): a correct target PASSes bit for bit (the runner's own
+    check agrees, exit 0), and the PASS says where ExecuTorch's host reference differs and why."""
+    from backend_core.verdict.kernel_refs import OpMismatch
+    from backend_core.verdict.outcome import LABEL_EXACT, classify_outcome
+    from backend_core.verdict.references import LOWERED, References
+    from backend_core.verdict.steps import OutputDifference
+
+    how = "CMSIS-NN rounds ties away from zero"
+    m = OpMismatch("cortex_m_quantized_avg_pool2d_default", "cortex_m.quantized_avg_pool2d", 1, 9, 1, how)
+    refs = References(LOWERED, [OutputDifference(0, 9, 0, 0.0, 0.1, 0.0)], [0.1],
+                      kernel_mismatches=[m.to_dict()], target_kernels=True)
+    refs = References.from_dict(refs.to_dict())                  # as read back from references.json
+    v = classify_outcome("PASS", refs, target_vs_reference=[OutputDifference(0, 9, 0, 0.0, 0.1, 0.0)])
+    assert v.outcome == "PASS" and v.label == LABEL_EXACT and v.exact is True and v.known_difference
+    assert v.lines[0] == "target == lowered program bit for bit"
+    assert v.lines[1].startswith("the lowered program's cortex_m_quantized_avg_pool2d_default "
+                                 "(cortex_m.quantized_avg_pool2d) computed as the target's CMSIS-NN kernel does: "
+                                 + how)
+    assert "1 step in 1/9 values" in v.lines[1] and v.lines[1].endswith("not your model and not the target")
+    plain = classify_outcome("PASS", References(LOWERED, [OutputDifference(0, 9, 0, 0.0, 0.1, 0.0)], [0.1]),
+                             target_vs_reference=[OutputDifference(0, 9, 0, 0.0, 0.1, 0.0)])
+    assert not plain.known_difference and len(plain.lines) == 2
