@@ -1,7 +1,7 @@
 """Cold, warm and second-CPU builds of the ExecuTorch libraries, side by side (issue 16: a new CPU in
 <= 3 min on 2 cores).
 
-  .venv/bin/python bench/library_build.py --et-root /work/ext/executorch --cmsis-nn /work/ext/CMSIS-NN \
+  .venv/bin/python bench/library_build.py --et-root PATH/TO/executorch --cmsis-nn PATH/TO/CMSIS-NN \
       [--cpus cortex-m4,cortex-m33] [--cache-root DIR] [--full]
 
 Scenarios, in a private cache root (default: a fresh temporary directory; its ccache is private too):

@@ -3,7 +3,7 @@ check `cmlens run` now does on every run instead of trusting the stamp (ninja -n
 graph + the install manifest), and ensure_libraries' whole cached path around it (tool checks, stamp).
 Goal: ≤ 2 s. Printed, never asserted.
 
-With /work/ext/READY (or --et-root) and libraries already built for --cpu there, the real checkout's build
+With --et-root (or EXECUTORCH_ROOT) and libraries already built for --cpu there, the real checkout's build
 is checked (read only: nothing is rebuilt; if ninja says something is out of date, that is printed and
 nothing is built). Otherwise a tiny checkout is built once in a temporary folder with the real cmake,
 ninja and arm-none-eabi-gcc (tests/helpers/fake_checkout.py) and checked.
@@ -23,18 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 GOAL_S = 2.0
-EXT = Path("/work/ext")
 
 
 def real_request(args: argparse.Namespace):  # noqa: ANN201
     from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout
     from backend_core.firmware.et_build import EtLibRequest, is_built
 
-    et_root = args.et_root or (EXT / "executorch" if (EXT / "READY").exists() else None)
-    if et_root is None:
-        return None, "no checkout (/work/ext/READY absent, no --et-root)"
+    et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
+    if not et_root:
+        return None, "no checkout (no --et-root, EXECUTORCH_ROOT unset)"
     co = inspect_checkout(et_root)
-    cmsis = find_cmsis_nn(args.cmsis_nn or (EXT / "CMSIS-NN" if (EXT / "CMSIS-NN").is_dir() else None), co)
+    cmsis = find_cmsis_nn(args.cmsis_nn or os.environ.get("CMSIS_NN_PATH"), co)
     req = EtLibRequest(co.root, args.cpu, "Release", cmsis.path, commit=co.commit, etdump=True)
     if not is_built(req):
         return None, f"no finished library build for {args.cpu} of {co.root} in the cache ({req.root})"

@@ -2,8 +2,8 @@
 after the expected outputs were computed (backend_core.verdict.fault: a byte whose flip the host run
 of the lowered program has seen change the outputs), run both bundles on QEMU, print both verdicts.
 
-  .venv/bin/python bench/planted_fault.py ds_cnn --target cortex-m55 --et-root /work/ext/executorch \
-      --cmsis-nn /work/ext/CMSIS-NN [--workdir DIR] [--etdump]
+  .venv/bin/python bench/planted_fault.py ds_cnn --target cortex-m55 --et-root PATH/TO/executorch \
+      --cmsis-nn PATH/TO/CMSIS-NN [--workdir DIR] [--etdump]
 
 Exit 0 when the intact bundle PASSes and the faulted one FAILs, 1 otherwise."""
 from __future__ import annotations

@@ -10,8 +10,8 @@ Per CPU (libraries must be built: `cmlens run MODEL --target CPU --et-root ...` 
      checkout alone (the op's increment);
   4. check: the probe for each model's op set against that model's ELF (printed, must be within 5 %).
 
-  .venv/bin/python bench/runtime_sizes.py --cpus cortex-m55 --et-root /work/ext/executorch \
-      --cmsis-nn /work/ext/CMSIS-NN [--models ds_cnn,mobilenet_v1_025] [--ops all|model]
+  .venv/bin/python bench/runtime_sizes.py --cpus cortex-m55 --et-root PATH/TO/executorch \
+      --cmsis-nn PATH/TO/CMSIS-NN [--models ds_cnn,mobilenet_v1_025] [--ops all|model]
 """
 from __future__ import annotations
 
