@@ -18,6 +18,19 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+def lower_pipeline(case, target: str):  # noqa: ANN001, ANN201
+    """One ExecuTorch case lowered by cmlens' pipeline (legacy flow); raises what the lowering raises."""
+    from backend_core.models.spec import LoadedModel, ModelSpec
+    from backend_core.pipeline import LoweringPipeline, PipelineOptions
+
+    inputs = tuple(case.obj.get_example_inputs())
+    model = LoadedModel(case.id, case.obj.model.eval(), inputs, ModelSpec("python", case.id))
+    pipe = LoweringPipeline(model, PipelineOptions(target=target), keep_edge_program=False)
+    for _ in pipe.run():
+        pass
+    return pipe
+
+
 def discover_in(modules: list[str]) -> list:
     """The McuTestCases of these test modules only (conformance_cases.discover imports them all)."""
     import importlib
@@ -44,8 +57,6 @@ def main() -> int:
                     help="test modules to import (the mobilenet_v2/v3 ones try to download weights)")
     args = ap.parse_args()
 
-    from backend_core.models.spec import LoadedModel, ModelSpec
-    from backend_core.pipeline import LoweringPipeline, PipelineOptions
     from backend_core.pipeline.artifacts import expected_outputs_from_lowered, output_steps_of
     from backend_core.verdict.kernel_refs import has_known_ops, target_faithful_run
     from backend_core.verdict.steps import compare_all, summary
@@ -57,11 +68,7 @@ def main() -> int:
     for case in cases:
         t0 = time.monotonic()
         try:
-            inputs = tuple(case.obj.get_example_inputs())
-            model = LoadedModel(case.id, case.obj.model.eval(), inputs, ModelSpec("python", case.id))
-            pipe = LoweringPipeline(model, PipelineOptions(target=args.target), keep_edge_program=False)
-            for _ in pipe.run():
-                pass
+            pipe = lower_pipeline(case, args.target)
         except Exception as exc:  # noqa: BLE001 - a case ExecuTorch cannot lower
             print(f"{case.id:58} not lowered: {type(exc).__name__}")
             continue

@@ -51,14 +51,12 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     from conformance_qemu import build_runner_for
-    from kernel_mismatch import discover_in
+    from kernel_mismatch import discover_in, lower_pipeline
 
     from backend_core.firmware.et_ops import read_program_ops
     from backend_core.firmware.semihosting import semihosting_files
     from backend_core.firmware.simulator import runner_for
     from backend_core.lowering.references import bundle_with_references
-    from backend_core.models.spec import LoadedModel, ModelSpec
-    from backend_core.pipeline import LoweringPipeline, PipelineOptions
     from backend_core.verdict.judge import judge_run
     from backend_core.verdict.kernel_refs import has_known_ops
     from backend_core.verdict.references import References, beside
@@ -69,11 +67,7 @@ def main() -> int:
     lowered: list[tuple[_Lowered, References]] = []
     for case in cases:
         try:
-            inputs = tuple(case.obj.get_example_inputs())
-            model = LoadedModel(case.id, case.obj.model.eval(), inputs, ModelSpec("python", case.id))
-            pipe = LoweringPipeline(model, PipelineOptions(target=args.target), keep_edge_program=False)
-            for _ in pipe.run():
-                pass
+            pipe = lower_pipeline(case, args.target)
         except Exception as exc:  # noqa: BLE001 - a case ExecuTorch cannot lower
             print(f"{case.id}: not lowered ({type(exc).__name__})")
             continue
