@@ -65,8 +65,8 @@ def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None =
     t0 = time.monotonic()
     expected = expected_outputs_from_lowered(pipe.final_program, inputs)
     host_s = time.monotonic() - t0
-    expected, known, _ = target_expected(pipe, expected, host_s, say)   # the known kernel differences
-    references = references_for_outputs(pipe, expected, say, host_s, known=known)
+    expected, known, note = target_expected(pipe, expected, host_s, say)   # the known kernel differences
+    references = references_for_outputs(pipe, expected, say, host_s, known=known, note=note)
     # to_executorch() mutates its input: one copy runs, another stays for the ETRecord's edge graph.
     edge = EdgeProgramManager({"forward": copy.deepcopy(pipe.final_program)},
                               compile_config=cortex_m_edge_compile_config())

@@ -38,10 +38,11 @@ def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes,
 
 
 def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
-                           host_seconds: float = 0.0, known: list[Any] | None = None) -> References:
-    """References when the caller built the bundle itself from `lowered` (the host run of the lowered
-    program, e.g. the --etdump path that also writes an ETRecord; `known`: target_expected()'s ops when
-    `lowered` already has them computed the target's way)."""
+                           host_seconds: float = 0.0, known: list[Any] | None = None,
+                           note: str | None = None) -> References:
+    """References when the caller built the bundle itself from `lowered`, the expected outputs that
+    target_expected() gave (e.g. the --etdump path that also writes an ETRecord); `known` and `note`
+    are what it returned with them."""
     import torch
 
     from ..pipeline.artifacts import Bundle, output_steps_of
@@ -54,9 +55,7 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
         return [t.detach().contiguous().numpy() for t in ts]
     bundle = Bundle(b"", arrays(lowered), arrays(fq), output_steps_of(pipeline.final_program))
     refs = _named(references_from_bundle(bundle), pipeline, on_status, host_seconds)
-    if known is not None:
-        return record_known(refs, known, None)
-    return with_known_kernels(refs, pipeline, bundle.lowered, host_seconds, on_status)
+    return record_known(refs, known, note)
 
 
 def target_expected(pipeline: Any, expected: tuple, host_seconds: float = 0.0,
@@ -93,35 +92,6 @@ def record_known(refs: References, found: list[Any] | None, note: str | None) ->
     if found:
         refs.kernel_mismatches = [m.to_dict() for m in found]
         refs.target_kernels = True
-    return refs
-
-
-def with_known_kernels(refs: References, pipeline: Any, lowered: list[Any], host_seconds: float = 0.0,
-                       on_status: Any = None) -> References:
-    """Record the ops whose host reference kernel is known to differ from the target's CMSIS-NN kernel
-    (verdict/kernel_refs.py) and the outputs a correct target then computes: one more host run of the
-    lowered program, only when it holds such an op. The verdict uses them to tell such a difference
-    from a target bug."""
-    from ..verdict.kernel_refs import has_known_ops, known_differences
-
-    if not has_known_ops(pipeline.final_program):
-        return refs
-    if host_seconds > KNOWN_BUDGET_S:
-        refs.notes.append(f"the known host/CMSIS-NN kernel differences were not computed (the lowered program's host "
-                          f"run took {host_seconds:.0f} s): a FAIL at such an op is not told apart from a target bug")
-        return refs
-    if on_status:
-        on_status("running the lowered program the target's way (known host/CMSIS-NN kernel differences)")
-    import torch
-
-    try:
-        found, patches = known_differences(pipeline.final_program, pipeline.example_inputs,
-                                           tuple(torch.as_tensor(a) for a in lowered))
-    except Exception as exc:  # noqa: BLE001  an extra: the verdict stands without it
-        refs.notes.append(f"the known host/CMSIS-NN kernel differences could not be computed ({type(exc).__name__})")
-        return refs
-    refs.kernel_mismatches = [m.to_dict() for m in found]
-    refs.target_faithful = patches
     return refs
 
 
