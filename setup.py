@@ -9,6 +9,7 @@ setup(
     package_data={
         "cortexm_lens_kernels": ["**/*.c", "**/*.h", "**/*.cmake", "**/*.txt", "**/*.ld", "**/*.json", "*.md",
                                  "*.json", "*.txt"],
+        "backend_core": ["models/weights/*.pt"],    # the zoo's trained digits_cnn (scripts/train_digits.py)
         # resources/ is a package so that its data files install with the product (colours, styles, icons, boards)
         "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "report/*.js",
                       "report/*.css"],

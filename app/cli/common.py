@@ -10,7 +10,7 @@ from typing import Callable, TextIO
 from backend_core.errors import Cancelled, CmlensError
 from backend_core.models.zoo import ZOO
 
-ZOO_EPILOG = "Zoo models (all with random weights: no download is possible here):\n" + "\n".join(
+ZOO_EPILOG = "Zoo models (random weights, no download is possible here; digits_cnn is trained):\n" + "\n".join(
     f"  {name:18s} {entry.description}" for name, entry in ZOO.items())
 
 

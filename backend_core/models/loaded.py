@@ -64,9 +64,18 @@ def _sniffs_as_artefact(source: str) -> bool:
 def load_model(spec: ModelSpec) -> LoadedModel:
     """Import and build the model. For Python files this RUNS the user's code."""
     if spec.kind == "zoo":
-        module, inputs, notes = ZOO[spec.name].build()
+        entry = ZOO[spec.name]
+        module, inputs, notes = entry.build()
+        deps = []
+        if entry.weights:       # trained weights: a retrained file is a cache miss that names it
+            from .dependencies import Dependency, file_digest
+
+            w = Path(__file__).resolve().parent / entry.weights
+            deps.append(Dependency(str(w), entry.weights, "data", file_digest(w)))
         return LoadedModel(spec.name, module, inputs, spec, notes=list(notes),
-                           flow_inputs={"explicit": explicit_flow_inputs(inputs)})
+                           calibration_inputs=entry.calibration() if entry.calibration else None,
+                           flow_inputs={"explicit": explicit_flow_inputs(inputs)}, dependencies=deps,
+                           eval_data=entry.eval_data)
     if spec.kind == "artefact":
         raise BadInputError(f"{spec.name} is an ExecuTorch artefact: it holds the lowered program, not the "
                             "float model this needs.",

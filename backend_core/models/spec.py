@@ -5,7 +5,7 @@ Kept apart from the loaders so user_file / saved_program import these without im
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from .dependencies import Dependency
 
@@ -57,6 +57,11 @@ class LoadedModel:
     # The files this model was made from (the model file, the modules it imported from outside the
     # standard library / site-packages, the data files it read while loading), with content hashes.
     dependencies: list[Dependency] = field(default_factory=list)
+    # Labelled evaluation data (backend_core.accuracy): a callable yielding (inputs, label) — a model
+    # file's get_eval_data(), a zoo entry's held-out split — and the file's preprocess(image) for an
+    # image folder (--data). Called only when an evaluation asks, in the process that loaded the model.
+    eval_data: Callable[[], Iterable[tuple[Any, Any]]] | None = None
+    preprocess: Callable[[Any], Any] | None = None
 
     def inputs_for(self, flow: str) -> tuple:
         return self.flow_inputs.get(flow, self.example_inputs)

@@ -54,18 +54,21 @@ def load_python_model(spec: ModelSpec) -> LoadedModel:
     """Import the file as `python model.py` would (its folder first on sys.path) and build the model,
     recording the files it imported and read (LoadedModel.dependencies)."""
     with LoadRecorder(spec.path) as rec:
-        model, inputs, calib = _load(spec, rec)
+        model, inputs, calib, module = _load(spec, rec)
     import torch
 
     path = spec.path
     if not isinstance(model, torch.nn.Module):
         raise BadInputError(f"The model from {path} is a {type(model).__name__}, not a torch.nn.Module.",
                             "Return an nn.Module instance from get_model().")
+    # optional: labelled data for `cmlens evaluate` and the image preprocessing for --data folders
+    eval_fn, pre_fn = getattr(module, "get_eval_data", None), getattr(module, "preprocess", None)
     return LoadedModel(spec.name, model.eval(), _as_tuple(inputs), spec, calibration_inputs=calib,
-                       dependencies=rec.dependencies())
+                       dependencies=rec.dependencies(), eval_data=eval_fn if callable(eval_fn) else None,
+                       preprocess=pre_fn if callable(pre_fn) else None)
 
 
-def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | None]:
+def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | None, Any]:
     path = spec.path
     mod_name = f"cmlens_user_model_{abs(hash(path))}"
     try:
@@ -99,7 +102,7 @@ def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | N
                 raise BadInputError(f"{spec.entry}() in {path} must return (model, example_inputs).",
                                     "Return a tuple: the nn.Module and a tuple of input tensors.")
             model, inputs = result
-            return model, inputs, None
+            return model, inputs, None, module
         missing = [n for n in ("get_model", "get_example_inputs") if not callable(getattr(module, n, None))]
         if missing:
             raise BadInputError(
@@ -111,7 +114,7 @@ def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | N
         inputs = module.get_example_inputs()
         calib_fn = getattr(module, "get_calibration_inputs", None)
         calib = [_as_tuple(c) for c in calib_fn()] if callable(calib_fn) else None
-        return model, inputs, calib
+        return model, inputs, calib, module
     except BadInputError:
         raise
     except ModuleNotFoundError as e:

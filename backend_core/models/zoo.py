@@ -13,6 +13,11 @@ class ZooEntry:
     name: str
     description: str
     factory: Callable[[], tuple[Any, tuple]]
+    # trained entries only: their calibration samples (training split), labelled evaluation data
+    # (held-out split, yields (inputs, label)) and the weights file (recorded for the result cache)
+    calibration: Callable[[], list[tuple]] | None = None
+    eval_data: Callable[[], Any] | None = None
+    weights: str = ""
 
     def build(self) -> tuple[Any, tuple, list[str]]:
         module, inputs = self.factory()
@@ -73,6 +78,14 @@ def _teaching(cls_name: str) -> Callable[[], tuple[Any, tuple]]:
     return build
 
 
+def _digits(fn_name: str) -> Callable[..., Any]:
+    def call() -> Any:
+        from . import digits
+
+        return getattr(digits, fn_name)()
+    return call
+
+
 ZOO: dict[str, ZooEntry] = {e.name: e for e in [
     ZooEntry("ds_cnn", "MLPerf Tiny keyword spotting DS-CNN (1x1x49x10), random weights",
              _mlperf("DSCNNKWS", (1, 1, 49, 10))),
@@ -85,6 +98,10 @@ ZOO: dict[str, ZooEntry] = {e.name: e for e in [
     ZooEntry("mv2", "torchvision MobileNetV2 (1x3x224x224), random weights", _torchvision("mobilenet_v2")),
     ZooEntry("mv3", "torchvision MobileNetV3-Small (1x3x224x224), random weights",
              _torchvision("mobilenet_v3_small")),
+    ZooEntry("digits_cnn", "trained 8x8 handwritten-digit CNN (1x1x8x8; scikit-learn's bundled digits, "
+             "97.3 % float test accuracy; scripts/train_digits.py)", _digits("build"),
+             calibration=_digits("calibration_inputs"), eval_data=_digits("get_eval_data"),
+             weights="weights/digits_cnn.pt"),
     ZooEntry("layernorm_mlp", "teaching: Linear -> LayerNorm -> ReLU -> Linear; LayerNorm stays float "
              "and the ReLU after it cannot be fused", _teaching("LayerNormMLP")),
     ZooEntry("softmax_channels", "teaching: conv then softmax over the channel dim, which the "
