@@ -33,6 +33,8 @@ class LoweringResult:
     verify_suggestions: bool = False                        # fixes were tried by re-lowering
     dependencies: list[dict[str, str]] = field(default_factory=list)   # files it was made from: Dependency.to_dict()
     cache_note: str = ""                                    # why a cached entry was not used: "helper.py changed"
+    stage_programs: list[Any] | None = None                 # keep_stages: host-runnable copies (numerics)
+    loaded_model: Any = None                                # keep_stages: the LoadedModel it was made from
 
     @property
     def final(self) -> GraphSnapshot | None:
@@ -54,6 +56,7 @@ class LoweringResult:
                             artifacts=artifacts, planned_stages=self.planned_stages,
                             with_graphs=with_graphs,
                             options={"channels_last": self.options.channels_last,
+                                     "keep_going": self.options.keep_going,
                                      "verify_suggestions": self.verify_suggestions,
                                      "activations": self.options.activations,
                                      "calib": self.options.calib})

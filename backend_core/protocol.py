@@ -30,7 +30,8 @@ STEP = "step"
 RESULT = "result"
 ERROR = "error"
 DONE = "done"
-MESSAGE_TYPES = (STATUS, PLANNED, STAGE, PROGRESS, STEP, RESULT, ERROR, DONE)
+EVENT = "event"             # one run_job event of a job worker: {"kind": ..., "data": {...}}
+MESSAGE_TYPES = (STATUS, PLANNED, STAGE, PROGRESS, STEP, RESULT, ERROR, DONE, EVENT)
 
 # The steps of a target run, in order (`cmlens run --protocol` emits them; the panel's progress bar).
 RUN_STEPS = ("lower", "check ops", "libraries", "build runner", "run", "gaps", "results")
@@ -38,6 +39,25 @@ SELFTEST_STEPS = ("build runner", "run", "results")
 
 LOWERING_WORKER = "backend_core.workers.lowering"
 NUMERICS_WORKER = "backend_core.workers.numerics"
+JOB_WORKER = "backend_core.workers.job"      # Job JSON on stdin -> events + {"type": "result", "job_result": ...}
+
+
+def encode_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A run_job event as a protocol message (a stage's snapshot as its JSON form)."""
+    if kind == "stage":
+        return {"type": STAGE, "snapshot": data["snapshot"].to_dict(), "planned": data.get("planned")}
+    return {"type": EVENT, "kind": kind, "data": data}
+
+
+def decode_event(msg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The run_job event a protocol message carries (a stage gets its GraphSnapshot back), else None."""
+    if msg.get("type") == STAGE:
+        from .snapshot.model import snapshot_from_dict
+
+        return "stage", {"snapshot": snapshot_from_dict(msg["snapshot"]), "planned": msg.get("planned") or []}
+    if msg.get("type") == EVENT:
+        return msg.get("kind", ""), msg.get("data") or {}
+    return None
 
 
 def emit(obj: dict[str, Any], stream: IO[str] | None = None) -> None:

@@ -58,8 +58,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from backend_core.jobs import LowerRequest
-    from backend_core.sweep import DaskCluster, LocalPool, build_jobs, run_sweep
-    from backend_core.sweep.task import run_task
+    from backend_core.execute import DaskExecutor, LocalPoolExecutor
+    from backend_core.execute.task import run_task
+    from backend_core.sweep import build_jobs, run_sweep
     from tests.corpus.et_cases import case_names
 
     names = case_names()[: args.limit or None]
@@ -78,7 +79,7 @@ def main() -> int:
 
     with PeakMemory() as pm:
         t = time.monotonic()
-        pool = run_sweep(jobs, args.out / "pool", LocalPool(args.workers))
+        pool = run_sweep(jobs, args.out / "pool", LocalPoolExecutor(args.workers))
         pool_s = time.monotonic() - t
     pool_peak = pm.peak
 
@@ -86,7 +87,7 @@ def main() -> int:
 
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster, PeakMemory() as pm2:
-        ex = DaskCluster(cluster=cluster)
+        ex = DaskExecutor(cluster=cluster)
         ex.client.run(lambda: __import__("backend_core.jobs"))       # start-up outside the timing, like the pool's
         t = time.monotonic()
         dask = run_sweep(jobs, args.out / "dask", ex)

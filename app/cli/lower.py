@@ -4,13 +4,9 @@ write JSON/HTML/.pte/.bpte. Exit 0 done, 1 fallbacks with --fail-on-fallback, 2 
 from __future__ import annotations
 
 import argparse
-import json
-import logging
-import os
 import sys
 import textwrap
 import time
-from pathlib import Path
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
@@ -35,6 +31,10 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.add_argument("--channels-last", action="store_true",
                    help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
                         "(default: lower the model exactly as given; the report states the option)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="when an ExecuTorch pass fails on an op, take that op out of quantisation and lower "
+                        "again (at most 5 rounds); each such op is a `pass_failure` fallback. The result is "
+                        "then not what plain ExecuTorch produces")
     p.add_argument("--verify-suggestions", action="store_true",
                    help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
                         "last) by re-lowering modified copies; each says verified or not verified")
@@ -105,21 +105,18 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
                 print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
 
 
-def _output_folders(args: argparse.Namespace) -> None:
-    """Create the folders of --json/--html/--pte/--bpte (as `write_html` does); BadInputError when one
-    cannot be made (a file in the way, no permission), before any lowering."""
-    from backend_core.errors import BadInputError
+def lower_job(args: argparse.Namespace, steps: tuple[str, ...] = ("lower",)) -> Any:
+    """The Job `cmlens lower` runs: the options parsed once into the job's value objects."""
+    from backend_core.jobs import Job, LowerRequest
 
-    for flag in ("json", "html", "pte", "bpte"):
-        value = getattr(args, flag, None)
-        if not value:
-            continue
-        folder = Path(value).expanduser().parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise BadInputError(f"--{flag} {value}: its folder {folder} cannot be created ({e.strerror}).",
-                                f"Pass a --{flag} path in a folder you can write to.") from None
+    calib: Any = args.calib
+    if isinstance(calib, str) and calib.isdigit():
+        calib = int(calib)
+    outputs = {k: getattr(args, k) for k in ("json", "html", "pte", "bpte") if getattr(args, k, None)}
+    return Job(args.model, LowerRequest(args.target, args.flow, args.activations, args.channels_last, calib,
+                                        verify_suggestions=args.verify_suggestions, use_cache=not args.no_cache,
+                                        keep_going=getattr(args, "keep_going", False)),
+               steps=steps, outputs=outputs or None)
 
 
 def run_lower(args: argparse.Namespace) -> int:
@@ -127,64 +124,34 @@ def run_lower(args: argparse.Namespace) -> int:
     from backend_core.models import parse_model_source
 
     if not args.verbose:
-        # Keep ExecuTorch/torch chatter off the terminal; the pipeline still captures the
-        # Cortex-M loggers itself (they are evidence for fallback reasons).
-        for name in ("", "torch", "executorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        os.environ.setdefault("TORCH_LOGS", "-all")   # torch's import-time deprecation chatter
+        quiet_logs()
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
-        _output_folders(args)                   # an output path that cannot be written: exit 2 now, not after
         from backend_core.cpus import normalise_target
 
         normalise_target(args.target)
-        from backend_core.lowering import lower
-        from backend_core.pipeline.stages import PipelineOptions
-
-        calib: Any = args.calib
-        if isinstance(calib, str) and calib.isdigit():
-            calib = int(calib)
-        on_stage, on_status, _ = _progress(args.verbose)
-        result = lower(args.model, PipelineOptions(args.target, args.flow, calib, activations=args.activations,
-                                                   channels_last=args.channels_last),
-                       on_stage=on_stage, on_status=on_status, use_cache=not args.no_cache,
-                       want_pte=bool(args.pte or args.json or args.html), want_bpte=bool(args.bpte),
-                       verify_suggestions=args.verify_suggestions)
+        job = lower_job(args)
     except CmlensError as e:
-        print(f"error: {e.message}", file=sys.stderr)
-        if e.hint:
-            print(f"  {e.hint}", file=sys.stderr)
-        if args.verbose and e.detail:
-            print(e.detail, file=sys.stderr)
-        return e.exit_code
+        return _print_error(e, args.verbose)
+    from backend_core.execute.inprocess import run_in_process
 
-    artifacts: dict[str, str] = {}
-    from backend_core.pipeline.artifacts import write_bytes
+    on_stage, on_status, _ = _progress(args.verbose)
 
-    if args.pte and "model.pte" in result.blobs:
-        artifacts["pte"] = write_bytes(args.pte, result.blobs["model.pte"])
-    if args.bpte and "model.bpte" in result.blobs:
-        artifacts["bpte"] = write_bytes(args.bpte, result.blobs["model.bpte"])
-        if "references.json" in result.blobs:    # what its expected outputs are: `cmlens run` reads it
-            from backend_core.verdict.references import beside
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "stage":
+            on_stage(data["snapshot"], data["planned"])
+        elif kind == "status":
+            on_status(data["text"])
 
-            artifacts["references"] = write_bytes(str(beside(Path(args.bpte))), result.blobs["references.json"])
-    report = result.report(artifacts, with_graphs=bool(args.json or args.html))
-    if args.json or args.html:
-        from backend_core.memory.source import memory_for_result
-
-        memory = memory_for_result(result)      # the JSON report's `memory` section (docs/json-format.md)
-        if memory is not None:
-            report["memory"] = memory
-    if args.json:
-        with open(args.json, "w") as fh:
-            fh.write(json.dumps(report, indent=1, default=str))
-        artifacts["json"] = args.json
-    if args.html:
-        from backend_core.report.html_report import write_html
-
-        artifacts["html"] = write_html(report, args.html)
-
+    done = run_in_process(job, on_event)
+    result = done.lowering
+    if result is None or (done.error and done.error.get("step") != "lower"):
+        if done.exception is None:
+            print(f"error: {(done.error or {}).get('message')}", file=sys.stderr)
+            return done.exit_code
+        return _print_error(done.exception, args.verbose)
+    artifacts = {k: v for k, v in done.files.items() if k in ("pte", "bpte", "references", "json", "html")}
+    report = result.report(artifacts, with_graphs=False)
     cached = " (from cache)" if result.from_cache else ""
     artefact = getattr(result, "artefact", None)       # a .pte/.bpte/.etrecord/.etdump that was read
     if artefact is not None:
@@ -205,12 +172,41 @@ def run_lower(args: argparse.Namespace) -> int:
         print(f"\nerror: stage '{err.get('stage')}' failed{node}:\n  {err.get('message')}", file=sys.stderr)
         if err.get("hint"):
             print(f"  {err['hint']}", file=sys.stderr)
+        if err.get("failure"):
+            from backend_core.fallback.pass_failure import failure_lines
+
+            print("\n".join(["", *failure_lines(err["failure"])]), file=sys.stderr)
+        if not getattr(args, "keep_going", False) and err.get("failure"):
+            print("\n  To lower the rest of the model anyway, run again with --keep-going "
+                  "(the op stays in float).", file=sys.stderr)
         if args.verbose and err.get("traceback"):
             print(err["traceback"], file=sys.stderr)
         return 3
     print_fallbacks(report)
+    quarantined = (result.verdicts or {}).get("quarantined") or {}
+    if quarantined:
+        print(f"\n--keep-going: {len(quarantined)} op(s) taken out of quantisation after ExecuTorch passes failed "
+              f"on them ({', '.join(quarantined)}). This lowering is NOT what plain ExecuTorch produces: "
+              "plain ExecuTorch fails on this model.")
     for kind, path in artifacts.items():
         print(f"wrote {kind}: {path}")
     if args.fail_on_fallback and report["fallbacks"]:
         return 1
     return 0
+
+
+def quiet_logs() -> None:
+    """Keep ExecuTorch/torch chatter off the terminal (the pipeline still captures the Cortex-M loggers
+    itself: they are evidence for fallback reasons)."""
+    from backend_core.execute.task import quiet_logs as quiet
+
+    quiet()
+
+
+def _print_error(e: Any, verbose: bool) -> int:
+    print(f"error: {e.message}", file=sys.stderr)
+    if e.hint:
+        print(f"  {e.hint}", file=sys.stderr)
+    if verbose and e.detail:
+        print(e.detail, file=sys.stderr)
+    return e.exit_code

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from typing import Any
@@ -35,6 +34,9 @@ def add_numerics_command(sub: Any) -> None:
                         "default: the model's example inputs")
     p.add_argument("--calib", default=None, metavar="DIR|N",
                    help="calibration samples for quantization (as for `cmlens lower`)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="convert the model's 4-D weights and inputs to channels_last before lowering, as "
+                        "`cmlens lower --channels-last` (default: the model as given)")
     p.add_argument("--csv", metavar="F", help="write every layer's metrics as CSV")
     p.add_argument("--plot", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
     p.add_argument("--json", metavar="F", help="write the full result as JSON")
@@ -48,11 +50,6 @@ def add_numerics_command(sub: Any) -> None:
                    help="rows of the printed table (0 = all; default %(default)s)")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
     p.set_defaults(func=run_numerics_command)
-
-
-def _quiet_logs() -> None:
-    for name in ("executorch", "torch", "torchao", "root"):
-        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _progress(prefix: str):  # noqa: ANN202
@@ -75,7 +72,7 @@ def run_numerics_command(args: argparse.Namespace) -> int:
 
     try:
         parse_model_source(args.model)             # cheap checks before the 8 s import
-        spec = parse_inputs(args.inputs)
+        parse_inputs(args.inputs)
         for flag in ("csv", "plot", "json"):
             _check_writable(getattr(args, flag), flag)
         if args.top < 0 or args.local_samples < 0:
@@ -85,26 +82,36 @@ def run_numerics_command(args: argparse.Namespace) -> int:
         return _error(e, args.verbose)
 
     if not args.verbose:
-        _quiet_logs()
+        from backend_core.execute.task import quiet_logs
+
+        quiet_logs()
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
-    try:
-        from backend_core.numerics.run import run_numerics
-        from backend_core.numerics.table import summary_text, to_csv
-        from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.execute.inprocess import run_in_process
+    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs.spec import NumericsOptions
 
-        calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-        result = run_numerics(args.model, PipelineOptions(args.target, args.flow, calib), spec,
-                              progress=_progress("analysis"), on_lowering=_progress("lowering"),
-                              local_samples=args.local_samples or None)
-    except CmlensError as e:
-        return _error(e, args.verbose)
-    except Exception as e:  # noqa: BLE001 - a failure, with the traceback under --verbose
-        import traceback
+    calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
+    job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+              steps=("lower", "numerics"),
+              numerics=NumericsOptions(inputs=args.inputs, local_samples=args.local_samples))
+    lowering_progress, analysis_progress = _progress("lowering"), _progress("analysis")
+    planned: list[int] = []
 
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-        if args.verbose:
-            traceback.print_exc()
-        return 3
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "stage":
+            planned.append(1)
+            lowering_progress(len(planned), len(data["planned"]), f"lowering: {data['snapshot'].stage}")
+        elif kind == "progress":
+            analysis_progress(data["done"], data["total"], data["text"])
+
+    done = run_in_process(job, on_event)
+    if done.exception is not None:
+        return _error(done.exception, args.verbose)
+    if done.error:
+        print(f"error: {done.error.get('message')}", file=sys.stderr)
+        return done.exit_code
+    result = done.numerics
+    from backend_core.numerics.table import summary_text, to_csv
 
     sort = SORT_CHOICES[args.sort]
     print(summary_text(result, limit=args.top or None, sort=sort))

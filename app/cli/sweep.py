@@ -49,7 +49,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         import os
 
         from backend_core.jobs import LowerRequest, RunOptions
-        from backend_core.sweep import DaskCluster, LocalPool, build_jobs, expand_models, parse_vary, run_sweep
+        from backend_core.execute import open_executor
+        from backend_core.sweep import build_jobs, expand_models, parse_vary, run_sweep
 
         steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
         axes = parse_vary(args.vary)                          # exit 2 on a bad axis, before anything runs
@@ -59,19 +60,15 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         run = RunOptions(timeout=args.timeout, et_root=args.et_root or os.environ.get("EXECUTORCH_ROOT"),
                          cmsis_nn=args.cmsis_nn or os.environ.get("CMSIS_NN_PATH"))
         jobs = build_jobs(models, axes, steps, base, run, board=args.board)
-        executor = DaskCluster(args.scheduler) if args.scheduler else LocalPool(args.workers)
         cancel = threading.Event()
 
         def progress(p, text: str) -> None:
             print(f"[{p.line()}] {text}", file=out, flush=True)
 
-        try:
+        with open_executor(scheduler=args.scheduler, workers=args.workers) as executor:
             outcome = run_sweep(jobs, args.out, executor, on_progress=progress, cancel=cancel,
                                 meta={"steps": list(steps), "axes": {k: [str(v) for v in vs] for k, vs in axes.items()},
                                       "models": models})
-        finally:
-            if isinstance(executor, DaskCluster):
-                executor.close()
         print(f"wrote {args.out / 'dashboard.html'} ({len(outcome.results)} result(s), "
               f"{outcome.seconds:.1f} s on {outcome.executor})", file=out)
         if outcome.cancelled:

@@ -25,6 +25,8 @@ class JobResult:
     lowering: Any = field(default=None, repr=False, compare=False)
     run: Any = field(default=None, repr=False, compare=False)
     preflight: Any = field(default=None, repr=False, compare=False)    # the check step's PreflightReport
+    numerics: Any = field(default=None, repr=False, compare=False)     # the numerics step's NumericsResult
+    numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/numerics_step.py)
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -6,16 +6,17 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import Cancelled, CmlensError, StageFailedError
+from ..errors import Cancelled, CmlensError
+from .outputs import check_output_folders, out_dir, write_outputs
 from .result import CANCELLED, DONE, FAILED, JobResult
 from .spec import Job
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 """on_event(kind, data): kind "step" {name}, "status" {text}, "line" {stream, line}, "stage" {snapshot, planned},
-"run_step" {name} (one of backend_core.protocol.RUN_STEPS, inside the run step)."""
+"run_step" {name} (one of backend_core.protocol.RUN_STEPS, inside the run step), "progress" {phase, done,
+total, text} (the numerics analysis)."""
 
 
 def run_job(job: Job, on_event: EventCallback | None = None,
@@ -26,6 +27,12 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     res = JobResult(job)
     step = "lower"
     try:
+        check_output_folders(job.outputs)          # an output that cannot be written: exit 2 now, not after
+        if job.wants("numerics"):
+            step = "numerics"
+            from .numerics_step import NumericsInputs
+
+            res.numerics_inputs = NumericsInputs(job)   # a bad --inputs: exit 2 before the lowering
         if job.wants("run") or job.wants("profile"):
             step = "run"
             _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
@@ -39,14 +46,22 @@ def run_job(job: Job, on_event: EventCallback | None = None,
             _STEPS[step](job, res, emit, cancel)
             res.timings[f"{step}_s"] = time.monotonic() - start
             if res.status == FAILED:
-                return res
-        res.status = DONE
+                break
+        else:
+            res.status = DONE
     except Cancelled as exc:
         res.status, res.exception = CANCELLED, exc
         res.error = _error(step, exc)
     except CmlensError as exc:
         res.status, res.exception = FAILED, exc
         res.error = _error(step, exc)
+    if job.outputs or job.keep:
+        try:
+            write_outputs(job, res)              # a failed lowering still gets its report
+        except OSError as exc:
+            res.status = FAILED
+            res.error = {"step": "outputs", "type": "OSError", "message": f"cannot write an output: {exc}",
+                         "hint": "Write the files somewhere you can write to.", "detail": "", "exit_code": 3}
     return res
 
 
@@ -74,51 +89,10 @@ def _status(emit: EventCallback) -> Callable[[str], None]:
 
 
 def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from ..lowering import lower
+    from .lower_step import lower_step
 
-    keep_files = any(k in job.keep for k in ("pte", "bpte"))
-    live = _wants_etrecord(job)       # the run's ETRecord is made from this lowering's live programs
-    lowering = lower(job.model, job.lower.pipeline_options(), use_cache=job.lower.use_cache and not live,
-                     keep_programs=live,
-                     want_pte="pte" in job.keep or job.wants("memory") or not job.lower.companions,
-                     want_bpte="bpte" in job.keep or job.wants("check")
-                     or ((job.wants("run") or job.wants("profile")) and not live), on_status=_status(emit),
-                     on_stage=lambda snap, planned: emit("stage", {"snapshot": snap, "planned": planned}),
-                     should_stop=cancel.is_set, verify_suggestions=job.lower.verify_suggestions,
-                     artefact_companions=job.lower.companions)
-    res.lowering = lowering
-    artifacts: dict[str, str] = {}
-    if keep_files and lowering.status == "done":
-        out = _out_dir(job)
-        for kind in ("pte", "bpte"):
-            if kind in job.keep and f"model.{kind}" in lowering.blobs:
-                path = out / f"{lowering.model}.{kind}"
-                path.write_bytes(lowering.blobs[f"model.{kind}"])
-                artifacts[kind] = res.files[kind] = str(path)
-    report = lowering.report(artifacts, with_graphs="graphs" in job.keep)
-    report["from_cache"] = lowering.from_cache
-    report["dependencies"] = lowering.dependencies      # the files it was made from (a sweep re-checks them)
-    report["seconds"] = round(lowering.seconds, 3)
-    if "model.pte" in lowering.blobs:
-        report["pte_bytes"] = len(lowering.blobs["model.pte"])
-    res.steps["lower"] = report
-    if lowering.status == "cancelled":
-        raise Cancelled("cancelled during the lowering")
-    if lowering.status != "done":
-        err = lowering.error or {}
-        exc = StageFailedError(err.get("stage", "?"),
-                               f"Lowering {job.model} failed at {err.get('stage', '?')}: "
-                               f"{err.get('message', lowering.status)}", err.get("hint", ""),
-                               node=err.get("node"), detail=err.get("traceback", ""))
-        res.status, res.exception = FAILED, exc
-        res.error = {**_error("lower", exc), "stage": exc.stage, "node": exc.node}
-
-
-def _wants_etrecord(job: Job) -> bool:
-    """A run with --etdump needs the .bpte and its ETRecord from one live lowering (not a cache hit):
-    the lower step keeps its programs and the run step makes both from them (one lowering per job)."""
-    return ((job.wants("run") or job.wants("profile")) and job.run.etdump and not job.lower.companions
-            and Path(job.model).suffix not in (".pte", ".bpte"))
+    inputs = res.numerics_inputs
+    lower_step(job, res, emit, cancel, on_model=inputs.on_model if inputs is not None else None)
 
 
 def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
@@ -162,12 +136,9 @@ def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, pr
 
 
 def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from ..numerics.run import run_numerics
+    from .numerics_step import NumericsInputs, numerics_step
 
-    num = run_numerics(job.model, job.lower.pipeline_options(), None,
-                       progress=lambda done, total, text: emit("status", {"text": f"{text} ({done}/{total})"}),
-                       should_stop=cancel.is_set)
-    res.steps["numerics"] = num.to_dict()
+    numerics_step(job, res, emit, cancel, res.numerics_inputs or NumericsInputs(job))
 
 
 def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
@@ -179,7 +150,7 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
     if not et_root:
         raise BadInputError("No ExecuTorch checkout for the run step.",
                             "Pass --et-root PATH (or set EXECUTORCH_ROOT) on this machine or worker.")
-    workdir = _out_dir(job) / "run" if job.out_dir else None
+    workdir = out_dir(job) / "run" if job.out_dir else None
     if workdir is not None:
         workdir.mkdir(parents=True, exist_ok=True)
     run = run_on_target(job.model, et_root=et_root, cmsis_nn=opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"),
@@ -194,14 +165,6 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
     for name, path in run.files.items():
         if "etdump" in job.keep or name.startswith("out-"):
             res.files[name] = str(path)
-
-
-def _out_dir(job: Job) -> Path:
-    import tempfile
-
-    out = Path(job.out_dir) if job.out_dir else Path(tempfile.mkdtemp(prefix="cmlens-job-"))
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 _STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {

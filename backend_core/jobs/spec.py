@@ -30,10 +30,12 @@ class LowerRequest:
     verify_suggestions: bool = False
     use_cache: bool = True
     companions: dict[str, str] | None = None   # an artefact's companions: etdump, etrecord, debug_buffer, program
+    keep_going: bool = False          # quarantine ops whose ExecuTorch pass fails and lower the rest
 
     def pipeline_options(self) -> PipelineOptions:
         return PipelineOptions(target=normalise_target(self.target), flow=self.flow, calib=self.calib,
-                               seed=self.seed, activations=self.activations, channels_last=self.channels_last)
+                               seed=self.seed, activations=self.activations, channels_last=self.channels_last,
+                               keep_going=self.keep_going)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,18 @@ class MemoryOptions:
 
 
 @dataclass(frozen=True)
+class NumericsOptions:
+    """The numerics step's options (`cmlens numerics`): which samples, and how many of them the local
+    (isolated) error uses (0: all)."""
+    inputs: str | int | None = None   # None: the model's example inputs; N random; or a folder
+    local_samples: int = 0
+    sample_size: int = 400            # values kept per layer for the scatter/histograms
+
+
+OUTPUT_KINDS = ("json", "html", "pte", "bpte")
+
+
+@dataclass(frozen=True)
 class Job:
     """One model, lowered one way, through `steps`. `board` is the memory board (fit verdict) and, for
     the run step, the board whose sizes the firmware is linked into."""
@@ -101,6 +115,8 @@ class Job:
     out_dir: str | None = None        # where kept files go (default: a temporary folder)
     label: str = ""                   # how a sweep names this cell (e.g. "ds_cnn · m4")
     memory: MemoryOptions = field(default_factory=MemoryOptions)
+    numerics: NumericsOptions = field(default_factory=NumericsOptions)
+    outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
 
     def __post_init__(self) -> None:
         bad = [s for s in self.steps if s not in STEPS]
@@ -117,13 +133,21 @@ class Job:
             if not self.memory.ram:
                 raise BadInputError("--flash without --ram.",
                                     "Give both sizes (e.g. --ram 256K --flash 1M) or --board NAME.")
+        bad = sorted(set(self.outputs or {}) - set(OUTPUT_KINDS))
+        if bad:
+            raise BadInputError(f"Unknown output kind(s) {', '.join(bad)}.", f"Outputs are: {', '.join(OUTPUT_KINDS)}.")
         # every job lowers first, except a ready .pte/.bpte read, checked or taken to the board as it is
-        as_is = Path(self.model).suffix in (".pte", ".bpte") and any(
-            s in self.steps for s in ("check", "memory", "run", "profile"))
+        as_is = self.reads_program and any(s in self.steps for s in ("check", "memory", "run", "profile"))
         object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
 
     def wants(self, step: str) -> bool:
         return step in self.steps
+
+    @property
+    def reads_program(self) -> bool:
+        """The model is a ready ExecuTorch program (.pte/.bpte): read as it is, never lowered. The one
+        place that decides it from the path."""
+        return Path(self.model).suffix.lower() in (".pte", ".bpte")
 
     def memory_board(self) -> Any:
         """The memory step's board: `board` by name, or one made of the memory options' sizes (or None)."""
@@ -142,7 +166,8 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
-                "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory)}
+                "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
+                "numerics": asdict(self.numerics), "outputs": self.outputs}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -153,7 +178,9 @@ class Job:
                    steps=tuple(d.get("steps", ("lower",))), board=d.get("board"),
                    run=RunOptions.from_dict(d.get("run", {})), keep=tuple(d.get("keep", ())),
                    out_dir=d.get("out_dir"), label=d.get("label", ""),
-                   memory=MemoryOptions(**_known(MemoryOptions, d.get("memory", {}), "memory")))
+                   memory=MemoryOptions(**_known(MemoryOptions, d.get("memory", {}), "memory")),
+                   numerics=NumericsOptions(**_known(NumericsOptions, d.get("numerics", {}), "numerics")),
+                   outputs=d.get("outputs"))
 
     def key(self) -> str:
         """What the job is, as text: model source + every option that changes a result (not where files go)."""
@@ -165,6 +192,8 @@ class Job:
         key: tuple = (self.model, sorted(low.items()), self.steps, self.board, sorted(run.items()), self.keep)
         if self.memory != MemoryOptions():      # only then: the keys (and sweep ids) of other jobs stay as they were
             key += (sorted(asdict(self.memory).items()),)
+        if self.wants("numerics") and self.numerics != NumericsOptions():
+            key += (sorted(asdict(self.numerics).items()),)
         return repr(key)
 
 

@@ -14,6 +14,7 @@ from ..models.calibration import input_folder_dependencies
 from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from ..lowering_result import LoweringResult, supported_targets
 from ..pipeline.stages import Stage
+from .keep_going import MAX_ROUNDS, next_quarantine
 from ..preflight import attach as attach_preflight, check_snapshot
 from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target
@@ -43,11 +44,16 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
           on_status: Callable[[str], None] | None = None, keep_programs: bool = False,
           artefact_companions: dict[str, str | None] | None = None,
-          verify_suggestions: bool = False) -> LoweringResult:
+          verify_suggestions: bool = False, keep_stages: bool = False,
+          on_model: Callable[[Any], None] | None = None) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a
     result with status "failed" and the stages before it. `keep_programs` also keeps a copy of
     the edge program on `result.pipeline` (for reference runs and tests). `verify_suggestions`
-    re-lowers modified copies to check the fixes the tool can try (backend_core.lowering.verify)."""
+    re-lowers modified copies to check the fixes the tool can try (backend_core.lowering.verify).
+    `keep_stages` keeps a private copy of every host-runnable stage (`result.stage_programs`: the numerics
+    step runs them; no cache, the copies are live objects); `on_model(loaded)` is called once the model is
+    loaded, before any stage runs (a step checks its own inputs against the model's there: a bad folder
+    fails in a second, not after the lowering)."""
     t_start = time.perf_counter()
     spec = parse_model_source(source)
     if spec.kind == "artefact":     # .pte/.bpte/.etrecord/.etdump: read into snapshots, not lowered
@@ -60,7 +66,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     key = cache_key(spec.fingerprint(), opts.key() + ("|verify" if verify_suggestions else ""))
     need = {n for n, w in (("model.pte", want_pte), ("model.bpte", want_bpte), ("references.json", want_bpte)) if w}
     note = ""
-    if use_cache:
+    if use_cache and not keep_stages:
         found = cache.lookup(key)           # checks the entry's recorded files: an edited helper is a miss
         hit, note = found.entry, found.reason
         if note and on_status:
@@ -85,43 +91,68 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if on_status:
         on_status(f"loading {spec.name}")
     model = load_model(spec)
-    # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
-    pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte)
+    if on_model is not None:
+        on_model(model)
     deps = model.dependencies + input_folder_dependencies(opts.calib)
-    result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
-                            verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
-                            cache_note=note)
-    stage: Stage
-    try:
-        for stage in pipe.run():
-            snap = stage.snapshot
-            if snap.kind == "final":
-                ctx = FallbackContext(list(pipe.snapshots), pipe.verdicts.to_dict(), opts.target,
-                                      opts.flow, supported_targets())
-                pipe.snapshots[-1] = explain_fallbacks(ctx)
-                if verify_suggestions:
-                    from .verify import verify_suggestions as verify
+    quarantine: dict[str, dict[str, Any]] = {}      # --keep-going: ops taken out of quantisation
+    for round_no in range(1, MAX_ROUNDS + 1):
+        # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
+        pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte,
+                                quarantine=quarantine)
+        result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
+                                verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
+                                cache_note=note)
+        keeper = None
+        if keep_stages:                 # host-runnable copies of each stage for the numerics step
+            from ..numerics.capture import StageKeeper
 
-                    pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
-                                                on_status)
-                snap = pipe.snapshots[-1]
-                # what will fail on the target: the kernel rules read the serialised program (what the
-                # runtime sees, with the ops to_executorch inserts), so serialise it here (issue 21)
-                program = _preflight_program(pipe.final_program, on_status)
-                if program is not None:
-                    result.blobs["model.pte"] = program
-                attach_preflight(snap, check_snapshot(snap, program=program))
-            if on_stage:
-                on_stage(snap, planned)
-            if should_stop and should_stop() and snap.kind != "final":
-                result.status = "cancelled"
-                break
-        else:
-            result.status = "done"
-    except StageFailedError as e:
-        result.status = "failed"
-        result.error = {"stage": e.stage, "node": e.node, "message": e.message, "hint": e.hint,
-                        "traceback": e.detail}
+            keeper = StageKeeper()
+            result.stage_programs, result.loaded_model = keeper.stages, model
+        stage: Stage
+        try:
+            for stage in pipe.run():
+                if keeper is not None:
+                    keeper.observe(stage, pipe)
+                snap = stage.snapshot
+                if snap.kind == "final":
+                    ctx = FallbackContext(list(pipe.snapshots), pipe.verdicts.to_dict(), opts.target,
+                                          opts.flow, supported_targets())
+                    pipe.snapshots[-1] = explain_fallbacks(ctx)
+                    if verify_suggestions:
+                        from .verify import verify_suggestions as verify
+
+                        pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
+                                                    on_status)
+                    snap = pipe.snapshots[-1]
+                    # what will fail on the target: the kernel rules read the serialised program (what the
+                    # runtime sees, with the ops to_executorch inserts), so serialise it here (issue 21)
+                    program = _preflight_program(pipe.final_program, on_status)
+                    if program is not None:
+                        result.blobs["model.pte"] = program
+                    attach_preflight(snap, check_snapshot(snap, program=program))
+                if on_stage:
+                    on_stage(snap, planned)
+                if should_stop and should_stop() and snap.kind != "final":
+                    result.status = "cancelled"
+                    break
+            else:
+                result.status = "done"
+        except StageFailedError as e:
+            result.status = "failed"
+            result.error = {"stage": e.stage, "node": e.node, "message": e.message, "hint": e.hint,
+                            "traceback": e.detail}
+            result.error["failure"] = getattr(e, "failure", None)
+            more = (next_quarantine(result.error["failure"], quarantine, pipe.verdicts.accepted, round_no)
+                    if opts.keep_going and round_no < MAX_ROUNDS else {})
+            if more:
+                quarantine.update(more)
+                if on_status:
+                    on_status(f"--keep-going: {e.stage} failed on {', '.join(more)}; leaving it in float "
+                              f"and lowering again (round {round_no + 1}/{MAX_ROUNDS})")
+                continue
+            if quarantine:
+                result.error["keep_going"] = {"rounds": round_no, "quarantined": quarantine}
+        break
     result.verdicts = pipe.verdicts.to_dict()
     if result.status == "done":
         try:

@@ -7,12 +7,12 @@ from .results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL, PAIR_LOWERED_VS
 
 __all__ = ["NumericsResult", "LayerResult", "OutputResult", "StageCheck", "Metrics", "Histogram",
            "PAIRS", "PAIR_LABELS", "PAIR_LOCAL", "PAIR_LOWERED_VS_FQ", "PAIR_LOWERED_VS_FLOAT",
-           "PAIR_FQ_VS_FLOAT", "SQNR_CAP_DB", "run_numerics", "lower_for_numerics", "analyze",
+           "PAIR_FQ_VS_FLOAT", "SQNR_CAP_DB", "numerics_of", "samples_for", "analyze",
            "parse_inputs"]
 
 
 def __getattr__(name: str):  # lazy: importing the package must not import torch
-    if name in ("run_numerics", "lower_for_numerics"):
+    if name in ("numerics_of", "samples_for"):
         from . import run
         return getattr(run, name)
     if name == "analyze":

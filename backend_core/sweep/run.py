@@ -69,10 +69,28 @@ class SweepOutcome:
         return 1 if any(r.get("status") != "done" or r.get("exit_code") for r in self.results.values()) else 0
 
 
+def _completed(handles: list[Any], cancel: threading.Event) -> Any:
+    """The handles as they finish; a set `cancel` cancels the rest and stops."""
+    from ..execute import as_completed
+
+    pending = set(map(id, handles))
+    while pending:
+        try:
+            for h in as_completed([h for h in handles if id(h) in pending], timeout=0.5):
+                pending.discard(id(h))
+                yield h
+        except TimeoutError:
+            pass
+        if cancel.is_set():
+            for h in handles:
+                h.cancel()
+            return
+
+
 def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
               on_progress: Callable[[Progress, str], None] | None = None,
               cancel: threading.Event | None = None, meta: dict[str, Any] | None = None) -> SweepOutcome:
-    """Run `jobs` on `executor` (LocalPool or DaskCluster) into `out_dir`."""
+    """Run `jobs` on `executor` (any backend_core.execute Executor: the local pool, Dask) into `out_dir`."""
     say = on_progress or (lambda p, text: None)
     cancel = cancel or threading.Event()
     start = time.monotonic()
@@ -90,13 +108,13 @@ def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
                             "Install what is missing on that worker, or drop the steps it cannot run.")
     store.write_manifest(ids, {"executor": executor.describe(), **(meta or {})})
     results: dict[str, dict[str, Any]] = {}
-    todo = []
+    todo: list[tuple[str, Job]] = []
     for jid, job in ids:
         old = store.finished(jid)
         if old is not None:
             results[jid] = old
         else:
-            todo.append((jid, job.to_dict()))
+            todo.append((jid, job))
     prog = Progress(len(ids), skipped=len(results), parallel=getattr(executor, "workers", len(workers)) or 1)
     say(prog, f"sweep of {len(ids)} job(s) on {executor.describe()}"
         + (f": {len(results)} finished by an earlier run, {len(todo)} to do" if results else ""))
@@ -120,12 +138,23 @@ def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
         say(prog, f"{label}: {res.get('status')}" + (f" ({err})" if err else ""))
 
     cancelled = False
+    handles: list[Any] = []
     try:
         if todo:
-            executor.run(todo, on_done, on_start, cancel)
+            jid_of = {id(job): jid for jid, job in todo}
+
+            def on_event(handle: Any, kind: str, data: dict[str, Any]) -> None:
+                if kind == "started":
+                    on_start(jid_of[id(handle.job)])
+
+            handles = executor.map([job for _, job in todo], on_event=on_event)
+            for h in _completed(handles, cancel):
+                on_done(jid_of[id(h.job)], h.raw if h.raw is not None else h.result().to_dict())
         cancelled = cancel.is_set()
     except KeyboardInterrupt:
         cancelled = True
+        for h in handles:
+            h.cancel()
     finally:
         from .outputs import write_outputs
 

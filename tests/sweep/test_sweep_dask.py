@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.sweep import DaskCluster, LocalPool, build_jobs, parse_vary, run_sweep
+from backend_core.execute import DaskExecutor, LocalPoolExecutor
+from backend_core.sweep import build_jobs, parse_vary, run_sweep
 
 from .conftest import rows
 
@@ -26,10 +27,10 @@ def _jobs(models: Path):
 def test_local_cluster_gives_the_rows_of_the_local_pool(models: Path, tmp_path: Path) -> None:
     from distributed import LocalCluster
 
-    local = run_sweep(_jobs(models), tmp_path / "pool", LocalPool(2))
+    local = run_sweep(_jobs(models), tmp_path / "pool", LocalPoolExecutor(2))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster:
-        ex = DaskCluster(cluster=cluster)
+        ex = DaskExecutor(cluster=cluster)
         try:
             workers = ex.check_workers(["lower"], None)
             assert len(workers) == 2 and all(not w["problems"] for w in workers)
@@ -96,5 +97,5 @@ def test_cli_sweep_on_a_scheduler_with_two_workers(dask_cli_cluster: str, models
     assert len(res) == 8 and code == 1
     assert res["dies_once · m4"]["status"] == "done" or res["dies_once · m55"]["status"] == "done"
     assert {res[f"dies_always · {c}"]["error"]["type"] for c in ("m4", "m55")} == {"WorkerDied"}
-    local = run_sweep(_jobs(models), tmp_path / "pool", LocalPool(2))
+    local = run_sweep(_jobs(models), tmp_path / "pool", LocalPoolExecutor(2))
     assert {k: v for k, v in rows({k: v for k, v in res.items() if k.startswith("mlp")}).items()} == rows(local.results)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.sweep import LocalPool, build_jobs, parse_vary, run_sweep
+from backend_core.execute import LocalPoolExecutor
+from backend_core.sweep import build_jobs, parse_vary, run_sweep
 
 from .conftest import rows
 
@@ -25,7 +26,7 @@ def local_sweep(tmp_path_factory):
     jobs = build_jobs([str(d / "mlp.py"), str(d / "mlp_layernorm.py")], parse_vary(["target=m4,m55"]),
                       ("lower", "memory"))
     lines: list[str] = []
-    out = run_sweep(jobs, d / "out", LocalPool(2), on_progress=lambda p, t: lines.append(t))
+    out = run_sweep(jobs, d / "out", LocalPoolExecutor(2), on_progress=lambda p, t: lines.append(t))
     return d, jobs, out, lines
 
 
@@ -50,8 +51,8 @@ def test_rerun_of_a_finished_sweep_does_no_work(local_sweep) -> None:
     d, jobs, first, _ = local_sweep
     before = {p.name: p.stat().st_mtime_ns for p in (d / "out" / "results").glob("*.json")}
 
-    class NoWork(LocalPool):
-        def run(self, items, on_done, on_start, cancel):   # noqa: ANN001
+    class NoWork(LocalPoolExecutor):
+        def run_batch(self, items, on_done, on_start, cancel):   # noqa: ANN001
             raise AssertionError(f"a finished sweep ran {len(items)} job(s) again")
 
     again = run_sweep(jobs, d / "out", NoWork(2))
@@ -62,7 +63,7 @@ def test_rerun_of_a_finished_sweep_does_no_work(local_sweep) -> None:
 def test_a_killed_worker_is_retried_once_and_every_row_stays(models: Path, tmp_path: Path) -> None:
     jobs = build_jobs([str(models / "dies_once.py"), str(models / "dies_always.py"), str(models / "mlp.py")],
                       {}, ("lower",))
-    out = run_sweep(jobs, tmp_path / "out", LocalPool(2))
+    out = run_sweep(jobs, tmp_path / "out", LocalPoolExecutor(2))
     by = {r["job"]["label"]: r for r in out.results.values()}
     assert set(by) == {"dies_once", "dies_always", "mlp"}
     assert by["dies_once"]["status"] == "done"                   # its second attempt ran on a new worker

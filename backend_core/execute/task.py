@@ -1,10 +1,8 @@
-"""The functions a sweep ships to its workers (a local process or a Dask worker): plain data in, plain
+"""The functions an executor ships to its workers (a local process or a Dask worker): plain data in, plain
 data out, so either executor runs them unchanged."""
 from __future__ import annotations
 
 import os
-import platform
-import shutil
 import socket
 import traceback
 from typing import Any
@@ -51,35 +49,3 @@ def crash_result(job_dict: dict[str, Any], message: str, detail: str = "", *, ki
                       "exit_code": 3},
             "timings_s": {}, "files": {}, "host": socket.gethostname(),
             "summary": {"status": "failed", "error": message}}
-
-
-def check_worker(steps: list[str], et_root: str | None = None) -> dict[str, Any]:
-    """What this worker can run: the product and ExecuTorch import, and for run steps the toolchain,
-    QEMU and the checkout. `problems` names each missing piece with its fix."""
-    problems: list[str] = []
-    info: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid(), "python": platform.python_version()}
-    try:
-        from importlib.metadata import version
-
-        info["executorch"] = version("executorch")
-    except Exception as exc:  # noqa: BLE001
-        problems.append(f"executorch is not installed ({exc}): pip install cortexm-lens")
-    if "run" in steps or "profile" in steps:
-        for tool, pkg in (("arm-none-eabi-gcc", "gcc-arm-none-eabi"), ("cmake", "cmake"), ("ninja", "ninja-build"),
-                          ("qemu-system-arm", "qemu-system-arm")):
-            if shutil.which(tool) is None:
-                problems.append(f"{tool} not found: apt-get install {pkg}")
-        root = et_root or os.environ.get("EXECUTORCH_ROOT")
-        if not root:
-            problems.append("no ExecuTorch checkout: pass --et-root (the same path on every worker) or set "
-                            "EXECUTORCH_ROOT in the worker's environment")
-        else:
-            from ..errors import CmlensError
-            from ..firmware.checkout import inspect_checkout
-
-            try:
-                inspect_checkout(root).require_buildable()
-            except CmlensError as exc:
-                problems.append(f"checkout {root}: {exc.message}")
-    info["problems"] = problems
-    return info
