@@ -23,22 +23,23 @@ def main() -> int:
 
     for name in ("", "torch", "executorch"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.jobs import Job, run_job
+    from backend_core.jobs.spec import NumericsOptions
     from backend_core.numerics.analyze import analyze
     from backend_core.numerics.inputs import load_samples, parse_inputs
-    from backend_core.numerics.run import lower_for_numerics
-    from backend_core.pipeline import PipelineOptions
 
     name = sys.argv[1] if len(sys.argv) > 1 else "mv2"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 8
-    model = load_model(parse_model_source(name))
-    opts = PipelineOptions()
-    t0 = time.perf_counter()
-    low = lower_for_numerics(model, opts)
-    t_lower = time.perf_counter() - t0
+    # the job's lower step keeps the host-runnable stages; its numerics step runs once here too
+    res = run_job(Job(name, steps=("lower", "numerics"), numerics=NumericsOptions(inputs=1)))
+    t_lower = res.lowering.seconds
+    low = res.lowering
+    model = low.loaded_model
+    opts = low.options
     samples = load_samples(parse_inputs(n), model.example_inputs, opts.flow)
+    final_snapshot, stages = low.snapshots[-1], low.stage_programs
 
-    mod = low.final_program.module()
+    mod = stages[-1].program.module()
 
     def plain() -> tuple[float, float]:
         with torch.no_grad():
@@ -54,7 +55,7 @@ def main() -> int:
     # torch's threads) does not, so both ratios are printed and CPU is the one to trust there.
     (wa, ca) = plain()
     t0, c0 = time.perf_counter(), time.process_time()
-    r = analyze(low.stages, low.final_snapshot, samples, snapshots=low.snapshots, model=name)
+    r = analyze(stages, final_snapshot, samples, snapshots=list(low.snapshots), model=name)
     t_num, c_num = time.perf_counter() - t0, time.process_time() - c0
     (wb, cb) = plain()
     t_plain, c_plain = min(wa, wb), min(ca, cb)

@@ -234,18 +234,17 @@ def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True
 
 def numerics_report(source: str, options: dict[str, Any], samples: int) -> dict[str, Any]:
     """Float vs lowered on `samples` seeded random inputs (backend_core.numerics), as JSON."""
-    from ..numerics.run import run_numerics
-
-    return run_numerics(source, _pipeline_options(options), samples).to_dict()
-
-
-def _pipeline_options(options: dict[str, Any]) -> Any:
-    from ..pipeline.stages import PipelineOptions
+    from ..jobs import Job, LowerRequest, run_job
+    from ..jobs.spec import NumericsOptions
 
     o = {**DEFAULT_OPTIONS, **options}
-    return PipelineOptions(target=o["target"], flow=o["flow"], calib=o["calib"], activations=o["activations"],
-                           channels_last=bool(o["channels_last"]))
-
+    job = Job(source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
+                                   channels_last=bool(o["channels_last"]), calib=o["calib"]),
+              steps=("lower", "numerics"), numerics=NumericsOptions(inputs=samples))
+    res = run_job(job)
+    if res.status != "done":
+        res.raise_error()
+    return res.steps["numerics"]
 
 def _read_json(path: str, what: str) -> dict[str, Any]:
     try:

@@ -66,15 +66,28 @@ def main(argv: list[str] | None = None) -> int:
     from ..numerics.inputs import parse_inputs
 
     try:
-        spec = parse_inputs(args.inputs)           # fails before the 8 s import
+        parse_inputs(args.inputs)                  # fails before the 8 s import
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
-        from ..pipeline.stages import PipelineOptions
-        from ..numerics.run import run_numerics
+        from ..jobs import Job, LowerRequest, run_job
+        from ..jobs.spec import NumericsOptions
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-        result = run_numerics(args.source, PipelineOptions(args.target, args.flow, calib, channels_last=args.channels_last), spec,
-                              progress=_Throttle("analysis"), on_lowering=_Throttle("lowering"),
-                              should_stop=cancel.is_set)
+        job = Job(args.source, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+                  steps=("lower", "numerics"), numerics=NumericsOptions(inputs=args.inputs))
+        lowering, analysis = _Throttle("lowering"), _Throttle("analysis")
+        stages: list[int] = []
+
+        def on_event(kind: str, data: dict[str, Any]) -> None:
+            if kind == "stage":
+                stages.append(1)
+                lowering(len(stages), len(data["planned"]), f"lowering: {data['snapshot'].stage}")
+            elif kind == "progress":
+                analysis(data["done"], data["total"], data["text"])
+
+        done = run_job(job, on_event, cancel)
+        if done.exception is not None:
+            raise done.exception
+        result = done.numerics
     except Exception as e:  # noqa: BLE001 - report anything, never die silently
         msg = error_message(e, "numerics worker")
         emit(msg)

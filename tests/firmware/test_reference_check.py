@@ -117,8 +117,8 @@ def test_output_step_and_the_fail_hint_of_a_lut_activation() -> None:
 
 
 def test_numerics_note_degenerate_reference_outputs() -> None:
-    from backend_core.numerics.run import run_numerics
+    from tests.helpers.numerics_job import numerics_job
 
-    r = run_numerics(str(FIXTURES / "near_zero_linear.py"), None, 1)
+    r = numerics_job(str(FIXTURES / "near_zero_linear.py"), 1).numerics
     assert any("output 0: every reference output" in n or "output 0: all" in n for n in r.notes), r.notes
     assert any("these numerics compare near-constant outputs" in n for n in r.notes)

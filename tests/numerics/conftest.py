@@ -12,26 +12,16 @@ N_SAMPLES = 3
 
 @dataclass
 class Analysed:
-    lowered: Any            # backend_core.numerics.run.LoweredStages
+    lowered: Any            # tests.helpers.numerics_job.lowered_stages
     samples: list[tuple]
     result: Any             # NumericsResult
 
 
 def _analyse(name: str) -> Analysed:
-    from backend_core.models import load_model, parse_model_source
-    from backend_core.numerics.analyze import analyze
-    from backend_core.numerics.inputs import load_samples, parse_inputs
-    from backend_core.numerics.run import lower_for_numerics
-    from backend_core.pipeline import PipelineOptions
+    from tests.helpers.numerics_job import lowered_stages, numerics_job
 
-    model = load_model(parse_model_source(name))
-    opts = PipelineOptions()
-    samples = load_samples(parse_inputs(N_SAMPLES), model.example_inputs, opts.flow)
-    lowered = lower_for_numerics(model, opts)
-    result = analyze(lowered.stages, lowered.final_snapshot, samples, snapshots=lowered.snapshots,
-                     model=name, target=lowered.options.target, flow=opts.flow,
-                     inputs=f"{N_SAMPLES} random")
-    return Analysed(lowered, samples, result)
+    res = numerics_job(name, N_SAMPLES)
+    return Analysed(lowered_stages(res), res.numerics_inputs.samples, res.numerics)
 
 
 @pytest.fixture(scope="session")

@@ -156,10 +156,9 @@ def test_corrupted_scale_is_found_as_worst_layer(ds_cnn) -> None:
 def test_explicit_layout_flow_aligns_nhwc_tensors() -> None:
     """The explicit-layout flow lowers NCHW tensors to NHWC: references must be permuted, or
     every layer would show ~0 dB against fake-quant."""
-    from backend_core.numerics.run import run_numerics
-    from backend_core.pipeline import PipelineOptions
+    from tests.helpers.numerics_job import numerics_job
 
-    r = run_numerics("ds_cnn", PipelineOptions(flow="explicit"), 1)
+    r = numerics_job("ds_cnn", 1, flow="explicit").numerics
     convs = [l for l in r.layers if "conv2d_nhwc" in l.target]
     assert convs and all(l.shape[-1] == 64 for l in convs)          # NHWC in the final graph
     for l in convs:

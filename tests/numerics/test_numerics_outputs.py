@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as cli_main
-from backend_core.errors import BadInputError
 from backend_core.numerics.table import summary_text, to_csv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,11 +57,15 @@ def test_bad_inputs_folder_clear_message(tmp_path: Path, capsys, kind: str, need
 
 
 def test_bad_inputs_folder_fails_before_lowering(tmp_path: Path) -> None:
-    from backend_core.numerics.run import run_numerics
+    from backend_core.jobs import Job, run_job
+    from backend_core.jobs.spec import NumericsOptions
 
-    with pytest.raises(BadInputError, match="no .pt or .npy"):
-        run_numerics("layernorm_mlp", inputs=str(_bad_folder(tmp_path, "empty")),
-                     on_lowering=lambda *a: pytest.fail("lowering started"))
+    stages: list[str] = []
+    res = run_job(Job("layernorm_mlp", steps=("lower", "numerics"),
+                      numerics=NumericsOptions(inputs=str(_bad_folder(tmp_path, "empty")))),
+                  lambda kind, data: stages.append(kind) if kind == "stage" else None)
+    assert res.exit_code == 2 and "no .pt or .npy" in res.error["message"], res.error
+    assert not stages, "the lowering started before the inputs were checked"
 
 
 def test_folder_of_npy_inputs(tmp_path: Path, layernorm_mlp) -> None:
