@@ -27,6 +27,7 @@ CATEGORIES = {
     "layout": "layout (the legacy flow needs channels_last tensors)",
     "unsupported_module": "module not supported by the backend (its decomposition runs in float)",
     "integer_arithmetic": "integer (index) arithmetic: not quantizable, usually cheap",
+    "pass_failure": "taken out of quantisation by --keep-going: an ExecuTorch pass failed on it",
     "unknown": "unknown (a gap)",
 }
 
@@ -132,6 +133,15 @@ def _not_annotated(f: Facts, base: str) -> str:
             f"on a portable fp32 kernel{_later(f)}.")
 
 
+def _pass_failure(f: Facts, why: dict[str, Any]) -> str:
+    """--keep-going left this op in float because a pass failed on it: say so, with ExecuTorch's words."""
+    via = f" (as {why['via']})" if why.get("via") else ""
+    return (f"--keep-going took {_at_q(f)} out of quantisation{via} because ExecuTorch's {why.get('stage')} failed "
+            f"on it: \"{why.get('error')}\"" + (f" (check: {why['check']})" if why.get("check") else "")
+            + f". It runs {_float_where(f)} on a portable kernel. Plain ExecuTorch does not lower this model "
+            f"at all; this lowering is the tool's workaround, not what ExecuTorch produces.")
+
+
 def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     q = ctx.users().quantized_node(node)
     f = gather(ctx.snapshots, ctx.prov(), ctx.verdicts, ctx.supported_targets, node, q)
@@ -143,7 +153,11 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     dtype_words = " ".join(f.rejected + f.limits).lower()
     fuse_warn = any("Cannot fuse activation" in w for w in f.warnings)
 
-    if q is not None and q.module_type in RNN_MODULES:
+    quarantined = (ctx.verdicts.get("quarantined") or {}).get(q.name) if q is not None else None
+    if quarantined is not None:
+        cat = "pass_failure"
+        msg = _pass_failure(f, quarantined)
+    elif q is not None and q.module_type in RNN_MODULES:
         cat = "unsupported_module"
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
                f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "

@@ -147,7 +147,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
             if more:
                 quarantine.update(more)
                 if on_status:
-                    on_status(f"--keep-going: {e.stage} failed on {', '.join(more)}; leaving it in float "
+                    on_status(f"--keep-going: {e.stage} failed on {', '.join(more)}; leaving them in float "
                               f"and lowering again (round {round_no + 1}/{MAX_ROUNDS})")
                 continue
             if quarantine:

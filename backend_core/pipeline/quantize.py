@@ -20,12 +20,14 @@ class QuantizerVerdicts:
     # node -> the limits its rejected pattern hit, in words (backend_core.fallback.limits)
     limits: dict[str, list[str]] = field(default_factory=dict)
     layout_limited: list[str] = field(default_factory=list)   # nodes rejected for NCHW layout
+    # node -> why --keep-going took it out of quantisation (the pass failure it caused)
+    quarantined: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"accepted": self.accepted, "rejected": self.rejected,
                 "not_annotated": self.not_annotated, "report_text": self.report_text,
                 "quantizers": self.quantizers, "limits": self.limits,
-                "layout_limited": self.layout_limited}
+                "layout_limited": self.layout_limited, "quarantined": self.quarantined}
 
 
 def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str], reason: str,
@@ -96,10 +98,23 @@ def collect_verdicts(quantizer: Any, prepared: Any, explicit: bool = False) -> Q
     return v
 
 
+def quarantine_quantizer(quantizer: Any, node_names: list[str]) -> None:
+    """Leave `node_names` unquantized: ExecuTorch's own way, as TOSAQuantizer.set_node_name(name,
+    None) does it — a PatternQuantizer with config None over a NodeNameNodeFinder, inserted first so it
+    claims the nodes before the Cortex-M pattern quantizers (PatternMatcher: "Annotating with None
+    means rejecting quantization - this is always supported")."""
+    from executorch.backends.arm.quantizer.arm_quantizer_utils import PatternQuantizer
+    from executorch.backends.cortex_m.quantizer.node_finders import NodeNameNodeFinder
+
+    matcher = next(q.pattern_matcher for q in quantizer.quantizers if hasattr(q, "pattern_matcher"))
+    quantizer.quantizers.insert(0, PatternQuantizer(None, NodeNameNodeFinder(list(node_names)), matcher))
+
+
 def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
-             status: Callable[[str], None] | None = None, activations: str = "int8"
-             ) -> tuple[Any, QuantizerVerdicts]:
-    """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule)."""
+             status: Callable[[str], None] | None = None, activations: str = "int8",
+             quarantine: dict[str, dict[str, Any]] | None = None) -> tuple[Any, QuantizerVerdicts]:
+    """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule).
+    `quarantine`: {node name at quantisation time: why} to leave in float (--keep-going)."""
     say = status or (lambda _t: None)
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -110,9 +125,14 @@ def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow:
 
         per_tensor = INT16_PER_TENSOR_CONFIG
     quantizer = CortexMQuantizer(per_tensor_config=per_tensor, use_explicit_layout=(flow == "explicit"))
+    if quarantine:
+        quarantine_quantizer(quantizer, list(quarantine))
     say("quantizing: prepare_pt2e (annotating with CortexMQuantizer)")
     prepared = prepare_pt2e(module, quantizer)
     verdicts = collect_verdicts(quantizer, prepared, explicit=(flow == "explicit"))
+    for name, why in (quarantine or {}).items():
+        verdicts.accepted.pop(name, None)       # "accepted" by the None-config quantizer: not quantized
+        verdicts.quarantined[name] = dict(why)
     for i, sample in enumerate(calibration, 1):
         say(f"quantizing: calibration sample {i}/{len(calibration)}")
         prepared(*sample)

@@ -19,6 +19,7 @@ from ..models.loaded import LoadedModel
 from ..snapshot.capture import capture
 from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target, target_config
+from .failure import capture_failure, exception_chain
 from .logs import capture_logs
 from .passes import host_runnable, pass_list, run_pass, stage_names
 from .quantize import QuantizerVerdicts, quantize
@@ -35,35 +36,8 @@ def planned_stage_names(flow: str) -> list[str]:
     return [STAGE_EXPORT, STAGE_QUANTIZED, STAGE_EDGE, *stage_names(pass_list(flow)), STAGE_FINAL]
 
 
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and the errors it wraps: ExecuTorch's pass manager wraps a pass's error
-    ("An error occurred when running ..."), and the user needs the original one."""
-    chain = [exc]
-    while True:
-        nxt = chain[-1].__cause__ or chain[-1].__context__
-        if nxt is None or any(nxt is e for e in chain):
-            return chain
-        chain.append(nxt)
-
-
 def _root_cause(exc: BaseException) -> BaseException:
-    return _exception_chain(exc)[-1]
-
-
-def _failing_node(exc: BaseException) -> str | None:
-    """The FX node a pass was working on when it raised: the innermost frame holding `node`,
-    in the first error of the chain that has one."""
-    for e in _exception_chain(exc):
-        found = None
-        tb = e.__traceback__
-        while tb is not None:
-            cand = tb.tb_frame.f_locals.get("node")
-            if hasattr(cand, "op") and hasattr(cand, "graph") and hasattr(cand, "name"):
-                found = cand.name
-            tb = tb.tb_next
-        if found:
-            return found
-    return None
+    return exception_chain(exc)[-1]
 
 
 def to_layout(inputs: tuple, channels_last: bool = False, like: tuple | None = None) -> tuple:
@@ -105,11 +79,15 @@ class LoweringPipeline:
 
     def __init__(self, model: LoadedModel, options: PipelineOptions,
                  on_status: Callable[[str], None] | None = None, *, keep_edge_program: bool = True,
-                 float_rewrite: Callable[[Any], Any] | None = None) -> None:
+                 float_rewrite: Callable[[Any], Any] | None = None,
+                 quarantine: dict[str, dict[str, Any]] | None = None) -> None:
         """`keep_edge_program` keeps a private copy of the edge program (passes mutate the live
         one) for reference runs; callers that only need snapshots skip the copy's cost.
         `float_rewrite(ep) -> (edited copy, renames)` edits the float export (backend_core.fallback.
-        verify uses it to try a suggested change); None for a normal lowering."""
+        verify uses it to try a suggested change); None for a normal lowering.
+        `quarantine` ({node name at quantisation time: why}) leaves those ops unquantized
+        (--keep-going after a pass failed on them)."""
+        self.quarantine = dict(quarantine or {})
         self.keep_edge_program = keep_edge_program
         self.float_rewrite = float_rewrite
         self.renames: dict[str, str] = {}          # {new node name: old} made by float_rewrite
@@ -163,7 +141,8 @@ class LoweringPipeline:
             with capture_logs() as log:
                 gm = ep.module(check_guards=False)
                 converted, self.verdicts = quantize(gm, inputs, calib, opts.flow, self.say,
-                                                    activations=opts.activations)
+                                                    activations=opts.activations,
+                                                    quarantine=self.quarantine)
                 self.quantized_module = converted
         except Exception as e:  # noqa: BLE001
             raise self._stage_error(STAGE_QUANTIZED, e) from e
@@ -198,7 +177,7 @@ class LoweringPipeline:
                 with capture_logs() as log:
                     new_program = run_pass(pass_cls, program, cfg)
             except Exception as e:  # noqa: BLE001
-                raise self._stage_error(name, e, node=_failing_node(e)) from e
+                raise self._pass_error(name, e) from e
             changed = new_program is not program
             program = new_program
             yield self._stage(program, name, "pass", t0, log.warnings(), changed=changed,
@@ -234,6 +213,19 @@ class LoweringPipeline:
                     "Rewrite it with torch.where / torch.cond, or move the decision out of forward().")
         return StageFailedError(STAGE_EXPORT, f"Exporting the float model failed: {_first_lines(text)}",
                                 hint, detail=traceback.format_exc())
+
+    def _pass_error(self, stage: str, e: BaseException) -> StageFailedError:
+        """The stage error with the failing node's diagnosis (`.failure`, a dict): the op the user
+        wrote, its operands, ExecuTorch's check, the cause (backend_core.fallback.pass_failure)."""
+        live = capture_failure(stage, e)
+        err = self._stage_error(stage, e, node=live.node)
+        try:
+            from ..fallback.pass_failure import diagnose
+
+            err.failure = diagnose(live, list(self.snapshots)).to_dict()    # type: ignore[attr-defined]
+        except Exception as d:  # noqa: BLE001 - a diagnosis must never hide the failure itself
+            err.failure = {**live.to_dict(), "checked": [f"diagnosis failed: {type(d).__name__}: {d}"]}  # type: ignore[attr-defined]
+        return err
 
     def _stage_error(self, stage: str, e: BaseException, node: str | None = None) -> StageFailedError:
         where = f" on node {node}" if node else ""

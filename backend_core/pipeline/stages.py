@@ -27,7 +27,11 @@ class PipelineOptions:
     # Convert the model's 4-D weights and 4-D inputs to channels_last before export. Off by
     # default: the tool lowers the model as the user gave it; the report states when it is on.
     channels_last: bool = False
+    # --keep-going: when a pass fails on an op, take that op out of quantisation and lower again
+    # (bounded); the result is then not what plain ExecuTorch produces, and says so.
+    keep_going: bool = False
 
     def key(self) -> str:
         return (f"{self.target}|{self.flow}|{self.calib}|{self.seed}|{self.activations}"
-                + ("|channels_last" if self.channels_last else ""))
+                + ("|channels_last" if self.channels_last else "")
+                + ("|keep_going" if self.keep_going else ""))

@@ -39,6 +39,15 @@ def head_html(report: dict[str, Any]) -> str:
         err = report["error"]
         parts.append(f"<p class='fb'>Stage '{_e(err.get('stage'))}' failed"
                      f"{' on node ' + _e(err['node']) if err.get('node') else ''}: {_e(err.get('message'))}</p>")
+        if err.get("failure"):      # the op the user wrote, its operands, ExecuTorch's check, the cause
+            from ...fallback.pass_failure import failure_lines
+
+            parts.append("<pre class='failure'>" + _e("\n".join(failure_lines(err["failure"]))) + "</pre>")
+    if opts.get("keep_going") and (report.get("quantizer") or {}).get("quarantined"):
+        q = report["quantizer"]["quarantined"]
+        parts.append(f"<p class='fb'>--keep-going: {len(q)} op(s) taken out of quantisation because an ExecuTorch "
+                     f"pass failed on them ({_e(', '.join(q))}). This is not what plain ExecuTorch produces: plain "
+                     "ExecuTorch fails on this model.</p>")
     parts.append("<div class='legend'>" + "".join(
         f"<span style='background:{KIND_COLORS[k]}'>{_e(v)}</span>" for k, v in KIND_LABELS.items()) + "</div>")
     return "\n".join(parts)
