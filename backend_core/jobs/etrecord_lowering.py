@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..errors import BadInputError
 from ..firmware.gaps_inspector import record_bundle
-from ..lowering import lower
+from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..snapshot.model import GraphSnapshot
 
@@ -34,7 +34,7 @@ def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
                         on_status: Callable[[str], None] | None = None) -> LoweredWithRecord:
     """Lower `source` (no cache: live programs are needed), write `<model>.bpte` and `etrecord.bin`."""
     start = time.monotonic()
-    res = lower(source, options, use_cache=False, keep_programs=True, on_status=on_status)
+    res = lower_source(source, options, use_cache=False, keep_programs=True, on_status=on_status)
     return record_of(res, workdir, on_status, start)
 
 

@@ -30,7 +30,7 @@ from ..firmware.run_result import MissingOpsError, ModelRunResult
 from ..firmware.runner_build import RunnerRequest, build_runner
 from ..firmware.semihosting import run_semihosting
 from ..firmware.simulator import EventCallback, runner_for
-from ..lowering import lower
+from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..memory import board_named as board_named_spec
 from ..memory.target_check import check_run, predict_for_run, run_pools
@@ -56,7 +56,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
         res = lowered
     else:
         on_line("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow)")
-        res = lower(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True,
+        res = lower_source(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True,
                     want_bpte=True, on_status=lambda s: on_line("cmlens", s))
     if res.status != "done" or "model.bpte" not in res.blobs:
         err = res.error or {}

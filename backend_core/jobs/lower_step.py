@@ -64,4 +64,13 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
                                node=err.get("node"), detail=err.get("traceback", ""))
         res.status, res.exception = FAILED, exc
         res.error = {"step": "lower", "type": type(exc).__name__, "message": exc.message, "hint": exc.hint,
-                     "detail": exc.detail, "exit_code": exc.exit_code, "stage": exc.stage, "node": exc.node}
+                     "detail": exc.detail, "exit_code": exc.exit_code, "stage": exc.stage, "node": exc.node,
+                     "failure": err.get("failure")}
+
+
+def lower_source(source: str, options: Any, **kwargs: Any) -> Any:
+    """The lowering for a job helper that is handed no lower-step result (a per-CPU memory row, a bench
+    that runs one feature alone). In a job, steps read `res.lowering` instead: a job lowers once."""
+    from ..lowering import lower
+
+    return lower(source, options, **kwargs)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import BadInputError
-from ..lowering import lower
+from .lower_step import lower_source
 from ..memory.boards import BoardSpec
 from ..memory.plan import program_bytes
 from ..memory.report import analyze_memory
@@ -27,7 +27,7 @@ def memory_of(source: str, target: str = "cortex-m55", flow: str = "legacy", *, 
         rep = analyze_memory(program_bytes(p.read_bytes()), None, board=board, target=target, elf=elf)
         rep["model"] = p.name
         return rep
-    res = lower(source, options or PipelineOptions(target=target, flow=flow), want_pte=True, use_cache=use_cache,
+    res = lower_source(source, options or PipelineOptions(target=target, flow=flow), want_pte=True, use_cache=use_cache,
                 on_status=on_status)
     if res.status != "done" or "model.pte" not in res.blobs:
         err = res.error or {}

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from ..errors import BadInputError
 from ..finding import Finding
-from ..lowering import lower
+from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..preflight import check_snapshot, findings_of
 from ..preflight.check import PreflightReport, report_memory
@@ -33,7 +33,7 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
         rep.skipped.append("portable-kernel rules: they read the lowered graph; pass the model source, "
                            "not a .pte/.bpte")
     else:
-        res = lowered if (lowered is not None and "model.bpte" in lowered.blobs) else lower(
+        res = lowered if (lowered is not None and "model.bpte" in lowered.blobs) else lower_source(
             source, options or PipelineOptions(target=target, flow=flow), use_cache=use_cache, want_pte=True,
             want_bpte=True, on_status=on_status)
         if res.status != "done":
@@ -70,7 +70,7 @@ def gate(source: str, model: Path, options: PipelineOptions, board_name: str | N
     findings: list[Finding] = []
     final = None
     if Path(source).suffix not in (".pte", ".bpte"):
-        res = lowered if lowered is not None else lower(source, options, want_pte=True, want_bpte=True)
+        res = lowered if lowered is not None else lower_source(source, options, want_pte=True, want_bpte=True)
         if res.status == "done":
             final = res.final
             findings.extend(res.preflight)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..lowering import lower
+from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..profile.run import profile_run, run_unit
 from ..snapshot.model import GraphSnapshot
@@ -15,7 +15,7 @@ def final_graph(source: str, options: PipelineOptions) -> GraphSnapshot | None:
     """The final snapshot of `source` (from the lowering cache: the run step has just lowered it)."""
     if Path(source).suffix in (".pte", ".bpte"):
         return None
-    res = lower(source, options)
+    res = lower_source(source, options)
     return res.final
 
 
