@@ -70,3 +70,27 @@ class SimulatorError(CmlensError):
     """The simulator could not run the firmware (bad machine, missing file, simulator crash)."""
 
     exit_code = 3
+
+
+# ---- one exit code per cause: every CLI subcommand and every job result uses this table; the README's
+# table is generated from it (`python -m backend_core.errors`) and tests/core/test_exit_codes.py compares.
+EXIT_CODES: tuple[tuple[int, str, tuple[type[CmlensError], ...]], ...] = (
+    (0, "done: every step finished (a target run PASSed or RAN)", ()),
+    (1, "the check the command makes did not hold: a target run FAILed, fallbacks with `--fail-on-fallback`, "
+        "a `gate` regression, a sweep job that failed", ()),
+    (2, "bad input, found before any work: the model source, an option, a data folder, a missing tool or "
+        "checkout, an output path that cannot be written", (BadInputError,)),
+    (3, "ExecuTorch or the target failed: a lowering stage (the message names the stage and node), the "
+        "build, the simulator", (StageFailedError, BuildError, SimulatorError)),
+    (130, "cancelled (Ctrl-C, Cancel): finished results are kept", (Cancelled,)),
+)
+
+
+def exit_code_table() -> str:
+    """The README's exit-code table (Markdown)."""
+    rows = ["| exit | cause |", "|---|---|"] + [f"| {code} | {text} |" for code, text, _ in EXIT_CODES]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(exit_code_table())

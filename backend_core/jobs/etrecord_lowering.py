@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
+from ..errors import StageFailedError
 from ..firmware.gaps_inspector import record_bundle
 from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
@@ -56,8 +56,9 @@ def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None =
     source = res.source
     if res.status != "done" or res.pipeline is None or res.final is None:
         err = res.error or {}
-        raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
-                            err.get("hint", ""), detail=err.get("traceback", ""))
+        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
+                               f"{err.get('message', res.status)}", err.get("hint", ""),
+                               detail=err.get("traceback", ""))
     pipe = res.pipeline
     say("serialising the .bpte and its ETRecord")
     inputs = pipe.example_inputs

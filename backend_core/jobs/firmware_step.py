@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError, BuildError, SimulatorError
+from ..errors import BadInputError, StageFailedError, BuildError, SimulatorError
 from ..firmware import checkout as checkout_mod
 from ..firmware.boards import board_for
 from ..firmware.build import cache_dir
@@ -60,7 +60,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
                     want_bpte=True, on_status=lambda s: on_line("cmlens", s))
     if res.status != "done" or "model.bpte" not in res.blobs:
         err = res.error or {}
-        raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
+        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
                             err.get("hint", ""), detail=err.get("traceback", ""))
     out = workdir / f"{res.model}.bpte"
     out.write_bytes(res.blobs["model.bpte"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
+from ..errors import BadInputError, StageFailedError
 from .lower_step import lower_source
 from ..memory.boards import BoardSpec
 from ..memory.plan import program_bytes
@@ -31,7 +31,7 @@ def memory_of(source: str, target: str = "cortex-m55", flow: str = "legacy", *, 
                 on_status=on_status)
     if res.status != "done" or "model.pte" not in res.blobs:
         err = res.error or {}
-        raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
+        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
                             err.get("hint", "") or "Run `cmlens lower` on it to see the failing stage.")
     rep = analyze_memory(res.blobs["model.pte"], res.final, board=board, target=res.options.target, elf=elf)
     rep["model"] = res.model

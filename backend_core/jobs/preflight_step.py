@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
+from ..errors import BadInputError, StageFailedError
 from ..finding import Finding
 from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
@@ -38,7 +38,7 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
             want_bpte=True, on_status=on_status)
         if res.status != "done":
             err = res.error or {}
-            raise BadInputError(f"Lowering {source} failed at {err.get('stage', '?')}: "
+            raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
                                 f"{err.get('message', res.status)}", err.get("hint", ""))
         rep.result = res
         final = res.final
