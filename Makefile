@@ -24,7 +24,7 @@ run: setup
 
 test: setup
 	$(VENV)/bin/lint-imports
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; QT_QPA_PLATFORM=offscreen $(PY) $$b || exit 1; done

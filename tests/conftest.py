@@ -9,11 +9,27 @@ from typing import Iterator
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (`make test` runs two workers), each worker gets its share of the cores for
+    torch's intra-op threads: two workers that each spin up a thread per core oversubscribe the machine."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        threads = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = threads
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One result cache for the whole session, never the developer's: each model is lowered once
-    and every test package reads it (GUI tests point CMLENS_CACHE at their own per-session dir)."""
-    d = tmp_path_factory.mktemp("cmlens-cache")
+    """One result cache for the whole run, never the developer's: each model is lowered once and every
+    test package reads it (GUI tests point CMLENS_CACHE at their own per-session dir). Under xdist the
+    workers share it (the run's common temporary folder; entries are written then renamed), so a model
+    one worker lowered is a cache hit in the other."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        d = tmp_path_factory.getbasetemp().parent / "cmlens-cache"
+        d.mkdir(exist_ok=True)
+    else:
+        d = tmp_path_factory.mktemp("cmlens-cache")
     old = os.environ.get("CMLENS_CACHE")
     os.environ["CMLENS_CACHE"] = str(d)
     yield d
