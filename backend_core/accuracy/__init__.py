@@ -2,7 +2,7 @@
 labelled samples, ST Edge AI's output metrics, and for every prediction int8 flipped, the layer where
 that sample's error left the model's usual error (the per-layer numerics capture, per sample).
 
-Layering: this package runs programs a lowering already made (`EvalPrograms.from_pipeline`); it never
+Layering: this package runs programs a lowering already made (`EvalPrograms.from_lowering`); it never
 lowers (only backend_core.jobs does, in the `evaluate` step). Importing it does not import torch."""
 from .data import EvalSample, EvalSet, load_eval_set
 from .evaluate import EvalPrograms, evaluate

@@ -25,7 +25,7 @@ Progress = Callable[[str], None]
 
 
 def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, threshold_db: float = 3.0,
-             reference_samples: int = 16, progress: Progress | None = None,
+             reference_samples: int = 16, max_traced: int = 64, progress: Progress | None = None,
              should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Run the three models on `data` and measure them (see the module docstring)."""
     t_start = time.perf_counter()
@@ -90,7 +90,7 @@ def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, thres
             result["flips"] = explain_flips(programs, names, samples, flipped, margins, preds=preds,
                                             labels=labels if task == "classification" else None,
                                             threshold_db=threshold_db, reference_samples=reference_samples,
-                                            progress=say)
+                                            max_traced=max_traced, progress=say)
         elif flipped:
             result["flips"] = {"count": len(flipped), "by_layer": [], "samples": [], "note": "not traced (--no-flips)"}
         else:

@@ -48,9 +48,10 @@ def sqnr_profile(programs: EvalPrograms, sample: tuple) -> dict[str, float]:
 
 def explain_flips(programs: EvalPrograms, names: list[str], samples: list[tuple], flipped: list[int],
                   margins: list[float], *, preds: dict[str, list[int]], labels: list[Any] | None,
-                  threshold_db: float = 3.0, reference_samples: int = 16,
+                  threshold_db: float = 3.0, reference_samples: int = 16, max_traced: int = 64,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The flips section: each flipped sample with its first departing layer, and the flips by layer."""
+    """The flips section: each flipped sample with its first departing layer, and the flips by layer.
+    Each traced sample costs one numerics run (~0.1-0.2 s for a small model): at most `max_traced`."""
     snap: GraphSnapshot = programs.final_snapshot
     flipped_set = set(flipped)
     pool = [i for i in range(len(samples)) if i not in flipped_set]
@@ -66,9 +67,10 @@ def explain_flips(programs: EvalPrograms, names: list[str], samples: list[tuple]
     median = {nid: statistics.median([p[nid] for p in profiles if nid in p]) for nid in layers}
     nodes = snap.node_map()
     rows: list[dict[str, Any]] = []
-    for k, i in enumerate(flipped):
+    traced = flipped[:max_traced]
+    for k, i in enumerate(traced):
         if progress:
-            progress(f"flipped sample {k + 1}/{len(flipped)}: per-layer error")
+            progress(f"flipped sample {k + 1}/{len(traced)}: per-layer error")
         prof = sqnr_profile(programs, samples[i])
         first = next((nid for nid in layers if nid in prof and prof[nid] < median[nid] - threshold_db), None)
         worst = min(layers, key=lambda nid: prof.get(nid, 1e9) - median[nid]) if layers else None
@@ -96,6 +98,7 @@ def explain_flips(programs: EvalPrograms, names: list[str], samples: list[tuple]
             entry["median_sqnr_db"] = round(median[key], 2)
         by_layer.append(entry)
     return {"threshold_db": threshold_db, "reference_samples": [names[i] for i in refs], "count": len(rows),
+            "flipped": len(flipped),
             "median_profile_db": {nid: round(median[nid], 2) for nid in layers},
             "layers": [layer_info(nodes[nid]) for nid in layers], "samples": rows, "by_layer": by_layer}
 
@@ -104,6 +107,8 @@ def flip_lines(flips: dict[str, Any]) -> list[str]:
     """"9 of 14 flips start at dw3 (depthwise conv, model.py:41): SQNR 11 dB on those samples vs 27 dB median"."""
     n = flips.get("count", 0)
     out = []
+    if flips.get("flipped", n) > n:
+        out.append(f"(the first {n} of {flips['flipped']} flips traced)")
     for g in flips.get("by_layer", []):
         if g["layer"] is None:
             out.append(f"{g['flips']} of {n} flips: {g['label']} (near ties in float: median top-1 margin "

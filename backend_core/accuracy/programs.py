@@ -1,5 +1,5 @@
 """The three host models an evaluation runs, taken from a lowering that already happened (the job's
-lower step with `keep_programs`): the float model, the PT2E fake-quant module and the final lowered
+lower step with `keep_stages`): the float model, the PT2E fake-quant module and the final lowered
 program, plus the runnable stages the per-layer numerics capture needs for a flipped sample.
 
 Float and fake-quant run in batches where the module takes one (eager modules and PT2E modules
@@ -30,38 +30,41 @@ class EvalPrograms:
     stages: list[StageProgram] = field(default_factory=list)   # float export, quantized, edge, final
     final_snapshot: GraphSnapshot | None = None
     calibration: list[tuple] = field(default_factory=list)     # the samples the lowering calibrated on
+    loaded: Any = None                   # the LoadedModel (its get_eval_data / preprocess)
 
     @classmethod
-    def from_pipeline(cls, pipe: Any) -> "EvalPrograms":
-        """From a finished LoweringPipeline that kept its edge program (lower(keep_programs=True)).
-        The float program is exported again from the same module and inputs (deterministic: the same
-        node names the quantized stage came from); nothing is lowered again."""
-        import torch
-
+    def from_lowering(cls, lowering: Any) -> "EvalPrograms":
+        """From a finished lowering that kept its host-runnable stages (lower(keep_stages=True): the
+        job's lower step does when the job wants `evaluate`). Nothing is lowered again."""
         from ..models.calibration import calibration_set
         from ..pipeline.runner import channels_last_copy, to_layout
 
-        if pipe is None or pipe.final_program is None or pipe.quantized_module is None or pipe.edge_program is None:
-            raise CmlensError("The lowering kept no live programs to evaluate (it came from the cache or did not "
-                              "finish).", "Lower with keep_programs=True in the same process (the job's evaluate "
-                              "step asks for it).")
-        m, opts = pipe.model, pipe.options
-        inputs = pipe.example_inputs
+        stages = getattr(lowering, "stage_programs", None)
+        m = getattr(lowering, "loaded_model", None)
+        if lowering is None or lowering.status != "done" or not stages or m is None or stages[-1].kind != "final":
+            raise CmlensError("The lowering kept no host-runnable stages to evaluate (it came from the cache, read "
+                              "a ready program, or did not finish).",
+                              "Lower the model source with keep_stages=True in this process (the job's evaluate "
+                              "step asks its lower step for it).")
+        opts = lowering.options
+        by_kind = {s.kind: s for s in stages}
+        fq = by_kind.get("quantize")
+        if fq is None or "export" not in by_kind:
+            raise CmlensError("The lowering kept no float export or PT2E stage.", "Lower the model source again.")
+        pipe = lowering.pipeline
+        inputs = tuple(pipe.example_inputs) if pipe is not None and pipe.example_inputs else \
+            to_layout(m.inputs_for(opts.flow), opts.channels_last)
         if m.exported is not None:
-            float_ep, float_model = m.exported, m.exported.module(check_guards=False)
+            float_model = m.exported.module(check_guards=False)
         else:
             float_model = channels_last_copy(m.module) if opts.channels_last else m.module
-            float_ep = torch.export.export(float_model, inputs)
-        names = {s.stage: s.index for s in pipe.snapshots}
-        stages = [StageProgram("float export", names.get("float export", 0), "export", float_ep),
-                  StageProgram("quantized", names.get("quantized", 1), "quantize", pipe.quantized_module),
-                  StageProgram("edge", names.get("edge", 2), "edge", pipe.edge_program),
-                  StageProgram("final", names.get("final", len(names) - 1), "final", pipe.final_program)]
-        given = m.inputs_for(opts.flow)
+        # the per-sample numerics of a flip needs the float, PT2E, edge and final stages only (the passes
+        # in between are checked by `cmlens numerics`; skipping them keeps a flip's trace ~0.1 s)
+        numerics = [s for s in stages if s.kind in ("export", "quantize", "edge", "final")]
         calib = [to_layout(s, opts.channels_last, like=inputs)
-                 for s in calibration_set(given, opts.calib, m.calibration_inputs)]
-        return cls(m.name, opts.target, opts.flow, inputs, float_model, pipe.quantized_module, pipe.final_program,
-                   stages, pipe.snapshots[-1], calib)
+                 for s in calibration_set(m.inputs_for(opts.flow), opts.calib, m.calibration_inputs)]
+        return cls(m.name, opts.target, opts.flow, inputs, float_model, fq.program, stages[-1].program,
+                   numerics, lowering.snapshots[-1], calib, m)
 
 
 def outputs_of(y: Any) -> list[Any]:

@@ -23,8 +23,8 @@ def wants_live_programs(job: Job) -> bool:
 
 
 def wants_stages(job: Job) -> bool:
-    """The numerics step runs the lowering's host-runnable stages: kept live (never from the cache)."""
-    return job.wants("numerics") and not job.reads_program
+    """The numerics and evaluate steps run the lowering's host-runnable stages: kept live (never from the cache)."""
+    return (job.wants("numerics") or job.wants("evaluate")) and not job.reads_program
 
 
 def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event,

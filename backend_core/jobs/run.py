@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import Cancelled, CmlensError
+from .evaluate_step import evaluate_step
 from .outputs import check_output_folders, out_dir, write_outputs
 from .result import CANCELLED, DONE, FAILED, JobResult
 from .spec import Job
@@ -168,4 +169,5 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
 
 
 _STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {
-    "lower": _lower, "check": _check, "memory": _memory, "numerics": _numerics, "run": _run, "profile": _run}
+    "lower": _lower, "check": _check, "memory": _memory, "numerics": _numerics, "evaluate": evaluate_step,
+    "run": _run, "profile": _run}

@@ -13,7 +13,7 @@ from ..cpus import normalise_target
 from ..errors import BadInputError
 from ..pipeline.stages import PipelineOptions
 
-STEPS = ("lower", "check", "memory", "numerics", "run", "profile")
+STEPS = ("lower", "check", "memory", "numerics", "evaluate", "run", "profile")
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump")
 JOB_FORMAT = 1
 
@@ -99,6 +99,17 @@ class NumericsOptions:
     sample_size: int = 400            # values kept per layer for the scatter/histograms
 
 
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """The evaluate step's options (`cmlens evaluate`, backend_core.accuracy): the labelled data (None: the
+    model's get_eval_data()), the first N samples only, and how flips are traced."""
+    data: str | None = None           # a folder: *.npy/*.pt + labels.csv, or images in one sub-folder per class
+    limit: int | None = None
+    flips: bool = True                # trace each flipped prediction to the layer where it departs
+    threshold_db: float = 3.0         # a layer departs when its SQNR is this far below the median
+    reference_samples: int = 16       # samples whose per-layer errors make the median
+
+
 OUTPUT_KINDS = ("json", "html", "pte", "bpte")
 
 
@@ -116,6 +127,7 @@ class Job:
     label: str = ""                   # how a sweep names this cell (e.g. "ds_cnn · m4")
     memory: MemoryOptions = field(default_factory=MemoryOptions)
     numerics: NumericsOptions = field(default_factory=NumericsOptions)
+    evaluate: EvaluateOptions = field(default_factory=EvaluateOptions)
     outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
 
     def __post_init__(self) -> None:
@@ -167,7 +179,7 @@ class Job:
         return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
-                "numerics": asdict(self.numerics), "outputs": self.outputs}
+                "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -180,6 +192,7 @@ class Job:
                    out_dir=d.get("out_dir"), label=d.get("label", ""),
                    memory=MemoryOptions(**_known(MemoryOptions, d.get("memory", {}), "memory")),
                    numerics=NumericsOptions(**_known(NumericsOptions, d.get("numerics", {}), "numerics")),
+                   evaluate=EvaluateOptions(**_known(EvaluateOptions, d.get("evaluate", {}), "evaluate")),
                    outputs=d.get("outputs"))
 
     def key(self) -> str:
@@ -194,6 +207,8 @@ class Job:
             key += (sorted(asdict(self.memory).items()),)
         if self.wants("numerics") and self.numerics != NumericsOptions():
             key += (sorted(asdict(self.numerics).items()),)
+        if self.wants("evaluate") and self.evaluate != EvaluateOptions():
+            key += (sorted(asdict(self.evaluate).items()),)
         return repr(key)
 
 

@@ -1,0 +1,107 @@
+"""`cmlens evaluate MODEL`: does the int8 model still do its job? Float, PT2E fake-quant and the lowered
+program (on the host) on the same labelled samples — the model's get_eval_data() or a --data folder —
+with top-1/top-5, agreement with float, per-class accuracy, ST Edge AI's output metrics, and for every
+prediction int8 flipped, the layer where that sample's error left the usual path.
+
+It runs a Job (steps lower + evaluate) like every subcommand. Exit 0 done, 2 bad input (model, data,
+options), 3 a stage or the evaluation failed, 130 interrupted."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import guarded
+
+
+def add_evaluate_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "evaluate", help="accuracy on labelled data: float vs fake-quant vs lowered, and why predictions flipped",
+        description="Lower MODEL, then run the float model, the PT2E fake-quant model and the lowered program "
+                    "(ExecuTorch's Python reference kernels of the cortex_m ops) on the same labelled samples. "
+                    "Prints top-1/top-5 accuracy, agreement with float, per-class accuracy, RMSE/MAE/L2 relative "
+                    "error/cosine of the outputs against float (ST Edge AI's validate metrics), and for each sample "
+                    "whose prediction changed, the first layer where its error departs from the usual error.",
+        epilog="Data: the model's get_eval_data() (a model file's function yielding (inputs, label); the zoo's "
+               "digits_cnn has its held-out split), or --data DIR: *.npy/*.pt samples with labels.csv "
+               "(file,label: a class index, or a .npy/.pt target tensor for regression), or images in one "
+               "sub-folder per class (the model file's preprocess(image) if it defines one). Keep calibration "
+               "(--calib) and evaluation data apart: samples in both are named in a warning.")
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
+    p.add_argument("--data", metavar="DIR", help="labelled samples (default: the model's get_eval_data())")
+    p.add_argument("--calib", default=None, metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    p.add_argument("--channels-last", action="store_true", help="as `cmlens lower --channels-last`")
+    p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N samples only")
+    p.add_argument("--no-flips", action="store_true", help="do not trace flipped predictions to a layer")
+    p.add_argument("--threshold-db", type=float, default=3.0, metavar="DB",
+                   help="a layer departs when a flipped sample's SQNR there is this far below the median "
+                        "(default %(default)s)")
+    p.add_argument("--json", metavar="F", help="write the job's report (lowering + the evaluate section) as JSON")
+    p.add_argument("--html", metavar="F", help="write the report as a self-contained HTML file")
+    p.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")
+    p.set_defaults(func=run_evaluate_command)
+
+
+def run_evaluate_command(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    json_file = Path(args.json) if args.json else None
+
+    def work() -> int:
+        from backend_core.errors import BadInputError
+        from backend_core.models import parse_model_source
+
+        parse_model_source(args.model)                       # a bad source: exit 2 before the 8 s import
+        if args.data and not Path(args.data).expanduser().is_dir():
+            raise BadInputError(f"--data {args.data}: no such folder.",
+                                "Pass a folder of *.npy/*.pt samples with labels.csv, or of images in one "
+                                "sub-folder per class.")
+        if args.limit is not None and args.limit < 1:
+            raise BadInputError("--limit must be 1 or more.", "Pass the number of samples to evaluate.")
+        if not args.verbose:
+            for name in ("", "torch", "executorch"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+            os.environ.setdefault("TORCH_LOGS", "-all")
+        print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
+        from backend_core.accuracy.table import summary_lines
+        from backend_core.jobs import Job, LowerRequest, run_job
+        from backend_core.jobs.spec import EvaluateOptions
+
+        calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
+        outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
+        job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+                  steps=("lower", "evaluate"), outputs=outputs,
+                  evaluate=EvaluateOptions(data=args.data, limit=args.limit, flips=not args.no_flips,
+                                           threshold_db=args.threshold_db))
+
+        last = {"t": 0.0}
+
+        def on_event(kind: str, data: dict[str, Any]) -> None:
+            if kind == "status":
+                text, now = data["text"], time.monotonic()
+                m = re.search(r"(\d+)/(\d+)", text)          # "calibration sample 7/65": two lines a second
+                if m and m.group(1) != m.group(2) and now - last["t"] < 0.5:
+                    return
+                last["t"] = now
+                print(f"… {text}", file=sys.stderr, flush=True)
+            elif kind == "line":
+                print(data["line"], file=sys.stderr, flush=True)
+
+        res = run_job(job, on_event)
+        res.raise_error()                                    # bad data / a failed lowering: cause and fix
+        for line in summary_lines(res.steps["evaluate"]):
+            print(line, file=out)
+        for kind in ("json", "html"):
+            if kind in res.files:
+                print(f"wrote {kind}: {res.files[kind]}", file=out)
+        return 0
+
+    return guarded(work, json_file=json_file)
