@@ -94,6 +94,10 @@ def details_html(report: dict[str, Any]) -> str:
         from ...memory.html import memory_html
 
         parts.append(memory_html(report["memory"]))
+    if report.get("evaluate"):                 # the job's evaluate step (backend_core.accuracy)
+        from ..accuracy_html import accuracy_html
+
+        parts.append(accuracy_html(report["evaluate"]))
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
                  "<th>rewritten</th><th>seconds</th></tr>")
     for st in report["stages"]:
