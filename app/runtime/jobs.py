@@ -52,8 +52,8 @@ class WorkerJob(QObject):
         self._t0 = 0.0
 
     # ------------------------------------------------------------------ control
-    def start(self, args: list[str]) -> None:
-        """Start the worker (a running job is cancelled silently first)."""
+    def start(self, args: list[str], stdin: bytes | None = None) -> None:
+        """Start the worker (a running job is cancelled silently first); `stdin`: WorkerClient.start."""
         self.client.cancel()
         self.status = "running"
         self.error = None
@@ -61,20 +61,21 @@ class WorkerJob(QObject):
         self.stderr_tail = []
         self._got_done = False
         self._t0 = time.perf_counter()
-        self.client.start(args)
+        self.client.start(args, stdin)
 
-    def cancel(self) -> bool:
-        """Kill the worker; returns whether a running job was cancelled (then finished('cancelled'))."""
+    def cancel(self, grace_ms: int = 0) -> bool:
+        """Kill the worker (`grace_ms`: WorkerClient.cancel); returns whether a running job was
+        cancelled (then finished('cancelled'))."""
         if self.status != "running":
             return False
-        self.client.cancel()
+        self.client.cancel(grace_ms)
         self.status = "cancelled"
         self.finished.emit("cancelled")
         return True
 
-    def shutdown(self) -> None:
+    def shutdown(self, grace_ms: int = 0) -> None:
         """Window closing: kill without signalling anyone."""
-        self.client.cancel()
+        self.client.cancel(grace_ms)
 
     def is_running(self) -> bool:
         return self.status == "running"

@@ -12,7 +12,7 @@ import sys
 import weakref
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from backend_core.protocol import LineSplitter, parse_line
 
@@ -59,8 +59,10 @@ class WorkerClient(QObject):
     def process_id(self) -> int:
         return int(self._proc.processId()) if self._proc is not None else 0
 
-    def start(self, args: list[str]) -> None:
-        """Start the worker with `args` (from worker_arguments); kills a running one first."""
+    def start(self, args: list[str], stdin: bytes | None = None) -> None:
+        """Start the worker with `args` (from worker_arguments); kills a running one first. `stdin`:
+        bytes written to the worker's standard input, which is then closed (the job worker reads one
+        line of Job JSON there); without it the worker's stdin stays open and empty."""
         self.cancel()
         self._out = LineSplitter()
         self._err = LineSplitter()
@@ -78,9 +80,17 @@ class WorkerClient(QObject):
         proc.errorOccurred.connect(self._on_error)
         self._proc = proc
         proc.start(sys.executable, args)
+        if stdin is not None:
+            proc.write(stdin)
+            proc.closeWriteChannel()            # written once the process has started
 
-    def cancel(self) -> None:
+    def cancel(self, grace_ms: int = 0) -> None:
         """Kill the worker now (an immediate, clean cancel: it holds no state we need).
+
+        `grace_ms` > 0: SIGTERM first and SIGKILL only if it still runs after that long. For a worker
+        that ends its own children on SIGTERM (the job worker stops its build or simulator and kills
+        their process groups): a SIGKILL would orphan a compiler under cmake. Its messages after
+        the cancel are not forwarded either way.
 
         Does not wait: the killed process is reaped when Qt reports it finished, then
         `exited(-1, True)` is emitted.
@@ -99,7 +109,19 @@ class WorkerClient(QObject):
             return
         self._dying.append(proc)
         proc.finished.connect(lambda *_a, p=proc: self._reap(p))
-        proc.kill()
+        if grace_ms > 0:
+            proc.terminate()
+            QTimer.singleShot(grace_ms, proc, lambda p=proc: self._kill_if_alive(p))
+        else:
+            proc.kill()
+
+    @staticmethod
+    def _kill_if_alive(proc: QProcess) -> None:
+        try:
+            if proc.state() != QProcess.ProcessState.NotRunning:
+                proc.kill()
+        except RuntimeError:                 # already reaped and deleted
+            pass
 
     def _reap(self, proc: QProcess) -> None:
         if proc in self._dying:

@@ -223,7 +223,7 @@ class FeatureLinks(QObject):
     def _on_lowering_started(self) -> None:
         req = self.session.request
         if req is not None:
-            self.target_panel.set_model_source(req.source, req.target, req.flow)
+            self.target_panel.set_model_source(req.source, req.target, req.flow, req.calib, req.channels_last)
         shown = self.numerics.request
         if shown is not None and (req is None or shown.lowering() != (req.source, req.target, req.flow, req.calib)):
             self.numerics.clear()          # another lowering: its node ids would not match

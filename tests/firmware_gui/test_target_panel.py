@@ -1,24 +1,32 @@
-"""The panel end to end with real child processes (`python -m app.cli ...`). CI has QEMU and the
-Arm toolchain (the self-test runs there) but no ExecuTorch checkout: runs without one must explain."""
+"""The panel end to end with real child processes: a target run is a Job sent to the job worker
+(`python -m backend_core.workers.job`, Job JSON on stdin) and shown from its events and `job_result`.
+CI has QEMU and the Arm toolchain but no ExecuTorch checkout: runs without one must explain, and the
+full run -> result and cancel paths go through a stand-in checkout (tests/firmware_gui/stand_in.py: a
+fake `cmake` that installs the libraries and puts a real kernels/ firmware in place of the runner, run
+on real QEMU)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+from tests.firmware_gui.stand_in import descendants, stand_in_run
 
 RUN_MS = 180_000
 
 
 def finished(qtbot, panel, timeout: int = RUN_MS):
-    return qtbot.waitSignal(panel.proc.exited, timeout=timeout)
+    return qtbot.waitSignal(panel.finished, timeout=timeout)
 
 
 def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> None:
     panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
     assert panel.run_btn.isEnabled() and panel.et_root.text() == ""
-    with finished(qtbot, panel, 60_000):
+    with finished(qtbot, panel, 60_000) as blocker:
         panel.run_btn.click()                                   # no checkout: runs the doctor instead
+    assert blocker.args[0] == "doctor" and panel.runner.job is None          # no job was started
     text = panel.doctor_view.toPlainText()
     assert "No ExecuTorch checkout set" in text
     assert "ExecuTorch" in text and "git clone" in text         # the install command, not a traceback
@@ -27,28 +35,94 @@ def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> Non
     assert panel.run_btn.isEnabled() and panel.selftest_btn.isEnabled() and not panel.cancel_btn.isEnabled()
 
 
-def test_bad_checkout_reports_exit_2(qtbot, panel, tmp_path: Path) -> None:
-    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+def test_run_submits_a_job_and_a_bad_checkout_reports_exit_2(qtbot, panel, tmp_path: Path) -> None:
+    """Run builds a Job from the window's lowering and the form (no command line), the job worker runs
+    it, and its job_result says which step failed and why; the doctor follows."""
+    from backend_core import protocol
+    from backend_core.jobs import Job
+
+    panel.set_model_source("ds_cnn", "cortex-m4", "legacy", calib="8", channels_last=True)
     panel.et_root.setText(str(tmp_path / "no-such-executorch"))
+    panel.timeout.setValue(33)
+    panel.etdump.setChecked(False)
+    panel.profile.setChecked(True)
     with finished(qtbot, panel) as blocker:
         panel.run()
-    assert blocker.args[0] == 2
-    assert panel.last_result and panel.last_result["exit_code"] == 2
+        assert panel.runner.worker.client._proc.arguments() == ["-m", protocol.JOB_WORKER]
+    assert blocker.args == ["run", 2]
+    job = panel.runner.job
+    assert isinstance(job, Job) and job.model == "ds_cnn" and job.steps == ("lower", "run", "profile")
+    assert (job.lower.target, job.lower.flow, job.lower.calib, job.lower.channels_last) == ("cortex-m4", "legacy",
+                                                                                           8, True)
+    assert (job.run.sim, job.run.timeout, job.run.etdump, job.run.profile) == ("qemu", 33.0, False, True)
+    assert job.run.et_root == str(tmp_path / "no-such-executorch")
+    res = panel.last_job_result
+    assert res["job"] == job.to_dict()                  # the worker ran exactly this Job
+    assert res["status"] == "failed" and res["exit_code"] == 2 and res["error"]["step"] == "run"
+    assert panel.last_result["exit_code"] == 2
     assert "ERROR (exit 2)" in panel.result_view.outcome.text()
     assert "no-such-executorch" in panel.result_view.details.toPlainText()
-    qtbot.waitUntil(lambda: not panel.is_busy(), timeout=60_000)   # the doctor follows
-    qtbot.waitUntil(lambda: "exit 2" in panel.doctor_view.toPlainText(), timeout=60_000)
-    # remembered in QSettings for the next panel
-    from app.runtime.settings import app_settings
+    qtbot.waitUntil(lambda: "exit 2" in panel.doctor_view.toPlainText(), timeout=60_000)   # the doctor follows
+    qtbot.waitUntil(lambda: not panel.is_busy(), timeout=60_000)
+    from app.runtime.settings import app_settings     # remembered in QSettings for the next panel
     assert app_settings().value("target/et_root") == str(tmp_path / "no-such-executorch")
 
 
+def test_run_on_real_qemu_shows_the_job_result(qtbot, panel, tmp_path: Path, monkeypatch) -> None:
+    """The whole road with a stand-in checkout: job worker -> lower step skipped (.bpte) -> ops check ->
+    libraries -> runner -> real QEMU -> the job's run section in the result view."""
+    model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_selftest")
+    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    steps: list[str] = []
+    panel.runner.event.connect(lambda kind, data: steps.append(data["name"]) if kind == "run_step" else None)
+    with finished(qtbot, panel) as blocker:
+        panel.run_btn.click()
+    assert blocker.args == ["run", 0], panel.console.toPlainText()[-3000:]
+    assert steps == ["lower", "check ops", "libraries", "build runner", "run", "results"]
+    run = panel.last_job_result["steps"]["run"]
+    assert run["outcome"] == "PASS" and run["board"] == "mps3-an547" and run["simulator"] == "qemu"
+    assert panel.last_result["outcome"] == "PASS"
+    assert panel.result_view.outcome.text() == "PASS"
+    details = panel.result_view.details.toPlainText()
+    assert "mps3-an547" in details and "not cycle-accurate" in details
+    console = panel.console.toPlainText()
+    assert "uart> " in console and "  | fake cmake --build" in console
+    assert "cmlens: all 1 operators of the model have kernels" in console or "cmlens: ops:" in console
+    assert panel.progress.value() == panel.progress.maximum() and panel.run_btn.isEnabled()
+
+
+@pytest.mark.parametrize("where", ["build", "simulation"])
+def test_cancel_mid_run_ends_the_worker_and_its_children(qtbot, panel, tmp_path: Path, monkeypatch,
+                                                         where: str) -> None:
+    """Cancel while the libraries build (a `cmake --build` that never ends) or while the firmware runs on
+    QEMU (a firmware that never ends): the job worker, the build and QEMU all end."""
+    model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_hang", hang_build=where == "build")
+    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    panel.timeout.setValue(600)
+    wanted = "sleep 900" if where == "build" else "qemu-system-arm"
+    panel.run_btn.click()
+    pid = panel.runner.process_id()
+    qtbot.waitUntil(lambda: any(wanted in cmd for cmd in descendants(pid).values()), timeout=RUN_MS)
+    qtbot.wait(500)
+    children = descendants(pid)
+    if where == "build":
+        assert "fake cmake: building forever" in panel.console.toPlainText()
+    with finished(qtbot, panel, 30_000) as blocker:
+        panel.cancel_btn.click()
+    assert blocker.args == ["run", -1]
+    assert panel.result_view.outcome.text() == "CANCELLED" and panel.run_btn.isEnabled()
+    qtbot.waitUntil(lambda: not panel.is_busy(), timeout=20_000)          # the worker exited and was reaped
+    alive = {p: c for p, c in children.items() if Path(f"/proc/{p}").exists()
+             and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()}
+    assert not alive, f"left running after cancel: {alive}"
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
 def test_selftest_streams_uart_and_passes(qtbot, panel) -> None:
-    pytest.importorskip("PySide6")
     with finished(qtbot, panel) as blocker:
         panel.selftest_btn.click()
         qtbot.waitUntil(lambda: panel.cancel_btn.isEnabled(), timeout=5_000)
-    assert blocker.args[0] == 0, panel.console.toPlainText()[-3000:]
+    assert blocker.args == ["selftest", 0], panel.console.toPlainText()[-3000:]
     console = panel.console.toPlainText()
     assert "uart> " in console and "PASS" in console
     assert panel.result_view.outcome.text() == "PASS"
@@ -56,26 +130,32 @@ def test_selftest_streams_uart_and_passes(qtbot, panel) -> None:
     assert panel.progress.value() == panel.progress.maximum()
 
 
-def test_cancel_kills_the_process(qtbot, panel) -> None:
-    """The hanging firmware never ends by itself: Cancel must end the process (no dangling QProcess)."""
-    panel._start("selftest", ["selftest", "--firmware", "hang", "--timeout", "300"])
-    qtbot.waitUntil(lambda: "uart>" in panel.console.toPlainText() or "cmlens:" in panel.console.toPlainText(),
-                    timeout=RUN_MS)
+def test_selftest_cancel_stops_qemu(qtbot, panel) -> None:
+    """The hanging firmware never ends by itself: Cancel must end QEMU (no thread or process left)."""
+    panel.timeout.setValue(300)
+    panel.selftest("hang")
+    qtbot.waitUntil(lambda: "uart>" in panel.console.toPlainText(), timeout=RUN_MS)
+    qemu = {p: c for p, c in descendants(os.getpid()).items() if "qemu-system-arm" in c}
+    assert qemu
     with finished(qtbot, panel, 20_000) as blocker:
         panel.cancel_btn.click()
-    assert blocker.args[0] == -1
+    assert blocker.args == ["selftest", -1]
     assert not panel.is_busy() and panel.result_view.outcome.text() == "CANCELLED"
+    assert not [p for p in qemu if Path(f"/proc/{p}").exists()]
 
 
 def test_gap_plot_emits_final_node_ids(qtbot, panel) -> None:
-    """A recorded `--json-file` result (from a real ds_cnn-like run) drives the plot; a click on a
-    point emits its final-graph node id."""
+    """A job_result whose run section has per-layer gaps (the shape of a real ds_cnn run) drives the
+    plot; a click on a point emits its final-graph node id."""
     layers = [{"index": i, "node_id": f"n{i}", "mse": float(i), "mse_real": float(i) * 1e-4,
                "mismatched": i, "numel": 10, "dtype": "torch.int8"} for i in range(3)]
-    result = {"outcome": "FAIL", "exit_code": 3, "board": "mps3-an547", "simulator": "qemu",
-              "tests": [{"passed": False}], "error_stats": [], "cycles": None, "faults": [],
-              "gaps": {"layers": layers, "first_divergence": "n1", "identical_layers": 1}}
-    panel._on_finished(1, result)
+    run = {"outcome": "FAIL", "exit_code": 3, "board": "mps3-an547", "simulator": "qemu",
+           "tests": [{"passed": False}], "error_stats": [], "cycles": None, "faults": [],
+           "gaps": {"layers": layers, "first_divergence": "n1", "identical_layers": 1}}
+    with qtbot.waitSignal(panel.runFinished, timeout=1000) as got:
+        panel.show_job_result({"status": "done", "exit_code": 1, "steps": {"run": run}, "error": None,
+                               "timings_s": {"run_s": 1.5}})
+    assert got.args[0]["gaps"] == run["gaps"] and panel.last_exit == 1
     assert panel.result_view.outcome.text() == "FAIL"
     assert "first divergence n1" in panel.result_view.details.toPlainText()
     pts = panel.gap_plot.scatter.points()
@@ -83,23 +163,21 @@ def test_gap_plot_emits_final_node_ids(qtbot, panel) -> None:
     with qtbot.waitSignal(panel.nodeClicked, timeout=1000) as blocker:
         panel.gap_plot._clicked(panel.gap_plot.scatter, [pts[1]])
     assert blocker.args == ["n1"]
-    json.dumps(result)
+    json.dumps(run)
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("CMLENS_TEST_ET_ROOT"),
+@pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"),
                     reason="needs a real ExecuTorch checkout: set CMLENS_TEST_ET_ROOT (and CMLENS_TEST_CMSIS_NN)")
 def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
     """The real thing (not in CI): ds_cnn lowered, built and run on QEMU M55 with an ETDump; with
     CMLENS_SCREENSHOT=path the panel is saved there (docs/screenshots/target_panel.png)."""
-    import os
-
     panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
     panel.et_root.setText(os.environ["CMLENS_TEST_ET_ROOT"])
     panel.cmsis.setText(os.environ.get("CMLENS_TEST_CMSIS_NN", ""))
     panel.etdump.setChecked(True)
     with finished(qtbot, panel, 1_800_000) as blocker:
         panel.run_btn.click()
-    assert blocker.args[0] == 0, panel.console.toPlainText()[-3000:]
+    assert blocker.args == ["run", 0], panel.console.toPlainText()[-3000:]
     assert panel.result_view.outcome.text() == "PASS"
     gaps = panel.last_result["gaps"]
     assert gaps and len(gaps["layers"]) == 12
@@ -112,12 +190,12 @@ def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
 
 
 def test_console_shows_etdump_base64_lines_abbreviated(panel) -> None:
-    """A raw ETDump line reaching the console (an older CLI, or stderr) is shown abbreviated; results
-    come from the JSON file, so nothing is lost."""
+    """A raw ETDump line streamed from the run is shown abbreviated; results come from the job's JSON,
+    so nothing is lost."""
     import base64
 
     payload = base64.b64encode(bytes(118024)).decode()
-    panel._on_line("stdout", f'uart> echo "{payload}" | base64 -d >debug_buffer.bin')
+    panel._on_line("uart", f'echo "{payload}" | base64 -d >debug_buffer.bin')
     text = panel.console.toPlainText()
     assert 'uart> echo "<base64, 118,024 bytes decoded>" | base64 -d >debug_buffer.bin' in text
     assert payload[:200] not in text
