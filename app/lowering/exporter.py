@@ -1,5 +1,6 @@
-"""Exports: JSON and standalone HTML reports, .pte / .bpte (re-runs the worker, which hits
-the result cache), and the current graph as SVG / PNG."""
+"""Exports: JSON and standalone HTML reports, .pte / .bpte (a lower Job in the job worker, which hits
+the result cache, written by the job's one output writer: a .bpte with its references.json beside it,
+as `cmlens lower --bpte` writes it), and the current graph as SVG / PNG."""
 from __future__ import annotations
 
 import json
@@ -8,13 +9,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core import protocol
+from backend_core.jobs.spec import Job, LowerRequest as JobLowerRequest
 from backend_core.report.json_report import build_report
 from backend_core.versions import stack_versions
 
 from app.runtime.background import BackgroundRunner
-from app.lowering.session import LoweringSession
-from app.runtime.jobs import WorkerJob
+from app.lowering.session import LowerRequest, LoweringSession
+from app.runtime.job_runner import JobRunner
 
 
 class Exporter(QObject):
@@ -30,9 +31,9 @@ class Exporter(QObject):
         self.runner.done.connect(self._on_done)
         self.runner.failed.connect(self._on_failed)
         self._jobs: dict[int, tuple[str, str]] = {}
-        self.job = WorkerJob("lowering worker", {"stage": "export"}, parent=self)
-        self.job.message.connect(self._on_worker_message)
-        self.job.finished.connect(self._on_worker_finished)
+        self.job = JobRunner("job worker", "export", self)
+        self.job.event.connect(self._on_job_event)
+        self.job.finished.connect(self._on_job_finished)
         self._artifact: tuple[str, str] | None = None
 
     def report(self) -> dict[str, Any]:
@@ -63,34 +64,34 @@ class Exporter(QObject):
         self.message.emit(f"Writing {path}…")
 
     def export_artifact(self, kind: str, path: str) -> None:
-        """kind: pte | bpte. Re-runs the worker (cached result) with --pte/--bpte."""
+        """kind: pte | bpte. The window's lowering as a lower Job with that output (the result cache
+        makes it quick); a .bpte gets its references.json beside it."""
         req = self.session.request
         if req is None:
             raise RuntimeError("Nothing to export yet: lower a model first.")
         self._artifact = (kind, path)
-        self.job.start(protocol.lowering_worker_arguments(req.source, req.target, req.flow, req.calib,
-                                                          **{kind: path}))
+        self.job.start(export_job(req, kind, path))
         self.message.emit(f"Building .{kind} (from the cache when possible)…")
 
     def busy(self) -> bool:
         return self.job.is_running()
 
-    def _on_worker_message(self, msg: dict) -> None:
-        if msg.get("type") == protocol.STATUS:
-            self.message.emit(str(msg.get("text", "")))
-        elif msg.get("type") == protocol.DONE and msg.get("error"):
-            self.job.raise_error(str(msg["error"].get("message", msg.get("status"))))
+    def _on_job_event(self, kind: str, data: dict) -> None:
+        if kind == "status":
+            self.message.emit(str(data.get("text", "")))
 
-    def _on_worker_finished(self, status: str) -> None:
+    def _on_job_finished(self, status: str, job_result: dict | None) -> None:
         if self._artifact is None:
             return
         kind, path = self._artifact
         self._artifact = None
+        files = (job_result or {}).get("files") or {}
         err = ""
-        if status != "done" or not Path(path).is_file():
-            err = str((self.job.error or {}).get("message") or status)
+        if status != "done" or files.get(kind) is None or not Path(path).is_file():
+            err = str(((job_result or {}).get("error") or {}).get("message") or status)
+        beside = " and references.json beside it" if kind == "bpte" and files.get("references") else ""
         self.message.emit(f"Export .{kind} failed: {err}" if err else
-                          f"Wrote {path} ({Path(path).stat().st_size:,} bytes)")
+                          f"Wrote {path} ({Path(path).stat().st_size:,} bytes){beside}")
         self.exported.emit(kind, path, err)
 
     def _on_done(self, job: int, result: object) -> None:
@@ -107,3 +108,14 @@ class Exporter(QObject):
     def shutdown(self) -> None:
         self.job.shutdown()
         self.runner.shutdown()
+
+
+def export_job(req: LowerRequest, kind: str, path: str) -> Job:
+    """The Job of an export: the window's lowering, exactly as it was made (CPU, flow, calibration,
+    channels-last, an artefact's companions), with `kind` (pte | bpte) written to `path`."""
+    calib: str | int | None = req.calib
+    if isinstance(calib, str) and calib.isdigit():
+        calib = int(calib)
+    lower = JobLowerRequest(target=req.target, flow=req.flow, calib=calib or None, channels_last=req.channels_last,
+                            use_cache=not req.no_cache, companions=dict(req.companions) or None)
+    return Job(req.source, lower, steps=("lower",), outputs={kind: path})

@@ -114,6 +114,26 @@ def test_html_report_and_pte_exports(qtbot, window, tmp_path) -> None:
     assert blocker.args[2] == "", blocker.args
     assert "native_layer_norm" in (tmp_path / "r.html").read_text()
     with qtbot.waitSignal(window.exporter.exported, timeout=240_000) as blocker:
-        window.export_to("pte", str(tmp_path / "m.pte"))   # re-runs the worker with --pte
+        window.export_to("pte", str(tmp_path / "m.pte"))   # a lower Job in the job worker (cached lowering)
     assert blocker.args[2] == "", blocker.args
     assert (tmp_path / "m.pte").stat().st_size > 1000
+    assert not (tmp_path / "m.references.json").exists()   # a program has no expected outputs
+
+
+def test_bpte_export_has_its_references_beside_it(qtbot, window, tmp_path) -> None:
+    """A .bpte exported from the window is what `cmlens lower --bpte` writes: the bundle and, beside it,
+    references.json (what `cmlens run` compares the target with: the lowered program run on the host)."""
+    from backend_core.verdict.references import LOWERED, beside, read_beside
+
+    lower_and_wait(qtbot, window, "layernorm_mlp")
+    out = tmp_path / "out" / "m.bpte"
+    with qtbot.waitSignal(window.exporter.exported, timeout=240_000) as blocker:
+        window.export_to("bpte", str(out))
+    assert blocker.args == ["bpte", str(out), ""], blocker.args
+    job = window.exporter.job.job
+    assert job.steps == ("lower",) and job.outputs == {"bpte": str(out)} and job.lower.target == "cortex-m55"
+    assert out.stat().st_size > 1000
+    assert beside(out) == out.parent / "m.references.json" and beside(out).is_file()
+    refs = read_beside(out)
+    assert refs is not None and refs.expected_from == LOWERED
+    assert window.exporter.job.job_result["files"]["references"] == str(beside(out))
