@@ -37,6 +37,11 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--top", type=int, default=10, metavar="N", help="top ops printed per CPU (default 10)")
     r.add_argument("--verbose", action="store_true", help="echo build output and the UART")
     r.add_argument("--json-file", type=Path, metavar="FILE", help="write the table and every profile as JSON")
+    r.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="run the CPUs' jobs on a local pool of N processes (default 1: one after the other, "
+                        "here); each builds its own CPU's libraries")
+    r.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the CPUs' jobs on a dask.distributed scheduler (as `cmlens sweep --scheduler`)")
     r.set_defaults(func=cmd_profile)
 
 
@@ -66,10 +71,10 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
     json_file = getattr(args, "json_file", None)
 
     def work() -> int:
-        from backend_core.errors import BadInputError
+        from backend_core.errors import BadInputError, CmlensError
         from backend_core.profile import compare_cpus, profile_table
         from backend_core.firmware.boards import board_for
-        from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+        from backend_core.jobs import Job, LowerRequest, RunOptions
 
         cpus = parse_cpus(args.cpus)
         for cpu in cpus:
@@ -77,27 +82,51 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
         if not et_root:
             raise BadInputError("No ExecuTorch checkout.", "Pass --et-root PATH (or set EXECUTORCH_ROOT).")
+        from backend_core.execute import as_completed, open_executor
+        from backend_core.profile.model import Profile
+
+        opts = RunOptions(sim="qemu", timeout=args.timeout, cache_root=args.cache_dir, profile=True,
+                          et_root=et_root, cmsis_nn=args.cmsis_nn)
+        jobs = [Job(args.model, LowerRequest(target=cpu, flow=args.flow), steps=("run", "profile"), run=opts,
+                    label=cpu) for cpu in cpus]
+        emit = line_printer(out, quiet=False) if args.verbose else None
+
+        def on_event(kind: str, data: dict) -> None:
+            if emit is not None and kind == "line":
+                emit(data["stream"], data["line"])
+
+        results = {}
+        here = not args.scheduler and args.workers <= 1
+        with open_executor(scheduler=args.scheduler, workers=args.workers, kind="here" if here else "pool") as ex:
+            if here:                    # one CPU after the other in this process, its lines streamed
+                for job in jobs:
+                    print(f"cmlens: profile {args.model} on {job.label} (QEMU -icount)", file=out, flush=True)
+                    results[job.label] = ex.submit(job, on_event).result()
+            else:
+                print(f"cmlens: profile {args.model} on {', '.join(cpus)} (QEMU -icount) on {ex.describe()}",
+                      file=out, flush=True)
+                for h in as_completed(ex.map(jobs)):
+                    results[h.job.label] = h.result()
         profiles, runs, code = [], {}, 0
         for cpu in cpus:
-            print(f"cmlens: profile {args.model} on {cpu} (QEMU -icount)", file=out, flush=True)
-            opts = RunOptions(sim="qemu", timeout=args.timeout, cache_root=args.cache_dir, profile=True,
-                              et_root=et_root, cmsis_nn=args.cmsis_nn)
-            emit = line_printer(out, quiet=False) if args.verbose else None
-            done = run_job(Job(args.model, LowerRequest(target=cpu, flow=args.flow), steps=("run", "profile"),
-                               run=opts),
-                           (lambda kind, data: emit(data["stream"], data["line"]) if kind == "line" else None)
-                           if emit else None)
-            done.raise_error()
-            res = done.run
-            runs[cpu] = {"outcome": res.outcome, "problem": res.problem or res.profile_problem}
-            print(f"{cpu}: {res.outcome}" + (f" ({res.problem})" if res.problem else ""), file=out)
-            if not res.passed:
-                code = max(code, 1 if res.outcome == "FAIL" else 3)
-            if res.profile is None:
-                print(f"{cpu}: no profile ({res.profile_problem})", file=out)
+            done = results[cpu]
+            if done.exception is not None:
+                done.raise_error()
+            if done.error:
+                raise BadInputError(done.error["message"], done.error.get("hint", "")) \
+                    if done.error.get("exit_code") == 2 else CmlensError(done.error["message"], done.error.get("hint", ""))
+            res = done.steps["run"]
+            problem = res.get("problem") or res.get("profile_problem")
+            runs[cpu] = {"outcome": res["outcome"], "problem": problem}
+            print(f"{cpu}: {res['outcome']}" + (f" ({res['problem']})" if res.get("problem") else ""), file=out)
+            if not (res["outcome"] in ("PASS", "RAN") and res.get("exit_code", 0) == 0):
+                code = max(code, 1 if res["outcome"] == "FAIL" else 3)
+            if res.get("profile") is None:
+                print(f"{cpu}: no profile ({res.get('profile_problem')})", file=out)
                 continue
-            print(profile_table(res.profile, args.top), file=out)
-            profiles.append(res.profile)
+            profile = Profile.from_dict(res["profile"])
+            print(profile_table(profile, args.top), file=out)
+            profiles.append(profile)
         if not profiles:
             write_json(json_file, {"runs": runs, "exit_code": 3})
             return 3
