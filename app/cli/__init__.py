@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
             return main(["gui"])
         ap.print_help()
         return 2
+    if not getattr(args, "verbose", False):
+        from backend_core.execute.task import quiet_logs
+
+        quiet_logs()        # one place: torch/ExecuTorch chatter stays off every subcommand's output
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -6,8 +6,6 @@ failed (its stage named). It runs the same job as every subcommand: backend_core
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -68,10 +66,6 @@ def _certainty_why(f: Any) -> str:
 def run_check_command(args: argparse.Namespace) -> int:
     out = sys.stdout
     json_file = Path(args.json) if args.json else None
-    if not args.verbose:
-        for name in ("", "torch", "executorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        os.environ.setdefault("TORCH_LOGS", "-all")
 
     def work() -> int:
         from backend_core.cpus import normalise_target

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
 from typing import Any
 
@@ -62,11 +60,6 @@ def side_defaults(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def quiet_logs(verbose: bool) -> None:
-    if not verbose:
-        for name in ("", "torch", "executorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        os.environ.setdefault("TORCH_LOGS", "-all")
 
 
 def status_printer(text: str) -> None:
@@ -108,7 +101,6 @@ def add_compare_command(sub: Any) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from backend_core.errors import BadInputError, CmlensError
 
-    quiet_logs(args.verbose)
     try:
         if len(args.sides) < 2 and not args.vary:
             raise BadInputError("compare needs two sides or more.",

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from .compare import SIDE_HELP, add_lowering_options, load_sides, quiet_logs
+from .compare import SIDE_HELP, add_lowering_options, load_sides
 
 EPILOG = """examples:
   cmlens lower model.py --json lowering.json --html lowering.html
@@ -83,7 +83,6 @@ def _precheck(base: Any, args: argparse.Namespace) -> None:
 def run_gate_command(args: argparse.Namespace) -> int:
     from backend_core.errors import BadInputError, CmlensError
 
-    quiet_logs(args.verbose)
     try:
         if not args.baseline and not args.write_baseline:
             raise BadInputError("gate needs --baseline BASE.json (or --write-baseline F to make one).",

@@ -123,8 +123,6 @@ def run_lower(args: argparse.Namespace) -> int:
     from backend_core.errors import CmlensError
     from backend_core.models import parse_model_source
 
-    if not args.verbose:
-        quiet_logs()
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
         from backend_core.cpus import normalise_target
@@ -193,14 +191,6 @@ def run_lower(args: argparse.Namespace) -> int:
     if args.fail_on_fallback and report["fallbacks"]:
         return 1
     return 0
-
-
-def quiet_logs() -> None:
-    """Keep ExecuTorch/torch chatter off the terminal (the pipeline still captures the Cortex-M loggers
-    itself: they are evidence for fallback reasons)."""
-    from backend_core.execute.task import quiet_logs as quiet
-
-    quiet()
 
 
 def _print_error(e: Any, verbose: bool) -> int:

@@ -5,8 +5,6 @@ It runs the same job as every subcommand (backend_core.jobs: steps lower + memor
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,10 +71,6 @@ def _list_boards(out: Any) -> int:
 def run_memory_command(args: argparse.Namespace) -> int:
     out = sys.stdout
     json_file = Path(args.json) if args.json else None
-    if not args.verbose:
-        for name in ("", "torch", "executorch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        os.environ.setdefault("TORCH_LOGS", "-all")
 
     def work() -> int:
         if args.board == "list":

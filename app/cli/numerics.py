@@ -81,10 +81,6 @@ def run_numerics_command(args: argparse.Namespace) -> int:
     except CmlensError as e:
         return _error(e, args.verbose)
 
-    if not args.verbose:
-        from backend_core.execute.task import quiet_logs
-
-        quiet_logs()
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
     from backend_core.execute.inprocess import run_in_process
     from backend_core.jobs import Job, LowerRequest
