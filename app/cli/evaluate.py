@@ -8,6 +8,7 @@ options), 3 a stage or the evaluation failed, 130 interrupted."""
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
@@ -18,7 +19,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import guarded
+from .common import guarded, print_error, write_json
 
 
 def add_evaluate_command(sub: Any) -> None:
@@ -96,7 +97,12 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
                 print(data["line"], file=sys.stderr, flush=True)
 
         res = run_job(job, on_event)
-        res.raise_error()                                    # bad data / a failed lowering: cause and fix
+        if res.exception is not None:                        # bad data / a failed lowering: cause and fix
+            if "json" in res.files:                          # the report the job wrote stays, with the error
+                report = json.loads(Path(res.files["json"]).read_text())
+                report["error"] = res.error
+                write_json(Path(res.files["json"]), report)
+            return print_error(res.exception, sys.stderr)
         for line in summary_lines(res.steps["evaluate"]):
             print(line, file=out)
         for kind in ("json", "html"):
