@@ -62,7 +62,10 @@ class JobRunner(QObject):
         return self.worker.cancel(self.cancel_grace_ms)
 
     def shutdown(self) -> None:
+        """Window closing: the same graceful cancel, then wait for the worker to end its build or
+        simulator (at most the grace and a second): when the window goes, Qt kills what is left."""
         self.worker.shutdown(self.cancel_grace_ms)
+        self.worker.client.wait_for_exit(self.cancel_grace_ms + 1000)
 
     def is_running(self) -> bool:
         return self.worker.is_running()

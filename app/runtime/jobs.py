@@ -74,8 +74,10 @@ class WorkerJob(QObject):
         return True
 
     def shutdown(self, grace_ms: int = 0) -> None:
-        """Window closing: kill without signalling anyone."""
+        """Window closing: kill without signalling anyone (the job is no longer running)."""
         self.client.cancel(grace_ms)
+        if self.status == "running":
+            self.status = "cancelled"
 
     def is_running(self) -> bool:
         return self.status == "running"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import weakref
 from pathlib import Path
 
@@ -128,6 +129,19 @@ class WorkerClient(QObject):
             self._dying.remove(proc)
         proc.deleteLater()
         self.exited.emit(-1, True)
+
+    def wait_for_exit(self, ms: int) -> bool:
+        """Block up to `ms` until the worker (and a cancelled one still ending) has exited; for a window
+        that closes after a graceful cancel, so the worker can end its children before Qt kills it."""
+        deadline = time.monotonic() + ms / 1000
+        for proc in [p for p in (self._proc, *self._dying) if p is not None]:
+            left = int((deadline - time.monotonic()) * 1000)
+            try:
+                if left <= 0 or (proc.state() != QProcess.ProcessState.NotRunning and not proc.waitForFinished(left)):
+                    return False
+            except RuntimeError:             # already deleted
+                continue
+        return True
 
     def has_processes(self) -> bool:
         """True while a worker runs or a killed one is not reaped yet."""

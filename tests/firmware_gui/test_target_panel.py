@@ -118,6 +118,21 @@ def test_cancel_mid_run_ends_the_worker_and_its_children(qtbot, panel, tmp_path:
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 
 
+def test_closing_mid_build_leaves_no_process(qtbot, panel, tmp_path: Path, monkeypatch) -> None:
+    """The window closes (shutdown) while the libraries build: the worker still stops its build
+    before it goes, so no compiler is orphaned."""
+    model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_hang", hang_build=True)
+    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    panel.run_btn.click()
+    pid = panel.runner.process_id()
+    qtbot.waitUntil(lambda: any("sleep 900" in c for c in descendants(pid).values()), timeout=RUN_MS)
+    children = descendants(pid)
+    panel.shutdown()                                   # blocks until the worker has ended its children
+    assert not panel.runner.worker.client.is_running()
+    assert not [p for p in (pid, *children) if Path(f"/proc/{p}").exists()
+                and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()]
+
+
 def test_selftest_streams_uart_and_passes(qtbot, panel) -> None:
     with finished(qtbot, panel) as blocker:
         panel.selftest_btn.click()
