@@ -2,8 +2,9 @@
 and the details: error stats, cycles, faults),
 the doctor's findings (with the exact install commands), and the per-layer gap plot.
 
-They only display the JSON that `cmlens run|selftest --json-file` and `cmlens doctor --json` write
-(app/runtime/cli_process.py): no backend import, no torch, so the panel stays cheap to open."""
+They only display plain dicts: a run's section of a job's result (ModelRunResult.to_dict()), a
+self-test's result, the doctor's report (DoctorReport.to_dict()): no backend import, no torch, so the
+panel stays cheap to open."""
 from __future__ import annotations
 
 import html

@@ -210,7 +210,7 @@ def test_console_shows_etdump_base64_lines_abbreviated(panel) -> None:
     import base64
 
     payload = base64.b64encode(bytes(118024)).decode()
-    panel._on_line("uart", f'echo "{payload}" | base64 -d >debug_buffer.bin')
+    panel.results.on_line("uart", f'echo "{payload}" | base64 -d >debug_buffer.bin')
     text = panel.console.toPlainText()
     assert 'uart> echo "<base64, 118,024 bytes decoded>" | base64 -d >debug_buffer.bin' in text
     assert payload[:200] not in text
