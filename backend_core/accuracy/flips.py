@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..numerics.analyze import analyze
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .programs import EvalPrograms
+from .programs import EvalPrograms, one_thread
 
 OP_WORDS = {"quantized_conv2d": "conv", "quantized_depthwise_conv2d": "depthwise conv", "quantized_linear": "linear",
             "quantized_add": "add", "quantized_mul": "mul", "quantized_avg_pool2d": "avg pool",
@@ -42,7 +42,8 @@ def layer_info(node: NodeSnapshot) -> dict[str, Any]:
 
 def sqnr_profile(programs: EvalPrograms, sample: tuple) -> dict[str, float]:
     """Per layer of the final graph, SQNR (dB) of the lowered program against float on this sample."""
-    res = analyze(programs.stages, programs.final_snapshot, [sample], local_samples=0, sample_size=1)
+    with one_thread():
+        res = analyze(programs.stages, programs.final_snapshot, [sample], local_samples=0, sample_size=1)
     return {lay.node_id: lay.vs_float.sqnr_db for lay in res.layers if lay.vs_float is not None}
 
 

@@ -7,9 +7,10 @@ usually do); the lowered program's guards fix the batch at 1, so it runs sample 
 ExecuTorch's Python reference kernels of the cortex_m ops — what limits its host speed."""
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import BadInputError, CmlensError
 from ..numerics.capture import StageProgram
@@ -87,7 +88,7 @@ def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
     import torch
 
     t0 = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), one_thread():
         if batch and samples and all(t.shape[0] == 1 for t in samples[0] if hasattr(t, "shape") and t.dim()):
             try:
                 out = _batched(fn, samples, should_stop)
@@ -101,6 +102,21 @@ def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
             _stop(should_stop)
             out.append([o.detach() for o in outputs_of(fn(*s))])
     return out, time.perf_counter() - t0, False
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Small models' runs on one torch thread (sample by sample, or in batches of 64 small images):
+    intra-op threads only add synchronisation there, and on a busy machine a lot of it (digits_cnn's lowered program on this 2-core
+    machine under load: 124 samples/s with 1 thread, 15-21 with 2)."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
 
 
 def _batched(fn: Callable[..., Any], samples: list[tuple], should_stop: Callable[[], bool] | None) -> list[list[Any]]:
