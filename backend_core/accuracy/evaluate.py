@@ -59,7 +59,8 @@ def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, thres
             "lowered_vs_fake_quant": output_errors([o[i] for o in outs["fake_quant"]], [o[i] for o in outs["lowered"]])})
 
     logits = {k: [o[0] for o in outs[k]] for k in MODELS}
-    classifier = _is_classifier(logits["float"][0])
+    classifier = task == "classification" or (task == "none" and _is_classifier(logits["float"][0])
+                                              and not _reconstructs(logits["float"][0], samples[0]))
     if classifier:
         n_classes = int(logits["float"][0].numel())
         float_preds = [int(x.reshape(-1).argmax()) for x in logits["float"]]
@@ -104,12 +105,17 @@ def _is_classifier(out: Any) -> bool:
     return out.is_floating_point() and len(shape) in (1, 2) and shape[-1] >= 2 and (len(shape) == 1 or shape[0] == 1)
 
 
+def _reconstructs(out: Any, sample: tuple) -> bool:
+    """The output has the (only) input's shape: a reconstruction, not class scores."""
+    return len(sample) == 1 and tuple(out.shape) == tuple(sample[0].shape)
+
+
 def _task(data: EvalSet, out0: Any, sample0: tuple) -> str:
     kind = data.label_kind
     if kind == "tensor":
         return "regression"
     if kind == "class":
-        if len(sample0) == 1 and tuple(out0.shape) == tuple(sample0[0].shape) and not _is_classifier(out0):
+        if _reconstructs(out0, sample0):      # an autoencoder: its (1, 640) output is no class scores
             return "anomaly"
         if _is_classifier(out0):
             return "classification"

@@ -168,3 +168,26 @@ def test_regression_targets_and_a_model_without_eval_data(digits: Evaluated, tmp
     with pytest.raises(BadInputError) as e:
         load_eval_set(replace(p.loaded, eval_data=None), p.example_inputs)
     assert "get_eval_data()" in e.value.message and "--data DIR" in e.value.hint
+
+
+def test_an_autoencoder_with_anomaly_labels_gets_reconstruction_error_and_auc(tmp_path: Path) -> None:
+    """MLPerf Tiny's deep autoencoder (zoo, random weights): class labels 0/1 on a model whose output has
+    its input's shape make an anomaly detector: the reconstruction error is the score."""
+    from .conftest import run_eval_job
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(8):
+        x = rng.uniform(-1, 1, (1, 640)).astype(np.float32) * (3.0 if i % 2 else 1.0)
+        np.save(tmp_path / f"s{i}.npy", x)
+        lines.append(f"s{i}.npy,{i % 2}")
+    (tmp_path / "labels.csv").write_text("\n".join(lines))
+    ev = run_eval_job("deep_autoencoder", data=str(tmp_path)).steps["evaluate"]
+    assert ev["task"] == "anomaly" and ev["samples"] == 8 and "flips" not in ev
+    for k in ("float", "fake_quant", "lowered"):
+        m = ev["models"][k]
+        assert m["reconstruction_mse"] > 0 and 0.0 <= m["auc"] <= 1.0
+    assert ev["outputs"][0]["shape"] == [1, 640] and ev["outputs"][0]["lowered_vs_float"]["rmse"] > 0
+    from backend_core.accuracy.table import summary_lines
+
+    assert "recon MSE" in "\n".join(summary_lines(ev))
