@@ -112,9 +112,11 @@ def run_gate_command(args: argparse.Namespace) -> int:
                     json.dump({**g.to_dict(), "comparison": compare_to_dict(g.comparison)}, fh, indent=1, default=str)
                 print(f"wrote json: {args.json}")
             if args.html:
-                from backend_core.compare.html import write_comparison_html
+                from backend_core.compare import compare_to_dict
+                from backend_core.report.interactive import compare_html, write_text
 
-                print(f"wrote html: {write_comparison_html(g.comparison, args.html)}")
+                page = compare_html(compare_to_dict(g.comparison), g.comparison.reports)
+                print(f"wrote html: {write_text(args.html, page)}")
         if args.write_baseline:
             from backend_core.compare.baseline import write_baseline
 

@@ -648,6 +648,17 @@
     });
     return { rows: rows, nodes: nodes };
   };
+  function scrollWithin(el) {
+    /* Bring `el` into view inside its nearest scrolling ancestor only (scrollIntoView also scrolls the
+       window, which hid the page's static summary above the viewer on load). */
+    var box = el.parentNode;
+    while (box && box !== document.body && !(box.scrollHeight > box.clientHeight &&
+           /(auto|scroll)/.test(getComputedStyle(box).overflowY))) box = box.parentNode;
+    if (!box || box === document.body) return;
+    var top = el.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+    if (top < box.scrollTop) box.scrollTop = top;
+    else if (top + el.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + el.offsetHeight - box.clientHeight;
+  }
   CompareViewer.prototype.refresh = function (reveal, except) {
     var self = this, sel = this.selection();
     this.views.forEach(function (v, si) {
@@ -660,7 +671,7 @@
     });
     for (var ri in this.listItems) this.listItems[ri].classList.toggle("cur", sel.rows.indexOf(+ri) >= 0);
     var cur = sel.rows.length ? this.listItems[sel.rows[0]] : null;
-    if (cur && cur.scrollIntoView && reveal) cur.scrollIntoView({ block: "nearest" });
+    if (cur && reveal) scrollWithin(cur);   /* the list scrolls, never the page: the summary stays on the first screen */
     this.inspect(sel);
     var hs = { compare: true };
     if (this.sel && this.sel.row !== undefined) hs.row = this.sel.row;
@@ -725,7 +736,7 @@
   var tabs = h("div", { cls: "tabs" }), panels = [], current = null;
   host.appendChild(tabs);
   function addTab(title, build, id, tip) {
-    var panel = h("div", { cls: "panel", id: id }), btn = h("button", { cls: "tab", text: title, title: tip || title, id: "tab-" + id });
+    var panel = h("div", { cls: "panel", id: "panel-" + id }), btn = h("button", { cls: "tab", text: title, title: tip || title, id: "tab-" + id });
     host.appendChild(panel);
     var entry = { btn: btn, panel: panel, build: build, obj: null };
     btn.addEventListener("click", function () { show(entry); });

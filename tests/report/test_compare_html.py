@@ -8,11 +8,11 @@ import re
 
 from tests.report.conftest import embedded_data
 
-SEL = "#compare .cpane:nth-child({}) g.node[data-id='{}']"
+SEL = "#panel-compare .cpane:nth-child({}) g.node[data-id='{}']"
 
 
 def selected(b, side: int) -> list[str]:
-    return b.eval(f"Array.from(document.querySelectorAll('#compare .cpane:nth-child({side + 1}) g.node.sel'))"
+    return b.eval(f"Array.from(document.querySelectorAll('#panel-compare .cpane:nth-child({side + 1}) g.node.sel'))"
                   ".map(function (g) { return g.dataset.id; }).sort()")
 
 
@@ -82,14 +82,14 @@ def test_what_changed_entry_brings_every_side_to_the_op(browser, three_way, tmp_
     target = next(i for i in rows if cmp["rows"][i]["label"].startswith("aten.conv2d `conv2d_1`"))
     browser.eval("document.getElementById('viewer').scrollIntoView()")
     for side in range(3):                                                      # zoom in and pan away first
-        browser.eval(f"(function(){{var p=document.querySelectorAll('#compare .cpane .pane')[{side}];"
+        browser.eval(f"(function(){{var p=document.querySelectorAll('#panel-compare .cpane .pane')[{side}];"
                      "var r=p.getBoundingClientRect(); p.firstChild.dispatchEvent(new WheelEvent('wheel', "
                      "{deltaY: -900, clientX: r.left + 5, clientY: r.top + 5, bubbles: true}));})()")
     browser.click_element(f"#what-changed li[data-row='{target}']")
     for side in range(3):                                  # each side's matched nodes are inside its pane
         inside = browser.eval(f"""(function () {{
-            var pane = document.querySelectorAll('#compare .cpane .pane')[{side}].getBoundingClientRect();
-            var sel = document.querySelectorAll('#compare .cpane:nth-child({side + 1}) g.node.sel rect.box');
+            var pane = document.querySelectorAll('#panel-compare .cpane .pane')[{side}].getBoundingClientRect();
+            var sel = document.querySelectorAll('#panel-compare .cpane:nth-child({side + 1}) g.node.sel rect.box');
             return sel.length > 0 && Array.from(sel).every(function (e) {{ var b = e.getBoundingClientRect();
               return b.left >= pane.left && b.right <= pane.right && b.top >= pane.top && b.bottom <= pane.bottom; }}); }})()""")
         assert inside, f"side {side + 1}: the selected nodes are not in view"
@@ -105,3 +105,20 @@ def test_deep_link_to_a_row_opens_the_compare_on_it(browser, three_way) -> None:
     browser.click_element("#tab-lowering-1")                                   # a side's stage viewer
     assert browser.eval("document.getElementById('stage-select-1').options.length") == \
         len(cmp["reports"][1]["stages"])
+
+
+def test_first_screen_shows_the_summary_pixels(browser, three_way, tmp_path) -> None:
+    """Opened fresh at 1366x768, the page stays at its top (it once scrolled to the viewer on load: the
+    hash the viewer writes named the panel's id) and the summary is drawn there: dark text pixels in
+    the first screen's upper half, read from a real screenshot, not the DOM."""
+    from PIL import Image
+
+    _, path = three_way
+    browser.open(path.as_uri())
+    browser.wait_for("document.readyState === 'complete'")
+    assert browser.eval("window.scrollY") == 0
+    shot = Image.open(browser.screenshot(tmp_path / "first.png")).convert("L")
+    w, h = shot.size
+    top = shot.crop((0, 0, w, h // 2))
+    dark = sum(1 for v in top.getdata() if v < 100)
+    assert dark > 2000, f"the first screen's upper half is blank ({dark} dark pixels)"
