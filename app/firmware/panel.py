@@ -31,6 +31,9 @@ from app.firmware.target_job import LoweringChoice, target_job
 from app.firmware.tool_runs import ToolRuns
 from app.runtime.job_runner import JobRunner
 
+# From these steps on, the job worker has children (cmake and its compilers, the simulator): Cancel lets
+# it stop them (SIGTERM). Before (lowering, op check) nothing could be orphaned: it is killed at once.
+STEPS_WITH_CHILDREN = ("libraries", "build runner", "run", "gaps", "results")
 NO_CHECKOUT = ("No ExecuTorch checkout set: the runner is built from its sources. Clone one "
                "(command below), set its path above, then press Run again.")
 
@@ -51,6 +54,7 @@ class TargetPanel(QWidget):
         super().__init__(parent)
         self.lowering = LoweringChoice()
         self._headline = ""
+        self._has_children = False                       # the running job reached a build or the simulator
         self.last_result: dict[str, Any] | None = None   # the run section (or {"error", "exit_code"})
         self.last_job_result: dict[str, Any] | None = None
         self.last_exit: int | None = None
@@ -122,7 +126,7 @@ class TargetPanel(QWidget):
 
     def shutdown(self) -> None:
         """Window closing: stop the job worker (its build or simulator with it) and the tool thread."""
-        self.runner.shutdown()
+        self.runner.shutdown(graceful=self._has_children)
         self.tools.shutdown()
 
     def is_busy(self) -> bool:
@@ -141,6 +145,7 @@ class TargetPanel(QWidget):
             return
         lowering = replace(self.lowering, target=self.form.cpu.currentText())
         job = target_job(lowering, self.form.run_options(), self.form.profile.isChecked())
+        self._has_children = False
         self._begin("run", f"Job {', '.join(job.steps)} of {job.model} for {lowering.target} "
                            f"({lowering.flow} flow) on {job.run.sim} in the job worker")
         self.runner.start(job)
@@ -165,7 +170,7 @@ class TargetPanel(QWidget):
         """Stop the run (the job worker ends its build or simulator, then exits) or the self-test."""
         if self.runner.is_running() or self.tools.is_running():
             self.results.append("cmlens", f"cancel: stopping the {self.mode or 'run'} (its build or simulator with it)")
-            if not self.runner.cancel():
+            if not self.runner.cancel(graceful=self._has_children):
                 self.tools.cancel()
 
     def _begin(self, mode: str, headline: str) -> None:
@@ -180,6 +185,7 @@ class TargetPanel(QWidget):
     def _on_job_event(self, kind: str, data: dict[str, Any]) -> None:
         """run_step: the progress bar; line: the console; status and step: a note in the console."""
         if kind == "run_step":
+            self._has_children = self._has_children or data.get("name") in STEPS_WITH_CHILDREN
             self.results.advance(str(data.get("name", "")))
         elif kind == "line":
             self.results.on_line(str(data.get("stream", "stdout")), str(data.get("line", "")))

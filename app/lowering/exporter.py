@@ -106,7 +106,7 @@ class Exporter(QObject):
         self.exported.emit(kind, path, first)
 
     def shutdown(self) -> None:
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)       # a lower Job starts no process of its own: nothing to wait for
         self.runner.shutdown()
 
 

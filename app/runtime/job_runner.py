@@ -57,15 +57,20 @@ class JobRunner(QObject):
         self.job, self.job_result = job, None
         self.worker.start(["-m", protocol.JOB_WORKER], (json.dumps(job.to_dict()) + "\n").encode())
 
-    def cancel(self) -> bool:
-        """SIGTERM the worker (SIGKILL after the grace); False when nothing was running."""
-        return self.worker.cancel(self.cancel_grace_ms)
+    def cancel(self, graceful: bool = True) -> bool:
+        """SIGTERM the worker (SIGKILL after the grace), or SIGKILL it now (`graceful=False`: when it
+        runs no build, so nothing of it could be orphaned: a lowering or the ExecuTorch import does not
+        see SIGTERM for seconds). False when nothing was running."""
+        return self.worker.cancel(self.cancel_grace_ms if graceful else 0)
 
-    def shutdown(self) -> None:
-        """Window closing: the same graceful cancel, then wait for the worker to end its build or
+    def shutdown(self, graceful: bool = True) -> None:
+        """Window closing: the same cancel; a graceful one then waits for the worker to end its build or
         simulator (at most the grace and a second): when the window goes, Qt kills what is left."""
-        self.worker.shutdown(self.cancel_grace_ms)
-        self.worker.client.wait_for_exit(self.cancel_grace_ms + 1000)
+        if not self.worker.has_processes():
+            return
+        self.worker.shutdown(self.cancel_grace_ms if graceful else 0)
+        if graceful:
+            self.worker.client.wait_for_exit(self.cancel_grace_ms + 1000)
 
     def is_running(self) -> bool:
         return self.worker.is_running()

@@ -118,6 +118,22 @@ def test_cancel_mid_run_ends_the_worker_and_its_children(qtbot, panel, tmp_path:
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 
 
+def test_cancel_while_lowering_ends_the_worker_at_once(qtbot, panel, tmp_path: Path, monkeypatch) -> None:
+    """Before any build the worker has no children: Cancel ends it at once, not after the grace it gets
+    to stop a build (it would not see SIGTERM while ExecuTorch imports or a pass runs)."""
+    stand_in_run(tmp_path, monkeypatch, panel, "cmlens_selftest")
+    monkeypatch.setenv("CMLENS_CACHE", str(tmp_path / "lowering-cache"))       # a cold lowering
+    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+    panel.run_btn.click()
+    qtbot.waitUntil(lambda: "cmlens: step lower" in panel.console.toPlainText(), timeout=RUN_MS)
+    pid = panel.runner.process_id()
+    with finished(qtbot, panel, 5_000) as blocker:
+        panel.cancel_btn.click()
+    assert blocker.args == ["run", -1]
+    qtbot.waitUntil(lambda: not panel.is_busy(), timeout=3_000)         # the grace is 10 s: not waited
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
 def test_closing_mid_build_leaves_no_process(qtbot, panel, tmp_path: Path, monkeypatch) -> None:
     """The window closes (shutdown) while the libraries build: the worker still stops its build
     before it goes, so no compiler is orphaned."""
