@@ -16,6 +16,7 @@ from .lower import add_lower_command
 from .memory import add_memory_command
 from .numerics import add_numerics_command
 from .profile import add_profile_command
+from .repro import add_repro_command
 from .run import add_run_command
 from .selftest import add_selftest_command
 from .sweep import add_sweep_command
@@ -24,7 +25,7 @@ from .sweep import add_sweep_command
 # One module per subcommand; each `add_*_command(subparsers)` sets `func(args) -> exit status`.
 SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
                add_selftest_command, add_run_command, add_memory_command, add_check_command, add_profile_command,
-               add_compare_command, add_gate_command, add_sweep_command, add_evaluate_command)
+               add_compare_command, add_gate_command, add_sweep_command, add_evaluate_command, add_repro_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ from ..snapshot.model import GraphSnapshot, NodeSnapshot, QParam
 from .user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
+DTYPE_MARK = "expected scalar type"
 CL_ORDER = [0, 2, 3, 1]
 
 
@@ -25,6 +26,7 @@ class PassFailure:
 
     stage: str
     error: str                                   # ExecuTorch's message, first line
+    error_type: str = ""                         # the root exception's class name
     check: str = ""                              # the statement that raised, quoted
     check_at: str = ""                           # its file:line in ExecuTorch
     node: str | None = None                      # failing node (live name inside the pass)
@@ -44,6 +46,8 @@ class PassFailure:
     # other ops of the last good stage that fail the same ExecuTorch check (re-evaluated on their
     # shapes and dim orders): names at quantisation time, so --keep-going quarantines them at once
     same_failure: list[str] = field(default_factory=list)
+    # what --keep-going should take out of quantisation ({node at quantisation time: why}); empty = the op
+    quarantine: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,7 +70,7 @@ def failure_lines(d: dict[str, Any]) -> list[str]:
         out.append(f"  input {o['index']}: {o.get('shape')} {o.get('dtype')} dim_order={o.get('dim_order')}"
                    f"{qp} (from {o.get('producer_op') or o.get('target')})")
     if d.get("check"):
-        out.append(f"ExecuTorch's check ({d.get('check_at')}): {d['check']}")
+        out.append(f"failed check ({d.get('check_at')}): {d['check']}")
     if d.get("error"):
         out.append(f"  failed with: {d['error']}")
     if d.get("cause"):
@@ -222,9 +226,116 @@ def _broadcast_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnaps
                           + ", ".join(pf.same_failure))
 
 
+def _is_float(dtype: str | None) -> bool:
+    return (dtype or "").startswith("float") or (dtype or "") in ("bfloat16", "half")
+
+
+def _float_origin(last: GraphSnapshot, start: NodeSnapshot) -> NodeSnapshot | None:
+    """Walk up from a float tensor that the pass treats as quantized (it carries int8 output qparams,
+    or is a getitem of one) to the first producer whose float output has no output qparams: where the
+    quantized chain was broken."""
+    cur, seen = start, 0
+    while cur is not None and seen < 16:
+        seen += 1
+        if cur.output_qparams is None and cur.target != "getitem":
+            return cur
+        src = next((last.node(i) for i in cur.inputs if last.node(i) is not None
+                    and last.node(i).fx_op == "call_function"), None)
+        if src is None or not _is_float(src.dtype):
+            return cur
+        cur = src
+    return None
+
+
+def _int_operand_ops(resolver: UserOpResolver, last: GraphSnapshot, n: NodeSnapshot) -> list[str]:
+    """Quantisation-time names of the producers of `n`'s non-float tensor inputs."""
+    out = []
+    for i in n.inputs[:2]:
+        x = last.node(i)
+        if x is not None and x.dtype and not _is_float(x.dtype):
+            q = resolver.quantized_node(x)
+            if q is not None:
+                out.append(q.name)
+    return out
+
+
+def _module_of(resolver: UserOpResolver, last: GraphSnapshot, qname: str) -> str:
+    q = resolver.quantized.node(qname) if resolver.quantized is not None else None
+    return q.module_path if q is not None else ""
+
+
+def _same_dtype_failures(resolver: UserOpResolver, last: GraphSnapshot, target: str,
+                         skip: str | None) -> dict[str, list[str]]:
+    """Nodes of the same op whose first two tensor inputs have a float and a non-float dtype:
+    {their op at quantisation time: the producers of their int8 inputs}."""
+    out: dict[str, list[str]] = {}
+    for n in last.nodes:
+        if n.fx_op != "call_function" or n.target != target:
+            continue
+        ins = [last.node(i) for i in n.inputs[:2]]
+        if len(ins) == 2 and all(x is not None and x.dtype for x in ins) and \
+                _is_float(ins[0].dtype) != _is_float(ins[1].dtype):
+            q = resolver.quantized_node(n)
+            if q is not None and q.name != skip:
+                out[q.name] = _int_operand_ops(resolver, last, n)
+    return out
+
+
+def _dtype_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot, ln: NodeSnapshot | None,
+                 snap_ops: list[NodeSnapshot | None]) -> None:
+    """An op fed one int8 and one float tensor after FoldAndAnnotateQParamsPass removed the dequantize
+    nodes: find the float operand and the producer where its quantized chain was broken."""
+    dts = [(o["index"], o.get("dtype")) for o in pf.operands]
+    pf.checked.append("operand dtypes: " + ", ".join(f"input {i} {d}" for i, d in dts))
+    floats = [o for o in pf.operands if _is_float(o.get("dtype"))]
+    ints = [o for o in pf.operands if o.get("dtype") and not _is_float(o.get("dtype"))]
+    if not floats or not ints:
+        return
+    o = floats[0]
+    sn = snap_ops[o["index"]] if o["index"] < len(snap_ops) else None
+    text = (f"{pf.op or pf.node} gets input {ints[0]['index']} as {ints[0]['dtype']} and input {o['index']} as "
+            f"{o['dtype']}; the check needs equal dtypes.")
+    if ln is not None and ln.input_qparams:
+        text += (f" {pf.last_good_stage if pf.last_good_stage else 'The pass before'} removed the dequantize nodes "
+                 f"before it and annotated inputs {[i for i, _ in ln.input_qparams]} as quantized")
+        q = resolver.quantized_node(ln)
+        if q is not None and not q.output_qparams:
+            text += f", although at quantisation time `{q.name}` ran in float between dequantize nodes"
+        text += "."
+    if sn is not None and sn.output_qparams is not None and _is_float(sn.dtype):
+        text += (f" Input {o['index']} comes from {sn.target} `{sn.id}`, whose output is annotated "
+                 f"{sn.output_qparams.summary()} but still holds {sn.dtype} values")
+        origin = _float_origin(last, sn)
+        if origin is not None and origin is not sn:
+            pf.producer = _user_op_dict(resolver, origin)
+            pr = pf.producer
+            where = ", ".join(x for x in (
+                f"{pr['op_at_quantisation']} `{pr['name_at_quantisation']}` at quantisation time"
+                if pr.get("op_at_quantisation") else "", f"module {pr['module']}" if pr.get("module") else "",
+                f"{pr['source']}: {pr['code']}" if pr.get("source") else "") if x)
+            text += (f": its chain starts at {origin.target} `{origin.id}` ({where}), whose output the pass left "
+                     f"in {origin.dtype} with no output qparams")
+        text += "."
+    pf.cause = text
+    if ln is not None:
+        # the op itself was not quantized, and leaving only its int8 producers in float moves the same
+        # mixed-dtype chain to the next op (measured on efficientvit_m0): leave the op's whole nn.Module
+        # in float, as ExecuTorch's set_module_name(name, None) does (ModuleNameNodeFinder)
+        same = _same_dtype_failures(resolver, last, ln.target, pf.op_node)
+        pf.same_failure = list(same)
+        mods = [pf.module] + [m for m in (_module_of(resolver, last, n) for n in same) if m]
+        for m in dict.fromkeys(x for x in mods if x):
+            pf.quarantine[f"module:{m}"] = (f"`{pf.op_node}` in it gets mixed int8/float inputs" if m == pf.module
+                                            else "an op in it fails the same check")
+        if pf.same_failure:
+            pf.checked.append(f"{len(pf.same_failure)} more {ln.target} get mixed int8/float inputs: "
+                              + ", ".join(pf.same_failure))
+
+
 def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
     """`failure`: backend_core.pipeline.failure.LiveFailure; `snapshots`: every stage before the failing one."""
-    pf = PassFailure(stage=failure.stage, error=failure.error, check=failure.check_code,
+    pf = PassFailure(stage=failure.stage, error=failure.error, error_type=failure.error_type,
+                     check=failure.check_code,
                      check_at=failure.check_file, node=failure.node)
     if not snapshots:
         pf.checked.append("no earlier stage to trace the node in")
@@ -258,6 +369,8 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         pf.operands.append(d)
     if BROADCAST_MARK in failure.error:
         _broadcast_cause(pf, resolver, last, snap_ops)
+    elif DTYPE_MARK in failure.error:
+        _dtype_cause(pf, resolver, last, ln, snap_ops)
     else:
         pf.checked.append("no rule of the tool matches this ExecuTorch check; the operands above are what it saw")
     return pf

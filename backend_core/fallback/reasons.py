@@ -133,6 +133,20 @@ def _not_annotated(f: Facts, base: str) -> str:
             f"on a portable fp32 kernel{_later(f)}.")
 
 
+def _quarantined(ctx: FallbackContext, q: NodeSnapshot | None) -> dict[str, Any] | None:
+    """Why --keep-going left the user's op in float: by its node name or its nn.Module ("module:NAME")."""
+    if q is None:
+        return None
+    table = ctx.verdicts.get("quarantined") or {}
+    if q.name in table:
+        return table[q.name]
+    for key, why in table.items():
+        mod = key[len("module:"):] if key.startswith("module:") else None
+        if mod and (q.module_path == mod or q.module_path.startswith(mod + ".")):
+            return why
+    return None
+
+
 def _pass_failure(f: Facts, why: dict[str, Any]) -> str:
     """--keep-going left this op in float because a pass failed on it: say so, with ExecuTorch's words."""
     via = f" (as {why['via']})" if why.get("via") else ""
@@ -153,7 +167,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     dtype_words = " ".join(f.rejected + f.limits).lower()
     fuse_warn = any("Cannot fuse activation" in w for w in f.warnings)
 
-    quarantined = (ctx.verdicts.get("quarantined") or {}).get(q.name) if q is not None else None
+    quarantined = _quarantined(ctx, q)
     if quarantined is not None:
         cat = "pass_failure"
         msg = _pass_failure(f, quarantined)

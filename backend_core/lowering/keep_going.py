@@ -26,6 +26,9 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
     if not failure:
         return {}
     op = failure.get("op_node")
+    chosen = {n: why for n, why in (failure.get("quarantine") or {}).items() if n not in quarantined}
+    if chosen:           # the diagnosis named what hands the op what it cannot take
+        return {n: _record(failure, round_no, via=why) for n, why in chosen.items()}
     if op and op not in quarantined and op in accepted:
         out = {op: _record(failure, round_no)}
         for other in failure.get("same_failure") or []:     # the same ExecuTorch check fails on them too

@@ -104,17 +104,22 @@ def quarantine_quantizer(quantizer: Any, node_names: list[str]) -> None:
     claims the nodes before the Cortex-M pattern quantizers (PatternMatcher: "Annotating with None
     means rejecting quantization - this is always supported")."""
     from executorch.backends.arm.quantizer.arm_quantizer_utils import PatternQuantizer
-    from executorch.backends.cortex_m.quantizer.node_finders import NodeNameNodeFinder
+    from executorch.backends.cortex_m.quantizer.node_finders import ModuleNameNodeFinder, NodeNameNodeFinder
 
     matcher = next(q.pattern_matcher for q in quantizer.quantizers if hasattr(q, "pattern_matcher"))
-    quantizer.quantizers.insert(0, PatternQuantizer(None, NodeNameNodeFinder(list(node_names)), matcher))
+    nodes = [n for n in node_names if not n.startswith("module:")]
+    modules = [n.split(":", 1)[1] for n in node_names if n.startswith("module:")]
+    if modules:       # "module:NAME": the whole nn.Module, as set_module_name(NAME, None)
+        quantizer.quantizers.insert(0, PatternQuantizer(None, ModuleNameNodeFinder(modules), matcher))
+    if nodes:
+        quantizer.quantizers.insert(0, PatternQuantizer(None, NodeNameNodeFinder(nodes), matcher))
 
 
 def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
              status: Callable[[str], None] | None = None, activations: str = "int8",
              quarantine: dict[str, dict[str, Any]] | None = None) -> tuple[Any, QuantizerVerdicts]:
     """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule).
-    `quarantine`: {node name at quantisation time: why} to leave in float (--keep-going)."""
+    `quarantine`: {node name at quantisation time, or "module:NAME": why} to leave in float (--keep-going)."""
     say = status or (lambda _t: None)
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -130,8 +135,10 @@ def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow:
     say("quantizing: prepare_pt2e (annotating with CortexMQuantizer)")
     prepared = prepare_pt2e(module, quantizer)
     verdicts = collect_verdicts(quantizer, prepared, explicit=(flow == "explicit"))
+    for name, label in list(verdicts.accepted.items()):
+        if "NO_QCONFIG" in label:               # "accepted" by the None-config quantizer: not quantized
+            verdicts.accepted.pop(name)
     for name, why in (quarantine or {}).items():
-        verdicts.accepted.pop(name, None)       # "accepted" by the None-config quantizer: not quantized
         verdicts.quarantined[name] = dict(why)
     for i, sample in enumerate(calibration, 1):
         say(f"quantizing: calibration sample {i}/{len(calibration)}")

@@ -1,0 +1,74 @@
+"""`cmlens repro MODEL`: write the smallest standalone Python file (torch, torchao, ExecuTorch only) that
+fails an ExecuTorch pass the same way the model does, found by delta debugging over the graph. Exit 0
+when the file reproduces the error in a fresh process, 3 when it does not, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import ZOO_EPILOG
+
+
+def add_repro_command(sub: Any) -> None:
+    p = sub.add_parser("repro", help="write a minimal standalone reproducer of an ExecuTorch pass failure",
+                       description="Lower MODEL; when an ExecuTorch pass fails, reduce the model to the smallest "
+                       "subgraph around the failing op that fails with the same error, and write it as one Python "
+                       "file using only torch, torchao and ExecuTorch (to file upstream).",
+                       epilog=ZOO_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
+    p.add_argument("-o", "--output", default="repro.py", help="the file to write (default %(default)s)")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    p.add_argument("--calib", default=None, metavar="DIR|N", help="calibration as for cmlens lower")
+    p.add_argument("--channels-last", action="store_true", help="as for cmlens lower")
+    p.add_argument("--no-fresh-check", action="store_true",
+                   help="do not run the written file in a fresh Python process at the end")
+    p.add_argument("--json", metavar="F", help="write the result (file, lines, expected error, tries) as JSON")
+    p.add_argument("--verbose", "-v", action="store_true")
+    p.set_defaults(func=run_repro)
+
+
+def run_repro(args: argparse.Namespace) -> int:
+    from backend_core.errors import CmlensError
+    from backend_core.models import parse_model_source
+
+    def say(text: str) -> None:
+        print(f"… {text}", file=sys.stderr, flush=True)
+
+    try:
+        parse_model_source(args.model)           # fail fast, before the 8 s import
+        from backend_core.cpus import normalise_target
+        from backend_core.pipeline.stages import PipelineOptions
+        from backend_core.repro import make_repro
+
+        calib: Any = int(args.calib) if isinstance(args.calib, str) and args.calib.isdigit() else args.calib
+        opts = PipelineOptions(normalise_target(args.target), args.flow, calib, channels_last=args.channels_last)
+        res = make_repro(args.model, opts, args.output, on_status=say, fresh_check=not args.no_fresh_check)
+    except CmlensError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        if e.hint:
+            print(f"  {e.hint}", file=sys.stderr)
+        if args.verbose and e.detail:
+            print(e.detail, file=sys.stderr)
+        return e.exit_code
+    print(f"wrote {res.path}: {res.lines} lines, {len(res.nodes)} op(s) of the model ({', '.join(res.nodes)})")
+    print(f"  fails in {res.stage} with: {res.expected}")
+    print(f"  delta debugging: {len(res.tries)} candidate(s) tried "
+          f"({', '.join(f'{n} node(s) ' + ('same error' if ok else 'no') for n, ok in res.tries)})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res.to_dict(), indent=1))
+    if args.no_fresh_check:
+        return 0
+    from backend_core.repro.minimize import same_error
+
+    if same_error(res.fresh_process, res.expected):
+        print(f"  checked: `python {res.path}` in a fresh process fails the same way")
+        return 0
+    print(f"error: `python {res.path}` in a fresh process gave {res.fresh_process or 'no error'!r}, not the "
+          f"expected error.", file=sys.stderr)
+    return 3

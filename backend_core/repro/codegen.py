@@ -1,0 +1,137 @@
+"""Write a subgraph of a float ExportedProgram as one standalone Python file that quantizes and
+lowers it with plain ExecuTorch (torch, torchao, executorch; no cmlens): the text a user can file
+upstream. Tensors entering the subgraph become inputs with the recorded shape, dtype and memory
+format; parameters become random parameters of the same shape and layout."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+CL4 = (0, 2, 3, 1)
+
+
+def _dim_order(val: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in val.dim_order())
+    except Exception:  # noqa: BLE001 - ambiguous strides: contiguous is what the tensor reads as
+        return tuple(range(val.dim()))
+
+
+def tensor_expr(val: Any, maker: str = "torch.randn") -> str:
+    """An expression making a tensor with `val`'s shape, dtype and dim order."""
+    shape = list(val.shape)
+    dtype = str(val.dtype)
+    if val.dtype.is_floating_point:
+        base = f"{maker}({shape}" + ("" if dtype == "torch.float32" else f", dtype={dtype}") + ")"
+    elif val.dtype == __import__("torch").bool:
+        base = f"torch.rand({shape}) > 0.5"
+    else:
+        base = f"torch.randint(-8, 8, {shape}, dtype={dtype})"
+    order = _dim_order(val)
+    if order == tuple(range(len(shape))):
+        return base
+    if order == CL4:
+        return f"{base}.to(memory_format=torch.channels_last)"
+    # any other order: make the permuted-contiguous tensor and permute it back (same strides)
+    inv = [order.index(i) for i in range(len(order))]
+    permuted = [shape[d] for d in order]
+    return f"{maker}({permuted}).permute({inv})"
+
+
+def _const(a: Any) -> str:
+    import torch
+
+    if isinstance(a, torch.device):
+        return f"torch.device({str(a)!r})"
+    if isinstance(a, (torch.dtype, torch.memory_format, torch.layout)):
+        return str(a)
+    if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
+        return f"float({str(a)!r})"
+    return repr(a)
+
+
+class _Writer:
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def arg(self, a: Any) -> str:
+        if hasattr(a, "op") and hasattr(a, "name"):
+            return self.names[a.name]
+        if isinstance(a, (list, tuple)):
+            inner = ", ".join(self.arg(x) for x in a)
+            return f"[{inner}]" if isinstance(a, list) else f"({inner}{',' if len(a) == 1 else ''})"
+        return _const(a)
+
+
+def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target: str, expected: str,
+                    versions: dict[str, str], flow: str = "legacy") -> str:
+    """The file for the nodes `keep` (names in `ep.graph`) computing `output`; every other node
+    feeding them becomes an input (a user tensor) or a parameter (a weight)."""
+    nodes = {n.name: n for n in ep.graph.nodes}
+    sig = ep.graph_signature
+    params = {**sig.inputs_to_parameters, **sig.inputs_to_buffers}
+    order = [n for n in ep.graph.nodes if n.name in keep]
+    inputs: list[Any] = []
+    weights: list[Any] = []
+    for n in order:
+        for a in n.all_input_nodes:
+            if a.name in keep or a in inputs or a in weights:
+                continue
+            (weights if a.name in params else inputs).append(a)
+    names: dict[str, str] = {}
+    for i, a in enumerate(inputs):
+        names[a.name] = f"x{i}"
+    for i, a in enumerate(weights):
+        names[a.name] = f"self.w{i}"
+    w = _Writer(names)
+    body = []
+    for i, n in enumerate(order):
+        names[n.name] = "out" if n.name == output else f"t{i}"
+        if n.target is operator.getitem:
+            rhs = f"{w.arg(n.args[0])}[{n.args[1]}]"
+        else:
+            args = [w.arg(a) for a in n.args] + [f"{k}={w.arg(v)}" for k, v in n.kwargs.items()]
+            rhs = f"torch.ops.{n.target}({', '.join(args)})"
+        body.append(f"        {names[n.name]} = {rhs}")
+    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'])}, requires_grad=False)"
+            for i, a in enumerate(weights)]
+    ins = ", ".join(tensor_expr(a.meta["val"]) for a in inputs)
+    explicit = flow == "explicit"
+    lines = [
+        f'"""{header}"""',
+        "import torch",
+        "from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config",
+        "from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager",
+        "from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer",
+        "from executorch.backends.cortex_m.target_config import CortexMTargetConfig",
+        "from executorch.exir import to_edge",
+        "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e",
+        "",
+        "",
+        "class Repro(torch.nn.Module):",
+        "    def __init__(self):",
+        "        super().__init__()",
+        *init,
+        "",
+        f"    def forward(self, {', '.join(names[a.name] for a in inputs)}):",
+        *body,
+        "        return out",
+        "",
+        "",
+        "torch.manual_seed(0)",
+        f"inputs = ({ins},)",
+        "model = torch.export.export(Repro().eval(), inputs).module(check_guards=False)",
+        f"prepared = prepare_pt2e(model, CortexMQuantizer({'use_explicit_layout=True' if explicit else ''}))",
+        "for _ in range(4):",
+        "    prepared(*[torch.randn_like(t) if t.is_floating_point() else t for t in inputs])",
+        "edge = to_edge(torch.export.export(convert_pt2e(prepared), inputs),",
+        "               compile_config=cortex_m_edge_compile_config())",
+        f"config = CortexMTargetConfig.from_target_string({target!r})",
+        "CortexMPassManager(edge.exported_program(), target_config=config"
+        + (", use_explicit_layout=True" if explicit else "") + ").transform()",
+        "print('lowered without error: the failure no longer reproduces')",
+        "",
+        "# " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+        f"# Expected: {expected}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,205 @@
+"""`cmlens repro`: the smallest subgraph of a model that fails an ExecuTorch pass the same way.
+
+1. Lower the model with the stepped pipeline (not backend_core.lowering: no cache, no reports) until
+   a stage fails; its diagnosis names the failing op at quantisation time.
+2. Grow: the failing op plus its producers up to depth k, k = 0, 1, 2, …; every tensor entering the
+   subgraph is an input with the recorded shape, dtype and memory format. The first k whose file
+   fails with the same error (type and first line) is kept.
+3. Shrink (delta debugging, one node at a time): drop a producer (it becomes an input, and what
+   only fed it goes too) while the same error still occurs.
+Each candidate file is run in this process (ExecuTorch is imported once); the result is then run
+once more in a fresh Python process, as a user who gets the file would run it."""
+from __future__ import annotations
+
+import io
+import contextlib
+import runpy
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError, CmlensError, StageFailedError
+from ..models import load_model, parse_model_source
+from ..pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
+from ..pipeline.failure import exception_chain
+from ..versions import stack_versions
+from .codegen import subgraph_source
+
+MAX_DEPTH = 6
+
+
+@dataclass
+class ReproResult:
+    path: str
+    lines: int
+    expected: str                          # "AssertionError: Cortex-M quantized_mul: ..."
+    stage: str
+    op: str                                # the op at quantisation time
+    nodes: list[str]                       # the float-export nodes the file rebuilds
+    tries: list[tuple[int, bool]] = field(default_factory=list)   # (nodes, reproduced) per candidate
+    fresh_process: str = ""                # the error a fresh `python FILE` printed ("" = not run)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _first_line(text: str) -> str:
+    lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
+    return lines[0].strip() if lines else ""
+
+
+def expected_error(failure: dict[str, Any]) -> str:
+    return f"{failure.get('error_type') or 'Exception'}: {_first_line(failure.get('error', ''))}"
+
+
+def run_candidate(text: str) -> str:
+    """Run a candidate file here; its root error as "Type: first line", or "" when it lowered."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(text)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            runpy.run_path(fh.name, run_name="__main__")
+        return ""
+    except Exception as e:  # noqa: BLE001 - any error of the candidate is data
+        root = exception_chain(e)[-1]
+        return f"{type(root).__name__}: {_first_line(str(root))}"
+    finally:
+        Path(fh.name).unlink(missing_ok=True)
+
+
+def run_fresh(path: str, expected: str = "", timeout: float = 900) -> str:
+    """Run the file in a new Python process. Python prints a chain root first and the wrapper
+    ("An error occurred when running ... pass") last: the line matching `expected` if any, else the
+    last "Type: message" line; "" when it ran without error."""
+    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode == 0:
+        return ""
+    lines = [ln for ln in proc.stderr.splitlines() if ln and not ln.startswith((" ", "\t"))]
+    errs = [ln for ln in lines if ":" in ln and ln.split(":", 1)[0].replace(".", "").isidentifier()]
+    hit = next((ln for ln in errs if expected and same_error(ln, expected)), None)
+    return hit or (errs[-1] if errs else (lines[-1] if lines else f"exit code {proc.returncode}"))
+
+
+def same_error(got: str, expected: str) -> bool:
+    """Same class and same first line; a class path prefix (torch._dynamo.exc.X) is ignored."""
+    if not got:
+        return False
+    g_type, _, g_msg = got.partition(": ")
+    e_type, _, e_msg = expected.partition(": ")
+    return g_type.rsplit(".", 1)[-1] == e_type.rsplit(".", 1)[-1] and g_msg.strip() == e_msg.strip()
+
+
+def find_failure(source: str, options: PipelineOptions, say: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
+    """(the float ExportedProgram, the failure diagnosis) of lowering `source`; BadInputError when it lowers."""
+    model = load_model(parse_model_source(source))
+    pipe = LoweringPipeline(model, options, say, keep_edge_program=False)
+    ep = None
+    try:
+        for stage in pipe.run():
+            if stage.name == STAGE_EXPORT:
+                ep = stage.program
+    except StageFailedError as e:
+        failure = getattr(e, "failure", None)
+        if ep is None or not failure:
+            raise BadInputError(f"{source} fails in '{e.stage}' before any pass: {e.message}",
+                                "cmlens repro reduces failures of ExecuTorch's quantisation passes and "
+                                "Cortex-M passes; fix the export first.") from e
+        return ep, failure
+    raise BadInputError(f"{source} lowers without error with these options: there is nothing to reproduce.",
+                        "Run cmlens repro on a model (and options) that `cmlens lower` reports as failed.")
+
+
+def _failing_node(ep: Any, failure: dict[str, Any]) -> Any:
+    nodes = {n.name: n for n in ep.graph.nodes}
+    name = failure.get("op_node")
+    if name in nodes:
+        return nodes[name]
+    src = failure.get("source") or ""
+    for n in ep.graph.nodes:      # renamed by transform_for_annotation: same op, same user line
+        st = n.meta.get("stack_trace") or ""
+        if n.op == "call_function" and str(n.target) == failure.get("op") and src and \
+                f'line {src.rsplit(":", 1)[-1]}' in st:
+            return n
+    raise CmlensError(f"The failing op {name} ({failure.get('op')}) is not in the float export graph.",
+                      "Report this: the repro needs the op's node at export time.")
+
+
+def _closure(fail: Any, allowed: set[str]) -> set[str]:
+    """`fail` and the producers reachable from it through nodes in `allowed`."""
+    keep, todo = {fail.name}, [fail]
+    while todo:
+        for a in todo.pop().all_input_nodes:
+            if a.name in allowed and a.name not in keep:
+                keep.add(a.name)
+                todo.append(a)
+    return keep
+
+
+def _depth_sets(fail: Any, max_depth: int) -> list[set[str]]:
+    """Compute-node ancestors of `fail` within depth 0..max_depth."""
+    sets, frontier, keep = [], [fail], {fail.name}
+    sets.append(set(keep))
+    for _ in range(max_depth):
+        nxt = [a for n in frontier for a in n.all_input_nodes if a.op == "call_function" and a.name not in keep]
+        if not nxt:
+            break
+        keep |= {a.name for a in nxt}
+        frontier = nxt
+        sets.append(set(keep))
+    return sets
+
+
+def make_repro(source: str, options: PipelineOptions, out: str, *,
+               on_status: Callable[[str], None] | None = None, fresh_check: bool = True) -> ReproResult:
+    say = on_status or (lambda _t: None)
+    ep, failure = find_failure(source, options, say)
+    expected = expected_error(failure)
+    fail = _failing_node(ep, failure)
+    versions = {k: v for k, v in stack_versions().items() if k in ("torch", "torchao", "executorch")}
+    where = f" at {Path(failure['source'].rsplit(':', 1)[0]).name}:{failure['source'].rsplit(':', 1)[1]}" \
+        if failure.get("source") else ""
+    header = (f"{failure.get('stage')} fails on {failure.get('op')} ({failure.get('module') or 'model'}{where}): "
+              f"reduced from {Path(source).name} by cmlens repro.")
+
+    def text_for(keep: set[str]) -> str:
+        return subgraph_source(ep, keep, fail.name, header=header, target=options.target, expected=expected,
+                               versions=versions, flow=options.flow)
+
+    tries: list[tuple[int, bool]] = []
+
+    def reproduces(keep: set[str]) -> bool:
+        say(f"repro: trying {len(keep)} node(s)")
+        ok = same_error(run_candidate(text_for(keep)), expected)
+        tries.append((len(keep), ok))
+        return ok
+
+    keep: set[str] | None = None
+    for cand in _depth_sets(fail, MAX_DEPTH):
+        if reproduces(cand):
+            keep = cand
+            break
+    if keep is None:
+        raise CmlensError(f"No subgraph of up to depth {MAX_DEPTH} around {fail.name} reproduces \"{expected}\".",
+                          "The failure depends on more of the model than the op's neighbourhood (for example "
+                          "its quantisation parameters, from calibration); file the model itself.")
+    by_depth = [n for n in reversed(list(ep.graph.nodes)) if n.name in keep and n.name != fail.name]
+    for n in reversed(by_depth):        # producers nearest the inputs first: they are the likeliest to go
+        if n.name not in keep:
+            continue
+        trial = _closure(fail, keep - {n.name})
+        if trial != keep and reproduces(trial):
+            keep = trial
+    text = text_for(keep)
+    Path(out).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text)
+    res = ReproResult(path=str(out), lines=len(text.splitlines()), expected=expected, stage=failure.get("stage", ""),
+                      op=failure.get("op", ""), nodes=[n.name for n in ep.graph.nodes if n.name in keep],
+                      tries=tries)
+    if fresh_check:
+        say("repro: running the file in a fresh Python process")
+        res.fresh_process = run_fresh(str(out), expected)
+    return res
