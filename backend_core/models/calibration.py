@@ -77,12 +77,15 @@ def load_input_folder(folder: str, example_inputs: tuple) -> list[tuple]:
 
 def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples: list[tuple] | None
                     ) -> list[tuple]:
-    """The samples used to calibrate: example inputs first, then the folder / random / user ones."""
+    """The samples used to calibrate: example inputs first, then the folder / random / user ones.
+    An explicit count N >= 1 (`--calib N`) means N random samples even when the model brings its own
+    (a model file's get_calibration_inputs(), a trained zoo entry's training images): the user asked
+    for it, e.g. to see what a poor calibration costs in accuracy (`cmlens evaluate --calib 1`)."""
     samples = [example_inputs]
     if isinstance(calib, str) and not calib.isdigit():
         return samples + load_input_folder(calib, example_inputs)
     n = int(calib) if calib is not None else 8
-    if user_samples:
+    if user_samples and not (calib is not None and n >= 1):
         return samples + list(user_samples)
     return samples + random_samples(example_inputs, n)
 
