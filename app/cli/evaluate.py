@@ -61,10 +61,10 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
         from backend_core.models import parse_model_source
 
         parse_model_source(args.model)                       # a bad source: exit 2 before the 8 s import
-        if args.data and not Path(args.data).expanduser().is_dir():
-            raise BadInputError(f"--data {args.data}: no such folder.",
-                                "Pass a folder of *.npy/*.pt samples with labels.csv, or of images in one "
-                                "sub-folder per class.")
+        if args.data:
+            from backend_core.accuracy.data import folder_layout
+
+            folder_layout(args.data)             # missing, empty or unlabelled: exit 2 in a second, not after lowering
         if args.limit is not None and args.limit < 1:
             raise BadInputError("--limit must be 1 or more.", "Pass the number of samples to evaluate.")
         if not args.verbose:

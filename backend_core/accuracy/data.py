@@ -123,16 +123,19 @@ def _label(label: Any, where: str, torch: Any) -> Any:
 
 
 # -- a folder --------------------------------------------------------------------------------------
-def _from_folder(folder: Path, example_inputs: tuple, preprocess: Any, limit: int | None) -> EvalSet:
+def folder_layout(folder: str | Path) -> str:
+    """"tensors" or "images": the layout of a --data folder, checked without torch (the CLI calls it before
+    the 8 s import, so an empty folder or a missing label fails in a second); BadInputError otherwise."""
+    folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise BadInputError(f"--data {folder}: no such folder.",
                             "Pass a folder of *.npy/*.pt samples with labels.csv, or of images in one "
                             "sub-folder per class.")
     if (folder / "labels.csv").is_file():
-        return _tensor_folder(folder, example_inputs, limit)
-    classes = sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
-    if classes:
-        return _image_folder(folder, classes, example_inputs, preprocess, limit)
+        _unlabelled_check(folder, _read_labels(folder / "labels.csv"))
+        return "tensors"
+    if any(d.is_dir() and not d.name.startswith(".") for d in folder.iterdir()):
+        return "images"
     tensors = [f.name for f in folder.iterdir() if f.suffix in TENSOR_SUFFIXES]
     if tensors:
         raise BadInputError(f"{folder} has {len(tensors)} sample file(s) but no labels.csv.",
@@ -143,15 +146,15 @@ def _from_folder(folder: Path, example_inputs: tuple, preprocess: Any, limit: in
                         "sub-folder per class (e.g. 0/a.png, 1/b.png).")
 
 
+def _from_folder(folder: Path, example_inputs: tuple, preprocess: Any, limit: int | None) -> EvalSet:
+    if folder_layout(folder) == "tensors":
+        return _tensor_folder(folder, example_inputs, limit)
+    classes = sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+    return _image_folder(folder, classes, example_inputs, preprocess, limit)
+
+
 def _tensor_folder(folder: Path, example_inputs: tuple, limit: int | None) -> EvalSet:
     rows = _read_labels(folder / "labels.csv")
-    listed = {name for name, _ in rows}
-    unlabelled = sorted(f.name for f in folder.iterdir() if f.suffix in TENSOR_SUFFIXES and f.name not in listed
-                        and not _is_target_file(f.name, rows))
-    if unlabelled:
-        raise BadInputError(f"{folder / 'labels.csv'} has no label for {', '.join(unlabelled[:5])}"
-                            f"{' …' if len(unlabelled) > 5 else ''} ({len(unlabelled)} file(s)).",
-                            "Add a line file,label for each sample file, or move the file out of the folder.")
     samples = []
     for name, value in rows[:limit] if limit is not None else rows:
         path = folder / name
@@ -161,6 +164,16 @@ def _tensor_folder(folder: Path, example_inputs: tuple, limit: int | None) -> Ev
         inputs = check_inputs(read_tensors(path), example_inputs, str(path))
         samples.append(EvalSample(name, inputs, _csv_label(value, name, folder)))
     return EvalSet(samples, f"folder {folder} ({len(samples)} samples + labels.csv)")
+
+
+def _unlabelled_check(folder: Path, rows: list[tuple[str, str]]) -> None:
+    listed = {name for name, _ in rows}
+    unlabelled = sorted(f.name for f in folder.iterdir() if f.suffix in TENSOR_SUFFIXES and f.name not in listed
+                        and not _is_target_file(f.name, rows))
+    if unlabelled:
+        raise BadInputError(f"{folder / 'labels.csv'} has no label for {', '.join(unlabelled[:5])}"
+                            f"{' …' if len(unlabelled) > 5 else ''} ({len(unlabelled)} file(s)).",
+                            "Add a line file,label for each sample file, or move the file out of the folder.")
 
 
 def _read_labels(path: Path) -> list[tuple[str, str]]:

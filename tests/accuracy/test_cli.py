@@ -33,7 +33,12 @@ def test_cli_bad_data_exits_2_naming_the_file(tmp_path: Path, capsys) -> None:  
     from app.cli import main
 
     assert main(["evaluate", "digits_cnn", "--data", str(tmp_path / "nowhere")]) == 2     # before any import
-    assert "--data" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--data" in err and "no such folder" in err and "importing ExecuTorch" not in err
+    (tmp_path / "empty").mkdir()
+    assert main(["evaluate", "digits_cnn", "--data", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert "is empty" in err and "sub-folder per class" in err and "importing ExecuTorch" not in err
     data = write_npy_folder(tmp_path / "d", 2)
     np.save(data / "d001.npy", np.zeros((2, 8, 8), np.float32))                          # a wrong shape
     out = tmp_path / "r.json"
