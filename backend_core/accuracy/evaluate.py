@@ -71,6 +71,9 @@ def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, thres
                 c = classification(logits[k], float_preds, n_classes, reference=float_preds)
                 c = {"agreement": c["agreement"], "predictions": c["predictions"], "n": c["n"]}
             result["models"][k] = c
+        fq, low = result["models"]["fake_quant"]["predictions"], result["models"]["lowered"]["predictions"]
+        # the lowering's own fidelity: the lowered program against the model it was lowered from
+        result["models"]["lowered"]["agreement_with_fake_quant"] = sum(a == b for a, b in zip(fq, low)) / len(low)
     else:
         result["models"] = {k: {} for k in MODELS}
     if task == "regression":

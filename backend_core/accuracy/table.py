@@ -51,6 +51,11 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
         out.append(row)
     out.append(f"{'':20} (RMSE, MAE, L2 relative error and cosine of output 0 against float, as ST Edge AI's "
                "validate reports them)")
+    low_fq = res["models"]["lowered"].get("agreement_with_fake_quant")
+    lf = o0.get("lowered_vs_fake_quant") or {}
+    if low_fq is not None or lf:
+        out.append(f"{'':20} lowered vs fake-quant (the lowering itself): top-1 agreement {_pct(low_fq).strip()}, "
+                   f"SQNR {_num(lf.get('sqnr_db'), '.1f')} dB, max abs error {_num(lf.get('max_abs'), '.4g')}")
     if task == "classification":
         cls = res.get("classes")
         pc = {k: res["models"][k]["per_class"] for k in MODELS}
