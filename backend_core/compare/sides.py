@@ -15,21 +15,18 @@ defaults; `--vary target=m4,m55` makes one side per value. So one model on two C
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import BadInputError
+from ..jobs.options import LOWER_KEYS, canonical_key, parse_bare, parse_value, parse_vary
 from .facts import SideFacts
 
 LOWERING, REPORT, ARTEFACT, BASELINE = "lowering", "report", "artefact", "baseline"
-OPTION_KEYS = ("target", "flow", "activations", "channels_last", "calib")
+OPTION_KEYS = LOWER_KEYS
 DEFAULT_OPTIONS: dict[str, Any] = {"target": "cortex-m55", "flow": "legacy", "activations": "int8",
                                    "channels_last": False, "calib": None}
-_TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last", "cl"}
-_FALSE = {"0", "false", "no", "off", "as-given", "as_given", "nchw", "no-channels-last"}
-_ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target"}
 
 
 @dataclass
@@ -51,54 +48,15 @@ class Side:
 
 
 def _option(key: str, value: str) -> tuple[str, Any]:
-    key = key.strip().lower()
-    key = _ALIASES.get(key, key).replace("-", "_")
-    v = value.strip()
-    if key == "target":
-        from ..cpus import normalise_target
-
-        return key, normalise_target(v)
-    if key == "flow":
-        if v not in ("legacy", "explicit"):
-            raise BadInputError(f"Unknown flow {v!r}.", "Use flow=legacy or flow=explicit.")
-        return key, v
-    if key == "activations":
-        if v not in ("int8", "int16"):
-            raise BadInputError(f"Unknown activation type {v!r}.", "Use activations=int8 or activations=int16.")
-        return key, v
-    if key == "channels_last":
-        if v.lower() in _TRUE:
-            return key, True
-        if v.lower() in _FALSE:
-            return key, False
-        raise BadInputError(f"channels_last={v!r} is not yes or no.", "Use channels_last=yes|no.")
-    if key == "calib":
-        return key, int(v) if v.isdigit() else v
+    """A side option: a lowering option in the jobs' one grammar, or what only a side has."""
+    key = canonical_key(key)
     if key in ("profile", "numerics", "label"):
-        return key, v
-    raise BadInputError(f"Unknown side option {key!r}.",
-                        "Side options: target, flow, activations, channels_last, calib, profile, numerics, label "
-                        "(e.g. ds_cnn@target=m4,activations=int16 or ds_cnn@m4,int16).")
-
-
-def _bare(token: str) -> tuple[str, Any]:
-    t = token.strip().lower()
-    if t in ("int8", "int16"):
-        return "activations", t
-    if t in ("legacy", "explicit"):
-        return "flow", t
-    if t in _TRUE - {"1", "true", "yes", "on"}:
-        return "channels_last", True
-    if t in _FALSE - {"0", "false", "no", "off"}:
-        return "channels_last", False
-    try:
-        return _option("target", t)
-    except BadInputError:
-        if re.match(r"^(cortex-)?m\d", t):
-            raise
-        raise BadInputError(f"Unknown side option {token!r}.",
-                            "A bare option is a CPU (m4, cortex-m55), int8/int16, legacy/explicit, channels-last "
-                            "or as-given; otherwise write key=value.") from None
+        return key, value.strip()
+    if key not in OPTION_KEYS:
+        raise BadInputError(f"Unknown side option {key!r}.",
+                            "Side options: target, flow, activations, channels_last, calib, profile, numerics, label "
+                            "(e.g. ds_cnn@target=m4,activations=int16 or ds_cnn@m4,int16).")
+    return key, parse_value(key, value)
 
 
 def _kind_of(path: str) -> str:
@@ -135,7 +93,7 @@ def parse_side(text: str, defaults: dict[str, Any] | None = None) -> SideSpec:
         source, _, opts = text.partition("@")       # paths in the options (profile=dir/run.json) are fine
     spec = SideSpec(text=text, source=source, options=dict(defaults or {}))
     for tok in (t for t in opts.split(",") if t.strip()):
-        k, v = _option(*tok.split("=", 1)) if "=" in tok else _bare(tok)
+        k, v = _option(*tok.split("=", 1)) if "=" in tok else parse_bare(tok)
         if k in OPTION_KEYS:
             spec.options[k] = v
         else:
@@ -155,15 +113,8 @@ def parse_side(text: str, defaults: dict[str, Any] | None = None) -> SideSpec:
 
 def expand_vary(specs: list[SideSpec], vary: list[str]) -> list[SideSpec]:
     """`--vary key=v1,v2`: each side once per value (several --vary multiply)."""
-    for v in vary:
-        if "=" not in v:
-            raise BadInputError(f"--vary {v!r} needs key=value1,value2.", "e.g. --vary target=m4,m55")
-        key, values = v.split("=", 1)
-        parsed = [_option(key, x) for x in values.split(",") if x.strip()]
-        if len(parsed) < 2:
-            raise BadInputError(f"--vary {v!r} gives fewer than two values.", "e.g. --vary activations=int8,int16")
-        if parsed[0][0] not in OPTION_KEYS:
-            raise BadInputError(f"--vary {key!r}: only lowering options vary.", "Vary " + ", ".join(OPTION_KEYS) + ".")
+    for key, values in parse_vary(vary, OPTION_KEYS, at_least=2).items():
+        parsed = [(key, v) for v in values]
         out = []
         for s in specs:
             if s.kind != LOWERING:

@@ -1,6 +1,7 @@
 """Sweeps: a matrix of Jobs (models × `--vary` axes) run on any backend_core.execute Executor (the local
 process pool by default, or a dask.distributed cluster), streamed into a resumable folder with a dashboard and baselines."""
-from .matrix import AXES, build_jobs, expand_models, parse_vary
+from ..jobs.options import AXES, parse_vary   # the one option grammar (jobs/options.py)
+from .matrix import build_jobs, expand_models
 from .run import Progress, SweepOutcome, run_sweep
 from .store import SweepStore, job_id
 

@@ -8,59 +8,9 @@ import itertools
 from dataclasses import replace
 from pathlib import Path
 
-from ..cpus import normalise_target
 from ..errors import BadInputError
 from ..jobs import Job, LowerRequest, RunOptions, STEPS
 
-AXES = ("target", "activations", "flow", "channels_last", "calib", "board")
-_TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last"}
-_FALSE = {"0", "false", "no", "off", "as-given", "as_given"}
-
-
-def _value(axis: str, text: str) -> object:
-    v = text.strip()
-    if not v:
-        raise BadInputError(f"--vary {axis}: an empty value.", f"Use e.g. --vary {axis}=a,b.")
-    if axis == "target":
-        return normalise_target(v)                           # UnsupportedTargetError (exit 2) names the CPUs
-    if axis == "flow":
-        if v not in ("legacy", "explicit"):
-            raise BadInputError(f"--vary flow: unknown flow {v!r}.", "Use --vary flow=legacy,explicit.")
-        return v
-    if axis == "activations":
-        if v not in ("int8", "int16"):
-            raise BadInputError(f"--vary activations: unknown type {v!r}.", "Use --vary activations=int8,int16.")
-        return v
-    if axis == "channels_last":
-        if v.lower() in _TRUE:
-            return True
-        if v.lower() in _FALSE:
-            return False
-        raise BadInputError(f"--vary channels_last: {v!r} is not yes or no.", "Use --vary channels_last=no,yes.")
-    if axis == "calib":
-        return int(v) if v.isdigit() else v
-    if axis == "board":
-        from ..memory import board_named
-
-        return board_named(v).name                            # BadInputError lists the boards
-    raise AssertionError(axis)
-
-
-def parse_vary(texts: list[str]) -> dict[str, list[object]]:
-    """`["target=m4,m55", "activations=int8,int16"]` -> {"target": [...], "activations": [...]}."""
-    axes: dict[str, list[object]] = {}
-    for text in texts:
-        key, sep, values = text.partition("=")
-        axis = key.strip().lower().replace("-", "_")
-        if not sep:
-            raise BadInputError(f"--vary {text!r} has no '='.", "Write --vary key=v1,v2 (e.g. --vary target=m4,m55).")
-        if axis not in AXES:
-            raise BadInputError(f"--vary: unknown axis {key.strip()!r}.", f"Axes: {', '.join(AXES)}.")
-        if axis in axes:
-            raise BadInputError(f"--vary {axis} is given twice.", "Give each axis once, its values comma-separated.")
-        vals = [_value(axis, v) for v in values.split(",")]
-        axes[axis] = list(dict.fromkeys(vals))
-    return axes
 
 
 def expand_models(items: list[str]) -> list[str]:
