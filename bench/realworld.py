@@ -47,7 +47,7 @@ def portable_ops(ep: Any) -> Counter:
     return out
 
 
-def plain(name: str) -> dict[str, Any]:
+def plain(name: str, calib: int | None = None) -> dict[str, Any]:
     """Plain ExecuTorch, timed from the built model to the serialised program."""
     import copy
 
@@ -61,15 +61,17 @@ def plain(name: str) -> dict[str, Any]:
 
     from backend_core.models import load_model, parse_model_source
     from backend_core.models.calibration import calibration_set
+    from backend_core.pipeline.runner import to_layout
 
     m = load_model(parse_model_source(source(name)))
     inputs = m.example_inputs
-    calib = calibration_set(inputs, None, None)      # the samples cmlens calibrates with
+    # the samples cmlens calibrates with, in the example's memory format (as the pipeline feeds them)
+    samples = [to_layout(s, like=inputs) for s in calibration_set(inputs, calib, None)]
     t0 = time.perf_counter()
     try:
         ep = torch.export.export(m.module, inputs)
         prepared = prepare_pt2e(ep.module(check_guards=False), CortexMQuantizer())
-        for s in calib:
+        for s in samples:
             prepared(*s)
         edge = to_edge(torch.export.export(convert_pt2e(prepared), inputs),
                        compile_config=cortex_m_edge_compile_config())

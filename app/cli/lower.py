@@ -183,7 +183,7 @@ def run_lower(args: argparse.Namespace) -> int:
     print_fallbacks(report)
     quarantined = (result.verdicts or {}).get("quarantined") or {}
     if quarantined:
-        print(f"\n--keep-going: {len(quarantined)} op(s) taken out of quantisation after ExecuTorch passes failed "
+        print(f"\n--keep-going: {len(quarantined)} op(s) or module(s) taken out of quantisation after ExecuTorch passes failed "
               f"on them ({', '.join(quarantined)}). This lowering is NOT what plain ExecuTorch produces: "
               "plain ExecuTorch fails on this model.")
     for kind, path in artifacts.items():

@@ -114,17 +114,24 @@ def find_failure(source: str, options: PipelineOptions, say: Callable[[str], Non
 
 
 def _failing_node(ep: Any, failure: dict[str, Any]) -> Any:
+    """The failing op's node in the float export: by its name at quantisation time, else (the
+    quantizer's transform_for_annotation rewrote it, e.g. matmul -> bmm) the last node of the same
+    model line in the same module; the candidate runs decide whether it reproduces."""
+    from ..snapshot.source import module_path_from_stack
+
     nodes = {n.name: n for n in ep.graph.nodes}
     name = failure.get("op_node")
     if name in nodes:
         return nodes[name]
     src = failure.get("source") or ""
-    for n in ep.graph.nodes:      # renamed by transform_for_annotation: same op, same user line
-        st = n.meta.get("stack_trace") or ""
-        if n.op == "call_function" and str(n.target) == failure.get("op") and src and \
-                f'line {src.rsplit(":", 1)[-1]}' in st:
-            return n
-    raise CmlensError(f"The failing op {name} ({failure.get('op')}) is not in the float export graph.",
+    file, _, line = src.rpartition(":")
+    same_line = [n for n in ep.graph.nodes if n.op == "call_function" and file
+                 and f'File "{file}", line {line},' in (n.meta.get("stack_trace") or "")
+                 and module_path_from_stack(n.meta.get("nn_module_stack"))[0] == failure.get("module")]
+    if same_line:
+        return same_line[-1]
+    raise CmlensError(f"The failing op {name} ({failure.get('op')}) is not in the float export graph, and no "
+                      f"op of {src or 'its line'} in module {failure.get('module')!r} is.",
                       "Report this: the repro needs the op's node at export time.")
 
 
