@@ -95,12 +95,29 @@ def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, thres
                                             labels=labels if task == "classification" else None,
                                             threshold_db=threshold_db, reference_samples=reference_samples,
                                             max_traced=max_traced, progress=say)
+            for row in result["flips"]["samples"]:
+                row["input"] = input_values(samples[row["index"]])
         elif flipped:
             result["flips"] = {"count": len(flipped), "by_layer": [], "samples": [], "note": "not traced (--no-flips)"}
         else:
             result["flips"] = {"count": 0, "by_layer": [], "samples": []}
     result["seconds"] = round(time.perf_counter() - t_start, 3)
     return result
+
+
+INPUT_VALUES_MAX = 4096      # a flipped sample's input is kept in the JSON up to this many values (a thumbnail)
+
+
+def input_values(sample: tuple) -> dict[str, Any] | None:
+    """A flipped sample's first input, small enough to draw (the window's thumbnail of an 8x8 digit): its
+    logical shape (NCHW whatever the memory layout), range and values rounded to 4 decimals, row-major.
+    None when it has more than INPUT_VALUES_MAX values or is no floating-point tensor."""
+    t = sample[0] if sample else None
+    if t is None or not hasattr(t, "numel") or t.numel() > INPUT_VALUES_MAX or not t.is_floating_point():
+        return None
+    flat = t.detach().float().contiguous().reshape(-1)
+    return {"shape": list(t.shape), "min": round(float(flat.min()), 4), "max": round(float(flat.max()), 4),
+            "values": [round(float(v), 4) for v in flat.tolist()]}
 
 
 def _is_classifier(out: Any) -> bool:
