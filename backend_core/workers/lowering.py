@@ -20,7 +20,6 @@ Human-readable logs go to stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -74,13 +73,13 @@ def main(argv: list[str] | None = None) -> int:
                 planned_sent = True
             emit({"type": STAGE, "snapshot": data["snapshot"].to_dict()})
 
-    keep = tuple(k for k, want in (("pte", args.pte), ("bpte", args.bpte)) if want)
+    outputs = {k: v for k, v in (("pte", args.pte), ("bpte", args.bpte), ("json", args.report)) if v}
     try:
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         job = Job(args.source, LowerRequest(args.target, args.flow, args.activations, args.channels_last, calib,
                                             verify_suggestions=args.verify_suggestions,
                                             use_cache=not args.no_cache, companions=companions or None),
-                  steps=("lower", "memory") if args.memory else ("lower",), keep=keep)
+                  steps=("lower", "memory") if args.memory else ("lower",), outputs=outputs or None)
         done = run_job(job, on_event)
         if done.exception is not None and done.lowering is None:
             raise done.exception
@@ -97,21 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..artefacts.schemas import ensure_table
 
         ensure_table()          # once per installed stack: a .pte opened later needs no torch import
-    report_path = None
-    if args.report:
-        from pathlib import Path
-
-        report = result.report()
-        if memory is not None:
-            report["memory"] = memory
-        Path(args.report).write_text(json.dumps(report, default=str))
-        report_path = args.report
-    from ..pipeline.artifacts import write_bytes
-
-    if args.pte and "model.pte" in result.blobs:
-        write_bytes(args.pte, result.blobs["model.pte"])
-    if args.bpte and "model.bpte" in result.blobs:
-        write_bytes(args.bpte, result.blobs["model.bpte"])
+    report_path = done.files.get("json")       # the job's one writer: .pte, .bpte + references, JSON
     artefact = getattr(result, "artefact", None)      # read from a .pte/.bpte/.etrecord/.etdump
     if artefact is not None:
         emit({"type": RESULT, "result": {"artefact": artefact.extras()}})
