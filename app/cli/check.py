@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import guarded, write_json
@@ -73,7 +74,7 @@ def run_check_command(args: argparse.Namespace) -> int:
         from backend_core.models import parse_model_source
 
         target = normalise_target(args.target)
-        if Path(args.model).suffix not in (".pte", ".bpte"):
+        if not is_program_path(args.model):
             parse_model_source(args.model)                  # bad names/paths: exit 2 before the import
         if args.et_root and not Path(args.et_root).is_dir():
             raise BadInputError(f"--et-root {args.et_root} is not a directory.",

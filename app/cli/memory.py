@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import guarded, write_json
@@ -81,7 +82,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
         board = _board(args)                                   # bad sizes / names: exit 2 before lowering
         core = board.core if board is not None and board.core in TARGETS else None
         target = normalise_target(args.target or core or DEFAULT_TARGET)
-        if Path(args.model).suffix not in (".pte", ".bpte"):
+        if not is_program_path(args.model):
             parse_model_source(args.model)
         from backend_core.jobs import Job, LowerRequest, MemoryOptions, run_job
         from backend_core.jobs.memory_step import per_cpu_lines

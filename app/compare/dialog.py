@@ -10,14 +10,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget)
 
 from backend_core.cpus import TARGETS
-
-_ARTEFACTS = (".pte", ".bpte", ".etrecord", ".json")
+from backend_core.models.sniff import is_artefact_path, open_filter
 
 
 def side_text(source: str, target: str | None = None, flow: str | None = None, activations: str | None = None,
               channels_last: bool | None = None) -> str:
     """`SOURCE@target=…,flow=…` (docs: `cmlens compare --help`); an artefact or JSON takes no options."""
-    if Path(source).suffix.lower() in _ARTEFACTS:
+    if is_artefact_path(source) or Path(source).suffix.lower() == ".json":   # read as it is: no options
         return source
     opts = [f"{k}={v}" for k, v in (("target", target), ("flow", flow), ("activations", activations)) if v]
     if channels_last is not None:
@@ -67,8 +66,8 @@ class CompareDialog(QDialog):
         form.addRow(buttons)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Second side", "", "Models and artefacts (*.py *.pt2 *.pte "
-                                              "*.bpte *.etrecord *.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Second side", "", open_filter().replace(
+            "Models and ExecuTorch files (", "Models, artefacts and reports (*.json ", 1))
         if path:
             self.source.setText(path)
 

@@ -14,14 +14,13 @@ from backend_core.cpus import DEFAULT_TARGET, ISA, TARGETS
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.elided_label import ElidedLabel
 from app.widgets.samples_picker import SamplesPicker
+from backend_core.models.sniff import open_filter
 
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
 
 
 # what Open accepts: model sources, and artefacts ExecuTorch's own flow wrote (read by backend_core.artefacts)
-OPEN_FILTER = ("Models and ExecuTorch files (*.py *.pt2 *.pte *.bpte *.etrecord *.etdump);;"
-               "Python (*.py);;Saved programs (*.pt2);;ExecuTorch programs (*.pte *.bpte);;"
-               "ETRecord / ETDump (*.etrecord *.etdump *.bin)")
+OPEN_FILTER = open_filter()            # backend_core.models.sniff: the one registry of ExecuTorch formats
 
 
 class ModelBar(QWidget):

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..models.sniff import is_program_path
 from ..errors import BadInputError, StageFailedError
 from .lower_step import lower_source
-from ..memory.boards import BoardSpec
+from ..boards.specs import BoardSpec
 from ..memory.plan import program_bytes
 from ..memory.report import analyze_memory
 from ..pipeline.stages import PipelineOptions
@@ -21,7 +22,7 @@ def memory_of(source: str, target: str = "cortex-m55", flow: str = "legacy", *, 
               options: PipelineOptions | None = None) -> dict[str, Any]:
     """The `memory` section for `source`; BadInputError for bad input or a lowering that failed."""
     p = Path(source)
-    if p.suffix in (".pte", ".bpte"):
+    if is_program_path(p):
         if not p.is_file():
             raise BadInputError(f"Model file {p} does not exist.", "Check the path.")
         rep = analyze_memory(program_bytes(p.read_bytes()), None, board=board, target=target, elf=elf)

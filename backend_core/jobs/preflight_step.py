@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..models.sniff import is_program_path
 from ..errors import BadInputError, StageFailedError
 from ..finding import Finding
 from .lower_step import lower_source
@@ -24,8 +25,8 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
     """Findings for `source` (zoo name, model file, .pt2, or a .pte/.bpte). `et_root` adds the kernel
     registry of that checkout; `board` (a memory BoardSpec or name) adds the memory fit."""
     p = Path(source)
-    rep = PreflightReport(p.name if p.suffix in (".pte", ".bpte") else source, target)
-    if p.suffix in (".pte", ".bpte"):
+    rep = PreflightReport(p.name if is_program_path(p) else source, target)
+    if is_program_path(p):
         if not p.is_file():
             raise BadInputError(f"Model file {p} does not exist.", "Check the path.")
         program = p.read_bytes()
@@ -69,7 +70,7 @@ def gate(source: str, model: Path, options: PipelineOptions, board_name: str | N
     one is certain to fail."""
     findings: list[Finding] = []
     final = None
-    if Path(source).suffix not in (".pte", ".bpte"):
+    if not is_program_path(source):
         res = lowered if lowered is not None else lower_source(source, options, want_pte=True, want_bpte=True)
         if res.status == "done":
             final = res.final

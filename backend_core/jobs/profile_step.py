@@ -2,9 +2,9 @@
 Failures are reported on the run, not raised: the run itself already happened."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
+from ..models.sniff import is_program_path
 from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..profile.run import profile_run, run_unit
@@ -13,7 +13,7 @@ from ..snapshot.model import GraphSnapshot
 
 def final_graph(source: str, options: PipelineOptions) -> GraphSnapshot | None:
     """The final snapshot of `source` (from the lowering cache: the run step has just lowered it)."""
-    if Path(source).suffix in (".pte", ".bpte"):
+    if is_program_path(source):
         return None
     res = lower_source(source, options)
     return res.final

@@ -159,7 +159,9 @@ class Job:
     def reads_program(self) -> bool:
         """The model is a ready ExecuTorch program (.pte/.bpte): read as it is, never lowered. The one
         place that decides it from the path."""
-        return Path(self.model).suffix.lower() in (".pte", ".bpte")
+        from ..models.sniff import is_program_path
+
+        return is_program_path(self.model)
 
     def memory_board(self) -> Any:
         """The memory step's board: `board` by name, or one made of the memory options' sizes (or None)."""

@@ -16,11 +16,32 @@ from ..errors import BadInputError
 
 PTE, BPTE, ETRECORD, ETDUMP = "pte", "bpte", "etrecord", "etdump"
 SUFFIXES = {".pte": PTE, ".bpte": BPTE, ".etrecord": ETRECORD, ".etdump": ETDUMP}
+"""The one registry of ExecuTorch file formats: suffix -> kind. The readers (backend_core.artefacts),
+the job's input resolution (`is_program_path`) and the window's file dialogs (`open_filter`) read it."""
+PROGRAMS = (PTE, BPTE)                       # ready programs: checked, sized and run as they are
+DESCRIPTIONS = {PTE: "ExecuTorch program", BPTE: "bundled program (with reference outputs)",
+                ETRECORD: "ETRecord (graphs + debug handles)", ETDUMP: "ETDump (a run's profile and outputs)"}
 PROGRAM_ID = b"ET12"          # the schema the installed ExecuTorch reads
 BUNDLE_ID = b"BP08"
 ETDUMP_ID = b"ED00"
 EXTENDED_HEADER = b"eh00"
 _KNOWN = ", ".join(SUFFIXES)
+
+
+def is_program_path(source: str | Path) -> bool:
+    """True for a .pte/.bpte path: a ready program, never lowered."""
+    return SUFFIXES.get(Path(str(source).strip()).suffix.lower()) in PROGRAMS
+
+
+def open_filter(models: bool = True) -> str:
+    """A file dialog's filter (Qt syntax) of what can be opened, from the registry."""
+    stars = " ".join(f"*{s}" for s in SUFFIXES)
+    programs = " ".join(f"*{s}" for s, k in SUFFIXES.items() if k in PROGRAMS)
+    others = " ".join(f"*{s}" for s, k in SUFFIXES.items() if k not in PROGRAMS)
+    first = f"Models and ExecuTorch files (*.py *.pt2 {stars})" if models else f"ExecuTorch files ({stars})"
+    parts = [first] + (["Python (*.py)", "Saved programs (*.pt2)"] if models else [])
+    parts += [f"ExecuTorch programs ({programs})", f"ETRecord / ETDump ({others} *.bin)", "All files (*)"]
+    return ";;".join(parts)
 
 
 def is_artefact_path(source: str) -> bool:
