@@ -41,8 +41,10 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--watch", action="store_true",
                    help="lower again whenever the model file or a file it imports or reads changes on disk "
                         "(the selected op stays selected)")
-    p.add_argument("--tab", default=None, choices=["fallbacks", "quantizer", "log", "numerics", "target", "memory"],
-                   help="bottom tab to show (numerics: also runs the numerics after lowering)")
+    p.add_argument("--tab", default=None,
+                   choices=["fallbacks", "quantizer", "log", "numerics", "target", "memory", "accuracy"],
+                   help="bottom tab to show (numerics: also runs the numerics after lowering; accuracy with "
+                        "--screenshot: also evaluates and picks the first flipped sample)")
     p.add_argument("--numerics", default=None, metavar="N|DIR",
                    help="run the per-layer numerics after lowering on N random inputs or a folder")
     p.add_argument("--heat", action="store_true",
@@ -171,6 +173,10 @@ def run_gui(args: argparse.Namespace) -> int:
             win.numerics.finished.connect(on_numerics)
             win.run_numerics(args.numerics or None)
             return
+        if args.tab == "accuracy" and status == "done" and args.screenshot:
+            win.accuracy.finished.connect(on_accuracy)        # evaluate, pick the first flip, then shoot
+            win.accuracy.run_current()
+            return
         wait_and_shoot()
 
     def on_numerics(status: str) -> None:
@@ -180,6 +186,15 @@ def run_gui(args: argparse.Namespace) -> int:
             result["code"] = 1
         elif args.heat:
             win.numerics.act_heat.setChecked(True)
+        wait_and_shoot()
+
+    def on_accuracy(status: str) -> None:
+        if status != "done":
+            print(f"cmlens gui: evaluation {status}: {(win.accuracy.error or {}).get('message', '')}",
+                  file=sys.stderr)
+            result["code"] = 1
+        elif win.accuracy.flip_rows():
+            win.accuracy.select_flip(0)
         wait_and_shoot()
 
     def wait_and_shoot() -> None:

@@ -96,6 +96,32 @@ class FeatureLinks(QObject):
         self.session.started.connect(lambda: memory.set_lowering_result(None))
         self.session.finished.connect(lambda _s: memory.set_lowering_result({"memory": self.session.memory}))
 
+    def connect_accuracy(self, accuracy) -> None:
+        """The Accuracy tab: it evaluates the lowering on screen (same options: its node ids are the graph's);
+        a flipped sample picked colours the graph by that sample's per-layer error and selects the layer
+        that flipped it. Another lowering clears it (its node ids would not match)."""
+        self.accuracy = accuracy
+        accuracy.set_request_source(self._numerics_source)
+        accuracy.heatChanged.connect(self._on_accuracy_heat)
+        accuracy.nodeClicked.connect(self.focus_final_node)
+        accuracy.message.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        self.session.started.connect(self._on_lowering_for_accuracy)
+
+    def _on_accuracy_heat(self, colors: dict) -> None:
+        if not colors:
+            self.graph.set_heat(None)
+            return
+        import pyqtgraph as pg
+
+        lo, hi, label = self.accuracy.heat_info()
+        cmap = pg.colormap.get("inferno")
+        self.graph.set_heat(colors, (lo, hi), label, [cmap.map(1.0 - i / 10, mode="qcolor") for i in range(11)])
+
+    def _on_lowering_for_accuracy(self) -> None:
+        req, shown = self.session.request, self.accuracy.result()
+        if shown is not None and (req is None or (req.model_name, req.target) != (shown.get("model"), shown.get("target"))):
+            self.accuracy.clear()
+
     def add_inspector_sections(self, inspector) -> None:
         """The profile's lines for a node (final-graph ids: shown on the final stage)."""
         inspector.add_section(lambda snap, n: self.profile.node_html(n.id) if snap.kind == "final" else "")
@@ -135,7 +161,7 @@ class FeatureLinks(QObject):
         self.target_panel.nodeClicked.connect(self.focus_final_node)
 
     def show_tab(self, name: str) -> None:
-        """fallbacks | quantizer | log | numerics | target | memory"""
+        """fallbacks | quantizer | log | numerics | target | memory | accuracy"""
         self.bottom_dock.show()
         self.tabs.setCurrentWidget(self.tab_widgets[name])
 
@@ -143,6 +169,7 @@ class FeatureLinks(QObject):
         """The dock height the current tab wants (0: the tables are fine with less)."""
         w = self.tabs.currentWidget()
         return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.tab_widgets.get("memory")): PLOT_DOCK_HEIGHT,
+                id(self.tab_widgets.get("accuracy")): PLOT_DOCK_HEIGHT,
                 id(self.tab_widgets["target"]): TARGET_DOCK_HEIGHT}.get(id(w), 0)
 
     def _on_tab_changed(self, _index: int) -> None:

@@ -29,6 +29,7 @@ from app.shell.menus import build_menu_bar, fill_recent
 from app.shell.window_menus import WindowCommands, window_menus
 from app.lowering.model_bar import ModelBar
 from app.memory.panel import MemoryPanel
+from app.accuracy import AccuracyPanel
 from app.sweep import SweepView
 from app.compare import CompareDialog, CompareView
 from app.numerics.panel import NumericsPanel
@@ -112,6 +113,8 @@ class MainWindow(QMainWindow):
         self.target_scroll.setWidget(self.target_panel)
         self.tabs.addTab(self.target_scroll, "Run on target")
         self.tabs.addTab(self.memory, "Memory")
+        self.accuracy = AccuracyPanel(self)
+        self.tabs.addTab(self.accuracy, "Accuracy")
         self.sweep = SweepView(self)
         self.sweep.openRequested.connect(self.open_sweep_job)
         self.tabs.addTab(self.sweep, "Sweep")
@@ -122,7 +125,7 @@ class MainWindow(QMainWindow):
                                   self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
                                    "numerics": self.numerics, "target": self.target_scroll,
-                                   "memory": self.memory, "sweep": self.sweep,
+                                   "memory": self.memory, "accuracy": self.accuracy, "sweep": self.sweep,
                                    "compare": self.compare})
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
@@ -130,6 +133,7 @@ class MainWindow(QMainWindow):
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.links.add_inspector_sections(self.inspector)
         self.links.connect_memory(self.memory, self.settings)
+        self.links.connect_accuracy(self.accuracy)
         self.timeline.setMinimumWidth(200)
         self.inspector.setMinimumWidth(220)
         self.statusBar().showMessage("Ready")
@@ -364,7 +368,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ numerics / target (FeatureLinks)
     def show_tab(self, name: str) -> None:
-        """fallbacks | quantizer | log | numerics | target | memory | sweep (unfolds the Details dock)"""
+        """fallbacks | quantizer | log | numerics | target | memory | accuracy | sweep (unfolds the Details dock)"""
         self.links.show_tab(name)
         folded = getattr(self, "collapsers", {}).get(self.bottom_dock.objectName())
         if folded is not None:
@@ -397,6 +401,7 @@ class MainWindow(QMainWindow):
         """Stop every process and thread this window started (idempotent)."""
         self.compare.shutdown()
         self.numerics.shutdown()
+        self.accuracy.shutdown()
         self.target_panel.shutdown()
         self.session.worker.cancel()
         self.inspector.shutdown()

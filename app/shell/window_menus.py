@@ -91,6 +91,8 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
             MenuEntry("Run on &target…", lambda: c.show_tab("target"), "Ctrl+T", "Build and run the model on QEMU / FVP"),
             MenuEntry("&Memory", lambda: c.show_tab("memory"), "Ctrl+M",
                       "Flash and RAM of the lowered program, and whether it fits a board"),
+            MenuEntry("&Accuracy", lambda: c.show_tab("accuracy"), tip="Accuracy on labelled data: float vs "
+                      "fake-quant vs the lowered program, and the layer that flipped each prediction"),
             MenuEntry("&Compare with…", c.compare, tip="Put a second lowering (another CPU, options or model "
                       "file, a .pte or a saved JSON) next to this one, matched by the op you wrote")]),
         ("&Help", [
