@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import StageFailedError
-from ..firmware.gaps_inspector import record_bundle
-from .lower_step import lower_source
+from ..judge.gaps_inspector import record_bundle
+from .lower_step import lower_source, lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..snapshot.model import GraphSnapshot
 
@@ -49,16 +48,13 @@ def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None =
 
     from ..lowering.references import references_for_outputs, target_expected
     from ..pipeline.artifacts import bundled_program, expected_outputs_from_lowered
-    from ..verdict.references import beside
+    from ..judge.references import beside
 
     say = on_status or (lambda _s: None)
     start = time.monotonic() - res.seconds if start is None else start
     source = res.source
     if res.status != "done" or res.pipeline is None or res.final is None:
-        err = res.error or {}
-        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
-                               f"{err.get('message', res.status)}", err.get("hint", ""),
-                               detail=err.get("traceback", ""))
+        raise lowering_failed(source, res)
     pipe = res.pipeline
     say("serialising the .bpte and its ETRecord")
     inputs = pipe.example_inputs

@@ -57,15 +57,11 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
     if lowering.status == "cancelled":
         raise Cancelled("cancelled during the lowering")
     if lowering.status != "done":
-        err = lowering.error or {}
-        exc = StageFailedError(err.get("stage", "?"),
-                               f"Lowering {job.model} failed at {err.get('stage', '?')}: "
-                               f"{err.get('message', lowering.status)}", err.get("hint", ""),
-                               node=err.get("node"), detail=err.get("traceback", ""))
+        exc = lowering_failed(job.model, lowering)
         res.status, res.exception = FAILED, exc
         res.error = {"step": "lower", "type": type(exc).__name__, "message": exc.message, "hint": exc.hint,
                      "detail": exc.detail, "exit_code": exc.exit_code, "stage": exc.stage, "node": exc.node,
-                     "failure": err.get("failure")}
+                     "failure": (lowering.error or {}).get("failure")}
 
 
 def lower_source(source: str, options: Any, **kwargs: Any) -> Any:
@@ -74,3 +70,11 @@ def lower_source(source: str, options: Any, **kwargs: Any) -> Any:
     from ..lowering import lower
 
     return lower(source, options, **kwargs)
+
+
+def lowering_failed(source: str, lowering: Any, hint: str = "") -> StageFailedError:
+    """The one wording of a failed lowering (exit 3), with its stage, node and ExecuTorch's traceback."""
+    err = lowering.error or {}
+    return StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
+                            f"{err.get('message', lowering.status)}", err.get("hint", "") or hint,
+                            node=err.get("node"), detail=err.get("traceback", ""))

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..models.sniff import is_program_path
-from ..errors import BadInputError, StageFailedError
-from .lower_step import lower_source
+from ..errors import BadInputError
+from .lower_step import lower_source, lowering_failed
 from ..boards.specs import BoardSpec
 from ..memory.plan import program_bytes
 from ..memory.report import analyze_memory
@@ -31,9 +31,7 @@ def memory_of(source: str, target: str = "cortex-m55", flow: str = "legacy", *, 
     res = lower_source(source, options or PipelineOptions(target=target, flow=flow), want_pte=True, use_cache=use_cache,
                 on_status=on_status)
     if res.status != "done" or "model.pte" not in res.blobs:
-        err = res.error or {}
-        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: {err.get('message', res.status)}",
-                            err.get("hint", "") or "Run `cmlens lower` on it to see the failing stage.")
+        raise lowering_failed(source, res, "Run `cmlens lower` on it to see the failing stage.")
     rep = analyze_memory(res.blobs["model.pte"], res.final, board=board, target=res.options.target, elf=elf)
     rep["model"] = res.model
     rep["from_cache"] = res.from_cache

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..models.sniff import is_program_path
-from ..errors import BadInputError, StageFailedError
+from ..errors import BadInputError
 from ..finding import Finding
-from .lower_step import lower_source
+from .lower_step import lower_source, lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..preflight import check_snapshot, findings_of
 from ..preflight.check import PreflightReport, report_memory
@@ -38,9 +38,7 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
             source, options or PipelineOptions(target=target, flow=flow), use_cache=use_cache, want_pte=True,
             want_bpte=True, on_status=on_status)
         if res.status != "done":
-            err = res.error or {}
-            raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
-                                f"{err.get('message', res.status)}", err.get("hint", ""))
+            raise lowering_failed(source, res)
         rep.result = res
         final = res.final
         program = res.blobs["model.bpte"]
