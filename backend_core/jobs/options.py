@@ -44,12 +44,30 @@ def parse_value(key: str, text: str) -> Any:
             return False
         raise BadInputError(f"channels_last={v!r} is not yes or no.", "Use channels_last=yes|no.")
     if key == "calib":
-        return int(v) if v.isdigit() else v
+        return parse_calib(v)
     if key == "board":
         from ..memory import board_named
 
         return board_named(v).name                      # BadInputError lists the boards
     raise BadInputError(f"Unknown option {key!r}.", f"Options: {', '.join(AXES)}.")
+
+
+def parse_calib(v: str) -> Any:
+    """N or random:N (N random samples: one value, N), model:N / model (the first N / all of the model's own
+    calibration samples), or a folder of .pt/.npy samples."""
+    if v.isdigit():
+        n = int(v)
+    else:
+        m = re.match(r"^(random|model):(.*)$", v)
+        if m is None:
+            return v                                         # a folder (checked when it is read)
+        if not m.group(2).isdigit() or int(m.group(2)) < 1:
+            raise BadInputError(f"calib={v}: {m.group(2)!r} is not a sample count of 1 or more.",
+                                f"Write calib={m.group(1)}:8 (or N, random:N, model:N, model, a folder).")
+        if m.group(1) == "model":
+            return f"model:{int(m.group(2))}"
+        n = int(m.group(2))
+    return n
 
 
 def parse_bare(token: str) -> tuple[str, Any]:

@@ -2,6 +2,7 @@
 files loaded safely (`weights_only=True`, `allow_pickle=False`)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,22 @@ def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples
     """The samples used to calibrate: example inputs first, then the folder / random / user ones.
     An explicit count N >= 1 (`--calib N`) means N random samples even when the model brings its own
     (a model file's get_calibration_inputs(), a trained zoo entry's training images): the user asked
-    for it, e.g. to see what a poor calibration costs in accuracy (`cmlens evaluate --calib 1`)."""
+    for it, e.g. to see what a poor calibration costs in accuracy (`cmlens evaluate --calib 1`).
+    `random:N` is N random samples (the same as N); `model:N` the first N of the model's own calibration
+    samples (the source and size axes of a calibration sweep: `--vary calib=random:8,model:8`)."""
     samples = [example_inputs]
+    kind, n_text = split_calib(calib)
+    if kind == "model":
+        if not user_samples:
+            raise BadInputError(f"calib={calib}: the model brings no calibration samples of its own.",
+                                "Define get_calibration_inputs() in the model file (a trained zoo entry has its "
+                                "training images), or calibrate on random:N or a folder.")
+        if n_text is not None and int(n_text) > len(user_samples):
+            raise BadInputError(f"calib={calib}: the model brings {len(user_samples)} calibration samples, not "
+                                f"{n_text}.", f"Use model:{len(user_samples)} or fewer (model: all of them).")
+        return samples + list(user_samples[:int(n_text) if n_text is not None else None])
+    if kind == "random":
+        return samples + random_samples(example_inputs, int(n_text))
     if isinstance(calib, str) and not calib.isdigit():
         return samples + load_input_folder(calib, example_inputs)
     n = int(calib) if calib is not None else 8
@@ -90,10 +105,22 @@ def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples
     return samples + random_samples(example_inputs, n)
 
 
+CALIB_SPEC = re.compile(r"^(random|model):(\d+)$|^(model)$")
+
+
+def split_calib(calib: str | int | None) -> tuple[str | None, str | None]:
+    """("random", "8") for `random:8`, ("model", "8") for `model:8`, ("model", None) for `model`; (None, None)
+    for a count, a folder or None."""
+    m = CALIB_SPEC.match(calib) if isinstance(calib, str) else None
+    if m is None:
+        return None, None
+    return (m.group(1), m.group(2)) if m.group(1) else ("model", None)
+
+
 def input_folder_dependencies(calib: str | int | None) -> list[Dependency]:
     """The sample files of a calibration folder, for the result cache: the options name the folder,
     these name its content (an added, edited or deleted sample is a miss that says so)."""
-    if not isinstance(calib, str) or calib.isdigit():
+    if not isinstance(calib, str) or calib.isdigit() or split_calib(calib)[0]:
         return []
     p = Path(calib).expanduser()
     if not p.is_dir():
