@@ -37,6 +37,11 @@ def add_lowering_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--numerics", type=int, default=0, metavar="N",
                    help="also run numerics (float vs lowered) on N seeded random inputs for each lowered side: "
                         "SQNR per op and at the output")
+    g.add_argument("--accuracy", type=int, default=None, metavar="N",
+                   help="also evaluate each lowered side on labelled data (the model's get_eval_data(), or "
+                        "--eval-data): top-1 of float and of the lowered program, flips; the first N samples "
+                        "(0: all). A `cmlens evaluate --json` report as a side carries its accuracy already")
+    g.add_argument("--eval-data", metavar="DIR", help="labelled samples for --accuracy (as `cmlens evaluate --data`)")
     g.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     g.add_argument("--rtol", type=float, default=None, metavar="R",
                    help="relative tolerance for scales (default 1e-5: another machine's rounding is not a change)")
@@ -72,8 +77,21 @@ def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | Non
     defaults = side_defaults(args)
     specs = expand_vary([parse_side(t, defaults) for t in texts], vary or [])
     labels = auto_labels(specs)
+    accuracy = None
+    if getattr(args, "accuracy", None) is not None or getattr(args, "eval_data", None):
+        from backend_core.errors import BadInputError
+        from backend_core.jobs.spec import EvaluateOptions
+
+        if args.accuracy is not None and args.accuracy < 0:
+            raise BadInputError("--accuracy N: N must be 0 (all samples) or more.", "E.g. --accuracy 200.")
+        if args.eval_data:
+            from backend_core.accuracy.data import folder_layout
+
+            folder_layout(args.eval_data)         # missing, empty or unlabelled: said before any lowering
+        accuracy = EvaluateOptions(data=args.eval_data, limit=args.accuracy or None)
     return [load_side(s, lab, use_cache=not args.no_cache, numerics_samples=args.numerics,
-                      on_status=status_printer, verbose=args.verbose) for s, lab in zip(specs, labels)]
+                      on_status=status_printer, verbose=args.verbose, accuracy=accuracy)
+            for s, lab in zip(specs, labels)]
 
 
 def add_compare_command(sub: Any) -> None:

@@ -16,6 +16,8 @@ EPILOG = """examples:
   cmlens gate lowering.json --baseline ci/baseline.json --no-new-fallbacks --max-arena +5% --max-flash +5%
   cmlens gate lowering.json --write-baseline ci/baseline.json      # make (or refresh) the baseline
   cmlens gate model.py --target m4 --baseline m4.json --fits stm32f746
+  cmlens gate digits_cnn --accuracy 0 --write-baseline acc.json       # a baseline with accuracy
+  cmlens gate digits_cnn --calib 1 --baseline acc.json --min-accuracy -0.5   # exit 1: 1 random calibration image
 
 With no check flag the gate runs every check both files carry data for, with no slack: no new
 fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
@@ -39,6 +41,9 @@ def add_gate_command(sub: Any) -> None:
     c.add_argument("--max-flash", metavar="+5%", help=".pte size at most this much above the baseline")
     c.add_argument("--max-instructions", metavar="+3%", help="profiled instructions at most this much above")
     c.add_argument("--min-sqnr", metavar="-1dB", help="output SQNR (vs float) at most this much below")
+    c.add_argument("--min-accuracy", metavar="-0.5",
+                   help="top-1 accuracy of the lowered program at most this many points below the baseline's "
+                        "(evaluates the result on labelled data: --accuracy N, default all samples)")
     c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list), or RAM[/FLASH] sizes: 64K/256K")
     p.add_argument("--json", metavar="F", help="write the checks and the comparison as JSON")
     p.add_argument("--html", metavar="F", help="write the comparison with the baseline as HTML")
@@ -52,7 +57,7 @@ def add_gate_command(sub: Any) -> None:
 def _options(args: argparse.Namespace) -> Any:
     """The checks asked for (limits parsed and the board found before anything is lowered)."""
     from backend_core.compare import DEFAULT_RTOL
-    from backend_core.compare.gate import GateOptions, board_of, parse_limit
+    from backend_core.compare.gate import GateOptions, board_of, parse_limit, parse_points
 
     if args.fits:
         board_of(args.fits)
@@ -62,7 +67,8 @@ def _options(args: argparse.Namespace) -> Any:
         max_arena=parse_limit(args.max_arena, "--max-arena") if args.max_arena else None,
         max_flash=parse_limit(args.max_flash, "--max-flash") if args.max_flash else None,
         max_instructions=parse_limit(args.max_instructions, "--max-instructions") if args.max_instructions else None,
-        min_sqnr=parse_limit(args.min_sqnr, "--min-sqnr", db=True) if args.min_sqnr else None)
+        min_sqnr=parse_limit(args.min_sqnr, "--min-sqnr", db=True) if args.min_sqnr else None,
+        min_accuracy=parse_points(args.min_accuracy, "--min-accuracy") if args.min_accuracy else None)
 
 
 def _precheck(base: Any, args: argparse.Namespace) -> None:
@@ -88,6 +94,8 @@ def run_gate_command(args: argparse.Namespace) -> int:
             raise BadInputError("gate needs --baseline BASE.json (or --write-baseline F to make one).",
                                 "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
         asked = _options(args)
+        if asked.min_accuracy and args.accuracy is None:
+            args.accuracy = 0                          # the check needs the result evaluated: all samples
         base = None
         if args.baseline:
             from backend_core.compare.baseline import read_baseline

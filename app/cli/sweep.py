@@ -25,8 +25,11 @@ def add_sweep_command(sub: Any) -> None:
     s.add_argument("models", nargs="+", metavar="MODEL", help="zoo names, model files, or folders of model files")
     s.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="an axis: target, activations, flow, channels_last, calib, board (repeatable)")
-    s.add_argument("--steps", default="lower,memory", help="comma-separated: lower, check, memory, numerics, run, "
-                                                         "profile (default lower,memory)")
+    s.add_argument("--steps", default="lower,memory", help="comma-separated: lower, check, memory, numerics, "
+                                                         "evaluate, run, profile (default lower,memory)")
+    s.add_argument("--eval-data", metavar="DIR", help="labelled samples for the evaluate step (default: each "
+                                                      "model's get_eval_data())")
+    s.add_argument("--eval-limit", type=int, metavar="N", help="evaluate the first N samples only")
     s.add_argument("--out", type=Path, default=Path("cmlens-sweep"), help="output folder (default ./cmlens-sweep)")
     s.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on this Dask scheduler's workers")
     s.add_argument("--workers", type=int, default=None, help="local pool size (default: the number of cores)")
@@ -59,7 +62,14 @@ def run_sweep_command(args: argparse.Namespace) -> int:
                             channels_last=args.channels_last, use_cache=not args.no_cache)
         run = RunOptions(timeout=args.timeout, et_root=args.et_root or os.environ.get("EXECUTORCH_ROOT"),
                          cmsis_nn=args.cmsis_nn or os.environ.get("CMSIS_NN_PATH"))
-        jobs = build_jobs(models, axes, steps, base, run, board=args.board)
+        from backend_core.jobs.spec import EvaluateOptions
+
+        if "evaluate" in steps and args.eval_data:
+            from backend_core.accuracy.data import folder_layout
+
+            folder_layout(args.eval_data)                     # a bad folder: exit 2 before anything runs
+        jobs = build_jobs(models, axes, steps, base, run, board=args.board,
+                          evaluate=EvaluateOptions(data=args.eval_data, limit=args.eval_limit))
         cancel = threading.Event()
 
         def progress(p, text: str) -> None:

@@ -254,6 +254,8 @@ class MainWindow(QMainWindow):
         """A double-clicked sweep row: lower that job's model with its options (the cache has it)."""
         self.model_bar.set_source(job["model"])
         self.model_bar.set_options(job["target"], job["flow"])
+        if job.get("calib"):
+            self.model_bar.calib.set_value(str(job["calib"]))
         self.lower(replace(self.model_bar.request(), channels_last=bool(job.get("channels_last"))))
 
     # ------------------------------------------------------------------ drag and drop

@@ -13,7 +13,7 @@ from backend_core.errors import BadInputError
 from backend_core.jobs import Job
 from backend_core.sweep.dashboard import COLUMNS, rows_of
 
-NUMERIC = {"fallbacks", "arena_bytes", "method_allocator_bytes", "pte_bytes", "instructions", "seconds"}
+NUMERIC = {"fallbacks", "arena_bytes", "method_allocator_bytes", "pte_bytes", "instructions", "seconds", "top1", "flips"}
 
 
 def read_sweep(folder: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -44,7 +44,9 @@ def is_bad(key: str, row: dict[str, Any]) -> bool:
     v = row.get(key)
     return ((key == "status" and v not in ("done", None)) or (key == "fallbacks" and (v or 0) > 0)
             or (key == "fits" and v is False) or (key == "outcome" and v not in (None, "PASS"))
-            or (key == "error" and bool(v)))
+            or (key == "error" and bool(v))
+            or (key == "top1" and isinstance(v, (int, float)) and isinstance(row.get("float_top1"), (int, float))
+                and v < row["float_top1"] - 0.5))          # int8 loses more than half a point to float
 
 
 def sort_key(key: str, v: Any) -> float | str:
@@ -86,11 +88,15 @@ class SweepTableModel(QAbstractTableModel):
                 return "yes" if v else "NO"
             if key == "outcome" and row.get("verdict"):
                 return row["verdict"]                        # "PASS, bit-exact", as in the dashboard
+            if key == "top1" and isinstance(v, (int, float)):
+                return f"{v:.2f}"
             return f"{v:,}" if key in NUMERIC and isinstance(v, (int, float)) else str(v)
         if role == Qt.ItemDataRole.UserRole:                 # the sort key: numbers as numbers
             return sort_key(key, v)
         if role == Qt.ItemDataRole.ToolTipRole and key in ("error", "label"):
             return row.get("error") or row.get("label")
+        if role == Qt.ItemDataRole.ToolTipRole and key == "top1" and v is not None:
+            return f"top-1 of the lowered program {v:.2f} %, float {row.get('float_top1')} %, {row.get('flips')} flips"
         if role == Qt.ItemDataRole.ToolTipRole and key == "outcome":
             return row.get("verdict_lines") or None
         if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:

@@ -12,8 +12,11 @@ from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
 
 from backend_core.errors import CmlensError
+from backend_core.sweep.dashboard import COLUMNS
 
 from .model import SweepTableModel, read_sweep
+
+OPTIONAL_COLUMNS = ("calib", "top1", "flips")     # hidden when no job of the sweep has them
 
 
 class SweepView(QWidget):
@@ -58,6 +61,9 @@ class SweepView(QWidget):
             return
         self.folder = Path(folder)
         self.model.set_rows(rows)
+        for col, (key, _name) in enumerate(COLUMNS):      # columns no job has (accuracy without evaluate)
+            empty = all(r.get(key) in (None, "", "default") for r in rows) if key in OPTIONAL_COLUMNS else False
+            self.table.setColumnHidden(col, empty)
         self.table.resizeColumnsToContents()
         done = sum(1 for r in rows if r["status"] == "done")
         bad = sum(1 for r in rows if r["status"] not in ("done", "not run"))
@@ -70,4 +76,5 @@ class SweepView(QWidget):
     def _open_row(self, index: Any) -> None:
         r = self.row(index.row())
         self.openRequested.emit({"model": r["model"], "target": "cortex-" + r["target"], "flow": r["flow"],
-                                 "channels_last": r["channels_last"] == "channels-last"})
+                                 "channels_last": r["channels_last"] == "channels-last",
+                                 "calib": None if r.get("calib") in (None, "default") else r["calib"]})

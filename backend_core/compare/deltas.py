@@ -1,6 +1,7 @@
 """Summary deltas of every side against side 0: fallbacks added / removed (each with its reason and
 the user's line), ops added / removed, qparams changed beyond the tolerance, memory (planned arena,
-method allocator, .pte = flash), instructions (total, per fallback island) and SQNR at the output."""
+method allocator, .pte = flash), instructions (total, per fallback island), SQNR at the output and
+accuracy on labelled data (top-1 of the lowered program, in points)."""
 from __future__ import annotations
 
 from typing import Any
@@ -90,7 +91,27 @@ def side_delta(rows: list[RowView], base: SideFacts, side: SideFacts, s: int) ->
     return {"side": s, "against": 0, "fallbacks_added": added, "fallbacks_removed": removed,
             "fallbacks_recategorised": recat, "ops_added": ops_added, "ops_removed": ops_removed,
             "qparams_changed": qp, "fallback_count": delta(len(base.fallback_groups()), len(side.fallback_groups())),
-            "memory": mem, "instructions": instr, "sqnr": sqnr}
+            "memory": mem, "instructions": instr, "sqnr": sqnr, "accuracy": accuracy_delta(base.accuracy, side.accuracy)}
+
+
+def _pct(acc: dict[str, Any] | None, model: str, metric: str) -> float | None:
+    v = ((acc or {}).get("models") or {}).get(model, {}).get(metric)
+    return None if v is None else round(100.0 * v, 4)
+
+
+def accuracy_delta(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Top-1 (%) of the lowered program and of float, agreement with float (%) and flips, side against side 0;
+    deltas in points (pct None: a relative change of a percentage says nothing). `same_data` is False when
+    the two were evaluated on other data or sample counts: then the delta is no regression measure."""
+    if not a and not b:
+        return None
+    same = bool(a and b and a.get("data") == b.get("data") and a.get("samples") == b.get("samples"))
+    return {"top1": {**delta(_pct(a, "lowered", "top1"), _pct(b, "lowered", "top1")), "pct": None},
+            "float_top1": {**delta(_pct(a, "float", "top1"), _pct(b, "float", "top1")), "pct": None},
+            "agreement": {**delta(_pct(a, "lowered", "agreement"), _pct(b, "lowered", "agreement")), "pct": None},
+            "flips": {**delta((a or {}).get("flips"), (b or {}).get("flips")), "pct": None},
+            "samples": (b or a or {}).get("samples"), "data": (b or a or {}).get("data", ""), "same_data": same,
+            "by_layer": (b or {}).get("by_layer", [])}
 
 
 def all_deltas(rows: list[RowView], sides: list[SideFacts]) -> list[dict[str, Any]]:

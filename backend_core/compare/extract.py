@@ -274,8 +274,25 @@ def numerics_facts(numerics: dict[str, Any] | None, groups: list[OpGroup]) -> di
             "mapped_layers": sum(1 for g in groups for n in g.nodes if n.id in layers)}
 
 
+def accuracy_facts(ev: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a compare and a gate need of an evaluate step's section (`cmlens evaluate --json`'s `evaluate`):
+    the data and sample count (accuracies on other samples are not comparable), top-1 and agreement with
+    float per model, the flips and the layers they start at. None without a classification's top-1."""
+    if not ev or not isinstance(ev.get("models"), dict):
+        return None
+    models = {k: {m: v.get(m) for m in ("top1", "top5", "agreement", "agreement_with_fake_quant") if m in v}
+              for k, v in ev["models"].items() if isinstance(v, dict)}
+    if (models.get("lowered") or {}).get("top1") is None:
+        return None
+    flips = ev.get("flips") or {}
+    return {"data": ev.get("data", ""), "samples": ev.get("samples"), "task": ev.get("task"), "models": models,
+            "flips": len(ev.get("flipped", [])),
+            "by_layer": [{"layer": g.get("layer"), "label": g.get("label", ""), "flips": g.get("flips")}
+                         for g in flips.get("by_layer", [])[:5]]}
+
+
 def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile: dict[str, Any] | None = None,
-                      numerics: dict[str, Any] | None = None) -> SideFacts:
+                      numerics: dict[str, Any] | None = None, evaluate: dict[str, Any] | None = None) -> SideFacts:
     """BadInputError when the report has no finished final graph to compare."""
     if report.get("status") != "done":
         err = report.get("error") or {}
@@ -304,4 +321,5 @@ def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile:
                      target=report.get("target", ""), flow=report.get("flow", ""), options=opts,
                      versions=dict(report.get("versions") or {}), provenance=PROV_FULL if full else PROV_WEAK,
                      groups=groups, memory=memory_facts(report.get("memory")), profile=prof, numerics=num,
+                     accuracy=accuracy_facts(evaluate if evaluate is not None else report.get("evaluate")),
                      notes=notes)

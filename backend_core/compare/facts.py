@@ -106,6 +106,7 @@ class SideFacts:
     memory: dict[str, Any] | None = None      # totals + what a board fit needs (see memory_facts)
     profile: dict[str, Any] | None = None     # unit, total, ops_total, islands[]
     numerics: dict[str, Any] | None = None    # inputs, output_sqnr_db, outputs[]
+    accuracy: dict[str, Any] | None = None    # data, samples, top1/agreement per model, flips (extract.accuracy_facts)
     notes: list[str] = field(default_factory=list)
 
     def group(self, key: str) -> OpGroup | None:

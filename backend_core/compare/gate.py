@@ -2,7 +2,8 @@
 or cannot run (the data is missing on a side: a bad input, exit 2, never a silent pass).
 
 Limits: `+5%` (relative to the baseline) or `+2048` / `+2K` (bytes or instructions above it);
-SQNR `-1dB` (at most 1 dB below the baseline). Qparams are compared with the stated relative
+SQNR `-1dB` (at most 1 dB below the baseline); accuracy `-0.5` (top-1 of the lowered program at most 0.5
+points below the baseline's, on the same data). Qparams are compared with the stated relative
 tolerance (qparams.DEFAULT_RTOL); rounding noise of another machine is never a regression."""
 from __future__ import annotations
 
@@ -45,6 +46,18 @@ def parse_limit(text: str, flag: str, *, db: bool = False) -> Limit:
     return Limit(amount, unit == "%", text.strip())
 
 
+_POINTS = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d+)?)\s*(points?|pts?|pp|%)?\s*$", re.IGNORECASE)
+
+
+def parse_points(text: str, flag: str) -> Limit:
+    """`-0.5` (or `-0.5pt`, `0.5`): top-1 at most 0.5 percentage points below the baseline."""
+    m = _POINTS.match(text or "")
+    if m is None:
+        raise BadInputError(f"{flag} {text!r} is not a limit in accuracy points.",
+                            f"Write it like {flag} -0.5 (top-1 at most 0.5 points below the baseline).")
+    return Limit(-abs(float(m.group(2))), False, text.strip())
+
+
 def board_of(text: str) -> Any:
     """A board name (cmlens memory --board list), or `RAM[/FLASH]` sizes like `64K/256K`."""
     from ..memory import board_named, custom_board
@@ -74,6 +87,7 @@ class GateOptions:
     max_flash: Limit | None = None
     max_instructions: Limit | None = None
     min_sqnr: Limit | None = None
+    min_accuracy: Limit | None = None
     fits: str | None = None
     same_qparams: bool = False
     rtol: float = DEFAULT_RTOL
@@ -81,7 +95,7 @@ class GateOptions:
     @property
     def any(self) -> bool:
         return bool(self.no_new_fallbacks or self.max_arena or self.max_flash or self.max_instructions
-                    or self.min_sqnr or self.fits or self.same_qparams)
+                    or self.min_sqnr or self.min_accuracy or self.fits or self.same_qparams)
 
 
 def default_options(base: SideFacts, result: SideFacts, rtol: float = DEFAULT_RTOL) -> GateOptions:
@@ -91,7 +105,8 @@ def default_options(base: SideFacts, result: SideFacts, rtol: float = DEFAULT_RT
     return GateOptions(no_new_fallbacks=True, same_qparams=True, rtol=rtol,
                        max_arena=zero if both("memory") else None, max_flash=zero if both("memory") else None,
                        max_instructions=zero if both("profile") else None,
-                       min_sqnr=Limit(-0.5, False, "-0.5dB") if both("numerics") else None)
+                       min_sqnr=Limit(-0.5, False, "-0.5dB") if both("numerics") else None,
+                       min_accuracy=Limit(-0.5, False, "-0.5") if both("accuracy") else None)
 
 
 @dataclass
@@ -174,6 +189,8 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
         floor = b + opts.min_sqnr.amount
         checks.append(Check("output SQNR", r >= floor, f"output SQNR vs float {b:.2f} dB -> {r:.2f} dB "
                             f"({r - b:+.2f} dB), limit {opts.min_sqnr.text} (at least {floor:.2f} dB)"))
+    if opts.min_accuracy:
+        checks.append(_accuracy_check(base, result, opts.min_accuracy))
     if opts.fits:
         from ..memory import fit_findings
 
@@ -183,6 +200,30 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
                             f"fits {opts.fits}: " + ("yes" if not found else "NO"),
                             [f"{f.rule}: {f.message}" for f in found]))
     return GateResult(checks, cmp, notes)
+
+
+def _accuracy_check(base: SideFacts, result: SideFacts, limit: Limit) -> Check:
+    """Top-1 of the lowered program against the baseline's, in points, on the same data and sample count."""
+    how = ("Evaluate both on labelled data: `cmlens gate MODEL --accuracy N` (N samples of its get_eval_data(), "
+           "0: all; --eval-data DIR for a folder), and write the baseline the same way (--write-baseline).")
+    ba = _need(base, "accuracy", "baseline", "--min-accuracy", how)
+    ra = _need(result, "accuracy", "result", "--min-accuracy", how)
+    if (ba.get("data"), ba.get("samples")) != (ra.get("data"), ra.get("samples")):
+        raise BadInputError(f"--min-accuracy: the baseline was evaluated on {ba.get('samples')} samples of "
+                            f"{ba.get('data')}, the result on {ra.get('samples')} samples of {ra.get('data')}: "
+                            "accuracies on other samples are not comparable.",
+                            "Evaluate the result on the baseline's data and sample count (--accuracy N, --eval-data).")
+    b, r = 100.0 * ba["models"]["lowered"]["top1"], 100.0 * ra["models"]["lowered"]["top1"]
+    floor = b + limit.amount
+    details = []
+    if r < floor:
+        fb = 100.0 * (ra["models"].get("float") or {}).get("top1", 0.0)
+        details.append(f"float top-1 {fb:.2f} %: the lowered program loses {fb - r:.2f} points to it, "
+                       f"{ra.get('flips', 0)} prediction(s) flipped")
+        details += [f"{g['flips']} flip(s) start at {g.get('label') or g.get('layer')}" for g in ra.get("by_layer", [])[:3]]
+    return Check("accuracy", r >= floor - 1e-9,
+                 f"top-1 accuracy (lowered, {ra.get('samples')} samples) {b:.2f} % -> {r:.2f} % ({r - b:+.2f} points), "
+                 f"limit {limit.text} points (at least {floor:.2f} %)", details)
 
 
 def gate_text(g: GateResult, base_label: str, result_label: str) -> str:

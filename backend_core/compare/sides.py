@@ -163,15 +163,17 @@ def auto_labels(specs: list[SideSpec]) -> list[str]:
 
 
 def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True,
-                 on_status: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 on_status: Callable[[str], None] | None = None, evaluate: Any = None) -> dict[str, Any]:
     """The one place a side is lowered (or an artefact read): a job's lower + memory steps, giving the
-    `cmlens lower --json` report (with graphs) and its `memory` section."""
+    `cmlens lower --json` report (with graphs) and its `memory` section; with `evaluate` (EvaluateOptions)
+    also the evaluate step, its section as the report's `evaluate` (accuracy on labelled data)."""
     from ..jobs import Job, LowerRequest, run_job
 
     o = {**DEFAULT_OPTIONS, **options}
+    steps = ("lower", "memory", "evaluate") if evaluate is not None else ("lower", "memory")
     job = Job(source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
                                    channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache),
-              steps=("lower", "memory"), keep=("graphs",))
+              steps=steps, keep=("graphs",), **({"evaluate": evaluate} if evaluate is not None else {}))
     res = run_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
                   if on_status else None)
     report = res.steps.get("lower")
@@ -180,6 +182,10 @@ def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True
         raise AssertionError("a job without a lowering report and without an error")
     if res.steps.get("memory"):
         report["memory"] = res.steps["memory"]
+    if evaluate is not None:
+        if res.error is not None:             # bad data or a failed evaluation: its cause and fix, not a silent row
+            res.raise_error()
+        report["evaluate"] = res.steps["evaluate"]
     return report
 
 
@@ -216,8 +222,10 @@ def _profile_of(path: str) -> dict[str, Any]:
 
 
 def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_samples: int = 0,
-              on_status: Callable[[str], None] | None = None, verbose: bool = False) -> Side:
-    """`on_status` hears one line per side (and the pipeline's own lines with `verbose`)."""
+              on_status: Callable[[str], None] | None = None, verbose: bool = False,
+              accuracy: Any = None) -> Side:
+    """`on_status` hears one line per side (and the pipeline's own lines with `verbose`). `accuracy`
+    (EvaluateOptions): a lowered side is also evaluated on labelled data (the facts' `accuracy`)."""
     from .extract import facts_from_report
 
     profile = _profile_of(spec.profile) if spec.profile else None
@@ -233,8 +241,12 @@ def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_sa
     else:
         if on_status:
             on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}")
+        evaluate = accuracy if spec.kind == LOWERING else None
+        if on_status and evaluate is not None:
+            on_status(f"{label}: evaluating on " + (evaluate.data or "the model's get_eval_data()")
+                      + (f", first {evaluate.limit} samples" if evaluate.limit else ""))
         report = lower_report(spec.source, spec.options if spec.kind == LOWERING else {}, use_cache=use_cache,
-                              on_status=on_status if verbose else None)
+                              on_status=on_status if verbose else None, evaluate=evaluate)
         if spec.kind == LOWERING and numerics_samples and numerics is None:
             if on_status:
                 on_status(f"{label}: numerics on {numerics_samples} random inputs")

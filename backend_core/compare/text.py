@@ -122,6 +122,36 @@ def _summary(c: Comparison, d: dict[str, Any]) -> list[str]:
         o = sq["output_sqnr_db"]
         out.append(f"  SQNR at the output, lowered vs float ({sq['inputs']}): {_n(o['base'])} dB -> "
                    f"{_n(o['value'])} dB {_d(o, ' dB')}")
+    out += _accuracy_lines(d.get("accuracy"), s + 1)
+    return out
+
+
+def _accuracy_lines(acc: dict[str, Any] | None, side: int) -> list[str]:
+    """"accuracy (450 samples of get_eval_data() ...): top-1 lowered 97.33 % -> 92.00 % (-5.33 points)"."""
+    if not acc:
+        return []
+    t, ag, fl = acc["top1"], acc["agreement"], acc["flips"]
+    if t["base"] is None or t["value"] is None:
+        have = "[1]" if t["base"] is not None else "the other side"
+        return [f"  accuracy: evaluated on {have} only (evaluate both: --accuracy N, or `cmlens evaluate --json` "
+                "reports as sides)"]
+
+    def pts(x: dict[str, Any]) -> str:
+        return "" if x["delta"] is None else f"({x['delta']:+.2f} points)"
+
+    line = (f"  accuracy ({acc['samples']} samples, {acc['data']}): top-1 lowered {t['base']:.2f} % -> "
+            f"{t['value']:.2f} % {pts(t)}")
+    if ag["base"] is not None and ag["value"] is not None:
+        line += f"; agreement with float {ag['base']:.2f} % -> {ag['value']:.2f} % {pts(ag)}"
+    if fl["base"] is not None and fl["value"] is not None:
+        line += f"; flips {fl['base']} -> {fl['value']}"
+    out = _wrap(line.strip(), "  ")
+    out[0] = "  " + out[0].lstrip()
+    if not acc["same_data"]:
+        out.append("    note: the two were evaluated on other data or sample counts: the delta is not comparable")
+    if acc.get("by_layer") and fl.get("value"):
+        g = acc["by_layer"][0]
+        out.append(f"    [{side}]'s flips start most at {g['label'] or g['layer']} ({g['flips']} of {fl['value']})")
     return out
 
 

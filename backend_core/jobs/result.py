@@ -64,6 +64,7 @@ class JobResult:
             "verdict": verdict_text(run.get("verdict")) if run else None,   # "PASS, bit-exact"
             "preflight_will_fail": None if "check" not in self.steps else sum(
                 1 for f in self.steps["check"].get("preflight", []) if f.get("certainty") == "will fail"),
+            **accuracy_summary(self.steps.get("evaluate")),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +77,18 @@ class JobResult:
     def from_dict(cls, d: dict[str, Any]) -> "JobResult":
         return cls(Job.from_dict(d["job"]), d["status"], d.get("steps", {}), d.get("error"),
                    d.get("timings_s", {}), d.get("files", {}), d.get("host", ""))
+
+
+def accuracy_summary(ev: dict[str, Any] | None) -> dict[str, Any]:
+    """top-1 (%) of the lowered program and of float, and the flips, of an evaluate step (None: not run)."""
+    models = (ev or {}).get("models") or {}
+
+    def pct(k: str) -> float | None:
+        v = (models.get(k) or {}).get("top1")
+        return None if v is None else round(100.0 * v, 2)
+
+    return {"top1": pct("lowered"), "float_top1": pct("float"),
+            "flips": len(ev.get("flipped", [])) if ev and "flipped" in ev else None}
 
 
 def verdict_text(verdict: dict[str, Any] | None) -> str | None:

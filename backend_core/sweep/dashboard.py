@@ -9,12 +9,13 @@ import json
 from typing import Any
 
 from ..jobs import Job
-from ..jobs.result import verdict_text
+from ..jobs.result import accuracy_summary, verdict_text
 
 COLUMNS = (("label", "job"), ("model", "model"), ("target", "CPU"), ("activations", "act."), ("flow", "flow"),
-           ("channels_last", "layout"), ("board", "board"), ("status", "status"), ("fallbacks", "fallbacks"),
-           ("arena_bytes", "arena B"), ("method_allocator_bytes", "method alloc B"), ("pte_bytes", ".pte B"),
-           ("fits", "fits"), ("outcome", "run"), ("instructions", "instructions"), ("seconds", "time s"),
+           ("channels_last", "layout"), ("calib", "calib"), ("board", "board"), ("status", "status"),
+           ("fallbacks", "fallbacks"), ("arena_bytes", "arena B"), ("method_allocator_bytes", "method alloc B"),
+           ("pte_bytes", ".pte B"), ("fits", "fits"), ("outcome", "run"), ("instructions", "instructions"),
+           ("top1", "top-1 %"), ("flips", "flips"), ("seconds", "time s"),
            ("host", "worker"), ("error", "error"))
 
 
@@ -23,16 +24,19 @@ def rows_of(ids: list[tuple[str, Job]], results: dict[str, dict[str, Any]]) -> l
     for jid, job in ids:
         res = results.get(jid)
         summ = (res or {}).get("summary") or {}
+        acc = accuracy_summary(((res or {}).get("steps") or {}).get("evaluate"))   # also a result stored before
         rows.append({
             "id": jid, "label": job.label or job.model, "model": job.model, "target": job.lower.target.replace("cortex-", ""),
             "activations": job.lower.activations, "flow": job.lower.flow,
-            "channels_last": "channels-last" if job.lower.channels_last else "as given", "board": job.board or "",
+            "channels_last": "channels-last" if job.lower.channels_last else "as given",
+            "calib": "default" if job.lower.calib is None else str(job.lower.calib), "board": job.board or "",
             "status": "not run" if res is None else res.get("status"), "fallbacks": summ.get("fallbacks"),
             "arena_bytes": summ.get("arena_bytes"), "method_allocator_bytes": summ.get("method_allocator_bytes"),
             "pte_bytes": summ.get("pte_bytes"), "fits": summ.get("fits"), "outcome": summ.get("outcome"),
             "verdict": _verdict(res),              # the run cell says "PASS, bit-exact", not just PASS
             "verdict_lines": _verdict_lines(res),  # its tooltip: target vs lowered, lowered vs fake-quant
-            "instructions": summ.get("instructions"),
+            "instructions": summ.get("instructions"), "top1": acc["top1"], "float_top1": acc["float_top1"],
+            "flips": acc["flips"],
             "seconds": round(sum((res or {}).get("timings_s", {}).values()), 1) if res else None,
             "host": (res or {}).get("host", ""), "error": summ.get("error") or "",
             "report": f"reports/{jid}.html" if res and (res.get("steps") or {}).get("lower") else None,
@@ -70,7 +74,7 @@ a{color:#1a56c4}
 
 _JS = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
-const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes','instructions','seconds']);
+const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes','instructions','seconds','top1','flips']);
 let sortKey = null, dir = 1;
 function fmt(k, v){ if (v===null||v===undefined||v==='') return ''; if (k==='fits') return v?'yes':'NO';
   if (num.has(k) && typeof v==='number') return v.toLocaleString('en-US'); return String(v); }
@@ -80,6 +84,7 @@ function cls(k, r){ const v=r[k];
   if (k==='fits') return v===false?'bad':(v===true?'good':'');
   if (k==='outcome') return !v?'':(v==='PASS'?'good':'bad');
   if (k==='error') return v?'bad err':'';
+  if (k==='top1') return (typeof v==='number' && typeof r.float_top1==='number' && v < r.float_top1 - 0.5)?'bad num':'num';
   return num.has(k)?'num':''; }
 function visible(){ const q=document.getElementById('q').value.toLowerCase(), only=document.getElementById('only').checked;
   return D.rows.filter(r=>(!only||r.status!=='done'||r.fallbacks>0||r.fits===false||(r.outcome&&r.outcome!=='PASS'))
@@ -110,7 +115,7 @@ for (const [k,name] of cols){ const th=document.createElement('th'); th.textCont
   th.onclick=()=>{ dir = sortKey===k? -dir : 1; sortKey=k;
     document.querySelectorAll('th').forEach(x=>x.classList.remove('sorted')); th.classList.add('sorted');
     th.dataset.dir = dir>0?' ▲':' ▼'; draw(); }; head.appendChild(th); }
-const axes=['target','activations','flow','channels_last','board'].filter(k=>new Set(D.rows.map(r=>r[k])).size>1);
+const axes=['target','activations','flow','channels_last','calib','board'].filter(k=>new Set(D.rows.map(r=>r[k])).size>1);
 for (const r of D.rows) r.conf=axes.map(k=>r[k]).filter(Boolean).join(' · ')||'all';
 document.getElementById('q').oninput=draw; document.getElementById('only').onchange=draw;
 document.getElementById('metric').onchange=pivot; draw();
@@ -124,10 +129,12 @@ def dashboard_html(rows: list[dict[str, Any]], manifest: dict[str, Any]) -> str:
     nofit = sum(1 for r in rows if r["fits"] is False)
     runfail = sum(1 for r in rows if r["outcome"] and r["outcome"] != "PASS")
     data = json.dumps({"rows": rows, "columns": COLUMNS}, default=str, ensure_ascii=False).replace("</", "<\\/")
-    first = "outcome" if any(r["outcome"] for r in rows) else "fallbacks"     # a run sweep: its verdicts
+    first = ("outcome" if any(r["outcome"] for r in rows) else       # a run sweep: its verdicts
+             "top1" if any(r["top1"] is not None for r in rows) else "fallbacks")   # an accuracy sweep: top-1
     metric_opts = "".join(f'<option value="{k}"{" selected" if k == first else ""}>{html.escape(n)}</option>'
                           for k, n in COLUMNS if k in ("fallbacks", "arena_bytes", "method_allocator_bytes",
-                                                      "pte_bytes", "fits", "outcome", "instructions", "status"))
+                                                      "pte_bytes", "fits", "outcome", "instructions", "status",
+                                                      "top1", "flips"))
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cmlens sweep</title>
 <style>{_CSS}</style></head><body>
 <h1>cmlens sweep: {len(rows)} jobs</h1>

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import BadInputError
 from ..jobs import Job, LowerRequest, RunOptions, STEPS
+from ..jobs.spec import EvaluateOptions
 
 
 
@@ -38,7 +39,8 @@ def expand_models(items: list[str]) -> list[str]:
 
 def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[str, ...],
                base: LowerRequest = LowerRequest(), run: RunOptions = RunOptions(),
-               board: str | None = None, keep: tuple[str, ...] = ("graphs",)) -> list[Job]:
+               board: str | None = None, keep: tuple[str, ...] = ("graphs",),
+               evaluate: EvaluateOptions = EvaluateOptions()) -> list[Job]:
     """One Job per model × combination of axis values, labelled `model · value · value`."""
     bad = [s for s in steps if s not in STEPS]
     if bad:
@@ -51,7 +53,7 @@ def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[st
             low = replace(base, **{k: v for k, v in values.items() if k != "board"})
             label = " · ".join([_model_label(model)] + [_label(k, v) for k, v in values.items()])
             jobs.append(Job(model, low, steps=steps, board=values.get("board", board), run=run, keep=keep,
-                            label=label))
+                            label=label, evaluate=evaluate))
     return jobs
 
 

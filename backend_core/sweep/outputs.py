@@ -62,7 +62,7 @@ def _baseline(store: SweepStore, jid: str, res: dict[str, Any]) -> dict[str, Any
     profile = (steps.get("run") or {}).get("profile")
     try:
         facts = facts_from_report(report, label=res.get("job", {}).get("label") or jid, kind="lowering",
-                                  profile=profile, numerics=steps.get("numerics"))
+                                  profile=profile, numerics=steps.get("numerics"), evaluate=steps.get("evaluate"))
     except CmlensError:
         return None                           # no graphs kept (keep without "graphs"): nothing to gate on
     base = baseline_dict(facts)

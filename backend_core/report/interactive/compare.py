@@ -177,6 +177,9 @@ def _summary(cmp: dict[str, Any], n: int) -> list[list[Any]]:
         add(f"total {unit}", lambda d: (d.get("instructions") or {}).get("total"))
     if first.get("sqnr"):
         add("output SQNR vs float", lambda d: (d.get("sqnr") or {}).get("output_sqnr_db"), " dB", False)
+    if first.get("accuracy"):
+        add("top-1 accuracy (lowered)", lambda d: (d.get("accuracy") or {}).get("top1"), " %", False)
+        add("prediction flips vs float", lambda d: (d.get("accuracy") or {}).get("flips"))
     return rows
 
 
