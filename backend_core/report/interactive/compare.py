@@ -179,6 +179,8 @@ def _summary(cmp: dict[str, Any], n: int) -> list[list[Any]]:
         add("output SQNR vs float", lambda d: (d.get("sqnr") or {}).get("output_sqnr_db"), " dB", False)
     if first.get("accuracy"):
         add("top-1 accuracy (lowered)", lambda d: (d.get("accuracy") or {}).get("top1"), " %", False)
+        if rows and rows[-1][0] == "top-1 accuracy (lowered)":          # a difference of percentages: points
+            rows[-1][2] = [t.replace(" %", " points") for t in rows[-1][2]]
         add("prediction flips vs float", lambda d: (d.get("accuracy") or {}).get("flips"))
     return rows
 
