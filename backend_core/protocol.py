@@ -145,7 +145,7 @@ class LineSplitter:
     """Turns byte chunks into lines; tolerates invalid UTF-8 and any of \\n, \\r\\n, \\r.
 
     One splitter for every stream the product reads: worker stdout/stderr in the GUI, and the
-    build and simulator output in backend_core.firmware.process. A partial line longer than
+    build and simulator output in backend_core.toolchain.process. A partial line longer than
     `max_partial` characters is emitted as it is (a runner printing megabytes without a newline).
     """
 

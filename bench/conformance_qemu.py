@@ -62,11 +62,11 @@ def _may(low: Lowered) -> list[dict]:
 def build_runner_for(cases: list[Lowered], et_root: Path, cmsis: Path | None, target: str,
                      cache: Path | None, log) -> tuple[object, Path, float]:
     """Libraries (cached) + one semihosting runner for every portable op the checkout has."""
-    from backend_core.firmware.boards import board_for
-    from backend_core.firmware.checkout import inspect_checkout
-    from backend_core.firmware.et_build import EtLibRequest, ensure_libraries
-    from backend_core.firmware.et_ops import OP_YAMLS, check_ops
-    from backend_core.firmware.runner_build import RunnerRequest, build_runner
+    from backend_core.boards.table import board_for
+    from backend_core.toolchain.checkout import inspect_checkout
+    from backend_core.build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.build.ops import OP_YAMLS, check_ops
+    from backend_core.build.runner import RunnerRequest, build_runner
 
     co = inspect_checkout(et_root)
     board = board_for(target, "qemu")
@@ -102,8 +102,8 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     else what the runner did."""
     import shutil
 
-    from backend_core.firmware.semihosting import semihosting_files
-    from backend_core.firmware.simulator import runner_for
+    from backend_core.simulate.semihosting import semihosting_files
+    from backend_core.simulate.simulator import runner_for
     from conformance_cases import references_path
     from conformance_compare import against_references, compare, module_qtol
 

@@ -1,5 +1,5 @@
 """Which of ExecuTorch's own Cortex-M test cases have a known host-vs-CMSIS-NN kernel difference
-(backend_core/verdict/kernel_refs.py), measured on the host: each case lowered by cmlens, its lowered
+(backend_core/judge/kernel_refs.py), measured on the host: each case lowered by cmlens, its lowered
 program run as the host reference does and with the known ops computed the target's way, per op and
 per output (values off, max steps). A QEMU run of the same .bpte (`cmlens run bench/mcu_cases.py:NAME`)
 confirms the target equals the target-faithful run bit for bit.
@@ -58,8 +58,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from backend_core.pipeline.artifacts import expected_outputs_from_lowered, output_steps_of
-    from backend_core.verdict.kernel_refs import has_known_ops, target_faithful_run
-    from backend_core.verdict.steps import compare_all, summary
+    from backend_core.judge.kernel_refs import has_known_ops, target_faithful_run
+    from backend_core.judge.steps import compare_all, summary
 
     select = args.select or [""]
     cases = [c for c in discover_in(args.modules.split(",")) if any(s in c.id for s in select)]

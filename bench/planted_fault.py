@@ -1,5 +1,5 @@
 """A planted fault must FAIL: lower a model, flip ONE weight byte of the program inside its .bpte
-after the expected outputs were computed (backend_core.verdict.fault: a byte whose flip the host run
+after the expected outputs were computed (backend_core.judge.fault: a byte whose flip the host run
 of the lowered program has seen change the outputs), run both bundles on QEMU, print both verdicts.
 
   .venv/bin/python bench/planted_fault.py ds_cnn --target cortex-m55 --et-root PATH/TO/executorch \
@@ -21,11 +21,11 @@ from backend_core.jobs.etrecord_lowering import lower_with_etrecord  # noqa: E40
 from backend_core.jobs.firmware_step import _attach_gaps, run_on_target  # noqa: E402
 from backend_core.jobs.spec import RunOptions  # noqa: E402
 from backend_core.pipeline.reference_check import output_steps  # noqa: E402
-from backend_core.firmware.debug_buffer import read_program  # noqa: E402
+from backend_core.build.debug_buffer import read_program  # noqa: E402
 from backend_core.pipeline.stages import PipelineOptions  # noqa: E402
-from backend_core.verdict.fault import plant_weight_fault  # noqa: E402
-from backend_core.verdict.judge import judge_run  # noqa: E402
-from backend_core.verdict.references import beside, read_beside  # noqa: E402
+from backend_core.judge.fault import plant_weight_fault  # noqa: E402
+from backend_core.judge.verdict import judge_run  # noqa: E402
+from backend_core.judge.references import beside, read_beside  # noqa: E402
 
 
 def main() -> int:

@@ -69,7 +69,7 @@ def stock_bundle(res) -> bytes:
 
 
 def lower_case(case: Case) -> tuple[bytes, list[str]]:
-    from backend_core.firmware.et_ops import read_program_ops
+    from backend_core.build.ops import read_program_ops
     from backend_core.lowering import lower
     from backend_core.pipeline.stages import PipelineOptions
 
@@ -83,10 +83,10 @@ def lower_case(case: Case) -> tuple[bytes, list[str]]:
 
 def build_runner(ops: list[str], args: argparse.Namespace, log) -> tuple:
     """The checkout's libraries (the user's cache) + a semihosting runner for `ops`, built in the workdir."""
-    from backend_core.firmware.boards import board_for
-    from backend_core.firmware.checkout import inspect_checkout
-    from backend_core.firmware.et_build import EtLibRequest, ensure_libraries
-    from backend_core.firmware.runner_build import RunnerRequest, build_runner as build
+    from backend_core.boards.table import board_for
+    from backend_core.toolchain.checkout import inspect_checkout
+    from backend_core.build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.build.runner import RunnerRequest, build_runner as build
 
     co = inspect_checkout(args.et_root)
     board = board_for("cortex-m55", "qemu")
@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.et_root:
         ap.error("--et-root (an ExecuTorch checkout) is needed to build the runner")
-    from backend_core.firmware.semihosting import semihosting_files
-    from backend_core.firmware.simulator import runner_for
+    from backend_core.simulate.semihosting import semihosting_files
+    from backend_core.simulate.simulator import runner_for
 
     cases = [c for c in CASES if args.select in c.fixture or args.select in c.model]
     lowered = {c.fixture: lower_case(c) for c in cases}

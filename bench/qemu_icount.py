@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backend_core.firmware.boards import board_for  # noqa: E402
-from backend_core.firmware.build import BuildRequest, KernelBuilder  # noqa: E402
-from backend_core.firmware.selftest import workload_ticks  # noqa: E402
-from backend_core.firmware.simulator import QemuRunner  # noqa: E402
+from backend_core.boards.table import board_for  # noqa: E402
+from backend_core.build.kernels import BuildRequest, KernelBuilder  # noqa: E402
+from backend_core.doctor.selftest import workload_ticks  # noqa: E402
+from backend_core.simulate.simulator import QemuRunner  # noqa: E402
 
 
 def _time(board, elf: Path, icount: bool, timeout: float) -> tuple[float, dict[str, int], str]:

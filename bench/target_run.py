@@ -37,11 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from backend_core.errors import CmlensError
-    from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.firmware.et_build import EtLibRequest, read_stamp
+    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.build.libraries import EtLibRequest, read_stamp
     from backend_core.jobs import RunOptions
     from backend_core.jobs.firmware_step import run_on_target as run_model
-    from backend_core.firmware.simulator import runner_for
+    from backend_core.simulate.simulator import runner_for
 
     def on_line(stream: str, line: str) -> None:
         if args.verbose or stream in ("cmlens", "uart"):

@@ -3,7 +3,7 @@
 # Otherwise: prints the exact apt-get line to run.
 set -euo pipefail
 PKGS=(graphviz gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm cmake ninja-build
-      # compiler cache for the ExecuTorch library and runner builds (backend_core/firmware/et_build.py)
+      # compiler cache for the ExecuTorch library and runner builds (backend_core/build/libraries.py)
       ccache
       # the GUI on a real display: what PySide6's xcb platform plugin loads (app/shell/display_check.py), and Xvfb for its test
       libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0

@@ -66,7 +66,7 @@ def step_emitter(args, out: TextIO) -> Callable[[str], None] | None:
 def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
     """Echo streamed lines. The simulator driver has already fed the full line to the UART parser;
     what is printed is abbreviated (the ETDump's base64 lines are 100+ kB each)."""
-    from backend_core.firmware.uart import abbreviate_line
+    from backend_core.simulate.uart import abbreviate_line
 
     def on_line(stream: str, line: str) -> None:
         line = abbreviate_line(line)

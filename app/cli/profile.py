@@ -73,7 +73,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
     def work() -> int:
         from backend_core.errors import BadInputError, CmlensError
         from backend_core.profile import compare_cpus, profile_table
-        from backend_core.firmware.boards import board_for
+        from backend_core.boards.table import board_for
         from backend_core.jobs import Job, LowerRequest, RunOptions
 
         cpus = parse_cpus(args.cpus)

@@ -20,7 +20,7 @@ def _pool(args, name: str) -> int | None:
     value = getattr(args, name, None)
     if value in (None, ""):
         return None
-    from backend_core.memory.boards import parse_size
+    from backend_core.boards.specs import parse_size
 
     return parse_size(value, f"--{name.replace('_', '-')}")
 
@@ -121,7 +121,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
                                 "exit_code": 2})
         print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
-        from backend_core.firmware.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
+        from backend_core.toolchain.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
 
         print("The runner and its libraries are built from the sources of a checkout:\n"
               "  git clone https://github.com/pytorch/executorch && cd executorch && "
@@ -205,7 +205,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
 def _emit_progress(text: str, out) -> None:
     """A build's percentage line as a protocol `progress` message (the GUI's progress bar)."""
     from backend_core import protocol
-    from backend_core.firmware.build_speed import parse_progress
+    from backend_core.build.speed import parse_progress
 
     p = parse_progress(text)
     if p is not None:

@@ -9,7 +9,7 @@ at the end, its `job_result` (JobResult.to_dict(): each step's section, `error` 
 `exit_code`, `files`).
 
 Cancel sends SIGTERM: the worker sets the job's cancel event, the running build or simulator is stopped
-and its process group killed (backend_core.firmware.process), the worker exits; SIGKILL follows after
+and its process group killed (backend_core.toolchain.process), the worker exits; SIGKILL follows after
 `cancel_grace_ms` if it has not (its direct children die with it: PR_SET_PDEATHSIG)."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """An ETDump from a run the user made (their board, the FVP, `examples/arm/run.sh --etdump`) laid
 over the graph: per-op times or instruction counts from its profiling events (backend_core.profile,
 the same rows the Run-on-target panel plots) and, with the ETRecord and the debug buffer, per-layer
-numeric gaps from ExecuTorch's Inspector (backend_core.firmware.gaps_inspector)."""
+numeric gaps from ExecuTorch's Inspector (backend_core.judge.gaps_inspector)."""
 from __future__ import annotations
 
 import traceback
@@ -41,7 +41,7 @@ def profile_overlay(etdump: Path, final: GraphSnapshot, unit: Any = None) -> dic
 def gaps_overlay(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphSnapshot,
                  metric: str = "MSE") -> dict[str, Any]:
     """Per-layer gaps keyed by `final`'s node ids (through debug handles)."""
-    from ..firmware.gaps_inspector import compute_gaps
+    from ..judge.gaps_inspector import compute_gaps
 
     try:
         return compute_gaps(etdump, debug_buffer, etrecord, final, metric).to_dict()

@@ -31,7 +31,7 @@ def check_worker(steps: list[str], et_root: str | None = None) -> dict[str, Any]
                             "EXECUTORCH_ROOT in the worker's environment")
         else:
             from ..errors import CmlensError
-            from ..firmware.checkout import inspect_checkout
+            from ..toolchain.checkout import inspect_checkout
 
             try:
                 inspect_checkout(root).require_buildable()

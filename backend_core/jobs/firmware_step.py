@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import BadInputError, StageFailedError, BuildError, SimulatorError
-from ..firmware import checkout as checkout_mod
-from ..firmware.boards import board_for
-from ..firmware.build import cache_dir
-from ..firmware.checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
-from ..firmware.debug_buffer import check_fits, plan_for_model, read_program
-from ..firmware.et_build import EtLibRequest, ensure_libraries, is_built
-from ..firmware.et_ops import check_checkout_ops
-from ..firmware.process import LineCallback
-from ..firmware.run_result import MissingOpsError, ModelRunResult
-from ..firmware.runner_build import RunnerRequest, build_runner
-from ..firmware.semihosting import run_semihosting
-from ..firmware.simulator import EventCallback, runner_for
+from ..toolchain import checkout as checkout_mod
+from ..boards.table import board_for
+from ..build.paths import cache_dir
+from ..toolchain.checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
+from ..build.debug_buffer import check_fits, plan_for_model, read_program
+from ..build.libraries import EtLibRequest, ensure_libraries, is_built
+from ..build.ops import check_checkout_ops
+from ..toolchain.process import LineCallback
+from ..judge.run_result import MissingOpsError, ModelRunResult
+from ..build.runner import RunnerRequest, build_runner
+from ..simulate.semihosting import run_semihosting
+from ..simulate.simulator import EventCallback, runner_for
 from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..memory import board_named as board_named_spec
@@ -38,8 +38,8 @@ from .etrecord_lowering import lower_with_etrecord, record_of
 from .preflight_step import gate
 from .profile_step import attach_profile
 from .spec import RunOptions
-from ..verdict.judge import judge_run
-from ..verdict.references import References, beside, read_beside
+from ..judge.verdict import judge_run
+from ..judge.references import References, beside, read_beside
 
 
 def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallback,
@@ -64,7 +64,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
                             err.get("hint", ""), detail=err.get("traceback", ""))
     out = workdir / f"{res.model}.bpte"
     out.write_bytes(res.blobs["model.bpte"])
-    if "references.json" in res.blobs:        # what the expected outputs are (verdict/references.py)
+    if "references.json" in res.blobs:        # what the expected outputs are (judge/references.py)
         beside(out).write_bytes(res.blobs["references.json"])
     return out, time.monotonic() - start, res
 
@@ -77,7 +77,7 @@ def prepare_run(opts: RunOptions, et_root: str | Path, cmsis_nn: str | Path | No
     emit = on_line or (lambda stream, line: None)
     board = board_for(opts.target, opts.sim)                       # UnsupportedTargetError: exit 2
     if opts.board:                  # a board of `cmlens memory --board list`: its core must be the target's
-        from ..firmware.sized import run_board
+        from ..boards.resolve import run_board
 
         board = run_board(opts.board, opts.target, opts.sim, board)   # BadInputError: exit 2
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
@@ -152,10 +152,10 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     if not check.ok:
         raise MissingOpsError(check)
     sized = None
-    from ..firmware.sized import is_mcu_board
+    from ..boards.resolve import is_mcu_board
 
     if opts.board and is_mcu_board(opts.board):   # an MCU's sizes on the QEMU board of its core
-        from ..firmware.sized import plan_board_run, verdict_lines
+        from ..build.board_fit import plan_board_run, verdict_lines
 
         if opts.semihosting:
             raise BadInputError("--semihosting does not go with --board: the runner would read the model into "
@@ -211,7 +211,7 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
         rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
     except BuildError as exc:
         if sized is not None:
-            from ..firmware.sized import explain_link_failure
+            from ..build.board_fit import explain_link_failure
 
             explain_link_failure(exc, sized)
         raise
@@ -250,7 +250,7 @@ def run_on_target(source: str, *, et_root: str | Path, cmsis_nn: str | Path | No
     run.memory = check_run(mem_pred, result.report.memory, *pools, elf=rb.elf,
                            baked_model_bytes=0 if host_files else model.stat().st_size)
     if run.memory is not None and sized is not None:
-        from ..firmware.sized import fit_check
+        from ..build.board_fit import fit_check
 
         run.memory["board_fit"] = fit_check(sized, rb.elf, result.report.memory.board)
         run.memory["lines"] += run.memory["board_fit"]["lines"]
@@ -285,7 +285,7 @@ def _attach_gaps(run: ModelRunResult, record: Any, workdir: Path, metric: str, e
     if "etdump.bin" not in run.files or "debug_buffer.bin" not in run.files:
         run.gaps_problem = "the runner printed no ETDump with a debug buffer (did it stop early?)"
         return
-    from ..firmware.gaps_inspector import compute_gaps
+    from ..judge.gaps_inspector import compute_gaps
 
     emit("cmlens", f"per-layer gaps: Inspector over the ETDump ({metric})")
     start = time.monotonic()

@@ -57,7 +57,7 @@ def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
     if outputs.get("bpte") and "model.bpte" in blobs:
         written["bpte"] = write_bytes(outputs["bpte"], blobs["model.bpte"])
         if "references.json" in blobs:
-            from ..verdict.references import beside
+            from ..judge.references import beside
 
             written["references"] = write_bytes(str(beside(Path(outputs["bpte"]))), blobs["references.json"])
     if outputs.get("json") or outputs.get("html"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..verdict.references import References, references_from_bundle
+from ..judge.references import References, references_from_bundle
 
 MAX_CAUSES = 4
 # Naming reruns every layer on the fake-quant inputs: about 2-3 host runs of the lowered program. mv2's
@@ -61,12 +61,12 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
 def target_expected(pipeline: Any, expected: tuple, host_seconds: float = 0.0,
                     on_status: Any = None) -> tuple[tuple, list[Any] | None, str | None]:
     """The expected outputs a correct target computes: the lowered program with every op whose host
-    reference kernel is known to differ from its CMSIS-NN kernel (verdict/kernel_refs.py) computed the
+    reference kernel is known to differ from its CMSIS-NN kernel (judge/kernel_refs.py) computed the
     target's way. Returns (outputs, the ops that differ on this input or None when not computed, a note).
     Why replace, not only record: the runner compares on the target, and a PASS must mean the target
     equals the lowered program as the target's kernels define it; the host reference's rounding of a
     tie is ExecuTorch's Python kernel disagreeing with its own CMSIS-NN kernel, not the program."""
-    from ..verdict.kernel_refs import has_known_ops, target_faithful_run
+    from ..judge.kernel_refs import has_known_ops, target_faithful_run
 
     if not has_known_ops(pipeline.final_program):
         return expected, None, None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..finding import WILL_FAIL, Finding
-from .boards import BoardSpec, all_boards, board_named, custom_board, parse_size
+from ..boards.specs import BoardSpec, all_boards, board_named, custom_board, parse_size
 from .report import analyze_memory, attach_board, summary_lines
 from .verdict import kib
 

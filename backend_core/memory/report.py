@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .boards import BoardSpec
+from ..boards.specs import BoardSpec
 from .method_alloc import estimate_method_allocator
 from .method_alloc import etdump_base64_bound, etdump_bytes_bound
 from .plan import ProgramPlan, read_plan

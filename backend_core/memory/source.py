@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .boards import BoardSpec
+from ..boards.specs import BoardSpec
 from .report import analyze_memory
 
 

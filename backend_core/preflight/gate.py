@@ -33,7 +33,7 @@ def memory_findings(program: bytes, final: Any, board_name: str | None, target: 
         return []
     try:
         from ..memory import analyze_memory, board_named, fit_findings
-        from ..firmware.et_ops import program_bytes
+        from ..build.ops import program_bytes
 
         spec = board_named(board_name)
         return fit_findings(analyze_memory(program_bytes(program), final, board=spec, target=target), spec)

@@ -15,7 +15,7 @@ EMPTY_GRAPH = GraphSnapshot("none", 0, "final", (), ())
 
 
 def run_unit(board: Any, icount: bool) -> Unit:
-    """The unit of a run on `board` (a backend_core.firmware.boards.Board)."""
+    """The unit of a run on `board` (a backend_core.boards.table.Board)."""
     return unit_for(board.simulator, getattr(board, "icount_shift", None), icount,
                     getattr(board, "cpu_clock_hz", None) or None)
 

@@ -13,7 +13,7 @@ include(${CMLENS_KERNELS_DIR}/cmake/boards.cmake)
 # cmlens_board: a library that does not link it (ExecuTorch's gen_operators_lib() in runner/CMakeLists.txt)
 # was otherwise compiled for the compiler's default (soft-float Armv4T) and the link failed with
 # "... does not use VFP register arguments". Set before any target exists (COMPILE_OPTIONS initialises
-# the targets created after it). backend_core/firmware/runner_build.py also passes them as CMAKE_<LANG>_FLAGS.
+# the targets created after it). backend_core/build/runner.py also passes them as CMAKE_<LANG>_FLAGS.
 add_compile_options(${CMLENS_CPU_FLAGS})
 
 option(CMLENS_SEMIHOSTING "Exit (and host file I/O) through semihosting" ON)

@@ -11,7 +11,7 @@
  * firmware happened to write with the paint value is missed: a low bound by at most that word);
  * stack_used == stack_size means the stack reached its limit (it may have overflowed).
  * heap_used: the sbrk high-water mark (newlib's malloc takes the heap in page-sized steps), so the
- * .heap section must be at least this big. backend_core/firmware/uart.py parses the line. */
+ * .heap section must be at least this big. backend_core/simulate/uart.py parses the line. */
 #include <stdint.h>
 
 #include "cmlens/board.h"

@@ -20,7 +20,7 @@ TOTAL = 38_956          # Method::execute of the recorded inference, instruction
 @pytest.fixture(scope="module")
 def recorded_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("executorch")
-    from backend_core.firmware.uart import parse_uart
+    from backend_core.simulate.uart import parse_uart
     from backend_core.profile import build_profile, parse_etdump, qemu_icount
     from backend_core.snapshot.model import snapshot_from_dict
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.firmware.boards import BOARDS, board_for
-from backend_core.firmware.build import (KERNELS_DIR, BuildRequest, KernelBuilder, build_command, cache_dir,
-                                       configure_command, diagnose)
+from backend_core.boards.table import BOARDS, board_for
+from backend_core.build.paths import KERNELS_DIR, cache_dir
+from backend_core.build.kernels import BuildRequest, KernelBuilder, build_command, configure_command, diagnose
 from backend_core.errors import BuildError, Cancelled, ToolMissingError
 
 
@@ -101,8 +101,8 @@ def test_cancel_during_the_build(toolchain, tmp_path: Path) -> None:
 
 def test_two_checkouts_get_separate_build_trees(tmp_path) -> None:
     """CMake refuses a build tree configured from another source tree (CI clones next to a dev tree)."""
-    from backend_core.firmware.boards import board_for
-    from backend_core.firmware.build import BuildRequest
+    from backend_core.boards.table import board_for
+    from backend_core.build.kernels import BuildRequest
 
     board = board_for("cortex-m55")
     a = BuildRequest(board, build_root=tmp_path, source_dir=tmp_path / "checkout-a" / "kernels")

@@ -135,9 +135,9 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
 
 
 def test_semihosting_runner_files_and_command(tmp_path: Path) -> None:
-    from backend_core.firmware.boards import board_for
-    from backend_core.firmware.semihosting import semihosting_files
-    from backend_core.firmware.simulator import QemuRunner
+    from backend_core.boards.table import board_for
+    from backend_core.simulate.semihosting import semihosting_files
+    from backend_core.simulate.simulator import QemuRunner
 
     model = tmp_path / "ds_cnn.bpte"
     model.write_bytes(b"\0\0\0\0BP08")
@@ -168,7 +168,7 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
     import importlib
 
     from backend_core.errors import SimulatorError
-    from backend_core.firmware.uart import UartParser
+    from backend_core.simulate.uart import UartParser
 
     rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
     parser = UartParser()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.firmware.boards import board_for
+from backend_core.boards.table import board_for
 from backend_core.errors import Cancelled
-from backend_core.firmware.selftest import run_selftest
-from backend_core.firmware.simulator import QemuRunner
+from backend_core.doctor.selftest import run_selftest
+from backend_core.simulate.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
 

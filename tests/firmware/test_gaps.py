@@ -17,8 +17,8 @@ import pytest
 
 from backend_core.pipeline.stages import PipelineOptions
 from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
-from backend_core.firmware.gaps import GapReport, TensorPair, map_to_final, snr_db
-from backend_core.firmware.uart import parse_uart
+from backend_core.judge.gaps import GapReport, TensorPair, map_to_final, snr_db
+from backend_core.simulate.uart import parse_uart
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MODEL = FIXTURES / "tiny_conv_model.py"
@@ -76,7 +76,7 @@ def test_snr_edge_cases() -> None:
 
 def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
     torch = pytest.importorskip("torch")
-    from backend_core.firmware.gaps_inspector import handle_dim_order, match_layout
+    from backend_core.judge.gaps_inspector import handle_dim_order, match_layout
 
     host = torch.arange(24, dtype=torch.int8).reshape(1, 2, 3, 4).contiguous(memory_format=torch.channels_last)
     raw = torch.frombuffer(bytearray(host.permute(0, 2, 3, 1).contiguous().numpy().tobytes()),
@@ -103,7 +103,7 @@ def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     """Real lowering (ExecuTorch is installed in CI) + the recorded ETDump -> GapReport."""
     pytest.importorskip("executorch")
     from backend_core.jobs.etrecord_lowering import lower_with_etrecord
-    from backend_core.firmware.gaps_inspector import compute_gaps
+    from backend_core.judge.gaps_inspector import compute_gaps
 
     work = tmp_path_factory.mktemp("gaps")
     report = parse_uart(UART.read_text())
@@ -197,7 +197,7 @@ def test_etrecord_runs_the_host_graph_on_the_logical_inputs(passing_run) -> None
 
 
 def test_passing_run_is_bit_identical_on_every_layer(passing_run) -> None:
-    from backend_core.firmware.gaps_inspector import compute_gaps
+    from backend_core.judge.gaps_inspector import compute_gaps
 
     work, rec = passing_run
     gaps = compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", rec.etrecord, rec.final, "MSE")
@@ -216,7 +216,7 @@ def test_a_wrong_requantize_multiplier_still_shows_a_gap(passing_run, tmp_path: 
     from executorch.devtools.etrecord import parse_etrecord
 
     import executorch.backends.cortex_m.passes  # noqa: F401
-    from backend_core.firmware.gaps_inspector import compute_gaps
+    from backend_core.judge.gaps_inspector import compute_gaps
 
     work, rec = passing_run
     record = parse_etrecord(str(rec.etrecord))

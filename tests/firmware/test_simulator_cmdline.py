@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.firmware.boards import board_for
+from backend_core.boards.table import board_for
 from backend_core.errors import SimulatorError, ToolMissingError
-from backend_core.firmware.simulator import FvpRunner, QemuRunner
+from backend_core.simulate.simulator import FvpRunner, QemuRunner
 
 
 def test_qemu_command_line() -> None:

@@ -1,6 +1,6 @@
 """`cmlens run MODEL --board B` before any build: the fit verdict of the whole firmware decides, with
 the numbers `cmlens memory MODEL --board B` prints, and a firmware that fits gets its pools, stack,
-heap and sections where the verdict put them (backend_core/firmware/sized.py). The link and the QEMU
+heap and sections where the verdict put them (backend_core/boards/sized.py). The link and the QEMU
 run of such a layout are in test_board_layer_qemu.py; the ExecuTorch runner on it in the closing note."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.firmware.sized import DoesNotFitError, plan_board_run, run_board
-from backend_core.memory.boards import BoardSpec, Region
+from backend_core.build.board_fit import DoesNotFitError, plan_board_run
+from backend_core.boards.resolve import run_board
+from backend_core.boards.specs import BoardSpec, Region
 from backend_core.memory.runtime import load_table
 
 

@@ -29,15 +29,15 @@ def recorded_run_result(model: str) -> dict[str, Any]:
     """The `--json-file` dict of a recorded real QEMU M55 run of `model` (see the module docstring)."""
     if model in RUN_JSON:
         return json.loads(RUN_JSON[model].read_text())
-    from backend_core.firmware.boards import board_for
-    from backend_core.firmware.et_ops import OpCheck
-    from backend_core.firmware.simulator import SimResult
-    from backend_core.firmware.uart import parse_uart
+    from backend_core.boards.table import board_for
+    from backend_core.build.ops import OpCheck
+    from backend_core.simulate.simulator import SimResult
+    from backend_core.simulate.uart import parse_uart
 
     try:
-        from backend_core.firmware.run_result import ModelRunResult
+        from backend_core.judge.run_result import ModelRunResult
     except ImportError:                       # before the jobs refactor moved it
-        from backend_core.firmware.run_model import ModelRunResult
+        from backend_core.judge.run_result import ModelRunResult
 
     report = parse_uart(RUNS[model].read_text())
     board = board_for("cortex-m55")

@@ -7,7 +7,7 @@ import pytest
 
 from backend_core.errors import BadInputError
 from backend_core.memory import all_boards, analyze_memory, attach_board, board_named, custom_board, fit_findings
-from backend_core.memory.boards import MCUS_JSON, parse_size
+from backend_core.boards.specs import MCUS_JSON, parse_size
 
 from .conftest import lowered_program
 
@@ -51,7 +51,7 @@ def test_the_method_pool_must_fit_one_region(ds_cnn_report: dict) -> None:
     assert v["fits"]
     pool = next(n for n in v["needs"] if n["name"] == "method allocator pool")
     assert pool["region"] in ("DTCM", "SRAM1") and pool["mem_ids"] == [1]
-    from backend_core.memory.boards import BoardSpec, Region
+    from backend_core.boards.specs import BoardSpec, Region
 
     need = ds_cnn_report["method_allocator"]["used"]
     split = BoardSpec("split", "cortex-m4", None, tuple(Region(f"R{i}", need // 2, "ram") for i in range(4)), "test")

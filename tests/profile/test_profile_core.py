@@ -13,7 +13,7 @@ from backend_core.profile.costs import macs
 from backend_core.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base, parse_etdump
 from backend_core.profile.mapping import align
 from backend_core.profile.run import over_budget
-from backend_core.firmware.uart import parse_uart
+from backend_core.simulate.uart import parse_uart
 
 from profile_support import FIXTURES, TARGET_FIXTURES, final_of  # noqa: F401  fixtures
 
@@ -188,7 +188,7 @@ def test_units_are_named_for_what_they_count() -> None:
     """QEMU -icount: instructions; QEMU without it: not a cost; the FVP (no FVP here, only its board
     row): its cycles, not trusted for absolute timing."""
     from backend_core.profile.run import run_unit
-    from backend_core.firmware.boards import board_for
+    from backend_core.boards.table import board_for
 
     q = run_unit(board_for("cortex-m55", "qemu"), icount=True)
     assert (q.name, q.label, q.deterministic) == ("instructions", "instructions executed (QEMU -icount), not cycles",

@@ -10,8 +10,8 @@ import pytest
 
 
 def _libraries_ready(root: str) -> bool:
-    from backend_core.firmware.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.firmware.et_build import EtLibRequest, read_stamp
+    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.build.libraries import EtLibRequest, read_stamp
 
     co = inspect_checkout(root)
     cmsis = find_cmsis_nn(os.environ.get("CMSIS_NN_PATH"), co)

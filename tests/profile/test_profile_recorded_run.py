@@ -13,7 +13,7 @@ import pytest
 from backend_core.profile import build_profile, parse_etdump, qemu_icount
 from backend_core.profile.run import over_budget
 from backend_core.snapshot.model import snapshot_from_dict
-from backend_core.firmware.uart import parse_uart
+from backend_core.simulate.uart import parse_uart
 from profile_support import FIXTURES
 
 UART = FIXTURES / "uart_profile_layernorm_mlp_mps3-an547.txt"
@@ -73,7 +73,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     from app.cli.run import cmd_run
 
-    rm = importlib.import_module("backend_core.firmware.run_result")
+    rm = importlib.import_module("backend_core.judge.run_result")
     jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
     monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
@@ -83,9 +83,9 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     def fake_run_model(source, *, options, **_):
         seen["options"] = options
-        from backend_core.firmware.boards import board_for
-        from backend_core.firmware.et_ops import OpCheck
-        from backend_core.firmware.simulator import SimResult
+        from backend_core.boards.table import board_for
+        from backend_core.build.ops import OpCheck
+        from backend_core.simulate.simulator import SimResult
 
         board = board_for("cortex-m55")
         sim = SimResult(board, ["qemu-system-arm", "-icount", "shift=5"], 0, 0.7, 60.0, False, report,

@@ -37,7 +37,7 @@ def test_expected_outputs_are_the_lowered_program_bit_for_bit(gelu_conv) -> None
 
 
 def test_the_fake_quant_distance_is_recorded_in_steps_and_named(gelu_conv) -> None:
-    from backend_core.verdict.references import LOWERED, References
+    from backend_core.judge.references import LOWERED, References
 
     refs = References.from_json(gelu_conv.blobs["references.json"])
     assert refs.expected_from == LOWERED and refs.exact_reference
@@ -49,7 +49,7 @@ def test_the_fake_quant_distance_is_recorded_in_steps_and_named(gelu_conv) -> No
 
 
 def test_a_planted_fault_is_one_weight_byte_the_host_sees(gelu_conv) -> None:
-    from backend_core.verdict.fault import _pte_constants, plant_weight_fault
+    from backend_core.judge.fault import _pte_constants, plant_weight_fault
 
     pipe = gelu_conv.pipeline
     bpte = gelu_conv.blobs["model.bpte"]

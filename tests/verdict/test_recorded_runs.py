@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from backend_core.firmware.uart import parse_uart
-from backend_core.verdict import LABEL_QDIFF
-from backend_core.verdict.judge import judge_run
-from backend_core.verdict.references import read_beside
+from backend_core.simulate.uart import parse_uart
+from backend_core.judge import LABEL_QDIFF
+from backend_core.judge.verdict import judge_run
+from backend_core.judge.references import read_beside
 
 UART = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -3,7 +3,7 @@
  *   CMLENS FAULT: <HardFault|MemManage|BusFault|UsageFault|IRQ<n>|...> cfsr=0x... hfsr=0x... mmfar=0x...
  *       bfar=0x... pc=0x... lr=0x... xpsr=0x... sp=0x... exc_return=0x...
  *
- * (all on one line; values are 8 hex digits). backend_core/firmware/uart.py parses it. */
+ * (all on one line; values are 8 hex digits). backend_core/simulate/uart.py parses it. */
 #ifndef CMLENS_FAULT_H
 #define CMLENS_FAULT_H
 

@@ -11,14 +11,12 @@ import base64
 import binascii
 import codecs
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from .faults import FaultReport, parse_cmlens_fault, parse_ethosu_fault, parse_ethosu_fault_regs
-from ..memory.runner_figures import RunnerMemory
+from .faults import parse_cmlens_fault, parse_ethosu_fault, parse_ethosu_fault_regs
 from ..memory.runner_figures import feed_line as feed_memory_line
+from .uart_records import (CycleReport, ErrorStats, EtdumpBlock, OutputValue, TestResult, UartEvent, UartReport)
 
-NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this (no newline in sight) is cut
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
@@ -37,103 +35,6 @@ _OUTPUT = re.compile(r"Output\[(\d+)\]\[(\d+)\]: \((int|float|char|bool)\) (\S+)
 _ETDUMP_LINE = re.compile(r'echo "([^"]*)" \| base64 -d\s*>\s*(\S+)')
 _MODEL_RUN = re.compile(r"Model run: (\d)")
 _SIM_TIMEOUT = "Simulation is stopping. Reason: CPU time has been exceeded"
-
-
-@dataclass
-class TestResult:
-    suite: str       # "BundleIO" (ExecuTorch runner) or "selftest"
-    index: int
-    passed: bool
-    line_no: int
-
-
-@dataclass
-class ErrorStats:
-    testset: int
-    mean_absolute_error: float | None = None
-    max_absolute_error: float | None = None
-    mean_relative_error: float | None = None
-    max_relative_error: float | None = None
-    error: str | None = None   # "=== Error calculating stats ... ERROR:n ===" when stats failed
-
-
-@dataclass
-class CycleReport:
-    total: int | None = None
-    per_inference: float | None = None
-    available: bool = False
-    reason: str = ""
-    label: str = NOT_CYCLE_ACCURATE
-    counters: dict[str, float] = field(default_factory=dict)   # other PMU lines
-
-
-@dataclass
-class EtdumpBlock:
-    files: dict[str, bytes] = field(default_factory=dict)   # "etdump.bin" / "debug_buffer.bin" -> bytes
-    complete: bool = False
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def etdump(self) -> bytes | None:
-        return self.files.get("etdump.bin")
-
-    @property
-    def debug_buffer(self) -> bytes | None:
-        return self.files.get("debug_buffer.bin")
-
-
-@dataclass
-class OutputValue:
-    output: int
-    index: int
-    dtype: str
-    value: Any
-
-
-@dataclass
-class UartEvent:
-    """One parsed line. kind: test, error_stats, cycles, etdump, fault, error, output, memory, log, text."""
-
-    kind: str
-    line: str
-    line_no: int
-    data: Any = None
-
-
-@dataclass
-class UartReport:
-    tests: list[TestResult] = field(default_factory=list)
-    error_stats: list[ErrorStats] = field(default_factory=list)
-    cycles: CycleReport | None = None
-    etdumps: list[EtdumpBlock] = field(default_factory=list)
-    faults: list[FaultReport] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)          # [critical], E/F [executorch...] lines
-    outputs: list[OutputValue] = field(default_factory=list)
-    model_run_ok: bool | None = None
-    sim_time_exceeded: bool = False
-    lines: int = 0
-    garbage_chars: int = 0
-    # the runner's own memory accounting (method_allocator_*, planned buffers, out-of-memory lines)
-    memory: RunnerMemory = field(default_factory=RunnerMemory)
-
-    @property
-    def passed(self) -> bool | None:
-        """True when there are TEST lines and all PASS, False on any FAIL, None without TEST lines."""
-        if not self.tests:
-            return None
-        return all(t.passed for t in self.tests)
-
-    @property
-    def outcome(self) -> str:
-        """FAIL when a test failed (ExecuTorch's runner aborts after a FAIL, so a fault may follow),
-        else FAULT when the firmware faulted, else PASS, or NO RESULT without TEST lines."""
-        if self.passed is False:
-            return "FAIL"
-        if self.faults:
-            return "FAULT"
-        if self.passed is None:
-            return "NO RESULT"
-        return "PASS"
 
 
 class UartParser:

@@ -4,7 +4,6 @@ under a cache dir (default ~/.cache/cmlens/build/...)."""
 from __future__ import annotations
 
 import hashlib
-
 import contextlib
 import os
 import re
@@ -15,26 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from .boards import Board
-from .locks import exclusive_lock
+from ..boards.table import Board
+from ..toolchain.locks import exclusive_lock
 from ..errors import BuildError, Cancelled, ToolMissingError
-from ..kernel_sources import kernels_dir
-from .process import LineCallback, StreamingProcess
-from .tools import APT_TOOLCHAIN, apt_install
+from ..toolchain.process import LineCallback, StreamingProcess
+from ..toolchain.tools import APT_TOOLCHAIN, apt_install
+from .paths import KERNELS_DIR, cache_dir
 
-KERNELS_DIR = kernels_dir()
-TOOLCHAIN_FILE = KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"
 FIRMWARES: tuple[str, ...] = ("cmlens_selftest", "cmlens_selftest_fail", "cmlens_hang", "cmlens_fault",
                               "cmlens_fault_udf", "cmlens_ticks_wrap")
-
-
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$CMLENS_CACHE_DIR, else $XDG_CACHE_HOME/cmlens, else ~/.cache/cmlens."""
-    env = os.environ if env is None else env
-    if env.get("CMLENS_CACHE_DIR"):
-        return Path(env["CMLENS_CACHE_DIR"]).expanduser()
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "cmlens"
 
 
 @dataclass
@@ -109,7 +97,7 @@ _DIAGNOSES: list[tuple[re.Pattern[str], str, str]] = [
      "the firmware does not fit the board's memory", "reduce the firmware size or pick a board with more memory"),
     (re.compile(r"undefined reference to"), "the link failed (a symbol is missing)",
      "see the undefined symbol in the output above"),
-    (re.compile(r"Unknown CMLENS_BOARD"), "the board name is unknown", "use one of backend_core.firmware.boards.BOARDS"),
+    (re.compile(r"Unknown CMLENS_BOARD"), "the board name is unknown", "use one of backend_core.boards.table.BOARDS"),
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .process import LineCallback
+from ..toolchain.process import LineCallback
 from .simulator import SimResult
 
 

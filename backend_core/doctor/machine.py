@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ..errors import CmlensError
-from . import checkout as co
-from . import tools as tl
+from ..toolchain import checkout as co
+from ..toolchain import tools as tl
 
 
 @dataclass
@@ -122,8 +122,8 @@ def _library_cache_item(checkout: co.Checkout, cache_root: Path | None = None) -
     commit, or, for a checkout without git metadata (no commit), of the same checkout directory."""
     import json
 
-    from .build import cache_dir
-    from .et_build import STAMP, build_time_hint
+    from ..build.paths import cache_dir
+    from ..build.library_stamp import STAMP, build_time_hint
 
     base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
     built = []

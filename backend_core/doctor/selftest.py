@@ -8,12 +8,12 @@ from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .boards import Board, board_for
-from .build import BuildRequest, BuildResult, KernelBuilder
-from .faults import FaultReport
-from .process import LineCallback
-from .simulator import EventCallback, SimResult, runner_for, tick_unit
-from .uart import CycleReport, TestResult
+from ..boards.table import Board, board_for
+from ..build.kernels import BuildRequest, BuildResult, KernelBuilder
+from ..simulate.faults import FaultReport
+from ..toolchain.process import LineCallback
+from ..simulate.simulator import EventCallback, SimResult, runner_for, tick_unit
+from ..simulate.uart_records import CycleReport, TestResult
 
 # Firmware variants of kernels/selftest (CMake target names).
 VARIANTS: dict[str, str] = {

@@ -90,7 +90,7 @@ def read_program(model: Path) -> Any:
     """The deserialised Program of a .pte/.bpte (ExecuTorch's own deserialiser); None when it is not one."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from .et_ops import program_bytes
+    from .ops import program_bytes
 
     try:
         return deserialize_pte_binary(program_bytes(Path(model).read_bytes())).program

@@ -14,29 +14,25 @@ with the wheel's flatc (build_speed.py: 218 ninja steps instead of 441), through
 - every command's output is streamed and the build can be cancelled from any thread."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import shutil
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Mapping
 
-from .build import cache_dir, diagnose
-from .build_speed import PROGRESS_STREAM, NinjaProgress, compiler_cache_env, wheel_flatc
+from .paths import cache_dir
+from .speed import compiler_cache_env, wheel_flatc
 from .shared_outputs import forget_shared_archive, installed_runtime_is_this_builds
-from .checkout import git_head
+from ..toolchain.checkout import git_head
 from .freshness import Freshness, check_build
-from .locks import exclusive_lock
-from ..errors import BadInputError, BuildError, Cancelled, ToolMissingError
-from .process import LineCallback, StreamingProcess
-from .tools import APT_TOOLCHAIN, apt_install
-
-STAMP = "cmlens-libs.json"
+from ..errors import BadInputError, BuildError
+from ..toolchain.process import LineCallback
+from .steps import checkout_lock, check_build_tools, run_step
+from .library_stamp import STAMP, build_time_hint
 
 
 def slim_default() -> bool:
@@ -187,34 +183,6 @@ class EtLibraries:
     freshness: Freshness | None = None     # cached: ninja's no-op check that said so
 
 
-MEASURED_COLD_BUILD_S = (290, 668)     # 2 cores, load-dependent (issue 9 measurements)
-
-
-def cold_builds_here(cache_root: Path | None = None) -> list[float]:
-    """Seconds of every cold library build recorded in this cache (all checkouts and CPUs)."""
-    base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
-    out = []
-    for stamp in base.glob(f"*/{STAMP}"):
-        try:
-            s = json.loads(stamp.read_text()).get("cold_build_s")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(s, (int, float)) and s > 0:
-            out.append(float(s))
-    return out
-
-
-def build_time_hint(cache_root: Path | None = None) -> str:
-    """How long the first library build of a CPU takes: this machine's own record, else the measured range."""
-    done = cold_builds_here(cache_root)
-    if done:
-        lo, hi = min(done) / 60, max(done) / 60
-        span = f"{lo:.1f} min" if abs(hi - lo) < 0.1 else f"{lo:.1f}-{hi:.1f} min"
-        return f"{span} here before ({len(done)} cold build(s) in the cache)"
-    lo, hi = MEASURED_COLD_BUILD_S
-    return f"about {lo / 60:.0f}-{hi / 60:.0f} min on 2 cores, measured {lo}-{hi} s; longer with fewer cores or a loaded machine"
-
-
 def read_stamp(req: EtLibRequest) -> dict | None:
     try:
         return json.loads(req.stamp.read_text())
@@ -228,65 +196,6 @@ def is_built(req: EtLibRequest) -> bool:
     stamp = read_stamp(req)
     return (stamp is not None and stamp.get("defines") == req.defines() and stamp.get("complete", True) is not False
             and (req.install_dir / CONFIG_FILE).is_file())
-
-
-def checkout_lock_path(et_root: Path, cache_root: Path | None = None) -> Path:
-    base = Path(cache_root) if cache_root is not None else cache_dir()
-    digest = hashlib.sha1(str(Path(et_root).resolve()).encode()).hexdigest()[:16]
-    return base / "locks" / f"checkout-{digest}.lock"
-
-
-@contextlib.contextmanager
-def checkout_lock(et_root: Path, cancel_event: threading.Event, emit: LineCallback,
-                  cache_root: Path | None = None) -> Iterator[None]:
-    """Exclusive lock on the checkout (see the flatcc trap above), waiting cancellably."""
-    with exclusive_lock(
-            checkout_lock_path(et_root, cache_root), cancel_event,
-            lambda: emit("cmlens", f"waiting: another build is configuring {et_root} (one at a time per checkout)"),
-            "The ExecuTorch library build was cancelled."):
-        yield
-
-
-def run_step(argv: list[str], what: str, *, emit: LineCallback, cancel_event: threading.Event,
-             env: Mapping[str, str] | None = None, cwd: Path | None = None, progress: str = "") -> float:
-    """Run one cmake step with streamed output; BuildError (cause + fix) or Cancelled. With `progress`
-    (what is being built), ninja's [N/M] lines also come out as percentage lines on the
-    build_speed.PROGRESS_STREAM stream."""
-    emit("cmlens", "$ " + " ".join(argv))
-    start = time.monotonic()
-    on_line = emit
-    if progress:
-        meter = NinjaProgress(progress)
-
-        def on_line(stream: str, line: str) -> None:
-            emit(stream, line)
-            text = meter.feed(line)
-            if text:
-                emit(PROGRESS_STREAM, text)
-    try:
-        res = StreamingProcess(argv, on_line=on_line, env=env, cwd=cwd, cancel_event=cancel_event).run()
-    except FileNotFoundError as exc:
-        raise ToolMissingError(argv[0], apt_install("cmake"), what) from exc
-    if res.cancelled:
-        raise Cancelled(f"The {what} was cancelled.")
-    if res.returncode != 0:
-        lines = res.stdout + res.stderr
-        cause, fix = diagnose(lines)
-        raise BuildError(f"The {what} failed: {cause}.", f"Fix: {fix}", detail="\n".join(lines[-60:]))
-    return time.monotonic() - start
-
-
-def check_build_tools(env: Mapping[str, str]) -> tuple[str, str]:
-    """(cmake, ninja) paths; ToolMissingError with the install command otherwise."""
-    path = env.get("PATH")
-    cmake, ninja = shutil.which("cmake", path=path), shutil.which("ninja", path=path)
-    if not cmake:
-        raise ToolMissingError("cmake", apt_install("cmake"), "build ExecuTorch")
-    if not ninja:
-        raise ToolMissingError("ninja", apt_install("ninja-build"), "build ExecuTorch")
-    if not shutil.which("arm-none-eabi-gcc", path=path):
-        raise ToolMissingError("arm-none-eabi-gcc", apt_install(APT_TOOLCHAIN), "cross-compile ExecuTorch")
-    return cmake, ninja
 
 
 def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .boards import Board
-from .build import KERNELS_DIR, cache_dir
-from .build_speed import compiler_cache_env
-from .et_build import EtLibraries, check_build_tools, run_step
-from .process import LineCallback
+from ..boards.table import Board
+from .paths import KERNELS_DIR, cache_dir
+from .speed import compiler_cache_env
+from .libraries import EtLibraries
+from .steps import check_build_tools, run_step
+from ..toolchain.process import LineCallback
 
 RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
 RUNNER_TARGET = "arm_executor_runner"
@@ -189,7 +190,7 @@ class RunnerRequest:
         d = {
             "CMAKE_TOOLCHAIN_FILE": str(KERNELS_DIR / "cmake" / "arm-none-eabi-gcc.cmake"),
             "CMLENS_BOARD": self.board.name,
-            # an MCU's sizes on a QEMU board come with a table of their own (firmware/sized.py)
+            # an MCU's sizes on a QEMU board come with a table of their own (boards/sized.py)
             "CMLENS_BOARDS_JSON": self.board.table_file,
             "CMAKE_BUILD_TYPE": lib.build_type,
             "EXECUTORCH_ROOT": str(lib.et_root),

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .boards import ICOUNT_UNIT, Board
+from ..boards.table import ICOUNT_UNIT, Board
 from ..errors import Cancelled, SimulatorError, ToolMissingError
-from .process import LineCallback, StreamingProcess
-from .tools import apt_install, fvp_install_hint
-from .uart import UartEvent, UartParser, UartReport
+from ..toolchain.process import LineCallback, StreamingProcess
+from ..toolchain.tools import apt_install, fvp_install_hint
+from .uart_records import UartEvent, UartReport
+from .uart import UartParser
 
 EventCallback = Callable[[UartEvent], None]
 
@@ -88,7 +89,7 @@ class _Run:
 
 def _problem(r: SimResult) -> str:
     if r.timed_out:
-        from .last_seen import describe_timeout   # what was last seen, not "it hung"
+        from .last_seen import describe_timeout  # what was last seen, not "it hung"
 
         return describe_timeout(r.report, r.uart, r.timeout_s)
     if r.report.faults:

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
-from .boards import Board
-from .et_ops import OpCheck
-from .simulator import SimResult
-from .uart import NOT_CYCLE_ACCURATE
+from ..boards.table import Board
+from ..build.ops import OpCheck
+from ..simulate.simulator import SimResult
+from ..simulate.uart_records import NOT_CYCLE_ACCURATE
 
 
 class MissingOpsError(BadInputError):

@@ -24,8 +24,9 @@ from typing import Callable
 from ..errors import BadInputError, CmlensError
 from ..memory.elf import elf_sizes, parse_size_a, totals
 from ..memory.runtime import RuntimeSize, from_elf, from_table, heap_for, load_table, portable_ops, reservations
-from .boards import board_for
-from .build import KERNELS_DIR, BuildRequest, KernelBuilder, cache_dir
+from ..boards.table import board_for
+from .paths import KERNELS_DIR, cache_dir
+from .kernels import BuildRequest, KernelBuilder
 
 STAMP = "cmlens-libs.json"
 CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"
