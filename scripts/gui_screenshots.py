@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 MODEL_OF = {"fallbacks": "layernorm_mlp", "quantizer": "layernorm_mlp", "log": "layernorm_mlp",
             "numerics": "layernorm_mlp", "memory": "ds_cnn", "sweep": "ds_cnn",
             "target_result": "ds_cnn", "target_per_layer_gaps": "ds_cnn", "target_profile": "layernorm_mlp",
-            "target_doctor": "ds_cnn", "target_console": "ds_cnn"}
+            "target_doctor": "ds_cnn", "target_console": "ds_cnn", "accuracy": "digits_cnn"}
 
 
 def real_sweep() -> Path:
@@ -39,6 +39,23 @@ def real_sweep() -> Path:
     jobs = build_jobs(["ds_cnn", "layernorm_mlp"], parse_vary(["target=m4,m55"]), ("lower", "memory"))
     run_sweep(jobs, out, LocalPool(1))
     return out
+
+
+def fill_accuracy(win) -> None:  # noqa: ANN001
+    """The Accuracy tab with a real evaluation: digits_cnn calibrated on one random image (so int8 flips
+    predictions), evaluated in the job worker on its 450 held-out images, the first traced flip picked
+    (the graph coloured by its per-layer error, its input as a thumbnail)."""
+    from tests.gui.filled import LOWER_S, spin, wait_for
+
+    win.model_bar.calib.set_value("1")
+    status = wait_for(win.session.finished, LOWER_S, lambda: win.open_model("digits_cnn"))[0]
+    assert status == "done", win.error_panel.title.text()
+    win.show_tab("accuracy")
+    status = wait_for(win.accuracy.finished, 600, win.accuracy.run_current)[0]
+    assert status == "done", win.accuracy.error
+    rows = win.accuracy.flip_rows()
+    win.accuracy.select_flip(next((i for i, r in enumerate(rows) if r.get("layer")), 0))
+    spin(600)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             win.resize(*(int(x) for x in args.size.split("x")))
         win.show()
         spin(400)
-        fill_window(win, model)
+        if model == "digits_cnn":
+            fill_accuracy(win)
+        else:
+            fill_window(win, model)
         if sweep_dir is not None and "sweep" in wanted:
             win.open_sweep(str(sweep_dir))
         if model == "layernorm_mlp":

@@ -167,7 +167,7 @@ class ConfusionMatrices(QWidget):
         title_h = fm.height() + 2
         each_w = (self.width() - gap * (len(mats) - 1) - 4) / len(mats)
         cell = max(2.0, min((each_w - label_w) / n, (self.height() - title_h - 2 * fm.height() - 8) / n))
-        caption = "rows: true class · columns: predicted · red outline: more of a mistake than float makes"
+        caption = "right/all · rows: true class · columns: predicted · red outline: more of a mistake than float makes"
         p.setPen(QColor(theme.ON_LIGHT["muted"]))
         p.drawText(QRectF(2, title_h + fm.height() + 4 + n * cell, self.width() - 4, fm.height()),
                    int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
@@ -179,7 +179,7 @@ class ConfusionMatrices(QWidget):
             gx = x0 + label_w
             gy = title_h + fm.height() + 2
             p.setPen(text)
-            title = f"{MODEL_LABELS[key]}: {sum(conf[i][i] for i in range(n))}/{sum(map(sum, conf))} right"
+            title = f"{MODEL_LABELS[key]}: {sum(conf[i][i] for i in range(n))}/{sum(map(sum, conf))}"
             p.drawText(QRectF(x0, 0, each_w, title_h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                        fm.elidedText(title, Qt.TextElideMode.ElideRight, int(each_w)))
             show_names = cell >= max(fm.horizontalAdvance(s) for s in names) + 2 and cell >= fm.height() - 4

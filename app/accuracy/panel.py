@@ -376,11 +376,12 @@ class AccuracyPanel(QWidget):
         cmap = pg.colormap.get(HEAT_MAP)
         colors = {nid: cmap.map(1.0 - max(0.0, min(1.0, (v - lo) / (hi - lo))), mode="qcolor")
                   for nid, v in prof.items()}
-        self._heat = (lo, hi, f"{r.get('sample')}: SQNR lowered vs float")
+        self._heat = (lo, hi, f"{r.get('sample')}, lowered vs float")
         self.heatChanged.emit(colors)
         if r.get("layer"):
             self.nodeClicked.emit(r["layer"])
         worst = r.get("layer")
         if worst and worst in usual:
-            self.message.emit(f"{r.get('sample')}: flipped at {worst}: {prof.get(worst, 0):.1f} dB vs "
-                              f"{usual[worst]:.1f} dB usual")
+            layers = {x["node"]: x for x in ((self._result or {}).get("flips") or {}).get("layers", [])}
+            self.message.emit(f"{r.get('sample')} flipped at {layers.get(worst, {}).get('label', worst)}: SQNR "
+                              f"{prof.get(worst, 0):.1f} dB there vs {usual[worst]:.1f} dB usual")
