@@ -17,11 +17,14 @@ def _dim_order(val: Any) -> tuple[int, ...]:
         return tuple(range(val.dim()))
 
 
-def tensor_expr(val: Any, maker: str = "torch.randn") -> str:
-    """An expression making a tensor with `val`'s shape, dtype and dim order."""
+def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False) -> str:
+    """An expression making a tensor with `val`'s shape, dtype and dim order; `positive` for buffers
+    such as a batch norm's running variance (random negative values make NaNs in calibration)."""
     shape = list(val.shape)
     dtype = str(val.dtype)
-    if val.dtype.is_floating_point:
+    if val.dtype.is_floating_point and positive:
+        base = f"(torch.rand({shape}) + 0.5)"
+    elif val.dtype.is_floating_point:
         base = f"{maker}({shape}" + ("" if dtype == "torch.float32" else f", dtype={dtype}") + ")"
     elif val.dtype == __import__("torch").bool:
         base = f"torch.rand({shape}) > 0.5"
@@ -67,7 +70,10 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
                     versions: dict[str, str], flow: str = "legacy") -> str:
     """The file for the nodes `keep` (names in `ep.graph`) computing `output`; every other node
     feeding them becomes an input (a user tensor) or a parameter (a weight)."""
-    nodes = {n.name: n for n in ep.graph.nodes}
+    keep = set(keep)
+    for n in ep.graph.nodes:     # a getitem of a node left out is an input itself (a tensor, not a tuple)
+        if n.name in keep and n.target is operator.getitem and n.args[0].name not in keep and n.name != output:
+            keep.discard(n.name)
     sig = ep.graph_signature
     params = {**sig.inputs_to_parameters, **sig.inputs_to_buffers}
     order = [n for n in ep.graph.nodes if n.name in keep]
@@ -93,8 +99,9 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
             args = [w.arg(a) for a in n.args] + [f"{k}={w.arg(v)}" for k, v in n.kwargs.items()]
             rhs = f"torch.ops.{n.target}({', '.join(args)})"
         body.append(f"        {names[n.name]} = {rhs}")
-    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'])}, requires_grad=False)"
-            for i, a in enumerate(weights)]
+    buffers = set(sig.inputs_to_buffers)
+    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'], positive=a.name in buffers)}, "
+            "requires_grad=False)" for i, a in enumerate(weights)]
     ins = ", ".join(tensor_expr(a.meta["val"]) for a in inputs)
     explicit = flow == "explicit"
     lines = [

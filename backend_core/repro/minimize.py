@@ -93,8 +93,9 @@ def same_error(got: str, expected: str) -> bool:
     return g_type.rsplit(".", 1)[-1] == e_type.rsplit(".", 1)[-1] and g_msg.strip() == e_msg.strip()
 
 
-def find_failure(source: str, options: PipelineOptions, say: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
-    """(the float ExportedProgram, the failure diagnosis) of lowering `source`; BadInputError when it lowers."""
+def find_failure(source: str, options: PipelineOptions, say: Callable[[str], None]) -> tuple[Any, dict[str, Any], Any]:
+    """(the float ExportedProgram, the failure diagnosis, the quantized-stage snapshot) of lowering
+    `source`; BadInputError when it lowers."""
     model = load_model(parse_model_source(source))
     pipe = LoweringPipeline(model, options, say, keep_edge_program=False)
     ep = None
@@ -108,12 +109,13 @@ def find_failure(source: str, options: PipelineOptions, say: Callable[[str], Non
             raise BadInputError(f"{source} fails in '{e.stage}' before any pass: {e.message}",
                                 "cmlens repro reduces failures of ExecuTorch's quantisation passes and "
                                 "Cortex-M passes; fix the export first.") from e
-        return ep, failure
+        quantized = next((sn for sn in pipe.snapshots if sn.stage == "quantized"), None)
+        return ep, failure, quantized
     raise BadInputError(f"{source} lowers without error with these options: there is nothing to reproduce.",
                         "Run cmlens repro on a model (and options) that `cmlens lower` reports as failed.")
 
 
-def _failing_node(ep: Any, failure: dict[str, Any]) -> Any:
+def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> Any:
     """The failing op's node in the float export: by its name at quantisation time, else (the
     quantizer's transform_for_annotation rewrote it, e.g. matmul -> bmm) the last node of the same
     model line in the same module; the candidate runs decide whether it reproduces."""
@@ -128,8 +130,17 @@ def _failing_node(ep: Any, failure: dict[str, Any]) -> Any:
     same_line = [n for n in ep.graph.nodes if n.op == "call_function" and file
                  and f'File "{file}", line {line},' in (n.meta.get("stack_trace") or "")
                  and module_path_from_stack(n.meta.get("nn_module_stack"))[0] == failure.get("module")]
-    if same_line:
-        return same_line[-1]
+    if quantized is not None and same_line:
+        # one line can make several such ops (a loop over heads): the failing one is the k-th op of
+        # its kind on that line at quantisation time, and the k-th renamed op on it here
+        q_same = [n.id for n in quantized.nodes if n.source is not None and n.source.file == file
+                  and str(n.source.line) == line and n.module_path == failure.get("module")
+                  and n.target == failure.get("op")]
+        renamed = [n for n in same_line if quantized.node(n.name) is None]
+        if name in q_same and len(renamed) == len(q_same):
+            return renamed[q_same.index(name)]
+    if len(same_line) == 1:
+        return same_line[0]
     raise CmlensError(f"The failing op {name} ({failure.get('op')}) is not in the float export graph, and no "
                       f"op of {src or 'its line'} in module {failure.get('module')!r} is.",
                       "Report this: the repro needs the op's node at export time.")
@@ -163,9 +174,9 @@ def _depth_sets(fail: Any, max_depth: int) -> list[set[str]]:
 def make_repro(source: str, options: PipelineOptions, out: str, *,
                on_status: Callable[[str], None] | None = None, fresh_check: bool = True) -> ReproResult:
     say = on_status or (lambda _t: None)
-    ep, failure = find_failure(source, options, say)
+    ep, failure, quantized = find_failure(source, options, say)
     expected = expected_error(failure)
-    fail = _failing_node(ep, failure)
+    fail = _failing_node(ep, failure, quantized)
     versions = {k: v for k, v in stack_versions().items() if k in ("torch", "torchao", "executorch")}
     where = f" at {Path(failure['source'].rsplit(':', 1)[0]).name}:{failure['source'].rsplit(':', 1)[1]}" \
         if failure.get("source") else ""
@@ -190,7 +201,8 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
             keep = cand
             break
     if keep is None:
-        raise CmlensError(f"No subgraph of up to depth {MAX_DEPTH} around {fail.name} reproduces \"{expected}\".",
+        raise CmlensError(f"No subgraph of up to depth {MAX_DEPTH} around {fail.name} reproduces \"{expected}\" "
+                          f"(tried {', '.join(str(n) for n, _ in tries)} nodes: each lowered or failed otherwise).",
                           "The failure depends on more of the model than the op's neighbourhood (for example "
                           "its quantisation parameters, from calibration); file the model itself.")
     by_depth = [n for n in reversed(list(ep.graph.nodes)) if n.name in keep and n.name != fail.name]

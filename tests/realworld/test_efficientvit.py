@@ -41,6 +41,9 @@ def test_keep_going_lowers_the_rest() -> None:
     check_keep_going(lower(NAME, keep_going=True))
 
 
+@pytest.mark.xfail(strict=True, raises=Exception, reason="not reduced yet: no subgraph of the float graph up to "
+                   "depth 6 around the bmm (nor with its users) fails this way on its own; the mixed-dtype "
+                   "chain needs more of the model (open item of issue 26)")
 def test_repro_fails_the_same_way_in_a_fresh_process(tmp_path: Path) -> None:
     rep = repro(NAME, tmp_path)
     check_repro_fresh(rep, "expected scalar type torch.int8 but found torch.float32")
