@@ -92,7 +92,9 @@ def run_corpus(names: Iterable[str], workers: int | None = None,
                on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
     """Every case's result, in order; `on_result` sees each one as it arrives."""
     names = list(names)
-    workers = workers or int(os.environ.get("CMLENS_CORPUS_WORKERS", "2"))
+    # under pytest-xdist the suite's other worker already uses the second core
+    default = "1" if os.environ.get("PYTEST_XDIST_WORKER") else "2"
+    workers = workers or int(os.environ.get("CMLENS_CORPUS_WORKERS", default))
     jobs = [(n, i % 2 == 0) for i, n in enumerate(names)]
     out: list[CaseResult] = []
     if workers <= 1:
