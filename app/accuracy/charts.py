@@ -52,6 +52,12 @@ class AccuracyBars(QWidget):
             out[k] = {key: 100 * m[key] for key, _, _ in SERIES if isinstance(m.get(key), (int, float))}
         return out
 
+    @staticmethod
+    def name(key: str, result: dict[str, Any] | None) -> str:
+        """A row's name; the target's says on how many samples it ran (the first K)."""
+        n = ((result or {}).get("models", {}).get(key) or {}).get("n") if key == "target" else None
+        return f"target ({n} samples)" if n else MODEL_LABELS[key]
+
     def floor(self) -> float:
         vals = [v for row in self.values().values() for v in row.values()]
         if not vals:
@@ -83,7 +89,7 @@ class AccuracyBars(QWidget):
             p.drawText(x + 14, y, label)
             x += w + 14
         top = y + fm.descent() + 8
-        name_w = max(fm.horizontalAdvance(MODEL_LABELS[k]) for k in vals) + 10
+        name_w = max(fm.horizontalAdvance(self.name(k, self.result)) for k in vals) + 10
         val_w = fm.horizontalAdvance("100.00 %") + 8
         left, right = name_w, self.width() - val_w - 6
         bottom = self.height() - fm.height() - 8
@@ -99,7 +105,7 @@ class AccuracyBars(QWidget):
             y0 = top + r * row_h + (row_h - 2 * bar_h - 2) / 2
             p.setPen(text)
             p.drawText(QRectF(0, y0, name_w - 6, 2 * bar_h + 2), int(Qt.AlignmentFlag.AlignRight
-                                                                    | Qt.AlignmentFlag.AlignVCenter), MODEL_LABELS[k])
+                                                                    | Qt.AlignmentFlag.AlignVCenter), self.name(k, self.result))
             for i, (key, _label, color) in enumerate(SERIES):
                 if key not in row:
                     continue

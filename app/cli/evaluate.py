@@ -46,6 +46,11 @@ def add_evaluate_command(sub: Any) -> None:
     p.add_argument("--threshold-db", type=float, default=3.0, metavar="DB",
                    help="a layer departs when a flipped sample's SQNR there is this far below the median "
                         "(default %(default)s)")
+    p.add_argument("--on-target", type=int, nargs="?", const=16, default=0, metavar="K",
+                   help="also run the first K samples (default 16) on the board (QEMU/FVP, --target's CPU) in one "
+                        "firmware, each checked bit for bit against the lowered program")
+    p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout for --on-target (default: $EXECUTORCH_ROOT)")
+    p.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN tree for --on-target (default: $CMSIS_NN_PATH)")
     p.add_argument("--json", metavar="F", help="write the job's report (lowering + the evaluate section) as JSON")
     p.add_argument("--html", metavar="F", help="write the report as a self-contained HTML file")
     p.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")
@@ -67,6 +72,11 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
             folder_layout(args.data)             # missing, empty or unlabelled: exit 2 in a second, not after lowering
         if args.limit is not None and args.limit < 1:
             raise BadInputError("--limit must be 1 or more.", "Pass the number of samples to evaluate.")
+        if args.on_target < 0:
+            raise BadInputError("--on-target K: K must be 1 or more.", "E.g. --on-target 16.")
+        if args.on_target and not (args.et_root or os.environ.get("EXECUTORCH_ROOT")):
+            raise BadInputError("--on-target needs an ExecuTorch checkout to build the runner.",
+                                "Pass --et-root PATH (and --cmsis-nn PATH), or set EXECUTORCH_ROOT.")
         if not args.verbose:
             for name in ("", "torch", "executorch"):
                 logging.getLogger(name).setLevel(logging.ERROR)
@@ -78,10 +88,13 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
         outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
+        from backend_core.jobs.spec import RunOptions
+
         job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
                   steps=("lower", "evaluate"), outputs=outputs,
+                  run=RunOptions(et_root=args.et_root, cmsis_nn=args.cmsis_nn),
                   evaluate=EvaluateOptions(data=args.data, limit=args.limit, flips=not args.no_flips,
-                                           threshold_db=args.threshold_db))
+                                           threshold_db=args.threshold_db, on_target=args.on_target))
 
         last = {"t": 0.0}
 

@@ -49,6 +49,15 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
         row += (f" {_num(e.get('rmse'))} {_num(e.get('mae'))} {_num(e.get('l2_relative'))} {_num(e.get('cosine'))}"
                 f" {_num(res['speed'][k]['samples_per_s'], '10.1f')}")
         out.append(row)
+    tm = res["models"].get("target")
+    if tm:                                   # the first K samples on the board (jobs/evaluate_target.py)
+        row = f"{'target (' + str(tm['n']) + ' samples)':20}"
+        if task == "classification":
+            row += f" {_pct(tm.get('top1'))} {'-':>9}"
+        row += f" {_pct(tm.get('agreement'))}"
+        if tm.get("lowered_top1_same_samples") is not None:
+            row += f"   (lowered on the same {tm['n']}: {_pct(tm['lowered_top1_same_samples']).strip()})"
+        out.append(row)
     out.append(f"{'':20} (RMSE, MAE, L2 relative error and cosine of output 0 against float, as ST Edge AI's "
                "validate reports them)")
     low_fq = res["models"]["lowered"].get("agreement_with_fake_quant")

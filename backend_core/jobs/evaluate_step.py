@@ -36,3 +36,7 @@ def evaluate_step(job: Any, res: Any, emit: Callable[[str, dict[str, Any]], None
     res.steps["evaluate"] = evaluate(programs, data, flips=opts.flips, threshold_db=opts.threshold_db,
                                      reference_samples=opts.reference_samples, progress=say,
                                      should_stop=cancel.is_set)
+    if opts.on_target:
+        from .evaluate_target import evaluate_on_target
+
+        evaluate_on_target(job, low, data, res.steps["evaluate"], opts.on_target, emit, cancel)
