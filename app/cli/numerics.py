@@ -84,23 +84,14 @@ def run_numerics_command(args: argparse.Namespace) -> int:
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
     from backend_core.execute.inprocess import run_in_process
     from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs.numerics_step import progress_events
     from backend_core.jobs.spec import NumericsOptions
 
     calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
     job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
               steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs=args.inputs, local_samples=args.local_samples))
-    lowering_progress, analysis_progress = _progress("lowering"), _progress("analysis")
-    planned: list[int] = []
-
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if kind == "stage":
-            planned.append(1)
-            lowering_progress(len(planned), len(data["planned"]), f"lowering: {data['snapshot'].stage}")
-        elif kind == "progress":
-            analysis_progress(data["done"], data["total"], data["text"])
-
-    done = run_in_process(job, on_event)
+    done = run_in_process(job, progress_events(_progress("lowering"), _progress("analysis")))
     if done.exception is not None:
         return _error(done.exception, args.verbose)
     if done.error:

@@ -47,3 +47,18 @@ def numerics_step(job: Job, res: JobResult, emit: EventCallback, cancel: threadi
                       sample_size=job.numerics.sample_size, local_samples=job.numerics.local_samples or None)
     res.numerics = num
     res.steps["numerics"] = num.to_dict()
+
+
+def progress_events(lowering: Callable[[int, int, str], None],
+                    analysis: Callable[[int, int, str], None]) -> EventCallback:
+    """A lower + numerics job's events as two progress callbacks (done, total, text): the stages while
+    it lowers, then the analysis. What the CLI prints and the numerics worker streams."""
+    seen = [0]
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "stage":
+            seen[0] += 1
+            lowering(seen[0], len(data["planned"]), f"lowering: {data['snapshot'].stage}")
+        elif kind == "progress":
+            analysis(data["done"], data["total"], data["text"])
+    return on_event

@@ -69,22 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         parse_inputs(args.inputs)                  # fails before the 8 s import
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         from ..jobs import Job, LowerRequest, run_job
+        from ..jobs.numerics_step import progress_events
         from ..jobs.spec import NumericsOptions
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
         job = Job(args.source, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
                   steps=("lower", "numerics"), numerics=NumericsOptions(inputs=args.inputs))
-        lowering, analysis = _Throttle("lowering"), _Throttle("analysis")
-        stages: list[int] = []
-
-        def on_event(kind: str, data: dict[str, Any]) -> None:
-            if kind == "stage":
-                stages.append(1)
-                lowering(len(stages), len(data["planned"]), f"lowering: {data['snapshot'].stage}")
-            elif kind == "progress":
-                analysis(data["done"], data["total"], data["text"])
-
-        done = run_job(job, on_event, cancel)
+        done = run_job(job, progress_events(_Throttle("lowering"), _Throttle("analysis")), cancel)
         if done.exception is not None:
             raise done.exception
         result = done.numerics
