@@ -139,6 +139,8 @@ def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str |
 
 
 _EOL = re.compile(r"\r\n|\r|\n")
+PROTOCOL_LINE_LIMIT = 256 << 20      # one worker message: a stage snapshot of a real-sized model
+TOOL_LINE_LIMIT = 1 << 20            # a build or simulator line
 
 
 class LineSplitter:
@@ -147,9 +149,12 @@ class LineSplitter:
     One splitter for every stream the product reads: worker stdout/stderr in the GUI, and the
     build and simulator output in backend_core.toolchain.process. A partial line longer than
     `max_partial` characters is emitted as it is (a runner printing megabytes without a newline).
+    A protocol line is one stage's snapshot: 2.7 MB for timm's ghostnet_050 (1,451 nodes), so the
+    default is far above any graph (at 1 MiB such stages were cut, unreadable, and the window kept
+    them "pending"); build and simulator streams pass `TOOL_LINE_LIMIT`.
     """
 
-    def __init__(self, max_partial: int = 1 << 20) -> None:
+    def __init__(self, max_partial: int = PROTOCOL_LINE_LIMIT) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buf = ""
         self.max_partial = max_partial

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..protocol import LineSplitter
+from ..protocol import TOOL_LINE_LIMIT, LineSplitter
 
 # on_line(stream, line): stream is "stdout" or "stderr"; line has no line terminator.
 LineCallback = Callable[[str, str], None]
@@ -69,7 +69,7 @@ class StreamingProcess:
         ]
         for t in readers:
             t.start()
-        splitters = {"stdout": LineSplitter(), "stderr": LineSplitter()}
+        splitters = {"stdout": LineSplitter(TOOL_LINE_LIMIT), "stderr": LineSplitter(TOOL_LINE_LIMIT)}
         open_streams = 2
         deadline = None if timeout is None else start + timeout
         while open_streams:
