@@ -103,6 +103,7 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     import shutil
 
     from backend_core.simulate.semihosting import semihosting_files
+    from backend_core.judge.outcome import simulated_outcome
     from backend_core.simulate.simulator import runner_for
     from conformance_cases import references_path
     from conformance_compare import against_references, compare, module_qtol
@@ -114,7 +115,7 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     res = sim.run(elf, timeout=timeout, semihosting_args=argv, cwd=cwd)
     errs = [e for e in res.report.errors if "BundleIO" not in e and "mismatched" not in e
             and "Bundle verification" not in e][:6] + [f.summary() for f in res.report.faults][:2]
-    runner = res.outcome
+    runner = simulated_outcome(res)
     bundle_io = next((t.passed for t in res.report.tests), None)
     ran_to_end = res.report.tests or any("Model run:" in line for line in res.uart)
     data = Path(low.bpte).read_bytes()

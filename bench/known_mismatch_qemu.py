@@ -57,6 +57,7 @@ def main() -> int:
     from backend_core.simulate.semihosting import semihosting_files
     from backend_core.simulate.simulator import runner_for
     from backend_core.lowering.references import bundle_with_references
+    from backend_core.judge.outcome import simulated_outcome
     from backend_core.judge.verdict import judge_run
     from backend_core.judge.kernel_refs import has_known_ops
     from backend_core.judge.references import References, beside
@@ -90,7 +91,7 @@ def main() -> int:
         t0 = time.monotonic()
         res = runner_for(board).run(elf, timeout=60, semihosting_args=semihosting_files(Path(lo.bpte), cwd), cwd=cwd)
         files = {Path(p).name: Path(p) for p in glob.glob(str(cwd / "out-*.bin"))}
-        run = _Run(res.outcome, res, files, None, res.problem)
+        run = _Run(simulated_outcome(res), res, files, None, res.problem)
         plain = References.from_dict({k: v for k, v in refs.to_dict().items()
                                       if k not in ("kernel_mismatches", "target_faithful")})
         before = judge_run(run, Path(lo.bpte), plain, refs.steps, atol=0.0, rtol=0.0, etdump=False)

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backend_core.jobs.etrecord_lowering import lower_with_etrecord  # noqa: E402
-from backend_core.jobs.firmware_step import _attach_gaps, run_on_target  # noqa: E402
+from backend_core.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
 from backend_core.jobs.spec import RunOptions  # noqa: E402
 from backend_core.pipeline.reference_check import output_steps  # noqa: E402
 from backend_core.build.debug_buffer import read_program  # noqa: E402
@@ -58,7 +58,7 @@ def main() -> int:
         run = run_on_target(str(path), et_root=args.et_root, cmsis_nn=args.cmsis_nn, options=opts,
                             on_line=emit, workdir=work / name)
         if args.etdump:           # a ready-made .bpte has no ETRecord in the run: the one of this lowering
-            _attach_gaps(run, rec, work / name, "MSE", emit)
+            attach_gaps(run, rec, "MSE", emit)
             run.verdict = judge_run(run, path, read_beside(path), output_steps(read_program(path)),
                                     atol=opts.atol, rtol=opts.rtol, etdump=True)
             run.outcome = run.verdict.outcome

@@ -21,14 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from backend_core.boards.table import board_for  # noqa: E402
 from backend_core.build.kernels import BuildRequest, KernelBuilder  # noqa: E402
 from backend_core.doctor.selftest import workload_ticks  # noqa: E402
+from backend_core.judge.outcome import simulated_outcome  # noqa: E402
 from backend_core.simulate.simulator import QemuRunner  # noqa: E402
 
 
 def _time(board, elf: Path, icount: bool, timeout: float) -> tuple[float, dict[str, int], str]:
     result = QemuRunner(board, icount=icount).run(elf, timeout=timeout)
     if result.exit_code != 0:
-        raise SystemExit(f"{elf} on {board.name} (icount={icount}) ended with {result.outcome}: {result.problem}")
-    return result.elapsed_s, workload_ticks(result.uart), result.outcome
+        raise SystemExit(f"{elf} on {board.name} (icount={icount}) ended with {simulated_outcome(result)}: {result.problem}")
+    return result.elapsed_s, workload_ticks(result.uart), simulated_outcome(result)
 
 
 def bench_target(target: str, reps: int, elf: Path | None, build_root: Path, timeout: float) -> float:

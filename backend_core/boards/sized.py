@@ -92,11 +92,12 @@ def sections_for(verdict: dict[str, Any], memory: list[MemoryRegion], base: Boar
     return aliases
 
 
-def sized_board(spec: Any, verdict: dict[str, Any], out_root: Path, *, stack: int, heap: int) -> Board:
+def sized_board(spec: Any, verdict: dict[str, Any], out_root: Path, *, stack: int, heap: int,
+                base: Board | None = None) -> Board:
     """A kernels/ Board with `spec`'s (boards.specs.BoardSpec) regions on the QEMU board of its core,
     sections where `verdict` placed them, written as a one-row boards.json under `out_root` (the run's
     <cache>/boards) in a directory named by its content, so a runner build directory keeps its table."""
-    base = qemu_base(spec.core)
+    base = base or qemu_base(spec.core)      # the run's board (boards.resolve), else resolved here
     regions = [{"name": r.name, "bytes": r.size, "kind": r.kind, "what": r.what} for r in spec.regions]
     memory = lay_out(regions, base)
     aliases = sections_for(verdict, memory, base)

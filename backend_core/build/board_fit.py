@@ -27,7 +27,8 @@ class DoesNotFitError(BadInputError):
 
 
 def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops: list[str],
-                   etdump: bool = False, refuse: bool = True, on_status: Any = None) -> tuple[Board, dict[str, Any]]:
+                   etdump: bool = False, refuse: bool = True, on_status: Any = None,
+                   base: Board | None = None) -> tuple[Board, dict[str, Any]]:
     """The sized Board and the memory report (with its verdict) for running `model` (.pte/.bpte) with
     `spec`'s sizes; DoesNotFitError before any build when the verdict says it does not fit. The
     runner's pools are then the verdict's own figures: report["pools"] = {"method": B, "temp": B}."""
@@ -38,7 +39,7 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
     if etdump:
         raise BadInputError("--etdump does not go with --board: its debug buffer (2 MiB by default) is not "
                             "part of the firmware the verdict sizes.", "Drop --etdump, or run without --board.")
-    base = qemu_base(spec.core)
+    base = base or qemu_base(spec.core)      # the QEMU board of the MCU's core (boards.resolve.RunBoard)
     data = model.read_bytes()
     rep = analyze_memory(program_bytes(data) if model.suffix == ".bpte" else data, None, target=base.cpu,
                          bundled_inputs=model.suffix == ".bpte")
@@ -55,18 +56,18 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
     need = {n["name"]: n["bytes"] for n in rep["verdict"]["needs"]}
     rt = rep["runtime"]
     board = sized_board(spec, rep["verdict"], out_root if out_root is not None else cache_dir() / "boards",
-                        stack=rt["stack"], heap=rt["heap"])
+                        stack=rt["stack"], heap=rt["heap"], base=base)
     rep["pools"] = {"method": need["method allocator pool"], "temp": need["temp allocator pool"]}
     return board, rep
 
 
-def verdict_lines(rep: dict[str, Any]) -> list[str]:
+def verdict_lines(rep: dict[str, Any], base: Board | None = None) -> list[str]:
     """The fit verdict a `--board` run prints before it builds (the lines of `cmlens memory`)."""
     from ..memory.verdict import kib
 
     v, b = rep["verdict"], rep["board"]
     out = [f"fit: {b['name']} ({kib(b['ram_bytes'])} RAM, {kib(b['flash_bytes'])} flash), linked into those sizes "
-           f"on QEMU {qemu_base(b['core']).machine}"]
+           f"on QEMU {(base or qemu_base(b['core'])).machine}"]
     for n in v["needs"]:
         out.append(f"  {n['kind']:5} {kib(n['bytes']):>12}  {n['name']:30} -> {n['region'] or 'DOES NOT FIT'}")
     out.append("fit: FITS, " + f"{kib(v['ram_free_bytes'])} RAM free, {kib(v['flash_free_bytes'] or 0)} flash free"

@@ -12,7 +12,8 @@ from ..boards.table import Board, board_for
 from ..build.kernels import BuildRequest, BuildResult, KernelBuilder
 from ..simulate.faults import FaultReport
 from ..toolchain.process import LineCallback
-from ..simulate.simulator import EventCallback, SimResult, runner_for, tick_unit
+from ..judge.outcome import run_outcome
+from ..simulate.simulator import EventCallback, runner_for, tick_unit
 from ..simulate.uart_records import CycleReport, TestResult
 
 # Firmware variants of kernels/selftest (CMake target names).
@@ -87,13 +88,6 @@ def workload_ticks(uart: list[str]) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in map(_TICKS.match, uart) if m}
 
 
-def _outcome(sim: SimResult) -> str:
-    out = sim.outcome
-    if out == "PASS" and sim.exit_code not in (0, None):
-        return "FAIL"  # every line said PASS but the firmware reported failure
-    return out
-
-
 def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float = 30.0, *,
                  variant: str = "selftest", build_root: Path | None = None,
                  on_line: LineCallback | None = None, on_event: EventCallback | None = None,
@@ -124,7 +118,7 @@ def run_selftest(target: str = "cortex-m55", sim: str = "qemu", timeout: float =
     step("run")
     result = runner.run(elf, timeout=timeout)
     return SelftestResult(
-        target=board.cpu, board=board, variant=variant, outcome=_outcome(result), exit_code=result.exit_code,
+        target=board.cpu, board=board, variant=variant, outcome=run_outcome(result), exit_code=result.exit_code,
         tests=result.report.tests, cycles=result.report.cycles,
         fault=result.report.faults[0] if result.report.faults else None, problem=result.problem, elf=elf,
         configure_s=build.configure_s, build_s=build.build_s, run_s=result.elapsed_s, uart=result.uart,

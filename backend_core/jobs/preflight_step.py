@@ -61,7 +61,7 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
     return rep
 
 
-def gate(source: str, model: Path, options: PipelineOptions, board_name: str | None,
+def gate(source: str, model: Path, options: PipelineOptions, board: Any,
          emit: Callable[[str, str], None], lowered: Any = None) -> list[Finding]:
     """Findings for the model the run is about to build: `lowered` is the lowering it came from (else
     the cache has it: model_file() just lowered it with the same options). Raises PreflightError when
@@ -75,7 +75,7 @@ def gate(source: str, model: Path, options: PipelineOptions, board_name: str | N
             findings.extend(res.preflight)
     have = {(f.node, f.rule) for f in findings}
     findings.extend(f for f in check_snapshot(None, program=model.read_bytes()) if (f.node, f.rule) not in have)
-    findings.extend(memory_findings(model.read_bytes(), final, board_name, options.target, emit))
+    findings.extend(memory_findings(model.read_bytes(), final, board, options.target, emit))
     for f in findings:
         emit("cmlens", f"pre-flight: {f.line()}")
     if not findings:

@@ -27,6 +27,7 @@ class JobResult:
     preflight: Any = field(default=None, repr=False, compare=False)    # the check step's PreflightReport
     numerics: Any = field(default=None, repr=False, compare=False)     # the numerics step's NumericsResult
     numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/numerics_step.py)
+    run_environment: Any = field(default=None, repr=False, compare=False)   # the run's board, checkout, simulator (jobs/run_plan.py)
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -36,7 +36,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
             res.numerics_inputs = NumericsInputs(job)   # a bad --inputs: exit 2 before the lowering
         if job.wants("run") or job.wants("profile"):
             step = "run"
-            _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
+            res.run_environment = _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
         for step in job.steps:
             if cancel.is_set():
                 raise Cancelled(f"cancelled before the {step} step")
@@ -66,18 +66,19 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     return res
 
 
-def _check_run_environment(job: Job, emit: EventCallback) -> None:
-    """The run's checks before the lowering; their warnings (shown once per checkout) go out as lines."""
+def _check_run_environment(job: Job, emit: EventCallback) -> Any:
+    """The run's checks before the lowering; their warnings (shown once per checkout) go out as lines. The
+    environment (board, checkout, CMSIS-NN, simulator) is kept for the run step: resolved once."""
     from ..errors import BadInputError
-    from .firmware_step import prepare_run
+    from .run_plan import prepare_run
 
     opts = job.run_options()
     et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
     if not et_root:
         raise BadInputError("No ExecuTorch checkout for the run step.",
                             "Pass --et-root PATH (or set EXECUTORCH_ROOT) on this machine or worker.")
-    prepare_run(opts, et_root, opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"),
-                on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}))
+    return prepare_run(opts, et_root, opts.cmsis_nn or os.environ.get("CMSIS_NN_PATH"),
+                       on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}))
 
 
 def _error(step: str, exc: CmlensError) -> dict[str, Any]:
@@ -158,7 +159,8 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
                         options=opts, cancel_event=cancel, workdir=workdir,
                         on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}),
                         on_step=lambda name: emit("run_step", {"name": name}),
-                        lowering=job.lower.pipeline_options(), lowered=res.lowering)
+                        lowering=job.lower.pipeline_options(), lowered=res.lowering,
+                        environment=res.run_environment)
     res.run = run
     res.steps["run"] = run.to_dict()
     if "elf" in job.keep:

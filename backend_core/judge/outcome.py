@@ -1,4 +1,6 @@
-"""The verdict of a target run: one outcome, its two references, and the words for it.
+"""The one place a target run's outcome is decided: from the UART and the simulator (`uart_outcome`,
+`simulated_outcome`), with the exit status and the program (`run_outcome`), then against the two
+references with the words for it (`classify_outcome`: the Verdict).
 
 Outcomes (the same strings in the CLI, the GUI and the JSON):
 - PASS: the target's outputs equal the lowered program's, run on the host, bit for bit (atol 0);
@@ -130,6 +132,46 @@ def _first_layer(gaps: Any) -> LayerDifference | None:
     return None
 
 
+def uart_outcome(report: Any) -> str:
+    """What the UART says (simulate.uart_records.UartReport): FAIL when a test failed (ExecuTorch's runner
+    aborts after a FAIL, so a fault may follow), else FAULT when the firmware faulted, else PASS, or NO
+    RESULT without TEST lines."""
+    if report.passed is False:
+        return "FAIL"
+    if report.faults:
+        return "FAULT"
+    if report.passed is None:
+        return "NO RESULT"
+    return "PASS"
+
+
+def simulated_outcome(sim: Any) -> str:
+    """What the simulator and the UART say (simulate.simulator.SimResult): TIMEOUT, else uart_outcome."""
+    return "TIMEOUT" if sim.timed_out else uart_outcome(sim.report)
+
+
+def run_outcome(sim: Any, program_suffix: str | None = None) -> str:
+    """A firmware run's outcome before its outputs are compared: a PASS whose firmware exited non-zero is a
+    FAIL (every line said PASS but the firmware reported failure); a plain .pte (`program_suffix`) that
+    ran to the end with no error lines RAN: it has no reference outputs to compare with."""
+    outcome = simulated_outcome(sim)
+    if outcome == "PASS" and sim.exit_code not in (0, None):
+        return "FAIL"
+    if (outcome == "NO RESULT" and sim.exit_code == 0 and not sim.report.errors and program_suffix == ".pte"):
+        return "RAN"
+    return outcome
+
+
+def run_problem(sim: Any) -> str:
+    """Why a run did not end normally, in words: the simulator's problem, or the runtime's abort when the
+    board layer reported it as a fault (ExecuTorch's et_pal_abort traps)."""
+    fatal = [e for e in sim.report.errors if e.startswith("F [")]
+    if sim.report.faults and fatal:
+        return (f"the runner aborted ({fatal[-1].split('] ', 1)[-1]}); ExecuTorch's et_pal_abort traps, "
+                f"which the board layer reports as {sim.report.faults[0].kind}")
+    return sim.problem
+
+
 def classify_outcome(sim_outcome: str, references: References | None = None, *,
                      target_vs_reference: Sequence[OutputDifference] | None = None,
                      max_abs_error: float | None = None, atol: float = 0.0, rtol: float = 0.0,
@@ -140,6 +182,9 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
     ones (from the printed outputs), `max_abs_error` the runner's error stats, `gaps` the per-layer gaps
     of an --etdump run, `target_vs_faithful` the target's outputs against the lowered program run with
     the known host/CMSIS-NN kernel differences computed the target's way (judge.py; None: not compared)."""
+    if (sim_outcome == "PASS" and atol == 0 and rtol == 0
+            and any(not d.identical for d in target_vs_reference or [])):
+        sim_outcome = "FAIL"      # cannot happen with an exact runner check; never let a PASS hide a difference
     refs = references or References()
     name = _reference_name(refs)
     tol = {"atol": float(atol), "rtol": float(rtol)}

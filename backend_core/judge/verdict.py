@@ -1,8 +1,8 @@
 """Judge one finished target run: read what the target produced (printed outputs or out-<i>.bin),
 compare it with the bundle's expected outputs in output steps, and classify (outcome.py).
 
-Duck-typed on the run (firmware.run_result.ModelRunResult: .outcome, .sim.report, .files, .gaps,
-.problem) so this package stays below the firmware layer that holds the run."""
+Duck-typed on the run (run_result.ModelRunResult: .outcome, .sim.report, .files, .gaps, .problem), so
+recorded runs and stand-ins are judged the same way."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -26,16 +26,17 @@ class PreflightError(BadInputError):
         self.findings = findings
 
 
-def memory_findings(program: bytes, final: Any, board_name: str | None, target: str,
+def memory_findings(program: bytes, final: Any, board: Any, target: str,
                     emit: Callable[[str, str], None]) -> list[Finding]:
-    """Memory fit on the run's board, when the memory package knows that board."""
-    if not board_name:
+    """Memory fit on the run's board (a BoardSpec the run resolved, or a name), when the memory package
+    knows that board."""
+    if not board:
         return []
     try:
         from ..memory import analyze_memory, board_named, fit_findings
         from ..build.ops import program_bytes
 
-        spec = board_named(board_name)
+        spec = board_named(board) if isinstance(board, str) else board
         return fit_findings(analyze_memory(program_bytes(program), final, board=spec, target=target), spec)
     except BadInputError as exc:           # a board the memory tables do not describe
         emit("cmlens", f"pre-flight: memory fit not checked ({exc.message})")

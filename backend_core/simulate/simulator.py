@@ -35,13 +35,6 @@ class SimResult:
     stderr: list[str] = field(default_factory=list)
     problem: str = ""          # why the run did not end normally, in words; "" when it did
 
-    @property
-    def outcome(self) -> str:
-        """PASS / FAIL / FAULT / TIMEOUT / NO RESULT."""
-        if self.timed_out:
-            return "TIMEOUT"
-        return self.report.outcome
-
 
 class _Run:
     """Shared by both drivers: stream, parse, time limit, cancel."""

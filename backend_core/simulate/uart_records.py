@@ -76,6 +76,8 @@ class UartEvent:
 
 @dataclass
 class UartReport:
+    """Everything the parser found so far. What it means (PASS, FAULT, ...) is judge.outcome's to say."""
+
     tests: list[TestResult] = field(default_factory=list)
     error_stats: list[ErrorStats] = field(default_factory=list)
     cycles: CycleReport | None = None
@@ -96,15 +98,3 @@ class UartReport:
         if not self.tests:
             return None
         return all(t.passed for t in self.tests)
-
-    @property
-    def outcome(self) -> str:
-        """FAIL when a test failed (ExecuTorch's runner aborts after a FAIL, so a fault may follow),
-        else FAULT when the firmware faulted, else PASS, or NO RESULT without TEST lines."""
-        if self.passed is False:
-            return "FAIL"
-        if self.faults:
-            return "FAULT"
-        if self.passed is None:
-            return "NO RESULT"
-        return "PASS"

@@ -16,6 +16,7 @@ from backend_core.doctor.selftest import run_selftest
 from backend_core.simulate.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
+from backend_core.judge.outcome import simulated_outcome
 
 EXPECTED_FEATURES = {"cortex-m55": "fpu dsp mve", "cortex-m4": "fpu dsp", "cortex-m7": "fpu dsp",
                      "cortex-m33": "fpu dsp"}
@@ -31,7 +32,7 @@ def _run(firmware, target: str, fw: str, timeout: float = 20.0, **kw):
 def test_selftest_passes_on_qemu(firmware, target: str) -> None:
     result = _run(firmware, target, "cmlens_selftest")
     assert result.exit_code == 0, result.uart
-    assert result.outcome == "PASS"
+    assert simulated_outcome(result) == "PASS"
     tests = result.report.tests
     assert [t.index for t in tests] == list(range(6))
     assert all(t.suite == "selftest" and t.passed for t in tests)
@@ -57,7 +58,7 @@ def test_selftest_uses_mve_on_m55_only(firmware) -> None:
 def test_injected_failure_reports_fail_and_exit_1(firmware, target: str) -> None:
     result = _run(firmware, target, "cmlens_selftest_fail")
     assert result.exit_code == 1
-    assert result.outcome == "FAIL"
+    assert simulated_outcome(result) == "FAIL"
     assert [t.passed for t in result.report.tests] == [False, True, True, True, True, True]
     assert "selftest index[0] requantize: case 11: got 44 want 45" in result.uart
 
@@ -67,7 +68,7 @@ def test_hung_firmware_is_stopped_by_the_time_limit(firmware) -> None:
     start = time.monotonic()
     result = QemuRunner(board_for("cortex-m4")).run(elf, timeout=1.5)
     took = time.monotonic() - start
-    assert result.timed_out and result.outcome == "TIMEOUT"
+    assert result.timed_out and simulated_outcome(result) == "TIMEOUT"
     assert result.exit_code is None
     assert result.problem.startswith("timed out after 1.5 s: the last UART line was `cmlens hang: board=mps2-an386 "
                                      "entering an endless loop` when the 1.5 s limit hit")
@@ -93,7 +94,7 @@ def test_bus_fault_is_reported_with_registers(firmware, target: str) -> None:
     elf = firmware(target).elfs["cmlens_fault"]
     result = QemuRunner(board_for(target)).run(elf, timeout=20)
     assert result.exit_code == 105  # 100 + BusFault exception number
-    assert result.outcome == "FAULT"
+    assert simulated_outcome(result) == "FAULT"
     fault = result.report.faults[0]
     assert fault.kind == "BusFault" and fault.source == "cmlens"
     assert fault.registers["cfsr"] == 0x8200 and fault.registers["bfar"] == 0xF0000000

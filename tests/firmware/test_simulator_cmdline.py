@@ -11,6 +11,7 @@ import pytest
 from backend_core.boards.table import board_for
 from backend_core.errors import SimulatorError, ToolMissingError
 from backend_core.simulate.simulator import FvpRunner, QemuRunner
+from backend_core.judge.outcome import simulated_outcome
 
 
 def test_qemu_command_line() -> None:
@@ -97,7 +98,7 @@ def test_fvp_run_with_stand_in_script_no_fvp_here(tmp_path: Path) -> None:
     elf = tmp_path / "fw.elf"
     elf.write_bytes(b"\x7fELF")
     result = FvpRunner(board_for("cortex-m55", "fvp"), fvp=str(fake)).run(elf, timeout=10)
-    assert result.exit_code == 0 and result.outcome == "PASS" and result.problem == ""
+    assert result.exit_code == 0 and simulated_outcome(result) == "PASS" and result.problem == ""
     assert result.report.garbage_chars == 1
 
 
@@ -108,5 +109,5 @@ def test_fvp_time_limit_message_is_a_timeout_no_fvp_here(tmp_path: Path) -> None
     elf = tmp_path / "fw.elf"
     elf.write_bytes(b"\x7fELF")
     result = FvpRunner(board_for("cortex-m85", "fvp"), fvp=str(fake)).run(elf, timeout=5)
-    assert result.timed_out and result.outcome == "TIMEOUT"
+    assert result.timed_out and simulated_outcome(result) == "TIMEOUT"
     assert result.problem.startswith("timed out after 5 s: the last UART line was `Info: Simulation is stopping.")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.build.board_fit import DoesNotFitError, plan_board_run
-from backend_core.boards.resolve import run_board
+from backend_core.boards.resolve import resolve_run_board
 from backend_core.boards.specs import BoardSpec, Region
 from backend_core.memory.runtime import load_table
 
@@ -79,9 +79,25 @@ def test_a_board_that_fits_gets_the_verdicts_pools_and_placement(ds_cnn_bpte: Pa
 def test_board_names_and_cores() -> None:
     from backend_core.errors import BadInputError
 
-    assert run_board("stm32f746", "cortex-m7", "qemu").name == "mps2-an500"
-    assert run_board("mps2-an386", "cortex-m4", "qemu").name == "mps2-an386"
+    assert resolve_run_board("cortex-m7", "qemu", "stm32f746").board.name == "mps2-an500"
+    assert resolve_run_board("cortex-m4", "qemu", "mps2-an386").board.name == "mps2-an386"
     with pytest.raises(BadInputError, match="has a cortex-m7, the model is lowered for cortex-m55"):
-        run_board("stm32f746", "cortex-m55", "qemu")
+        resolve_run_board("cortex-m55", "qemu", "stm32f746").board
     with pytest.raises(BadInputError, match="QEMU has no board with a cortex-m85"):
-        run_board("ra8d1", "cortex-m85", "qemu")
+        resolve_run_board("cortex-m85", "qemu", "ra8d1").board
+
+
+def test_a_run_board_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--board NAME`: one look-up of the name and one of the CPU's board, both kept on the RunBoard (the
+    plan, the fit, the sized board and the pre-flight read it instead of resolving the name again)."""
+    import backend_core.boards.resolve as resolve
+
+    calls: list[str] = []
+    for name in ("board_named", "board_for", "board_by_name", "qemu_base"):
+        real = getattr(resolve, name)
+        monkeypatch.setattr(resolve, name, lambda *a, _r=real, _n=name, **k: calls.append(_n) or _r(*a, **k))
+    mcu = resolve.resolve_run_board("cortex-m55", "qemu", "alif-e7")
+    assert (mcu.board.name, mcu.spec.name, mcu.mcu) == ("mps3-an547", "alif-e7", True)
+    assert calls == ["board_for", "board_named"]
+    plain = resolve.resolve_run_board("cortex-m55")
+    assert (plain.board.name, plain.spec.name, plain.mcu) == ("mps3-an547", "mps3-an547", False)

@@ -12,6 +12,7 @@ from backend_core.simulate.uart_records import NOT_CYCLE_ACCURATE
 from backend_core.simulate.uart import UartParser, parse_uart
 
 from .conftest import FIXTURES
+from backend_core.judge.outcome import uart_outcome
 
 
 def fixture(name: str) -> bytes:
@@ -33,7 +34,7 @@ def chunked(data: bytes, seed: int) -> UartParser:
 
 def test_recorded_selftest_output() -> None:
     r = parse_uart(fixture("selftest_qemu_mps3-an547.txt"))
-    assert r.outcome == "PASS" and r.passed is True
+    assert uart_outcome(r) == "PASS" and r.passed is True
     assert [(t.suite, t.index, t.passed) for t in r.tests] == [("selftest", i, True) for i in range(6)]
     assert r.cycles is not None and not r.cycles.available
     assert r.cycles.reason == "DWT cycle counter does not advance (not modelled by this simulator)"
@@ -42,7 +43,7 @@ def test_recorded_selftest_output() -> None:
 
 def test_recorded_fault_output() -> None:
     r = parse_uart(fixture("fault_qemu_mps2-an386.txt"))
-    assert r.outcome == "FAULT"
+    assert uart_outcome(r) == "FAULT"
     f = r.faults[0]
     assert f.kind == "BusFault"
     assert f.registers == {"cfsr": 0x8200, "hfsr": 0, "mmfar": 0, "bfar": 0xF0000000, "pc": 0x80E,
@@ -54,7 +55,7 @@ def test_recorded_fault_output() -> None:
 def test_executorch_runner_pass() -> None:
     """Recorded: ExecuTorch's stock runner with DS-CNN (.bpte, M55) on QEMU mps3-an547."""
     r = parse_uart(fixture("et_runner_bpte_pass_mps3-an547.txt"))
-    assert r.outcome == "PASS"
+    assert uart_outcome(r) == "PASS"
     assert [(t.suite, t.index, t.passed) for t in r.tests] == [("BundleIO", 0, True)]
     (s,) = r.error_stats
     assert (s.testset, s.mean_absolute_error, s.max_absolute_error, s.mean_relative_error,
@@ -74,7 +75,7 @@ def test_executorch_runner_pass() -> None:
 def test_executorch_runner_second_model_pass() -> None:
     """Recorded: MobileNetV1-0.25 (.bpte, M55) on QEMU mps3-an547."""
     r = parse_uart(fixture("et_runner_mobilenet_v1_025_bpte_pass_mps3-an547.txt"))
-    assert r.outcome == "PASS" and r.model_run_ok is True
+    assert uart_outcome(r) == "PASS" and r.model_run_ok is True
     assert [o.value for o in r.outputs] == [-0.023999, 0.04042]
     assert r.error_stats[0].max_absolute_error == 0.0
     assert len(r.etdumps[0].etdump) == 3752
@@ -83,7 +84,7 @@ def test_executorch_runner_second_model_pass() -> None:
 def test_executorch_runner_pass_on_cortex_m4() -> None:
     """Recorded: DS-CNN lowered for cortex-m4 on QEMU mps2-an386 (smaller method pool on the MPS2)."""
     r = parse_uart(fixture("et_runner_bpte_pass_mps2-an386.txt"))
-    assert r.outcome == "PASS" and r.model_run_ok is True and r.faults == []
+    assert uart_outcome(r) == "PASS" and r.model_run_ok is True and r.faults == []
     assert len(r.outputs) == 12 and r.error_stats[0].max_absolute_error == 0.0
     assert any("method_allocator_used:     26984 / 6291456" in ln for ln in fixture(
         "et_runner_bpte_pass_mps2-an386.txt").decode().splitlines())
@@ -92,7 +93,7 @@ def test_executorch_runner_pass_on_cortex_m4() -> None:
 def test_executorch_semihosting_runner_pass() -> None:
     """Recorded: the semihosting runner; no Output/ETDump lines on the UART (they go to host files)."""
     r = parse_uart(fixture("et_runner_semihosting_mobilenet_v1_025_mps3-an547.txt"))
-    assert r.outcome == "PASS" and r.model_run_ok is True
+    assert uart_outcome(r) == "PASS" and r.model_run_ok is True
     assert r.outputs == [] and r.etdumps == [] and r.errors == []
     assert r.error_stats[0].mean_absolute_error == 0.0
 
@@ -101,7 +102,7 @@ def test_executorch_runner_fail_then_abort() -> None:
     """Recorded: DS-CNN .bpte with every expected output +0.5. FAIL, then ET_CHECK_MSG aborts (a UDF trap
     in et_pal_abort, reported by the board layer as a UsageFault): the outcome stays FAIL."""
     r = parse_uart(fixture("et_runner_bpte_fail_mps3-an547.txt"))
-    assert r.outcome == "FAIL" and r.passed is False
+    assert uart_outcome(r) == "FAIL" and r.passed is False
     s = r.error_stats[0]
     assert (s.mean_absolute_error, s.max_absolute_error, s.mean_relative_error, s.max_relative_error) == (
         0.5, 0.5, 0.947404, 1.139127)
@@ -118,7 +119,7 @@ def test_executorch_runner_fail_then_abort() -> None:
 
 def test_fvp_output_with_pmu_and_etdump() -> None:
     r = parse_uart(fixture("et_runner_etdump_corstone-300-fvp.txt"))
-    assert r.outcome == "PASS"
+    assert uart_outcome(r) == "PASS"
     c = r.cycles
     assert c is not None and c.available
     assert (c.total, c.per_inference, c.label) == (2541234, 2541234.0, NOT_CYCLE_ACCURATE)
@@ -190,7 +191,7 @@ def test_fvp_time_limit_and_critical_lines() -> None:
                    "Info: Simulation is stopping. Reason: CPU time has been exceeded.\n")
     assert r.sim_time_exceeded
     assert len(r.errors) == 2
-    assert r.outcome == "NO RESULT"
+    assert uart_outcome(r) == "NO RESULT"
 
 
 def test_cycle_lines_zero_and_unavailable() -> None:

@@ -31,6 +31,7 @@ def recorded_run_result(model: str) -> dict[str, Any]:
         return json.loads(RUN_JSON[model].read_text())
     from backend_core.boards.table import board_for
     from backend_core.build.ops import OpCheck
+    from backend_core.judge.outcome import simulated_outcome
     from backend_core.simulate.simulator import SimResult
     from backend_core.simulate.uart import parse_uart
 
@@ -42,7 +43,7 @@ def recorded_run_result(model: str) -> dict[str, Any]:
     report = parse_uart(RUNS[model].read_text())
     board = board_for("cortex-m55")
     sim = SimResult(board, [], 0, 0.63, 120.0, False, report)
-    run = ModelRunResult(model, board.cpu, board, sim.outcome, 0, OpCheck(model_ops=[]), sim,
+    run = ModelRunResult(model, board.cpu, board, simulated_outcome(sim), 0, OpCheck(model_ops=[]), sim,
                          Path(f"{model}_runner.elf"), {"lower_s": 6.1, "runner_build_s": 3.2, "run_s": 0.63},
                          libs_cached=True)
     from backend_core.profile import build_profile, parse_etdump, qemu_icount

@@ -13,6 +13,7 @@ from backend_core.simulate.uart import parse_uart
 from backend_core.judge import LABEL_QDIFF
 from backend_core.judge.verdict import judge_run
 from backend_core.judge.references import read_beside
+from backend_core.judge.outcome import uart_outcome
 
 UART = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -41,7 +42,7 @@ def _judge(uart: str, bpte: Path, **kw):
 
     report = parse_uart((UART / uart).read_text())
     program = deserialize_pte_binary(bytes(deserialize_from_flatbuffer_to_bundled_program(bpte.read_bytes()).program)).program
-    run = _Run(report.outcome, _Sim(report), **kw)
+    run = _Run(uart_outcome(report), _Sim(report), **kw)
     return judge_run(run, bpte, read_beside(bpte), output_steps(program), atol=0.0, rtol=0.0, etdump=False)
 
 
