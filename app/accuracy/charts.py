@@ -121,12 +121,18 @@ class AccuracyBars(QWidget):
         p.setPen(QPen(QColor("#90a4ae")))
         p.drawLine(int(left), int(bottom), int(right), int(bottom))
         p.setPen(text)
-        for tick in (lo, (lo + 100) / 2, 100.0):
+        drawn_right = -1e9
+        for tick in (lo, 100.0, (lo + 100) / 2):              # the ends first; the middle only where it fits
             xt = left + (tick - lo) * scale
-            p.drawLine(int(xt), int(bottom), int(xt), int(bottom) + 3)
             s = f"{tick:g} %"
             tw = fm.horizontalAdvance(s)
-            p.drawText(int(min(max(xt - tw / 2, 0), self.width() - tw - 1)), int(bottom) + 4 + fm.ascent(), s)
+            x0 = min(max(xt - tw / 2, 0), self.width() - tw - 1)
+            if tick not in (lo, 100.0) and not (drawn_right + 6 <= x0 and x0 + tw + 6 <= left + (100 - lo) * scale - fm.horizontalAdvance("100 %") / 2):
+                continue
+            p.drawLine(int(xt), int(bottom), int(xt), int(bottom) + 3)
+            p.drawText(int(x0), int(bottom) + 4 + fm.ascent(), s)
+            if tick == lo:
+                drawn_right = x0 + tw
         p.end()
 
 

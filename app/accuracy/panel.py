@@ -37,14 +37,30 @@ Source = Callable[[], "tuple[str, str, str, str | None, bool] | None"]
 
 
 def evaluation_job(source: str, target: str, flow: str, calib: str | int | None, channels_last: bool,
-                   data: str | None, limit: int | None) -> Any:
-    """The Job the tab runs: lower (the lowering on screen: same options, so node ids match) + evaluate."""
-    from backend_core.jobs.spec import EvaluateOptions, Job, LowerRequest
+                   data: str | None, limit: int | None, on_target: int = 0, et_root: str | None = None,
+                   cmsis_nn: str | None = None) -> Any:
+    """The Job the tab runs: lower (the lowering on screen: same options, so node ids match) + evaluate;
+    with `on_target` K, the first K samples also on the board (backend_core.jobs.evaluate_target)."""
+    from backend_core.jobs.spec import EvaluateOptions, Job, LowerRequest, RunOptions
 
     if isinstance(calib, str) and calib.isdigit():
         calib = int(calib)
     return Job(source, LowerRequest(target, flow, channels_last=channels_last, calib=calib),
-               steps=("lower", "evaluate"), evaluate=EvaluateOptions(data=data or None, limit=limit))
+               steps=("lower", "evaluate"), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None),
+               evaluate=EvaluateOptions(data=data or None, limit=limit, on_target=on_target))
+
+
+def checkout_paths() -> tuple[str | None, str | None]:
+    """The ExecuTorch checkout and CMSIS-NN tree the Run-on-target tab remembers (settings), else the
+    environment's EXECUTORCH_ROOT / CMSIS_NN_PATH."""
+    import os
+
+    from app.runtime.settings import app_settings
+
+    s = app_settings()
+    et = str(s.value("target/et_root") or "") or os.environ.get("EXECUTORCH_ROOT")
+    cm = str(s.value("target/cmsis_nn") or "") or os.environ.get("CMSIS_NN_PATH")
+    return et or None, cm or None
 
 
 class AccuracyPanel(QWidget):
@@ -81,6 +97,13 @@ class AccuracyPanel(QWidget):
         self.limit.setSpecialValueText("all samples")
         self.limit.setSuffix(" samples")
         self.limit.setToolTip("Evaluate the first N samples only (all: 0)")
+        self.on_target = QSpinBox()
+        self.on_target.setRange(0, 1000)
+        self.on_target.setSpecialValueText("host only")
+        self.on_target.setPrefix("on target: ")
+        self.on_target.setToolTip("Also run the first K samples on the board of the lowering's CPU (QEMU), in one "
+                                  "firmware, each checked bit for bit against the lowered program (the ExecuTorch "
+                                  "checkout of Run on target, or EXECUTORCH_ROOT). 16 is the usual K.")
         self.cancel_btn = QPushButton("Cancel")
         self.cancel_btn.setEnabled(False)
         self.cancel_btn.clicked.connect(self.cancel)
@@ -89,7 +112,7 @@ class AccuracyPanel(QWidget):
         top = QHBoxLayout()
         top.setContentsMargins(4, 2, 4, 0)
         top.setSpacing(4)
-        for w in (self.run_btn, self.data, self.browse, self.limit, self.cancel_btn):
+        for w in (self.run_btn, self.data, self.browse, self.limit, self.on_target, self.cancel_btn):
             top.addWidget(w)
         top.addWidget(self.status, 1)
         self.problem = ElidedLabel("")
@@ -97,6 +120,9 @@ class AccuracyPanel(QWidget):
         self.problem.setVisible(False)
         self.title = ElidedLabel("")
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.target_line = ElidedLabel("")            # K samples on the board: bit-exact with the lowered program?
+        self.target_line.setTextFormat(Qt.TextFormat.RichText)
+        self.target_line.setVisible(False)
 
         self.bars = AccuracyBars()
         self.matrices = ConfusionMatrices()
@@ -158,6 +184,7 @@ class AccuracyPanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.problem)
         lay.addWidget(self.title)
+        lay.addWidget(self.target_line)
         lay.addWidget(self.body, 1)
 
     # -- public API ------------------------------------------------------------------------------
@@ -184,18 +211,28 @@ class AccuracyPanel(QWidget):
             if problem is not None:
                 self._fail(problem)
                 return
-        job = evaluation_job(src[0], src[1], src[2], src[3], bool(src[4]), data, self.limit.value() or None)
+        k = self.on_target.value()
+        et_root, cmsis = checkout_paths() if k else (None, None)
+        if k and not et_root:
+            self._fail({"message": "On target needs an ExecuTorch checkout to build the runner.",
+                        "hint": "Set it in Run on target (ExecuTorch checkout), or EXECUTORCH_ROOT; or evaluate on "
+                                "the host only."})
+            return
+        job = evaluation_job(src[0], src[1], src[2], src[3], bool(src[4]), data, self.limit.value() or None,
+                             k, et_root, cmsis)
         self.problem.setVisible(False)
         self._set_busy(True, f"evaluating {Path(src[0]).name} ({src[1]}): starting the job worker…")
         self.runner.start(job)
 
     def cancel(self) -> None:
-        # no build runs in an evaluation: nothing of the worker could be orphaned, stop it now
-        if self.runner.cancel(graceful=False):
+        # on the host no build runs: nothing of the worker could be orphaned, stop it now; on target the
+        # worker stops its build or simulator first (SIGTERM, then the grace)
+        on_target = bool(self.runner.job is not None and self.runner.job.evaluate.on_target)
+        if self.runner.cancel(graceful=on_target):
             self.status.setText("cancelling…")
 
     def shutdown(self) -> None:
-        self.runner.shutdown(graceful=False)
+        self.runner.shutdown(graceful=bool(self.runner.job is not None and self.runner.job.evaluate.on_target))
 
     def clear(self) -> None:
         self.set_result(None)
@@ -211,10 +248,19 @@ class AccuracyPanel(QWidget):
         self.heatChanged.emit({})
         if not ev:
             self.title.setText("")
+            self.target_line.setVisible(False)
             self.flip_head.setText("")
             self.body.setCurrentWidget(self.placeholder)
             return
         self.title.setText(self._title_html(ev))
+        tr = ev.get("target_run") or {}
+        self.title.setToolTip(self._headline(ev))
+        if tr.get("summary"):
+            ok = tr.get("bit_exact") == tr.get("k")
+            color = theme.UI["ok"] if ok else theme.UI["bad"]
+            self.target_line.setText(f"<span style='color:{color}'><b>target:</b> {html.escape(tr['summary'])}</span>")
+            self.target_line.setToolTip(tr["summary"])
+        self.target_line.setVisible(bool(tr.get("summary")))
         self._fill_flips(ev)
         self.body.setCurrentWidget(self.split)
         self.bars.setVisible(bool(models_in(ev)) and ev.get("task") == "classification")
@@ -300,20 +346,18 @@ class AccuracyPanel(QWidget):
         for k in models_in(ev):
             v = ev["models"][k].get("top1")
             if isinstance(v, (int, float)):
-                parts.append(f"{MODEL_LABELS[k]} {100 * v:.2f} %")
+                n = ev["models"][k].get("n") if k == "target" else None
+                parts.append(f"{MODEL_LABELS[k]} {100 * v:.2f} %" + (f" (first {n} samples)" if n else ""))
         flips = len(ev.get("flipped", []))
         return ", ".join(parts) + f"; {flips} flip{'s' if flips != 1 else ''} of {ev['samples']}"
 
     def _title_html(self, ev: dict[str, Any]) -> str:
         low = ev["models"].get("lowered", {})
         fid = low.get("agreement_with_fake_quant")
-        tgt = ev.get("target_run") or {}
         s = (f"<b>{html.escape(str(ev['model']))}</b> → {html.escape(str(ev['target']))}: {ev['samples']} samples of "
              f"{html.escape(str(ev['data']))} · top-1 {html.escape(self._headline(ev))}")
         if isinstance(fid, (int, float)):
             s += f" · lowered vs fake-quant agree on {100 * fid:.2f} %"
-        if tgt.get("summary"):
-            s += f" · {html.escape(tgt['summary'])}"
         return s
 
     def _fill_flips(self, ev: dict[str, Any]) -> None:

@@ -107,3 +107,20 @@ def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp
     assert blocker.args[0] == "cancelled"
     qtbot.waitUntil(lambda: not panel.runner.has_processes(), timeout=20_000)
     assert panel.result() is ev and panel.run_btn.isEnabled()
+
+
+def test_on_target_without_a_checkout_says_so_and_starts_nothing(qtbot, monkeypatch) -> None:  # noqa: ANN001
+    from app.accuracy import AccuracyPanel
+    from app.accuracy.panel import evaluation_job
+
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)     # and gui_env's fresh settings remember none
+    panel = AccuracyPanel()
+    qtbot.addWidget(panel)
+    panel.set_request_source(lambda: ("digits_cnn", "cortex-m55", "legacy", None, False))
+    panel.on_target.setValue(16)
+    with qtbot.waitSignal(panel.finished, timeout=5000) as blocker:
+        panel.run_current()
+    assert blocker.args[0] == "failed" and not panel.runner.has_processes()
+    assert "ExecuTorch checkout" in panel.problem.text() and "Run on target" in panel.problem.text()
+    job_k = evaluation_job("digits_cnn", "cortex-m55", "legacy", "1", False, None, 40, 16, "/et", "/cmsis")
+    assert (job_k.evaluate.on_target, job_k.run.et_root, job_k.lower.calib) == (16, "/et", 1)
