@@ -98,7 +98,8 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
                               no_cache: bool = False, report: str | None = None, pte: str | None = None,
                               bpte: str | None = None, channels_last: bool = False,
                               companions: dict[str, str | None] | None = None,
-                              memory: bool = False, verify_suggestions: bool = False) -> list[str]:
+                              memory: bool = False, verify_suggestions: bool = False,
+                              keep_going: bool = False) -> list[str]:
     """`python` arguments for the lowering worker (an argument list: never a shell string)."""
     args = ["-m", LOWERING_WORKER, source, "--target", target, "--flow", flow]
     if calib:
@@ -109,6 +110,8 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
         args.append("--channels-last")
     if verify_suggestions:
         args.append("--verify-suggestions")   # re-lowers modified copies in the worker
+    if keep_going:
+        args.append("--keep-going")           # an op whose ExecuTorch pass fails stays float; the rest lowers
     if memory:
         args.append("--memory")     # the done message then carries the memory report (Memory panel)
     for flag, value in (("--report", report), ("--pte", pte), ("--bpte", bpte)):

@@ -38,6 +38,9 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="open the compare split view")
     p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
     p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
+    p.add_argument("--no-keep-going", action="store_true",
+                   help="stop at a failing ExecuTorch pass, as plain ExecuTorch (the window's default is to "
+                        "leave the failing op in float and lower the rest)")
     p.add_argument("--watch", action="store_true",
                    help="lower again whenever the model file or a file it imports or reads changes on disk "
                         "(the selected op stays selected)")
@@ -128,6 +131,8 @@ def run_gui(args: argparse.Namespace) -> int:
         kw["companions"] = companions
     if args.calib:
         win.model_bar.calib.set_value(args.calib if args.calib.isdigit() else str(Path(args.calib).resolve()))
+    if args.no_keep_going:
+        win.model_bar.keep_going.setChecked(False)
     if args.compare:
         win.state.set_toggle("compare", True)
     if args.qparams:

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from app.widgets import theme
+from backend_core.fallback.pass_failure import failure_lines
 
 
 class ErrorPanel(QFrame):
@@ -52,7 +53,14 @@ class ErrorPanel(QFrame):
         parts = [f"<b style='color:#b71c1c'>{html.escape(str(title))}</b>"]
         if node:
             parts.append(f" at node <b>{html.escape(str(node))}</b>")
-        parts.append(f"<br>{html.escape(str(msg))}")
+        failure = error.get("failure") or {}
+        if failure.get("op") or failure.get("cause"):     # a pass failed: say it on the op the user wrote
+            parts.append("<br>" + "<br>".join(html.escape(line).replace("  ", "&nbsp;&nbsp;")
+                                             for line in failure_lines(failure)))
+            parts.append("<br><span style='color:#5d4037'>Lower with “keep going” on to take this op out of "
+                         "quantisation and lower the rest.</span>" if not error.get("keep_going") else "")
+        else:
+            parts.append(f"<br>{html.escape(str(msg))}")
         if hint:
             parts.append(f"<br><span style='color:#5d4037'>{html.escape(str(hint))}</span>")
         note = error.get("note") or "Earlier stages stay browsable in the timeline."

@@ -71,6 +71,12 @@ class ModelBar(QWidget):
                                       "lowering (--channels-last). Off: the model is lowered exactly as given, "
                                       "and an NCHW conv shows as a layout fallback. The report states the option.")
         lay.addWidget(self.channels_last)
+        self.keep_going = QCheckBox("keep going", self)
+        self.keep_going.setChecked(True)
+        self.keep_going.setToolTip("When an ExecuTorch pass fails on an op, leave that op in float (a pass_failure "
+                                   "fallback) and lower the rest, so memory, numerics and a target run still work "
+                                   "(--keep-going). Off: the lowering stops at the failing pass, as plain ExecuTorch.")
+        lay.addWidget(self.keep_going)
         lay.addSpacing(8)
         self.lower_btn = QPushButton("Lower", self)
         self.lower_btn.setDefault(True)
@@ -158,7 +164,8 @@ class ModelBar(QWidget):
 
     def request(self) -> LowerRequest:
         return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(),
-                            self.calib.value(), channels_last=self.channels_last.isChecked())
+                            self.calib.value(), channels_last=self.channels_last.isChecked(),
+                            keep_going=self.keep_going.isChecked())
 
     def request_lower(self) -> None:
         if self.current_source():

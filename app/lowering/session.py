@@ -31,6 +31,7 @@ class LowerRequest:
     calib: str | None = None
     no_cache: bool = False
     channels_last: bool = False     # --channels-last: convert 4-D weights and inputs (default: as given)
+    keep_going: bool = True         # the window lowers the rest when a pass fails on an op (the CLI: --keep-going)
     # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
     companions: tuple[tuple[str, str], ...] = ()
 
@@ -122,7 +123,8 @@ class LoweringSession(QObject):
         self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
                                                           request.calib, no_cache=request.no_cache,
                                                           channels_last=request.channels_last,
-                                                          companions=dict(request.companions), memory=True))
+                                                          companions=dict(request.companions), memory=True,
+                                                          keep_going=request.keep_going))
 
     def cancel(self) -> None:
         if self.status != "running":
@@ -201,6 +203,13 @@ class LoweringSession(QObject):
             self._watch_sources(msg.get("dependencies"))
 
     def _add_stage(self, snap: GraphSnapshot) -> None:
+        if snap.index == 0 and self.snapshots:
+            # keep going: a pass failed and the worker lowers again with the op left in float; the new
+            # round's stages replace the failed round's (the timeline shows one lowering, the final one)
+            self.snapshots.clear()
+            self.diffs.clear()
+            self._log("keep going: lowering again with the failing op(s) left in float")
+            self.started.emit()
         prev = self.snapshots[-1] if self.snapshots else None
         self.snapshots.append(snap)
         self.diffs.append(diff_snapshots(prev, snap) if prev is not None else None)

@@ -302,8 +302,13 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, status: str) -> None:
         s = self.session
+        failure = (s.error or {}).get("failure") or {}
+        good = {snap.stage: i for i, snap in enumerate(s.snapshots)}.get(failure.get("last_good_stage"))
         node = (s.error or {}).get("node")
-        if status == "failed" and node and s.snapshots and s.snapshots[-1].node(node) is not None:
+        if status == "failed" and good is not None and failure.get("last_good_node") \
+                and s.snapshots[good].node(failure["last_good_node"]) is not None:
+            self.state.focus(good, failure["last_good_node"])   # the failing op in the last good stage
+        elif status == "failed" and node and s.snapshots and s.snapshots[-1].node(node) is not None:
             self.state.focus(len(s.snapshots) - 1, node)      # show where it failed
         verb = "Read" if s.request is not None and is_artefact_path(s.request.source) else "Lowered"
         msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
@@ -312,6 +317,10 @@ class MainWindow(QMainWindow):
                "cancelled": "Lowering cancelled",
                "error": ("The file could not be read" if verb == "Read" else "Lowering did not start")
                + " (see the error panel)"}
+        quarantined = (s.verdicts or {}).get("quarantined") or {}
+        if status == "done" and quarantined:        # --keep-going: say it where the user looks first
+            msg["done"] += (f"; keep going: {len(quarantined)} op(s) left in float after an ExecuTorch pass "
+                            "failed on them (pass_failure fallbacks): NOT what plain ExecuTorch produces")
         self.statusBar().showMessage(msg.get(status, status))
 
     def _export(self, kind: str, filt: str) -> None:

@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calib", default=None)
     ap.add_argument("--activations", default="int8", choices=["int8", "int16"])
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="when an ExecuTorch pass fails on an op, leave that op in float and lower the rest")
     ap.add_argument("--channels-last", action="store_true",
                     help="convert 4-D weights and inputs to channels_last (default: the model as given)")
     ap.add_argument("--verify-suggestions", action="store_true",
@@ -78,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         emit({"type": STATUS, "text": "importing ExecuTorch (first time takes ~8 s)"})
         job = Job(args.source, LowerRequest(args.target, args.flow, args.activations, args.channels_last, calib,
                                             verify_suggestions=args.verify_suggestions,
-                                            use_cache=not args.no_cache, companions=companions or None),
+                                            use_cache=not args.no_cache, companions=companions or None,
+                                            keep_going=args.keep_going),
                   steps=("lower", "memory") if args.memory else ("lower",), outputs=outputs or None)
         done = run_job(job, on_event)
         if done.exception is not None and done.lowering is None:

@@ -24,11 +24,20 @@ def test_broken_model_file_shows_error_panel_and_window_stays_usable(qtbot, wind
 
 
 def test_failing_pass_keeps_earlier_stages_browsable(qtbot, window) -> None:
+    """With "keep going" off (plain ExecuTorch's behaviour): the failure is told on the op the user wrote
+    (its line, module, operands, ExecuTorch's check) and that op is selected in the last good stage."""
+    window.model_bar.keep_going.setChecked(False)
     status = lower_and_wait(qtbot, window, "maxpool_ceil", flow="explicit")
+    window.model_bar.keep_going.setChecked(True)
     assert status == "failed"
     err = window.error_panel.error
     assert window.error_panel.isVisible() and err["node"] == "aten_max_pool2d_default"
     assert "NHWC-eligible" in err["message"] or "NHWC-eligible" in (err.get("hint") or "")
+    shown = window.error_panel.title.text()
+    assert "op you wrote: aten.max_pool2d.default" in shown and "teaching.py:" in shown and "failed check" in shown
+    failure = err["failure"]
+    assert window.state.stage == window.session.stage_index(failure["last_good_stage"])
+    assert window.state.selected == failure["last_good_node"]
     s = window.session
     assert [x.stage for x in s.snapshots][:3] == ["float export", "quantized", "edge"]
     window.state.set_stage(s.stage_index("edge"))
