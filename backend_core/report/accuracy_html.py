@@ -37,8 +37,16 @@ def accuracy_html(ev: dict[str, Any]) -> str:
                      f"<td>{_pct(m.get('agreement'))}</td><td>{_f(e.get('rmse'))}</td><td>{_f(e.get('mae'))}</td>"
                      f"<td>{_f(e.get('l2_relative'))}</td><td>{_f(e.get('cosine'))}</td>"
                      f"<td>{_f(ev['speed'][key]['samples_per_s'], '.1f')}</td></tr>")
+    tm, tr = ev["models"].get("target"), ev.get("target_run") or {}
+    if tm:                                   # the first K samples on the board (jobs/evaluate_target.py)
+        parts.append(f"<tr><td>target (first {tm['n']} samples)</td><td>{_pct(tm.get('top1'))}</td><td>–</td>"
+                     f"<td>{_pct(tm.get('agreement'))}</td><td colspan=5>lowered on the same samples: "
+                     f"{_pct(tm.get('lowered_top1_same_samples'))}</td></tr>")
     parts.append("</table><p><small>RMSE, MAE, L2 relative error and cosine of output 0 against float (ST Edge AI's "
                  "validate metrics).</small></p>")
+    if tr.get("summary"):
+        cls = "ok" if tr.get("bit_exact") == tr.get("k") else "fb"
+        parts.append(f"<p class='{cls}'><b>Target:</b> {_e(tr['summary'])}</p>")
     if ev["task"] == "classification":
         classes = ev.get("classes")
         parts.append("<div style='display:flex;gap:2em;flex-wrap:wrap'>")
