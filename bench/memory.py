@@ -42,7 +42,8 @@ def _newest_entry(model: str) -> str | None:
 def main(models: list[str]) -> int:
     from backend_core.cache import ResultCache
     from backend_core.lowering import lower
-    from backend_core.memory import analyze_memory, attach_board, board_named
+    from backend_core.memory import analyze_memory, attach_board
+    from backend_core.boards.specs import board_named
     from backend_core.pipeline.stages import PipelineOptions
 
     keys = {}

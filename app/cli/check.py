@@ -80,7 +80,7 @@ def run_check_command(args: argparse.Namespace) -> int:
             raise BadInputError(f"--et-root {args.et_root} is not a directory.",
                                 "Pass the root of an ExecuTorch checkout (it holds kernels/portable/functions.yaml).")
         if args.board:
-            from backend_core.memory import board_named
+            from backend_core.boards.specs import board_named
 
             board_named(args.board)                         # an unknown board: exit 2 before the lowering
         from backend_core.jobs import Job, LowerRequest, RunOptions, run_job

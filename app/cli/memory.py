@@ -44,7 +44,7 @@ def add_memory_command(sub: Any) -> None:
 
 def _board(args: argparse.Namespace):  # noqa: ANN202
     from backend_core.errors import BadInputError
-    from backend_core.memory import board_named, custom_board
+    from backend_core.boards.specs import board_named, custom_board
 
     if args.board and (args.ram or args.flash):
         raise BadInputError("--board and --ram/--flash both given.", "Use one: a board name, or the sizes.")
@@ -58,8 +58,8 @@ def _board(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _list_boards(out: Any) -> int:
-    from backend_core.memory import all_boards
-    from backend_core.memory.verdict import kib
+    from backend_core.boards.specs import all_boards
+    from backend_core.memory.fit import kib
 
     for b in all_boards().values():
         ram = ", ".join(f"{r.name} {kib(r.size)}" for r in b.ram)

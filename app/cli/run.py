@@ -101,7 +101,7 @@ def _board_target(args: argparse.Namespace) -> str:
     board = getattr(args, "board", None)
     if not board:
         return normalise_target(args.target or DEFAULT_TARGET)
-    from backend_core.memory import board_named
+    from backend_core.boards.specs import board_named
 
     spec = board_named(board)
     return normalise_target(args.target or (spec.core if spec.core in TARGETS else DEFAULT_TARGET))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pyqtgraph as pg
 
-from backend_core.memory.verdict import kib
+from backend_core.memory.fit import kib
 
 from app.widgets.plot_text import legend_above
 

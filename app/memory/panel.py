@@ -4,7 +4,7 @@ Public API (the shell wires it; this package imports no other feature package):
 - `MemoryPanel(parent)`; `set_lowering_result(data)` with the lowering worker's `done` message (its
   `memory` key, present when the worker ran with `--memory`), a report dict with `memory`, or the
   `memory` dict itself (None: clear);
-- `set_board(name)`: pick a board (names of backend_core.memory.all_boards(); "" for none);
+- `set_board(name)`: pick a board (names of backend_core.boards.specs.all_boards(); "" for none);
 - signal `nodeClicked(str)`: the final-graph node id of the op clicked in the timeline;
 - signal `boardChanged(str)`: the board picked;
 - `node_html(node_id)`: a node's output bytes, where they live (memory id, offset), scratch, constants,
@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit
                                QStackedWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from backend_core.errors import CmlensError
-from backend_core.memory import all_boards, attach_board, board_named, custom_board
-from backend_core.memory.verdict import kib
+from backend_core.memory import attach_board
+from backend_core.boards.specs import all_boards, board_named, custom_board
+from backend_core.memory.fit import kib
 
 from app.memory.bars import StackedBars
 from app.memory.timeline import TimelinePlot

@@ -2,7 +2,7 @@
 
 The firmware is linked into the MCU's flash and RAM regions, laid out inside the QEMU board's own
 memory (M7: mps2-an500, M4: mps2-an386, M33: mps2-an505, M55: mps3-an547), each section in the region
-the fit verdict (backend_core.memory.verdict) placed it: code, read-only data and the model in flash,
+the fit verdict (backend_core.memory.fit) placed it: code, read-only data and the model in flash,
 .data/.bss, stack, heap, the method allocator pool and the temp pool in the RAM region the verdict chose.
 The runner's pools are sized from the prediction, so what does not fit fails to link
 ("region `SRAM1' overflowed by N bytes") instead of running in the simulator's 16 MiB. The board row

@@ -63,7 +63,7 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
 
 def verdict_lines(rep: dict[str, Any], base: Board | None = None) -> list[str]:
     """The fit verdict a `--board` run prints before it builds (the lines of `cmlens memory`)."""
-    from ..memory.verdict import kib
+    from ..memory.fit import kib
 
     v, b = rep["verdict"], rep["board"]
     out = [f"fit: {b['name']} ({kib(b['ram_bytes'])} RAM, {kib(b['flash_bytes'])} flash), linked into those sizes "

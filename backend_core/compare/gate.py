@@ -60,7 +60,7 @@ def parse_points(text: str, flag: str) -> Limit:
 
 def board_of(text: str) -> Any:
     """A board name (cmlens memory --board list), or `RAM[/FLASH]` sizes like `64K/256K`."""
-    from ..memory import board_named, custom_board
+    from ..boards.specs import board_named, custom_board
 
     if re.match(r"^\s*\d", text or ""):
         ram, _, flash = text.partition("/")

@@ -46,7 +46,7 @@ def parse_value(key: str, text: str) -> Any:
     if key == "calib":
         return parse_calib(v)
     if key == "board":
-        from ..memory import board_named
+        from ..boards.specs import board_named
 
         return board_named(v).name                      # BadInputError lists the boards
     raise BadInputError(f"Unknown option {key!r}.", f"Options: {', '.join(AXES)}.")

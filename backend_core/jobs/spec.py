@@ -166,7 +166,7 @@ class Job:
 
     def memory_board(self) -> Any:
         """The memory step's board: `board` by name, or one made of the memory options' sizes (or None)."""
-        from ..memory import board_named, custom_board
+        from ..boards.specs import board_named, custom_board
 
         if self.memory.ram:
             return custom_board(self.memory.ram, self.memory.flash)

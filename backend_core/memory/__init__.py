@@ -6,8 +6,7 @@ and the runner's own figures to check the prediction against. Qt-free; `read_pla
 - plan.py           the .pte's plan (ExecuTorch's own non_const_buffer_sizes, allocation info, instructions)
 - method_alloc.py   the method allocator's use, replaying Method::load's allocations
 - timeline.py       live planned bytes per op, peak, largest tensors, float islands
-- boards.py         kernels/boards.json + resources/boards/mcus.json, --ram/--flash sizes
-- verdict.py        place the needs in a board's regions: fits / does not fit by N
+- fit.py            place the needs in a board's regions: fits / does not fit by N (the boards: backend_core.boards)
 - report.py         the JSON `memory` section and its text summary
 - runner_figures.py the runner's UART memory lines and its out-of-memory errors in words
 - elf.py            a built runner's flash / static RAM from `arm-none-eabi-size -A`
@@ -17,12 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..finding import WILL_FAIL, Finding
-from ..boards.specs import BoardSpec, all_boards, board_named, custom_board, parse_size
+from ..boards.specs import BoardSpec, board_named
 from .report import analyze_memory, attach_board, summary_lines
-from .verdict import kib
+from .fit import kib
 
-__all__ = ["analyze_memory", "attach_board", "summary_lines", "fit_findings", "all_boards", "board_named",
-           "custom_board", "parse_size", "BoardSpec"]
+__all__ = ["analyze_memory", "attach_board", "summary_lines", "fit_findings"]
 
 
 def fit_findings(memory_report: dict[str, Any], board: BoardSpec | str) -> list[Finding]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .verdict import kib
+from .fit import kib
 
 
 def _e(x: Any) -> str:

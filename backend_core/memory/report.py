@@ -10,7 +10,7 @@ from .method_alloc import etdump_base64_bound, etdump_bytes_bound
 from .plan import ProgramPlan, read_plan
 from .runtime import RuntimeSize, from_elf, runtime_lines
 from .timeline import build_timeline
-from .verdict import Need, judge, kib, model_needs
+from .fit import Need, kib, model_needs, place_needs
 
 SCHEMA = 1
 
@@ -80,7 +80,7 @@ def attach_runtime(rep: dict[str, Any], runtime: RuntimeSize | dict[str, Any] | 
 
 def attach_board(rep: dict[str, Any], board: BoardSpec) -> dict[str, Any]:
     """Set `board` and `verdict` of a memory report for `board` (a report is board-independent otherwise)."""
-    v = judge(needs_of(rep), board)
+    v = place_needs(needs_of(rep), board)
     rep["board"] = board.to_dict()
     rep["verdict"] = v.to_dict()
     return rep

@@ -143,7 +143,7 @@ def portable_ops(ops: list[str]) -> list[str]:
 
 def runtime_lines(rt: dict[str, Any]) -> list[str]:
     """What `cmlens memory` prints about the runtime."""
-    from .verdict import kib
+    from .fit import kib
 
     src = {"elf": "the built runner ELF", "libraries": "this machine's ExecuTorch libraries (link probe)",
            "table": "the shipped table, measured on a reference build"}[rt["source"]]

@@ -23,7 +23,8 @@ class PreflightReport:
 
 
 def report_memory(program: bytes, final: Any, board: Any, target: str, rep: PreflightReport) -> list[Finding]:
-    from ..memory import analyze_memory, board_named, fit_findings
+    from ..memory import analyze_memory, fit_findings
+    from ..boards.specs import board_named
     from ..build.ops import program_bytes
 
     spec = board_named(board) if isinstance(board, str) else board

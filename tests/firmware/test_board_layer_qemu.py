@@ -192,7 +192,7 @@ def test_a_fault_still_reports_the_marks(firmware) -> None:
 
 
 def _f746_verdict(heap_region: str = "SRAM2") -> dict:
-    """A fit verdict's placement for the STM32F746 (backend_core.memory.verdict's needs, as JSON)."""
+    """A fit verdict's placement for the STM32F746 (backend_core.memory.fit's needs, as JSON)."""
     where = {"runtime code + read-only data": "FLASH", ".pte": "FLASH", "runtime .data + .bss": "DTCM",
              "stack": "DTCM", "heap": heap_region, "method allocator pool": "SRAM1", "temp allocator pool": "SRAM1"}
     return {"needs": [{"name": n, "kind": "flash" if r == "FLASH" else "ram", "region": r, "bytes": 1}
@@ -204,7 +204,7 @@ def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, bui
     SSRAM23; each section in the region the verdict chose; the self-test runs there."""
     from backend_core.build.kernels import KernelBuilder
     from backend_core.boards.sized import sized_board
-    from backend_core.memory import board_named
+    from backend_core.boards.specs import board_named
 
     board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746", stack=0x2000, heap=0x4000)
     assert board.machine == "mps2-an500" and board.cpu == "cortex-m7" and board.qemu_board == "mps2-an500"
@@ -230,7 +230,7 @@ def test_a_heap_too_big_for_its_region_fails_to_link_with_the_linkers_count(tool
     from backend_core.errors import BuildError
     from backend_core.build.kernels import KernelBuilder
     from backend_core.boards.sized import link_overflow, sized_board
-    from backend_core.memory import board_named
+    from backend_core.boards.specs import board_named
 
     board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746-over", stack=0x2000,
                         heap=0x5000)                              # 20 KiB heap in the 16 KiB SRAM2

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend_core.memory import analyze_memory, attach_board, custom_board
+from backend_core.memory import analyze_memory, attach_board
+from backend_core.boards.specs import custom_board
 from backend_core.memory.report import attach_runtime, summary_lines
 from backend_core.memory.runtime import from_table, heap_for, load_table, portable_ops, reservations
 

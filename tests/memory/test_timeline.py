@@ -40,7 +40,8 @@ def test_scratch_bytes_differ_per_cpu_as_cmsis_nn_sizes_them() -> None:
 
 
 def test_html_section_shows_the_plan_and_one_bar_per_op() -> None:
-    from backend_core.memory import attach_board, board_named
+    from backend_core.memory import attach_board
+    from backend_core.boards.specs import board_named
     from backend_core.memory.html import memory_html
 
     low = lowered_program("ds_cnn")

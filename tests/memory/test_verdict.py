@@ -6,7 +6,8 @@ import json
 import pytest
 
 from backend_core.errors import BadInputError
-from backend_core.memory import all_boards, analyze_memory, attach_board, board_named, custom_board, fit_findings
+from backend_core.memory import analyze_memory, attach_board, fit_findings
+from backend_core.boards.specs import all_boards, board_named, custom_board
 from backend_core.boards.specs import MCUS_JSON, parse_size
 
 from .conftest import lowered_program

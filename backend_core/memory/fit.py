@@ -33,7 +33,7 @@ class Need:
 
 
 @dataclass
-class Verdict:
+class FitVerdict:
     fits: bool
     ram_fits: bool
     flash_fits: bool
@@ -106,7 +106,7 @@ def _place(needs: list[Need], regions: list[Region], prefer: str | None) -> dict
     return free
 
 
-def judge(needs: list[Need], board: BoardSpec) -> Verdict:
+def place_needs(needs: list[Need], board: BoardSpec) -> FitVerdict:
     ram_needs = [n for n in needs if n.kind == "ram"]
     flash_needs = [n for n in needs if n.kind == "flash"]
     problems: list[str] = []
@@ -165,5 +165,5 @@ def judge(needs: list[Need], board: BoardSpec) -> Verdict:
     if not any(n.name.startswith("runtime") for n in needs):
         notes.append("the runtime around the model (code, .data/.bss, stack, heap) is not included: "
                      "no measurement for this CPU")
-    return Verdict(ram_fits and flash_fits, ram_fits, flash_fits, ram_free, flash_free, needs, region_rows,
+    return FitVerdict(ram_fits and flash_fits, ram_fits, flash_fits, ram_free, flash_free, needs, region_rows,
                    problems, notes)
