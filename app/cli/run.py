@@ -49,6 +49,10 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="stop the simulator after S seconds (default: 120)")
     r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    r.add_argument("--calib", default=None, metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
+    r.add_argument("--keep-going", action="store_true",
+                   help="when an ExecuTorch pass fails on an op, leave it in float and run the rest (as "
+                        "`cmlens lower --keep-going`; not what plain ExecuTorch produces)")
     r.add_argument("--skip-preflight", action="store_true",
                    help="build and run even when the pre-flight check (`cmlens check`) says it will fail")
     r.add_argument("--semihosting", action="store_true",
@@ -163,7 +167,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       preflight=not getattr(args, "skip_preflight", False),
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
                       et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
-    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow), steps=("run",), run=opts)
+    calib = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
+    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow, calib=calib, keep_going=args.keep_going),
+              steps=("run",), run=opts)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:
