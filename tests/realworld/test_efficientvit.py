@@ -5,11 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import os
+
 import pytest
 
 from .helpers import check_keep_going, check_repro_fresh, lower, repro
 
 NAME = "efficientvit_m0"
+# about 8 minutes of both cores (two lowerings of a 1,900-node attention model, keep-going quarantines
+# whole modules): kept out of `make test`, which holds the ghostnet_050 and lcnet_050 sample; run it
+# with CMLENS_REALWORLD_ALL=1 (bench/realworld.py runs every corpus model)
+pytestmark = pytest.mark.skipif(not os.environ.get("CMLENS_REALWORLD_ALL"),
+                                reason="opt-in (about 8 min): set CMLENS_REALWORLD_ALL=1; bench/realworld.py "
+                                       "covers it")
 
 
 @pytest.fixture(scope="module")
