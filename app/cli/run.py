@@ -167,8 +167,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       preflight=not getattr(args, "skip_preflight", False),
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
                       et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
-    calib = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow, calib=calib, keep_going=args.keep_going),
+    calib = getattr(args, "calib", None)          # callers that build their own Namespace may leave these out
+    calib = int(calib) if calib and str(calib).isdigit() else calib
+    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow, calib=calib,
+                                       keep_going=bool(getattr(args, "keep_going", False))),
               steps=("run",), run=opts)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
