@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import BadInputError
+from ..models.calibration import read_sample_file
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
 TENSOR_SUFFIXES = (".npy", ".pt")
@@ -161,7 +162,7 @@ def _tensor_folder(folder: Path, example_inputs: tuple, limit: int | None) -> Ev
         if not path.is_file():
             raise BadInputError(f"{folder / 'labels.csv'} names {name}, which is not in {folder}.",
                                 "Fix the file name in labels.csv or add the file.")
-        inputs = check_inputs(read_tensors(path), example_inputs, str(path))
+        inputs = check_inputs(read_sample_file(path), example_inputs, str(path))
         samples.append(EvalSample(name, inputs, _csv_label(value, name, folder)))
     return EvalSet(samples, f"folder {folder} ({len(samples)} samples + labels.csv)")
 
@@ -208,34 +209,12 @@ def _csv_label(value: str, name: str, folder: Path) -> Any:
         if not path.is_file():
             raise BadInputError(f"{folder / 'labels.csv'}: the target of {name}, {value}, is not in {folder}.",
                                 "Add the target tensor file, or give a class index.")
-        t = read_tensors(path)
+        t = read_sample_file(path)
         if len(t) != 1:
             raise BadInputError(f"{path} holds {len(t)} tensors; a target is one tensor.", "Save one tensor.")
         return t[0]
     raise BadInputError(f"{folder / 'labels.csv'}: the label of {name} is {value!r}, neither a class index nor a "
                         ".npy/.pt target file.", "Write an integer class index, or the name of a target tensor file.")
-
-
-def read_tensors(path: Path) -> tuple:
-    """One sample file: a tensor or a tuple of tensors, loaded safely (no pickled objects)."""
-    import numpy as np
-    import torch
-
-    try:
-        if path.suffix == ".npy":
-            data: Any = torch.from_numpy(np.load(path, allow_pickle=False))
-        else:
-            data = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as e:  # noqa: BLE001
-        raise BadInputError(f"Cannot read {path}: {type(e).__name__}: {str(e)[:200]}",
-                            "Save samples with numpy.save (.npy, no pickled objects) or torch.save (.pt) of a "
-                            "tensor or a tuple of tensors.") from e
-    if isinstance(data, torch.Tensor):
-        return (data,)
-    if isinstance(data, (list, tuple)) and data and all(isinstance(t, torch.Tensor) for t in data):
-        return tuple(data)
-    raise BadInputError(f"{path} holds a {type(data).__name__}, not a tensor or a tuple of tensors.",
-                        "Save one sample per file: a tensor or a tuple of tensors.")
 
 
 def _image_folder(folder: Path, classes: list[str], example_inputs: tuple, preprocess: Any,

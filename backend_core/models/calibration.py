@@ -31,7 +31,9 @@ def random_samples(example_inputs: tuple, n: int, seed: int = 0) -> list[tuple]:
     return out
 
 
-def _load_one(path: Path) -> tuple:
+def read_sample_file(path: Path) -> tuple:
+    """One sample file (calibration, numerics inputs, evaluation data): a tensor or a tuple of tensors,
+    loaded safely (no pickled objects)."""
     import numpy as np
     import torch
 
@@ -46,10 +48,10 @@ def _load_one(path: Path) -> tuple:
                             "no pickled objects).") from e
     if isinstance(data, torch.Tensor):
         return (data,)
-    if isinstance(data, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in data):
+    if isinstance(data, (list, tuple)) and data and all(isinstance(t, torch.Tensor) for t in data):
         return tuple(data)
     raise BadInputError(f"{path} holds a {type(data).__name__}, not a tensor or a tuple of tensors.",
-                        "Save one input sample per file: a tensor or a tuple of tensors.")
+                        "Save one sample per file: a tensor or a tuple of tensors.")
 
 
 def load_input_folder(folder: str, example_inputs: tuple) -> list[tuple]:
@@ -63,7 +65,7 @@ def load_input_folder(folder: str, example_inputs: tuple) -> list[tuple]:
                             "Put one sample per file there (torch.save or numpy.save).")
     samples = []
     for f in files:
-        s = _load_one(f)
+        s = read_sample_file(f)
         if len(s) != len(example_inputs):
             raise BadInputError(f"{f.name} has {len(s)} tensors but the model takes {len(example_inputs)}.",
                                 "Save a tuple with one tensor per model input.")
