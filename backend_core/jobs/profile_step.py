@@ -4,31 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..models.sniff import is_program_path
-from .lower_step import lower_source
 from ..pipeline.stages import PipelineOptions
 from ..profile.run import profile_run, run_unit
 from ..snapshot.model import GraphSnapshot
 
 
-def final_graph(source: str, options: PipelineOptions) -> GraphSnapshot | None:
-    """The final snapshot of `source` (from the lowering cache: the run step has just lowered it)."""
-    if is_program_path(source):
-        return None
-    res = lower_source(source, options)
-    return res.final
-
-
 def attach_profile(run: Any, source: str, options: PipelineOptions, icount: bool, record: Any,
                    emit: Callable[[str, str], None], final: GraphSnapshot | None = None) -> None:
-    """Set run.profile / run.profile_problem for a ModelRunResult (`final`: the run's own lowering's
-    final graph, else it is read from the lowering cache)."""
+    """Set run.profile / run.profile_problem for a ModelRunResult (`final`: the final graph of the run's
+    own lowering, None for a ready .pte/.bpte, which has no graph: the profile is then by op only)."""
     emit("cmlens", "per-op profile: ETDump profiling events on the final graph")
     try:
         if record is not None:
             final = record.final
-        elif final is None:
-            final = final_graph(source, options)
         run.profile, run.profile_problem = profile_run(run.files.get("etdump.bin"), final,
                                                        run_unit(run.board, icount), model=run.model,
                                                        target=run.target)

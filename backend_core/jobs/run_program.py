@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..build.debug_buffer import read_program
-from ..errors import BadInputError, StageFailedError
+from ..errors import BadInputError
 from ..judge.references import References, beside, read_beside
 from ..pipeline.stages import PipelineOptions
 from ..toolchain.process import LineCallback
 from .etrecord_lowering import lower_with_etrecord, record_of
-from .lower_step import lower_source
+from ..models.sniff import is_program_path
+from .lower_step import lower_source, lowering_failed
 from .spec import RunOptions
 
 
@@ -34,7 +35,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
     """A .pte/.bpte for `source`: the file itself, or the .bpte of lowering it, with that LoweringResult.
     `lowered` (a job's lower step, same options) is used as it is: a run lowers its model once."""
     p = Path(source)
-    if p.suffix in (".pte", ".bpte"):
+    if is_program_path(p):
         if not p.is_file():
             raise BadInputError(f"Model file {p} does not exist.")
         return p, 0.0, None
@@ -46,10 +47,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
         res = lower_source(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True,
                            want_bpte=True, on_status=lambda s: on_line("cmlens", s))
     if res.status != "done" or "model.bpte" not in res.blobs:
-        err = res.error or {}
-        raise StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
-                               f"{err.get('message', res.status)}", err.get("hint", ""),
-                               detail=err.get("traceback", ""))
+        raise lowering_failed(source, res)
     out = workdir / f"{res.model}.bpte"
     out.write_bytes(res.blobs["model.bpte"])
     if "references.json" in res.blobs:        # what the expected outputs are (judge/references.py)
@@ -60,7 +58,7 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
 def program_for_run(source: str, opts: RunOptions, lowering: PipelineOptions, workdir: Path, emit: LineCallback,
                     lowered: Any = None) -> RunProgram:
     """The run's program; with --etdump from a model source, with the ETRecord of the same lowering."""
-    if opts.etdump and Path(source).suffix not in (".pte", ".bpte"):
+    if opts.etdump and not is_program_path(source):
         if lowered is not None and lowered.status == "done" and lowered.pipeline is not None:
             record = record_of(lowered, workdir, lambda s: emit("cmlens", s))
         else:
