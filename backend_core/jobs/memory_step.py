@@ -1,5 +1,5 @@
-"""The `memory` step: the memory report of a model source (zoo name, file, .pt2) or of a ready
-`.pte`/`.bpte`: lower (cached) with the `.pte`, then analyse. And the same model across the ten CPUs:
+"""The `memory` step's helpers: the memory report of a ready `.pte`/`.bpte` read as it is (a model
+source's is made from the job's lower step). And the same model across the ten CPUs:
 CMSIS-NN scratch sizes, and so the arena, depend on the CPU's kernel family (ds_cnn: 0 B M0, 256 B M4,
 20,608 B M55)."""
 from __future__ import annotations
@@ -7,47 +7,50 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..models.sniff import is_program_path
 from ..errors import BadInputError
-from .lower_step import lower_source, lowering_failed
+from .lower_step import lowering_failed
 from ..boards.specs import BoardSpec
 from ..memory.plan import program_bytes
 from ..memory.report import analyze_memory
-from ..pipeline.stages import PipelineOptions
 
 
-def memory_of(source: str, target: str = "cortex-m55", flow: str = "legacy", *, board: BoardSpec | None = None,
-              elf: dict[str, int] | None = None, use_cache: bool = True,
-              on_status: Callable[[str], None] | None = None,
-              options: PipelineOptions | None = None) -> dict[str, Any]:
-    """The `memory` section for `source`; BadInputError for bad input or a lowering that failed."""
-    p = Path(source)
-    if is_program_path(p):
-        if not p.is_file():
-            raise BadInputError(f"Model file {p} does not exist.", "Check the path.")
-        rep = analyze_memory(program_bytes(p.read_bytes()), None, board=board, target=target, elf=elf)
-        rep["model"] = p.name
-        return rep
-    res = lower_source(source, options or PipelineOptions(target=target, flow=flow), want_pte=True, use_cache=use_cache,
-                on_status=on_status)
-    if res.status != "done" or "model.pte" not in res.blobs:
-        raise lowering_failed(source, res, "Run `cmlens lower` on it to see the failing stage.")
-    rep = analyze_memory(res.blobs["model.pte"], res.final, board=board, target=res.options.target, elf=elf)
-    rep["model"] = res.model
-    rep["from_cache"] = res.from_cache
+def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
+                      elf: dict[str, int] | None = None) -> dict[str, Any]:
+    """The `memory` section of a ready .pte/.bpte, read as it is (a model source's comes from the job's
+    lower step: `memory.source.memory_for_result`)."""
+    p = Path(path)
+    if not p.is_file():
+        raise BadInputError(f"Model file {p} does not exist.", "Check the path.")
+    rep = analyze_memory(program_bytes(p.read_bytes()), None, board=board, target=target, elf=elf)
+    rep["model"] = p.name
     return rep
 
 
-def per_cpu(source: str, flow: str = "legacy", targets: tuple[str, ...] | None = None,
-            on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte."""
-    from ..cpus import ISA, TARGETS
+def per_cpu(job: Any, own: Any, on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte. Each
+    other CPU is a lower Job of its own (the lower step is the one road); the job's own CPU reuses `own`,
+    its lowering."""
+    from dataclasses import replace
+
+    from ..cpus import ISA, TARGETS, normalise_target
+    from ..memory.source import memory_for_result
+    from .run import run_job
+    from .spec import Job
 
     rows = []
-    for t in targets or TARGETS:
-        if on_status:
-            on_status(f"lowering for {t}")
-        rep = memory_of(source, t, flow, on_status=on_status)
+    for t in TARGETS:
+        if own is not None and t == normalise_target(job.lower.target):
+            low = own
+        else:
+            if on_status:
+                on_status(f"lowering for {t}")
+            done = run_job(Job(job.model, replace(job.lower, target=t), steps=("lower",)))
+            if done.status != "done":
+                done.raise_error()
+            low = done.lowering
+        rep = memory_for_result(low)
+        if rep is None:
+            raise lowering_failed(job.model, low, "Run `cmlens lower` on it to see the failing stage.")
         rows.append({"target": t, "isa": ISA[t], "planned_bytes": rep["planned_bytes"],
                      "arena_bytes": rep["arena_bytes"], "scratch_bytes_max": rep["scratch_bytes_max"],
                      "scratch_bytes_total": sum(s["bytes"] for s in rep["scratch"]),

@@ -110,16 +110,19 @@ def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
 def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
     from ..cpus import normalise_target
     from ..memory.source import memory_for_result
-    from .memory_step import memory_of, per_cpu
+    from ..errors import BadInputError
+    from .memory_step import memory_of_program, per_cpu
 
     board = job.memory_board()
     mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
-    if mem is None:                         # else the lower step's own program: no second lowering
-        mem = memory_of(job.model, normalise_target(job.lower.target), job.lower.flow,
-                        use_cache=job.lower.use_cache, on_status=_status(emit), options=job.lower.pipeline_options())
+    if mem is None and job.reads_program:   # a ready .pte/.bpte, read as it is (no lower step)
+        mem = memory_of_program(job.model, normalise_target(job.lower.target))
+    elif mem is None:
+        raise BadInputError(f"{job.model} holds no program to size.",
+                            "Give the model source or its .pte/.bpte (an .etrecord/.etdump has no program).")
     _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
-        mem["per_cpu"] = per_cpu(job.model, job.lower.flow, on_status=_status(emit))
+        mem["per_cpu"] = per_cpu(job, res.lowering, on_status=_status(emit))
     res.steps["memory"] = mem
 
 
