@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..models.sniff import is_program_path
 from ..errors import BadInputError
 from ..finding import Finding
-from .lower_step import lower_source, lowering_failed
+from .lower_step import lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..preflight import check_snapshot, findings_of
 from ..preflight.check import PreflightReport, report_memory
@@ -34,9 +34,10 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
         rep.skipped.append("portable-kernel rules: they read the lowered graph; pass the model source, "
                            "not a .pte/.bpte")
     else:
-        res = lowered if (lowered is not None and "model.bpte" in lowered.blobs) else lower_source(
-            source, options or PipelineOptions(target=target, flow=flow), use_cache=use_cache, want_pte=True,
-            want_bpte=True, on_status=on_status)
+        res = lowered                  # the job's lower step (it asks for the bundle when check runs)
+        if res is None:
+            raise BadInputError(f"No lowering of {source} to check.", "Run the check step after the lower step "
+                                "(a Job with steps lower, check), as `cmlens check` does.")
         if res.status != "done":
             raise lowering_failed(source, res)
         rep.result = res
@@ -63,14 +64,14 @@ def run_preflight(source: str, target: str = "cortex-m55", flow: str = "legacy",
 
 def gate(source: str, model: Path, options: PipelineOptions, board: Any,
          emit: Callable[[str, str], None], lowered: Any = None) -> list[Finding]:
-    """Findings for the model the run is about to build: `lowered` is the lowering it came from (else
-    the cache has it: model_file() just lowered it with the same options). Raises PreflightError when
-    one is certain to fail."""
+    """Findings for the model the run is about to build: `lowered` is the lowering it came from (None
+    for a ready .pte/.bpte: only the program's own rules apply). Raises PreflightError when one is certain
+    to fail."""
     findings: list[Finding] = []
     final = None
     if not is_program_path(source):
-        res = lowered if lowered is not None else lower_source(source, options, want_pte=True, want_bpte=True)
-        if res.status == "done":
+        res = lowered                  # the run's own lowering (program_for_run), never a second one
+        if res is not None and res.status == "done":
             final = res.final
             findings.extend(res.preflight)
     have = {(f.node, f.rule) for f in findings}

@@ -21,7 +21,8 @@ def test_gate_stops_a_program_that_will_fail(tmp_path: Path) -> None:
     bpte.write_bytes(res.blobs["model.bpte"])
     lines: list[str] = []
     with pytest.raises(PreflightError) as ei:
-        gate(GATE, bpte, PipelineOptions("cortex-m55", "legacy"), "mps3-an547", lambda s, line: lines.append(line))
+        gate(GATE, bpte, PipelineOptions("cortex-m55", "legacy"), "mps3-an547", lambda s, line: lines.append(line),
+             lowered=res)
     exc = ei.value
     assert exc.exit_code == 2
     assert "at aten_cat_default (aten.cat.default, layout-ignored, and 1 more finding(s))" in exc.message
