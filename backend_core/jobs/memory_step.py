@@ -26,15 +26,15 @@ def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
     return rep
 
 
-def per_cpu(job: Any, own: Any, on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def per_cpu(job: Any, own: Any, run_job: Callable[[Any], Any],
+            on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte. Each
     other CPU is a lower Job of its own (the lower step is the one road); the job's own CPU reuses `own`,
-    its lowering."""
+    its lowering. `run_job` is handed in by the job layer's runner (no import back into it)."""
     from dataclasses import replace
 
     from ..cpus import ISA, TARGETS, normalise_target
     from ..memory.source import memory_for_result
-    from .run import run_job
     from .spec import Job
 
     rows = []

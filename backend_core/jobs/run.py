@@ -122,7 +122,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
                             "Give the model source or its .pte/.bpte (an .etrecord/.etdump has no program).")
     _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
-        mem["per_cpu"] = per_cpu(job, res.lowering, on_status=_status(emit))
+        mem["per_cpu"] = per_cpu(job, res.lowering, run_job, on_status=_status(emit))
     res.steps["memory"] = mem
 
 

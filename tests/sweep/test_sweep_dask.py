@@ -71,6 +71,13 @@ def test_cli_sweep_on_a_scheduler_with_two_workers(dask_cli_cluster: str, models
 
     from app.cli import main
 
+    ex = DaskExecutor(dask_cli_cluster)          # each worker checks itself and says so (before the sweep:
+    try:                                         # dies_always kills workers, and the nanny restarts them)
+        workers = ex.check_workers(["lower"], None)
+        assert len(workers) == 2 and all(not w["problems"] for w in workers), workers
+        assert "Dask cluster" in ex.describe() and ex.workers == 2
+    finally:
+        ex.close()
     code = main(["sweep", str(models / "mlp.py"), str(models / "mlp_layernorm.py"), str(models / "dies_once.py"),
                  str(models / "dies_always.py"), "--vary", "target=m4,m55", "--steps", "lower,memory",
                  "--scheduler", dask_cli_cluster, "--out", str(tmp_path / "out")])
@@ -79,13 +86,7 @@ def test_cli_sweep_on_a_scheduler_with_two_workers(dask_cli_cluster: str, models
         r = json.loads(p.read_text())
         res[r["job"]["label"]] = r
     assert len(res) == 8 and code == 1
-    ex = DaskExecutor(dask_cli_cluster)          # each worker checks itself and says so
-    try:
-        workers = ex.check_workers(["lower"], None)
-        assert len(workers) == 2 and all(not w["problems"] for w in workers), workers
-        assert "Dask cluster" in ex.describe() and ex.workers == 2
-    finally:
-        ex.close()
+
     assert res["dies_once · m4"]["status"] == "done" or res["dies_once · m55"]["status"] == "done"
     assert {res[f"dies_always · {c}"]["error"]["type"] for c in ("m4", "m55")} == {"WorkerDied"}
     local = run_sweep(_jobs(models), tmp_path / "pool", LocalPoolExecutor(2))
