@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.fallback.changed import keep_going_summary
 
 from .common import ZOO_EPILOG
 
@@ -181,11 +182,9 @@ def run_lower(args: argparse.Namespace) -> int:
             print(err["traceback"], file=sys.stderr)
         return 3
     print_fallbacks(report)
-    quarantined = (result.verdicts or {}).get("quarantined") or {}
-    if quarantined:
-        print(f"\n--keep-going: {len(quarantined)} op(s) or module(s) taken out of quantisation after ExecuTorch passes failed "
-              f"on them ({', '.join(quarantined)}). This lowering is NOT what plain ExecuTorch produces: "
-              "plain ExecuTorch fails on this model.")
+    changed = keep_going_summary(result.verdicts)
+    if changed:
+        print(f"\n{changed}")
     for kind, path in artifacts.items():
         print(f"wrote {kind}: {path}")
     if args.fail_on_fallback and report["fallbacks"]:

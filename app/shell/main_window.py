@@ -14,6 +14,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
+from backend_core.fallback.changed import keep_going_summary
 from backend_core.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
@@ -317,10 +318,9 @@ class MainWindow(QMainWindow):
                "cancelled": "Lowering cancelled",
                "error": ("The file could not be read" if verb == "Read" else "Lowering did not start")
                + " (see the error panel)"}
-        quarantined = (s.verdicts or {}).get("quarantined") or {}
-        if status == "done" and quarantined:        # --keep-going: say it where the user looks first
-            msg["done"] += (f"; keep going: {len(quarantined)} op(s) left in float after an ExecuTorch pass "
-                            "failed on them (pass_failure fallbacks): NOT what plain ExecuTorch produces")
+        changed = keep_going_summary(s.verdicts)
+        if status == "done" and changed:        # --keep-going: say it where the user looks first
+            msg["done"] += "; " + changed
         self.statusBar().showMessage(msg.get(status, status))
 
     def _export(self, kind: str, filt: str) -> None:

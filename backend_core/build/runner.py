@@ -64,8 +64,12 @@ def _yaml_kernels(yaml_path: Path) -> dict[str, str]:
 
 def _defining_file(sources: list[Path], func: str, op_base: str) -> Path | None:
     """The .cpp that defines kernel `func` (its first parameter is the KernelRuntimeContext; a call
-    passes `ctx`); op_<op_base>.cpp first, where it nearly always is."""
-    pattern = re.compile(rf"\b{re.escape(func)}\s*\(\s*(?:[\w:]*::)?(?:KernelRuntimeContext|RuntimeContext)\s*&")
+    passes `ctx`), or defines it through one of the portable library's DEFINE_* macros (op_tanh.cpp:
+    `DEFINE_UNARY_UFUNC_REALHBBF16_TO_FLOATHBF16(tanh_out, std::tanh)`; missing it left `tanh_out`
+    undefined at the runner's link); op_<op_base>.cpp first, where it nearly always is."""
+    name = re.escape(func)
+    pattern = re.compile(rf"\b{name}\s*\(\s*(?:[\w:]*::)?(?:KernelRuntimeContext|RuntimeContext)\s*&"
+                         rf"|^\s*DEFINE_\w+\(\s*{name}\s*,", re.MULTILINE)
     likely = [f for f in sources if f.stem == f"op_{op_base}"]
     for f in likely + [f for f in sources if f not in likely]:
         try:

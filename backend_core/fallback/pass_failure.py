@@ -48,6 +48,10 @@ class PassFailure:
     same_failure: list[str] = field(default_factory=list)
     # what --keep-going should take out of quantisation ({node at quantisation time: why}); empty = the op
     quarantine: dict[str, str] = field(default_factory=dict)
+    # a change of the user's code that avoids the failure and that the tool can make on a copy of the
+    # float export (backend_core.fallback.rewrites name; --keep-going applies it and so verifies it)
+    workaround: str = ""
+    workaround_text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,6 +82,8 @@ def failure_lines(d: dict[str, Any]) -> list[str]:
     if d.get("checked"):
         out.append(("checked: " if d.get("cause") else "cause: not established from the graph. Checked: ")
                    + "; ".join(d["checked"]))
+    if d.get("workaround_text"):
+        out.append(f"workaround: {d['workaround_text']}")
     return out
 
 
@@ -219,11 +225,26 @@ def _broadcast_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnaps
         if q is not None and q.dim_order is not None and list(q.dim_order) == CL_ORDER:
             text += (f" At quantisation time `{q.name}` ({q.target}) still returned a channels-last tensor: "
                      f"to_edge's {made.target} returns a contiguous one.")
+        if "alias_copy" in str(made.target):
+            _noop_view_workaround(pf)
     pf.cause = text
     pf.same_failure = _same_broadcast_failures(resolver, last, pf.op_node)
     if pf.same_failure:
         pf.checked.append(f"{len(pf.same_failure)} more quantized mul/add fail the same check: "
                           + ", ".join(pf.same_failure))
+
+
+def _noop_view_workaround(pf: PassFailure) -> None:
+    """An alias_copy is a view that selects the whole tensor (export records it as aten.alias): skipping
+    it changes no value and keeps channels-last (backend_core.fallback.rewrites.drop_noop_alias)."""
+    from .rewrites import NOOP_ALIAS
+
+    pr = pf.producer or {}
+    at = f" at {pr['source']} (`{pr['code']}`)" if pr.get("source") and pr.get("code") else ""
+    pf.workaround = NOOP_ALIAS
+    pf.workaround_text = (f"the view{at} keeps the whole tensor, so it changes no value: skip it when it selects "
+                          "everything (e.g. `out if n == out.shape[1] else out[:, :n]`). --keep-going makes that "
+                          "change on a copy of the export and lowers again, which verifies it.")
 
 
 def _is_float(dtype: str | None) -> bool:

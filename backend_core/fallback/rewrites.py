@@ -78,8 +78,97 @@ def softmax_dim_last(ep: Any) -> tuple[Any, dict[str, str]]:
     return ep, renames
 
 
+def drop_noop_alias(ep: Any) -> tuple[Any, dict[str, str]]:
+    """Every aten.alias taken out (its users read its input). torch.export records a view that keeps
+    every element (timm's GhostModule: `out[:, :self.out_chs]` with out_chs == all channels) as
+    aten.alias; to_edge turns that into alias_copy, whose output is contiguous (NCHW) even when its
+    input is channels-last, so every op after it loses channels-last and the Cortex-M kernels refuse
+    them (ghostnet_050: the squeeze-excite multiply fails AtenToCortexMPass). The user's own fix is
+    to skip the view when it selects everything; the values are the same either way."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target != aten.alias.default:
+            continue
+        if any(u.op == "output" for u in n.users):       # a graph output keeps its name in the signature
+            continue
+        n.replace_all_uses_with(n.args[0])
+        g.erase_node(n)
+    ep.graph_module.recompile()
+    return ep, {}
+
+
+def _channels_last_4d(val: Any) -> bool:
+    """A 4-D tensor whose channels-last layout differs from NCHW (C > 1 and H * W > 1)."""
+    import torch
+
+    return (isinstance(val, torch.Tensor) and val.dim() == 4 and val.shape[1] > 1
+            and val.shape[2] * val.shape[3] > 1 and val.is_contiguous(memory_format=torch.channels_last))
+
+
+def cat_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
+    """torch.cat([a, b], dim=1) of channels-last tensors written as
+    torch.cat([a.contiguous(), b.contiguous()], 1).contiguous(memory_format=torch.channels_last).
+    ExecuTorch's portable cat copies rows by the logical shape and ignores the dim order, so a
+    channels-last concatenation along any dim but 0 gives scrambled values on the target with no
+    error (the pre-flight's layout-ignored rule); through NCHW copies it is right, and what follows
+    stays channels-last for the CMSIS-NN kernels. Same values; two dim-order copies per cat."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target != aten.cat.default:
+            continue
+        val = n.meta.get("val")
+        dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+        if not _channels_last_4d(val) or dim % 4 == 0:
+            continue
+        with g.inserting_before(n):
+            flat = []
+            for t in n.args[0]:
+                c = g.call_function(aten.clone.default, (t,), {"memory_format": torch.contiguous_format})
+                c.meta = {**t.meta, "val": _fake(lambda v: v.contiguous(), t.meta["val"])}
+                flat.append(c)
+        n.args = (flat, *n.args[1:])
+        n.meta["val"] = _fake(lambda *vs: torch.cat(list(vs), dim), flat[0].meta["val"], *[f.meta["val"] for f in flat[1:]])
+        with g.inserting_after(n):
+            back = g.call_function(aten.clone.default, (n,), {"memory_format": torch.channels_last})
+        back.meta = {**n.meta, "val": _fake(lambda v: v.contiguous(memory_format=torch.channels_last), n.meta["val"])}
+        n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+    ep.graph_module.recompile()
+    return ep, {}
+
+
+NOOP_ALIAS = "drop_noop_alias"
+CAT_CONTIGUOUS = "cat_through_contiguous"
+
 REWRITES: dict[str, tuple[Rewrite, str]] = {
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
     "softmax_dim_last": (softmax_dim_last, "every softmax over a non-last dim moved to the last dim "
                                            "(transpose, softmax(-1), transpose back)"),
+    NOOP_ALIAS: (drop_noop_alias, "every view that keeps the whole tensor (exported as aten.alias, e.g. "
+                                  "`out[:, :n]` with n == all channels) skipped, so to_edge makes no contiguous "
+                                  "alias_copy of a channels-last tensor"),
+    CAT_CONTIGUOUS: (cat_through_contiguous, "every concatenation of channels-last tensors along dim 1-3 done "
+                                             "on NCHW copies and turned back to channels-last (ExecuTorch's "
+                                             "portable cat ignores the dim order)"),
 }
+
+
+def compose(names: list[str]) -> Rewrite | None:
+    """One float_rewrite applying REWRITES[name] in order; None for no names."""
+    if not names:
+        return None
+
+    def apply(ep: Any) -> tuple[Any, dict[str, str]]:
+        renames: dict[str, str] = {}
+        for name in names:
+            ep, more = REWRITES[name][0](ep)
+            renames.update({new: renames.get(old, old) for new, old in more.items()})
+        return ep, renames
+    return apply

@@ -14,8 +14,9 @@ from ..models.calibration import input_folder_dependencies
 from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from ..lowering_result import LoweringResult, supported_targets
 from ..pipeline.stages import Stage
-from .keep_going import MAX_ROUNDS, next_quarantine
-from ..preflight import attach as attach_preflight, check_snapshot
+from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_rewrite
+from ..fallback.rewrites import REWRITES, compose
+from ..preflight import attach as attach_preflight, check_snapshot, findings_of
 from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target
 
@@ -95,10 +96,11 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
         on_model(model)
     deps = model.dependencies + input_folder_dependencies(opts.calib)
     quarantine: dict[str, dict[str, Any]] = {}      # --keep-going: ops taken out of quantisation
+    rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
     for round_no in range(1, MAX_ROUNDS + 1):
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
         pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte,
-                                quarantine=quarantine)
+                                quarantine=quarantine, float_rewrite=compose(list(rewrites)))
         result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
                                 verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
                                 cache_note=note)
@@ -142,6 +144,15 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
             result.error = {"stage": e.stage, "node": e.node, "message": e.message, "hint": e.hint,
                             "traceback": e.detail}
             result.error["failure"] = getattr(e, "failure", None)
+            fix = (next_rewrite(result.error["failure"], rewrites, round_no)
+                   if opts.keep_going and round_no < MAX_ROUNDS else {})
+            if fix:
+                rewrites.update(fix)
+                if on_status:
+                    on_status(f"--keep-going: {e.stage} failed; applying the workaround "
+                              f"{', '.join(fix)} ({REWRITES[next(iter(fix))][1]}) to a copy of the export and "
+                              f"lowering again (round {round_no + 1}/{MAX_ROUNDS})")
+                continue
             more = (next_quarantine(result.error["failure"], quarantine, pipe.verdicts.accepted, round_no)
                     if opts.keep_going and round_no < MAX_ROUNDS else {})
             if more:
@@ -150,10 +161,21 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     on_status(f"--keep-going: {e.stage} failed on {', '.join(more)}; leaving them in float "
                               f"and lowering again (round {round_no + 1}/{MAX_ROUNDS})")
                 continue
-            if quarantine:
-                result.error["keep_going"] = {"rounds": round_no, "quarantined": quarantine}
+            if quarantine or rewrites:
+                result.error["keep_going"] = {"rounds": round_no, "quarantined": quarantine, "rewrites": rewrites}
+        if result.status == "done" and opts.keep_going and round_no < MAX_ROUNDS:
+            fix = next_target_rewrite(findings_of(pipe.snapshots[-1]), rewrites, round_no)
+            if fix:       # it lowered, but the pre-flight says the target gives wrong values: avoid that too
+                rewrites.update(fix)
+                if on_status:
+                    on_status(f"--keep-going: the pre-flight says {len(fix[next(iter(fix))]['nodes'])} op(s) will "
+                              f"give wrong values on the target; applying {', '.join(fix)} and lowering again "
+                              f"(round {round_no + 1}/{MAX_ROUNDS})")
+                continue
         break
     result.verdicts = pipe.verdicts.to_dict()
+    if rewrites:            # not what plain ExecuTorch produces: every report says which edits were made
+        result.verdicts["rewrites"] = rewrites
     if result.status == "done":
         try:
             if want_pte and "model.pte" not in result.blobs:

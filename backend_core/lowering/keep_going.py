@@ -4,7 +4,11 @@ gets past the failure. Bounded: at most MAX_ROUNDS lowerings in all.
 The op to quarantine is the failing node's op at quantisation time (backend_core.fallback.
 pass_failure found it). When that op was not quantized in the first place (a float op that was fed
 int8 tensors, e.g. a bmm after FoldAndAnnotateQParamsPass folded its dequantize away), its quantized
-operands' producers are quarantined instead: that is what hands it the int8 tensors."""
+operands' producers are quarantined instead: that is what hands it the int8 tensors.
+
+Before any quarantine, a failure whose diagnosis names a workaround the tool can make itself (a
+rewrite of the float export that changes no value, backend_core.fallback.rewrites) gets that
+rewrite: the op then stays quantized, and the lowering it gives is the workaround verified."""
 from __future__ import annotations
 
 from typing import Any
@@ -17,6 +21,17 @@ def _record(failure: dict[str, Any], round_no: int, via: str = "") -> dict[str, 
             "check_at": failure.get("check_at"), "op": failure.get("op"), "source": failure.get("source"),
             "code": failure.get("code"), "module": failure.get("module"), "round": round_no,
             "cause": failure.get("cause", ""), "via": via}
+
+
+def next_rewrite(failure: dict[str, Any] | None, applied: dict[str, Any], round_no: int) -> dict[str, Any]:
+    """{rewrite name: why} to apply in the next round, or {} (none named, or it was applied already)."""
+    fix = (failure or {}).get("workaround") or ""
+    if not fix or fix in applied:
+        return {}
+    rec = _record(failure or {}, round_no)
+    rec["workaround"] = (failure or {}).get("workaround_text", "")
+    rec["producer"] = (failure or {}).get("producer")
+    return {fix: rec}
 
 
 def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any], accepted: dict[str, str],
@@ -44,3 +59,20 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
     if not out and op and op not in quarantined:
         out[op] = _record(failure, round_no)
     return out
+
+
+
+def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: int) -> dict[str, Any]:
+    """A lowering that succeeded but that the pre-flight says WILL give wrong values on the target:
+    the rewrite that avoids it, when one is known and was not applied yet. Today: a portable cat of
+    channels-last tensors along dim 1-3 (rule layout-ignored) → cat_through_contiguous."""
+    from ..fallback.rewrites import CAT_CONTIGUOUS
+
+    hits = [f for f in findings if f.certain and f.rule == "layout-ignored" and "cat" in f.op]
+    if not hits or CAT_CONTIGUOUS in applied:
+        return {}
+    first = hits[0]
+    return {CAT_CONTIGUOUS: {"stage": "pre-flight", "error": first.message, "check": first.check,
+                             "check_at": first.source, "op": first.op, "round": round_no,
+                             "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
+                             "workaround": first.fix, "producer": None}}

@@ -28,6 +28,9 @@ def _checkout(tmp_path: Path) -> Path:
     (cpu / "op_softmax.cpp").write_text("Tensor& softmax_out(executorch::runtime::KernelRuntimeContext& ctx) {}\n")
     (cpu / "op_unused.cpp").write_text("Tensor& unused_out(KernelRuntimeContext& ctx) {}\n")
     (cpu / "pattern" / "unary_ufunc_realhbf16.cpp").write_text("// pattern\n")
+    # the checkout's op_tanh.cpp: the kernel is defined by a pattern macro, not a function signature
+    (cpu / "op_tanh.cpp").write_text('#include <executorch/kernels/portable/cpu/pattern/pattern.h>\n'
+                                     "DEFINE_UNARY_UFUNC_REALHBBF16_TO_FLOATHBF16(tanh_out, std::tanh)\n")
     return root
 
 
@@ -39,6 +42,9 @@ def test_the_runner_compiles_only_the_kernels_of_its_ops(tmp_path: Path) -> None
     assert got == {"portable": [str(cpu / "op_softmax.cpp"), str(cpu / "op_view_copy.cpp")], "quantized": []}
     with_pattern = kernel_sources(root, ["aten::add.out"])["portable"]
     assert with_pattern == [str(cpu / "op_add.cpp"), str(cpu / "pattern" / "unary_ufunc_realhbf16.cpp")]
+    # a float tanh kept by the model: without op_tanh.cpp the link said "undefined reference to tanh_out"
+    assert kernel_sources(root, ["aten::tanh.out"])["portable"] == [
+        str(cpu / "op_tanh.cpp"), str(cpu / "pattern" / "unary_ufunc_realhbf16.cpp")]
     assert kernel_sources(root, ["aten::not_in_the_registry.out"]) == {"portable": [], "quantized": []}
     assert kernel_sources(tmp_path / "no-checkout", ["aten::add.out"]) == {"portable": [], "quantized": []}
 

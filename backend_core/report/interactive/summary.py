@@ -8,6 +8,7 @@ from typing import Any
 
 import resources
 
+from ...fallback.changed import keep_going_summary
 from ...snapshot.model import KIND_LABELS
 from ..dot_export import KIND_COLORS
 
@@ -43,11 +44,9 @@ def head_html(report: dict[str, Any]) -> str:
             from ...fallback.pass_failure import failure_lines
 
             parts.append("<pre class='failure'>" + _e("\n".join(failure_lines(err["failure"]))) + "</pre>")
-    if opts.get("keep_going") and (report.get("quantizer") or {}).get("quarantined"):
-        q = report["quantizer"]["quarantined"]
-        parts.append(f"<p class='fb'>--keep-going: {len(q)} op(s) taken out of quantisation because an ExecuTorch "
-                     f"pass failed on them ({_e(', '.join(q))}). This is not what plain ExecuTorch produces: plain "
-                     "ExecuTorch fails on this model.</p>")
+    changed = keep_going_summary(report.get("quantizer")) if opts.get("keep_going") else ""
+    if changed:
+        parts.append(f"<p class='fb'>{_e(changed)}</p>")
     parts.append("<div class='legend'>" + "".join(
         f"<span style='background:{KIND_COLORS[k]}'>{_e(v)}</span>" for k, v in KIND_LABELS.items()) + "</div>")
     return "\n".join(parts)

@@ -1,0 +1,32 @@
+"""What --keep-going changed in a lowering, said the same way by the CLI, the HTML report and the
+window: a lowering with quarantined ops or a workaround applied is not plain ExecuTorch's."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
+    """What --keep-going changed, in one sentence for the CLI, the HTML report and the window;
+    "" when the lowering is plain ExecuTorch's."""
+    v = verdicts or {}
+    quarantined, rewrites = v.get("quarantined") or {}, v.get("rewrites") or {}
+    if not quarantined and not rewrites:
+        return ""
+    parts = []
+    edits = []
+    for name, rec in rewrites.items():
+        if rec.get("via") == "pre-flight":
+            why = f"the pre-flight found {len(rec.get('nodes') or [])} op(s) that give wrong values on the target"
+        else:
+            src = (rec.get("producer") or {}).get("source")
+            why = f"{rec.get('stage')} failed" + (f"; the view at {src}" if src else "")
+        edits.append(f"{name} ({why})")
+    if edits:
+        parts.append("value-preserving workarounds applied to a copy of the export: " + ", ".join(edits))
+    if quarantined:
+        parts.append(f"{len(quarantined)} op(s) or module(s) taken out of quantisation after ExecuTorch passes "
+                     f"failed on them ({', '.join(quarantined)}; pass_failure fallbacks)")
+    failed = bool(quarantined) or any(r.get("via") != "pre-flight" for r in rewrites.values())
+    plain = ("plain ExecuTorch fails on this model" if failed
+             else "plain ExecuTorch's program gives wrong values on the target")
+    return "--keep-going: " + "; ".join(parts) + f". This lowering is NOT what plain ExecuTorch produces: {plain}."
