@@ -105,6 +105,7 @@ def cmlens(name: str, keep_going: bool = False) -> dict[str, Any]:
     err = r.error or {}
     return {"seconds": seconds, "ok": r.status == "done", "where": err.get("stage", ""), "ops": ops,
             "categories": cats, "quarantined": (r.verdicts or {}).get("quarantined") or {},
+            "rewrites": list((r.verdicts or {}).get("rewrites") or {}),
             "failure": err.get("failure") or {}}
 
 
@@ -134,6 +135,8 @@ def main() -> None:
         print(f"{name:22s} {plain_txt:26s} {cm_txt:26s} {len(shown['quarantined']):11d} {n_fb:9d} {same:>13s} "
               f"{p['seconds']:8.1f} {c['seconds']:8.1f} {ratio:6.2f}" + (f"  unknown reasons: {unknown}" if unknown else ""),
               flush=True)
+        if kg is not None and kg["rewrites"]:
+            print(f"{'':22s}   keep-going workarounds: {', '.join(kg['rewrites'])}", flush=True)
         if not c["ok"] and c["failure"].get("source"):
             f = c["failure"]
             print(f"{'':22s}   {f.get('op')} at {Path(f['source'].rsplit(':', 1)[0]).name}:"

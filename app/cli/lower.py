@@ -176,8 +176,9 @@ def run_lower(args: argparse.Namespace) -> int:
 
             print("\n".join(["", *failure_lines(err["failure"])]), file=sys.stderr)
         if not getattr(args, "keep_going", False) and err.get("failure"):
-            print("\n  To lower the rest of the model anyway, run again with --keep-going "
-                  "(the op stays in float).", file=sys.stderr)
+            how = ("it makes the workaround above on a copy of the export" if err["failure"].get("workaround")
+                   else "the op stays in float")
+            print(f"\n  To lower the rest of the model anyway, run again with --keep-going ({how}).", file=sys.stderr)
         if args.verbose and err.get("traceback"):
             print(err["traceback"], file=sys.stderr)
         return 3

@@ -1,0 +1,93 @@
+"""--keep-going's value-preserving workarounds (issue 26), on a small model with timm GhostModule's
+pattern: ExecuTorch's to_edge turns a no-op channel slice into a contiguous alias_copy (the
+squeeze-excite multiply then fails AtenToCortexMPass), and its portable cat scrambles a channels-last
+concatenation on the target (the pre-flight's layout-ignored rule). The workarounds are applied to a
+copy of the export, change no value, and the lowering they give passes the pre-flight. The QEMU run
+of the same lowering is opt-in (it needs an ExecuTorch checkout)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend_core.fallback.changed import keep_going_summary
+from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS, REWRITES
+from backend_core.pipeline.stages import PipelineOptions
+
+MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "ghostlike.py") + ":model"
+
+
+def _lower(keep_going: bool) -> Any:
+    from backend_core.jobs.lower_step import lower_source
+
+    return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False)
+
+
+@pytest.fixture(scope="module")
+def failed() -> Any:
+    return _lower(False)
+
+
+@pytest.fixture(scope="module")
+def kept() -> Any:
+    return _lower(True)
+
+
+def test_the_failure_offers_the_workaround_on_the_users_line(failed: Any) -> None:
+    assert failed.status == "failed" and failed.error["stage"] == "AtenToCortexMPass"
+    f = failed.error["failure"]
+    assert f["source"].endswith("ghostlike.py:23") and f["code"] == "return self.out(y * gate)"
+    assert f["producer"]["source"].endswith("ghostlike.py:21")
+    assert f["workaround"] == NOOP_ALIAS
+    assert "ghostlike.py:21" in f["workaround_text"] and "changes no value" in f["workaround_text"]
+
+
+def test_keep_going_applies_both_workarounds_and_the_preflight_is_clean(kept: Any) -> None:
+    from backend_core.preflight import findings_of
+
+    assert kept.status == "done", kept.error
+    rewrites = kept.verdicts["rewrites"]
+    assert list(rewrites) == [NOOP_ALIAS, CAT_CONTIGUOUS]
+    assert rewrites[NOOP_ALIAS]["stage"] == "AtenToCortexMPass"
+    assert rewrites[CAT_CONTIGUOUS]["via"] == "pre-flight"
+    assert not kept.verdicts["quarantined"]                  # the multiply stays quantized ...
+    ops = [n.target for n in kept.final.nodes]
+    assert any("quantized_mul" in t for t in ops), ops     # ... and runs on CMSIS-NN
+    assert not [f for f in findings_of(kept.final) if f.certain]
+    assert not kept.fallbacks()
+    text = keep_going_summary(kept.verdicts)
+    assert NOOP_ALIAS in text and CAT_CONTIGUOUS in text and "NOT what plain ExecuTorch produces" in text
+    assert "ghostlike.py:21" in text
+
+
+def test_the_workarounds_change_no_value() -> None:
+    import torch
+
+    from backend_core.models import load_model, parse_model_source
+
+    loaded = load_model(parse_model_source(MODEL))
+    x = loaded.inputs_for("legacy")
+    ep = torch.export.export(loaded.module, x)
+    edited = ep
+    for name in (NOOP_ALIAS, CAT_CONTIGUOUS):
+        edited, _ = REWRITES[name][0](edited)
+    targets = [str(n.target) for n in edited.graph.nodes]
+    assert "aten.alias.default" not in targets and targets.count("aten.clone.default") == 3
+    assert torch.equal(ep.module()(*x), edited.module()(*x))
+
+
+@pytest.mark.slow
+def test_keep_going_lowering_passes_on_qemu_m55_bit_exact(tmp_path: Path) -> None:
+    root = os.environ.get("EXECUTORCH_ROOT")
+    if not root or not Path(root).is_dir():
+        pytest.skip("opt-in: set EXECUTORCH_ROOT to an ExecuTorch checkout (CI has none)")
+    from backend_core.jobs import RunOptions
+    from backend_core.jobs.firmware_step import run_on_target
+
+    r = run_on_target(MODEL, et_root=root, cmsis_nn=os.environ.get("CMSIS_NN_PATH"),
+                      options=RunOptions(target="cortex-m55"), workdir=tmp_path,
+                      lowering=PipelineOptions(target="cortex-m55", calib=2, keep_going=True))
+    assert r.outcome == "PASS", r.summary()
+    assert "bit for bit" in r.summary()
