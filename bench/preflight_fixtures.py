@@ -42,6 +42,8 @@ CASES = (
     Case("preflight_avg_pool_contiguous_mps3-an547.txt", MODELS + "contiguous_mean.py", "cmsis-needs-channels-last"),
     Case("preflight_avg_pool_channels_last_pass_mps3-an547.txt", MODELS + "contiguous_mean.py:no_contiguous", ""),
     Case("preflight_channel_mean_pass_mps3-an547.txt", MODELS + "channel_mean.py", ""),
+    Case("preflight_float_operand_mul_mps3-an547.txt", MODELS + "float_operand_mul.py", "cmsis-needs-int8"),
+    Case("preflight_quantized_operands_mul_pass_mps3-an547.txt", MODELS + "float_operand_mul.py:near", ""),
     Case("preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw", "missing-kernel",
          without=("aten::native_layer_norm.out",)),
     Case("preflight_bundle_dim_order_mps3-an547.txt", MODELS + "gelu_upsample.py", "bundle-output-dim-order",
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dry_run:
             (UART_DIR / case.fixture).write_text(text)
         tests = [t.passed for t in res.report.tests]
-        print(f"{case.fixture}: {case.model} ({case.rule or 'near miss'}): outcome {res.outcome}, BundleIO "
+        print(f"{case.fixture}: {case.model} ({case.rule or 'near miss'}): exit {res.exit_code}{', ' + res.problem if res.problem else ''}, BundleIO "
               f"{tests}, {time.monotonic() - start:.1f} s, {len(res.uart)} UART lines")
         for line in res.uart:
             if any(k in line for k in ("rror", "Missing", "FAIL", "fault", "Fault", "status 0x", "strides")):

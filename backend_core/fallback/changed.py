@@ -24,9 +24,11 @@ def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
     if edits:
         parts.append("value-preserving workarounds applied to a copy of the export: " + ", ".join(edits))
     if quarantined:
-        parts.append(f"{len(quarantined)} op(s) or module(s) taken out of quantisation after ExecuTorch passes "
-                     f"failed on them ({', '.join(quarantined)}; pass_failure fallbacks)")
-    failed = bool(quarantined) or any(r.get("via") != "pre-flight" for r in rewrites.values())
+        parts.append(f"{len(quarantined)} op(s) or module(s) taken out of quantisation after an ExecuTorch pass "
+                     f"failed on them or the pre-flight found the target would abort on them "
+                     f"({', '.join(quarantined)}; pass_failure fallbacks)")
+    failed = (any(q.get("stage") != "pre-flight" for q in quarantined.values())
+              or any(r.get("via") != "pre-flight" for r in rewrites.values()))
     plain = ("plain ExecuTorch fails on this model" if failed
-             else "plain ExecuTorch's program gives wrong values on the target")
+             else "plain ExecuTorch's program would abort or give wrong values on the target")
     return "--keep-going: " + "; ".join(parts) + f". This lowering is NOT what plain ExecuTorch produces: {plain}."

@@ -147,13 +147,31 @@ def _quarantined(ctx: FallbackContext, q: NodeSnapshot | None) -> dict[str, Any]
     return None
 
 
-def _pass_failure(f: Facts, why: dict[str, Any]) -> str:
+def _island_cost(node: NodeSnapshot) -> str:
+    """The float island's memory cost, from the node's output: float32 bytes against the int8 ones a
+    quantized kernel would write (its instructions: `cmlens profile` on the target)."""
+    if not node.shape or not (node.dtype or "").startswith("float"):
+        return ""
+    numel = 1
+    for d in node.shape:
+        numel *= int(d)
+    return (f" Cost: a float island (dequantize, this op in fp32, quantize): its output {list(node.shape)} takes "
+            f"{numel * 4:,} B in float32 instead of {numel:,} B in int8, and it runs on a portable fp32 kernel "
+            "instead of CMSIS-NN (`cmlens profile` counts its instructions on the target).")
+
+
+def _pass_failure(f: Facts, why: dict[str, Any], node: NodeSnapshot) -> str:
     """--keep-going left this op in float because a pass failed on it: say so, with ExecuTorch's words."""
     via = f" (as {why['via']})" if why.get("via") else ""
+    if why.get("stage") == "pre-flight":       # it lowered, but the target would abort on it
+        return (f"--keep-going took {_at_q(f)} out of quantisation{via}: plain ExecuTorch lowers it, but "
+                f"{why.get('error')}, so the target would abort (check: {why.get('check')}). It runs "
+                f"{_float_where(f)} on a portable kernel; this lowering is the tool's workaround, not what "
+                f"ExecuTorch produces." + _island_cost(node))
     return (f"--keep-going took {_at_q(f)} out of quantisation{via} because ExecuTorch's {why.get('stage')} failed "
             f"on it: \"{why.get('error')}\"" + (f" (check: {why['check']})" if why.get("check") else "")
             + f". It runs {_float_where(f)} on a portable kernel. Plain ExecuTorch does not lower this model "
-            f"at all; this lowering is the tool's workaround, not what ExecuTorch produces.")
+            f"at all; this lowering is the tool's workaround, not what ExecuTorch produces." + _island_cost(node))
 
 
 def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
@@ -170,7 +188,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     quarantined = _quarantined(ctx, q)
     if quarantined is not None:
         cat = "pass_failure"
-        msg = _pass_failure(f, quarantined)
+        msg = _pass_failure(f, quarantined, node)
     elif q is not None and q.module_type in RNN_MODULES:
         cat = "unsupported_module"
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "

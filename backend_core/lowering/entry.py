@@ -14,7 +14,7 @@ from ..models.calibration import input_folder_dependencies
 from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from ..lowering_result import LoweringResult, supported_targets
 from ..pipeline.stages import Stage
-from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_rewrite
+from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
 from ..fallback.rewrites import REWRITES, compose
 from ..preflight import attach as attach_preflight, check_snapshot, findings_of
 from ..snapshot.model import GraphSnapshot
@@ -119,6 +119,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                 if snap.kind == "final":
                     ctx = FallbackContext(list(pipe.snapshots), pipe.verdicts.to_dict(), opts.target,
                                           opts.flow, supported_targets())
+                    final_ctx = ctx
                     pipe.snapshots[-1] = explain_fallbacks(ctx)
                     if verify_suggestions:
                         from .verify import verify_suggestions as verify
@@ -172,6 +173,15 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                               f"give wrong values on the target; applying {', '.join(fix)} and lowering again "
                               f"(round {round_no + 1}/{MAX_ROUNDS})")
                 continue
+            more = next_target_quarantine(findings_of(pipe.snapshots[-1]), _user_op_name(final_ctx, pipe.snapshots[-1]),
+                                          quarantine, round_no)
+            if more:      # a CMSIS-NN add/mul the target would abort on (a float operand): leave it in float
+                quarantine.update(more)
+                if on_status:
+                    on_status(f"--keep-going: the pre-flight says the target aborts on {', '.join(more)} (an operand "
+                              f"ExecuTorch never quantized); leaving them in float and lowering again "
+                              f"(round {round_no + 1}/{MAX_ROUNDS})")
+                continue
         break
     result.verdicts = pipe.verdicts.to_dict()
     if rewrites:            # not what plain ExecuTorch produces: every report says which edits were made
@@ -202,6 +212,15 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                           "verdicts": result.verdicts, "planned_stages": result.planned_stages,
                           "snapshots": list(result.snapshots)}, result.blobs, deps)
     return result
+
+
+def _user_op_name(ctx: Any, final: GraphSnapshot) -> Callable[[str], str | None]:
+    """Final node id -> the name of the op the user wrote, at quantisation time (None: not traced)."""
+    def name(node_id: str) -> str | None:
+        node = final.node(node_id)
+        q = ctx.users().quantized_node(node) if node is not None else None
+        return q.name if q is not None else None
+    return name
 
 
 def _preflight_program(final_program: Any, on_status: Callable[[str], None] | None) -> bytes | None:

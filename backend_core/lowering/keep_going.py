@@ -11,9 +11,9 @@ rewrite of the float export that changes no value, backend_core.fallback.rewrite
 rewrite: the op then stays quantized, and the lowering it gives is the workaround verified."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-MAX_ROUNDS = 5
+MAX_ROUNDS = 8
 
 
 def _record(failure: dict[str, Any], round_no: int, via: str = "") -> dict[str, Any]:
@@ -76,3 +76,20 @@ def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: 
                              "check_at": first.source, "op": first.op, "round": round_no,
                              "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
                              "workaround": first.fix, "producer": None}}
+
+
+def next_target_quarantine(findings: list[Any], user_op: Callable[[str], str | None],
+                           quarantined: dict[str, Any], round_no: int) -> dict[str, dict[str, Any]]:
+    """A lowering that succeeded but whose CMSIS-NN add/mul the pre-flight says WILL abort on the target
+    (an operand ExecuTorch never quantized, rule cmsis-needs-int8): the ops the user wrote for them
+    (`user_op(final node id)`: the name at quantisation time), to leave in float in the next round."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in findings:
+        if not (f.certain and f.rule == "cmsis-needs-int8"):
+            continue
+        name = user_op(f.node)
+        if name and name not in quarantined and name not in out:
+            out[name] = {"stage": "pre-flight", "error": f.message.split(": ExecuTorch rewrote")[0],
+                         "check": f.check, "check_at": f.source, "op": f.op, "round": round_no,
+                         "cause": f.message, "via": "the pre-flight's cmsis-needs-int8 rule"}
+    return out

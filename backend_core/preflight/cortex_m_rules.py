@@ -81,3 +81,38 @@ def cortex_m_findings(view: ProgramView) -> list[Finding]:
                            for t in tensors) + _where(call)
             + (f"check: is_channels_last_tensor at ExecuTorch {check.source}",)))
     return findings
+
+
+# validate_cmsis_nn_tensor_requirements (cortex_m_ops_common.h) ET_CHECKs that both operands and the
+# result are int8 before calling CMSIS-NN: a float operand aborts the runner. ExecuTorch's passes let a
+# float constant through (torch.zeros in forward, a quantizable LSTM's zero initial state).
+INT8_OPERANDS = {"cortex_m::quantized_add": ("self", "other", "out"),
+                 "cortex_m::quantized_mul": ("self", "other", "out")}
+INT8_SOURCE = _OPS + "cortex_m_ops_common.h:48"
+
+
+def int8_operand_findings(view: ProgramView) -> list[Finding]:
+    """A finding for every cortex_m add/mul call with an operand or result that is not int8."""
+    findings: list[Finding] = []
+    for call in view.calls:
+        names = INT8_OPERANDS.get(call.op)
+        if names is None:
+            continue
+        args = call_tensor_args(view, call)
+        tensors = [t for name in names for t in args.get(name, [])[:1]]
+        bad = [t for t in tensors if t.dtype is not None and t.dtype != "int8"]
+        if not bad:
+            continue
+        op = call.target or call.name
+        parts = ", ".join(f"{t.name} is {t.dtype} (%{t.node})" for t in bad)
+        findings.append(Finding(
+            node=call.where, rule="cmsis-needs-int8",
+            message=(f"The CMSIS-NN kernel of {op} checks that both operands and its result are int8 and aborts "
+                     f"otherwise, but in the program {parts}: ExecuTorch rewrote the op although an operand was "
+                     f"never quantized (a float constant such as torch.zeros made in forward()). {ON_TARGET}"),
+            fix=("Make the operand a quantized tensor (a registered buffer the quantizer sees, or the output of a "
+                 "quantized op), or keep the op in float (cmlens lower --keep-going does that)."),
+            certainty=WILL_FAIL, op=op, source=INT8_SOURCE,
+            evidence=tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())}" for t in tensors) + _where(call)
+            + (f"check: validate_cmsis_nn_tensor_requirements at ExecuTorch {INT8_SOURCE}",)))
+    return findings

@@ -68,6 +68,12 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          UART + "preflight_avg_pool_contiguous_mps3-an547.txt", MODELS + "contiguous_mean.py",
          "tensors must use channels_last dimension order",
          MODELS + "contiguous_mean.py:no_contiguous", UART + "preflight_avg_pool_channels_last_pass_mps3-an547.txt"),
+    Rule("cmsis-needs-int8",
+         "validate_cmsis_nn_tensor_requirements(...) of backends/cortex_m/ops/cortex_m_ops_common.h: "
+         "ET_CHECK_MSG that input1, input2 and the output are int8 (ScalarType::Char), else abort",
+         UART + "preflight_float_operand_mul_mps3-an547.txt", MODELS + "float_operand_mul.py",
+         "Input2 dtype must be 1, got 6",
+         MODELS + "float_operand_mul.py:near", UART + "preflight_quantized_operands_mul_pass_mps3-an547.txt"),
     Rule("missing-kernel", _REGISTRY,
          UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (checkout without "
          "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",
