@@ -96,7 +96,7 @@ def test_rejects_non_programs() -> None:
 def test_yaml_ops_reads_func_and_op_entries() -> None:
     cm = yaml_ops(CORTEX_M_YAML)
     assert "cortex_m::quantized_conv2d.out" in cm and "cortex_m::quantized_conv2d_nhwc.out" not in cm
-    assert yaml_ops(PORTABLE_YAML) == {"aten::add.out", "aten::view_copy.out", "aten::_softmax.out"}
+    assert yaml_ops(PORTABLE_YAML) == {"aten::add.out", "aten::view_copy.out", "aten::_softmax.out", "aten::tanh.out"}
 
 
 def test_check_all_present() -> None:
