@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
+from backend_core.fallback.changed import keep_going_summary
+
 from app.lowering.session import LoweringSession
 from app.lowering.view_state import ViewState
 
@@ -20,6 +22,7 @@ class FallbackTable(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.summary = QLabel("", self)
         self.summary.setContentsMargins(6, 3, 6, 3)
+        self.summary.setWordWrap(True)          # a --keep-going lowering adds a sentence that is not short
         lay.addWidget(self.summary)
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -70,6 +73,9 @@ class FallbackTable(QWidget):
         else:
             self.summary.setText(f"{len(fbs)} portable fallback{'s' if len(fbs) > 1 else ''} in the final "
                                  "graph. Click a row to show the node.")
+        changed = keep_going_summary(self.session.verdicts) if final is not None else ""
+        if changed:            # the lowering shown is the tool's workaround: say it where the fallbacks are
+            self.summary.setText(f"{self.summary.text()}\n{changed}")
 
     def _on_click(self, row: int, _col: int) -> None:
         final = self.session.final()

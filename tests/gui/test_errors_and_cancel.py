@@ -66,3 +66,18 @@ def test_cancel_stops_a_running_lowering(qtbot, window, tmp_path, monkeypatch) -
 
     qtbot.waitUntil(gone, timeout=10_000)
     assert window.session.status == "cancelled"
+
+
+def test_a_kept_going_lowering_says_so_above_the_fallbacks(qtbot, window) -> None:
+    """"keep going" is on by default: linear(x) * torch.zeros lowers, but its CMSIS-NN mul/add would abort
+    on the target, so they are left in float; the Fallbacks tab and the status bar say this is not plain
+    ExecuTorch's program."""
+    from pathlib import Path
+
+    model = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "float_operand_mul.py")
+    assert lower_and_wait(qtbot, window, model) == "done"
+    text = window.fallbacks.summary.text()
+    assert "portable fallback" in text and "NOT what plain ExecuTorch produces" in text
+    assert "NOT what plain ExecuTorch produces" in window.statusBar().currentMessage()
+    cats = [n.fallback.category for n in window.session.fallbacks()]
+    assert cats.count("pass_failure") == 2 and "unknown" not in cats       # the mul and the add
