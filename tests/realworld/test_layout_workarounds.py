@@ -6,11 +6,12 @@ copy of the export, change no value, and the lowering they give passes the pre-f
 of the same lowering is opt-in (it needs an ExecuTorch checkout)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers.target_run import run_on_m55_or_skip
 
 from backend_core.fallback.changed import keep_going_summary
 from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS, REWRITES
@@ -80,14 +81,6 @@ def test_the_workarounds_change_no_value() -> None:
 
 @pytest.mark.slow
 def test_keep_going_lowering_passes_on_qemu_m55_bit_exact(tmp_path: Path) -> None:
-    root = os.environ.get("EXECUTORCH_ROOT")
-    if not root or not Path(root).is_dir():
-        pytest.skip("opt-in: set EXECUTORCH_ROOT to an ExecuTorch checkout (CI has none)")
-    from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target
-
-    r = run_on_target(MODEL, et_root=root, cmsis_nn=os.environ.get("CMSIS_NN_PATH"),
-                      options=RunOptions(target="cortex-m55"), workdir=tmp_path,
-                      lowering=PipelineOptions(target="cortex-m55", calib=2, keep_going=True))
+    r = run_on_m55_or_skip(MODEL, tmp_path, keep_going=True)
     assert r.outcome == "PASS", r.summary()
     assert "bit for bit" in r.summary()

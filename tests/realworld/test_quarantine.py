@@ -7,11 +7,12 @@
 Each quarantined op is a pass_failure fallback with ExecuTorch's words and its float island's cost."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers.target_run import run_on_m55_or_skip
 
 from backend_core.fallback.changed import keep_going_summary
 from backend_core.pipeline.stages import PipelineOptions
@@ -60,13 +61,5 @@ def test_an_op_the_target_would_abort_on_is_left_in_float() -> None:
 
 @pytest.mark.slow
 def test_the_kept_lowering_passes_on_qemu_m55(tmp_path: Path) -> None:
-    root = os.environ.get("EXECUTORCH_ROOT")
-    if not root or not Path(root).is_dir():
-        pytest.skip("opt-in: set EXECUTORCH_ROOT to an ExecuTorch checkout (CI has none)")
-    from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target
-
-    r = run_on_target(ZEROS, et_root=root, cmsis_nn=os.environ.get("CMSIS_NN_PATH"),
-                      options=RunOptions(target="cortex-m55"), workdir=tmp_path,
-                      lowering=PipelineOptions(target="cortex-m55", calib=2, keep_going=True))
+    r = run_on_m55_or_skip(ZEROS, tmp_path, keep_going=True)
     assert r.outcome == "PASS" and "bit for bit" in r.summary(), r.summary()
