@@ -53,6 +53,11 @@ def _const(a: Any) -> str:
     return repr(a)
 
 
+def _is_tuple(n: Any) -> bool:
+    """A multi-output op (split, max_pool with indices): its getitems are the tensors."""
+    return isinstance(n.meta.get("val"), (list, tuple))
+
+
 class _Writer:
     def __init__(self, names: dict[str, str]) -> None:
         self.names = names
@@ -69,7 +74,9 @@ class _Writer:
 def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target: str, expected: str,
                     versions: dict[str, str], flow: str = "legacy") -> str:
     """The file for the nodes `keep` (names in `ep.graph`) computing `output`; every other node
-    feeding them becomes an input (a user tensor) or a parameter (a weight)."""
+    feeding them becomes an input (a user tensor) or a parameter (a weight). A kept node that no
+    kept node uses is returned too: export would drop it as dead code, and a failure can depend on
+    an op downstream of the failing one (its other users, a sibling of a split)."""
     keep = set(keep)
     for n in ep.graph.nodes:     # a getitem of a node left out is an input itself (a tensor, not a tuple)
         if n.name in keep and n.target is operator.getitem and n.args[0].name not in keep and n.name != output:
@@ -90,6 +97,8 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
     for i, a in enumerate(weights):
         names[a.name] = f"self.w{i}"
     w = _Writer(names)
+    used = {a.name for n in order for a in n.all_input_nodes}
+    extra = [n for n in order if n.name not in used and n.name != output and not _is_tuple(n)]
     body = []
     for i, n in enumerate(order):
         names[n.name] = "out" if n.name == output else f"t{i}"
@@ -114,7 +123,6 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
         "from executorch.exir import to_edge",
         "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e",
         "",
-        "",
         "class Repro(torch.nn.Module):",
         "    def __init__(self):",
         "        super().__init__()",
@@ -122,8 +130,7 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
         "",
         f"    def forward(self, {', '.join(names[a.name] for a in inputs)}):",
         *body,
-        "        return out",
-        "",
+        "        return " + ", ".join(["out", *(names[n.name] for n in extra)]),
         "",
         "torch.manual_seed(0)",
         f"inputs = ({ins},)",

@@ -4,9 +4,10 @@
    a stage fails; its diagnosis names the failing op at quantisation time.
 2. Grow: the failing op plus its producers up to depth k, k = 0, 1, 2, …; every tensor entering the
    subgraph is an input with the recorded shape, dtype and memory format. The first k whose file
-   fails with the same error (type and first line) is kept.
-3. Shrink (delta debugging, one node at a time): drop a producer (it becomes an input, and what
-   only fed it goes too) while the same error still occurs.
+   fails with the same error (type and first line) is kept, then shrunk one producer at a time.
+3. When no producer set fails alone (the failure needs an op upstream of them or one downstream):
+   the whole graph, narrowed to a window in graph order around the op, then delta debugging over
+   the window's nodes (backend_core.repro.search).
 Each candidate file is run in this process (ExecuTorch is imported once); the result is then run
 once more in a fresh Python process, as a user who gets the file would run it."""
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
 from ..pipeline.failure import exception_chain
 from ..versions import stack_versions
 from .codegen import subgraph_source
+from .search import grow_ancestors, narrow_window, delta_shrink
 
 MAX_DEPTH = 6
 
@@ -146,31 +148,6 @@ def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> An
                       "Report this: the repro needs the op's node at export time.")
 
 
-def _closure(fail: Any, allowed: set[str]) -> set[str]:
-    """`fail` and the producers reachable from it through nodes in `allowed`."""
-    keep, todo = {fail.name}, [fail]
-    while todo:
-        for a in todo.pop().all_input_nodes:
-            if a.name in allowed and a.name not in keep:
-                keep.add(a.name)
-                todo.append(a)
-    return keep
-
-
-def _depth_sets(fail: Any, max_depth: int) -> list[set[str]]:
-    """Compute-node ancestors of `fail` within depth 0..max_depth."""
-    sets, frontier, keep = [], [fail], {fail.name}
-    sets.append(set(keep))
-    for _ in range(max_depth):
-        nxt = [a for n in frontier for a in n.all_input_nodes if a.op == "call_function" and a.name not in keep]
-        if not nxt:
-            break
-        keep |= {a.name for a in nxt}
-        frontier = nxt
-        sets.append(set(keep))
-    return sets
-
-
 def make_repro(source: str, options: PipelineOptions, out: str, *,
                on_status: Callable[[str], None] | None = None, fresh_check: bool = True) -> ReproResult:
     say = on_status or (lambda _t: None)
@@ -195,23 +172,18 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
         tries.append((len(keep), ok))
         return ok
 
-    keep: set[str] | None = None
-    for cand in _depth_sets(fail, MAX_DEPTH):
-        if reproduces(cand):
-            keep = cand
-            break
+    keep = grow_ancestors(fail, MAX_DEPTH, reproduces)
     if keep is None:
-        raise CmlensError(f"No subgraph of up to depth {MAX_DEPTH} around {fail.name} reproduces \"{expected}\" "
-                          f"(tried {', '.join(str(n) for n, _ in tries)} nodes: each lowered or failed otherwise).",
-                          "The failure depends on more of the model than the op's neighbourhood (for example "
-                          "its quantisation parameters, from calibration); file the model itself.")
-    by_depth = [n for n in reversed(list(ep.graph.nodes)) if n.name in keep and n.name != fail.name]
-    for n in reversed(by_depth):        # producers nearest the inputs first: they are the likeliest to go
-        if n.name not in keep:
-            continue
-        trial = _closure(fail, keep - {n.name})
-        if trial != keep and reproduces(trial):
-            keep = trial
+        say("repro: the op's producers alone do not fail; narrowing a window of the whole graph")
+        keep = narrow_window(fail, reproduces)
+        if keep is not None:
+            keep = delta_shrink(fail, keep, reproduces)
+    if keep is None:
+        raise CmlensError(f"Neither a subgraph of up to depth {MAX_DEPTH} around {fail.name} nor the whole float "
+                          f"graph reproduces \"{expected}\" as a standalone file (tried "
+                          f"{', '.join(str(n) for n, _ in tries)} nodes: each lowered or failed otherwise).",
+                          "The failure depends on what the file cannot rebuild (for example the model's "
+                          "trained weights or its calibration data); file the model itself.")
     text = text_for(keep)
     Path(out).expanduser().parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(text)

@@ -9,7 +9,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 
 @dataclass
@@ -56,13 +56,12 @@ def _project(name: str) -> tuple[str, dict[str, str], list[dict], float, str]:
     return r.status, ops, fbs, seconds, (r.error or {}).get("message", "") if r.error else ""
 
 
-def compare_case(name: str, plain_first: bool = True) -> CaseResult:
-    from . import et_cases
-    from .plain import plain_lower
+def compare_case(name: str, plain_first: bool = True, recorded: Any = None) -> CaseResult:
+    """`recorded`: plain ExecuTorch's result from tests/corpus/plain_record.py (not run again)."""
+    from .plain_record import plain_case
 
     def plain():  # noqa: ANN202
-        model, inputs = et_cases.case(name)
-        return plain_lower(model, inputs)
+        return recorded if recorded is not None else plain_case(name)
 
     if plain_first:       # alternate the order so machine noise hits both sides
         p = plain()
@@ -73,7 +72,7 @@ def compare_case(name: str, plain_first: bool = True) -> CaseResult:
     return CaseResult(name, status, p.status, ops, p.non_cortex_m, fbs, secs, p.seconds, err, p.error)
 
 
-def _job(args: tuple[str, bool]) -> CaseResult:
+def _job(args: tuple[str, bool, Any]) -> CaseResult:
     return compare_case(*args)
 
 
@@ -89,13 +88,15 @@ def _init() -> None:
 
 
 def run_corpus(names: Iterable[str], workers: int | None = None,
-               on_result: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:
-    """Every case's result, in order; `on_result` sees each one as it arrives."""
+               on_result: Callable[[CaseResult], None] | None = None,
+               recorded: dict[str, Any] | None = None) -> list[CaseResult]:
+    """Every case's result, in order; `on_result` sees each one as it arrives. `recorded` ({case: plain
+    result}, tests/corpus/plain_record.py) stands in for the plain ExecuTorch runs of the cases it holds."""
     names = list(names)
     # under pytest-xdist the suite's other worker already uses the second core
     default = "1" if os.environ.get("PYTEST_XDIST_WORKER") else "2"
     workers = workers or int(os.environ.get("CMLENS_CORPUS_WORKERS", default))
-    jobs = [(n, i % 2 == 0) for i, n in enumerate(names)]
+    jobs = [(n, i % 2 == 0, (recorded or {}).get(n)) for i, n in enumerate(names)]
     out: list[CaseResult] = []
     if workers <= 1:
         _init()

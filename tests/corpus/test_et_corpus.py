@@ -2,7 +2,9 @@
 the project and by plain ExecuTorch on the same model and inputs, as given: the same status, the
 same non-cortex_m ops, no `unknown` reason, and every reason names the op at quantization time.
 
-Slow (about 3.5 min on 2 cores: two lowerings per case, in 2 worker processes); CI runs it."""
+Plain ExecuTorch's side comes from its record for this stack (tests/corpus/plain_record.py), so each
+case is lowered once; a spread sample runs plain ExecuTorch live against the record. Slow (about 5 min
+of one core under the suite); CI runs it."""
 from __future__ import annotations
 
 import collections
@@ -12,6 +14,7 @@ import pytest
 
 from . import et_cases
 from .compare import CaseResult, run_corpus
+from .plain_record import plain_case, recorded
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +27,21 @@ def _names() -> list[str]:
 
 @pytest.fixture(scope="module")
 def corpus() -> list[CaseResult]:
-    return run_corpus(_names())      # CMLENS_CACHE is private (conftest.py)
+    return run_corpus(_names(), recorded=recorded())      # CMLENS_CACHE is private (conftest.py)
+
+
+def test_the_plain_executorch_record_holds_for_this_stack() -> None:
+    """The record is for the installed torch/torchao/ExecuTorch and covers every case; a sample spread over
+    the corpus, run live now, gives the recorded status and ops."""
+    rec = recorded()
+    assert rec is not None, "no record for this stack: python -m tests.corpus.plain_record"
+    names = et_cases.case_names()
+    assert set(names) <= set(rec), sorted(set(names) - set(rec))[:5]
+    sample = names[::len(names) // 8][:8] + [n for n in names if rec[n].status == "failed"][:2]
+    for name in sample:
+        live = plain_case(name)
+        assert (live.status, live.stage, live.non_cortex_m) == (rec[name].status, rec[name].stage,
+                                                               rec[name].non_cortex_m), name
 
 
 def test_the_corpus_is_executorchs_installed_cases_minus_named_skips() -> None:

@@ -5,19 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import os
-
 import pytest
 
+from .conftest import ROOT, opt_in
 from .helpers import check_keep_going, check_repro_fresh, lower, repro
 
 NAME = "efficientvit_m0"
-# about 8 minutes of both cores (two lowerings of a 1,900-node attention model, keep-going quarantines
-# whole modules): kept out of `make test`, which holds the ghostnet_050 and lcnet_050 sample; run it
-# with CMLENS_REALWORLD_ALL=1 (bench/realworld.py runs every corpus model)
-pytestmark = pytest.mark.skipif(not os.environ.get("CMLENS_REALWORLD_ALL"),
-                                reason="opt-in (about 8 min): set CMLENS_REALWORLD_ALL=1; bench/realworld.py "
-                                       "covers it")
+EXPECTED = "expected scalar type torch.int8 but found torch.float32"
+pytestmark = opt_in
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +44,21 @@ def test_keep_going_lowers_the_rest() -> None:
     check_keep_going(lower(NAME, keep_going=True))
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason="not reduced yet: no subgraph of the float graph up to "
-                   "depth 6 around the bmm (nor with its users) fails this way on its own; the mixed-dtype "
-                   "chain needs more of the model (open item of issue 26)")
 def test_repro_fails_the_same_way_in_a_fresh_process(tmp_path: Path) -> None:
+    """No producer set of the bmm fails alone: the squeeze-excite multiply 15 ops upstream is needed (the
+    window search over the whole graph finds it; delta debugging leaves about 19 ops)."""
     rep = repro(NAME, tmp_path)
-    check_repro_fresh(rep, "expected scalar type torch.int8 but found torch.float32")
+    check_repro_fresh(rep, EXPECTED)
+    assert rep.op == "aten.bmm.default"
+    assert any(n.startswith("mul") for n in rep.nodes) and any(n.startswith("split") for n in rep.nodes)
+
+
+def test_repro_of_the_small_model_with_the_same_pattern(tmp_path: Path) -> None:
+    """The fixture with efficientvit's pattern reduces to the same 19 ops, and the file fails on its own."""
+    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.repro import make_repro
+
+    rep = make_repro(f"{ROOT / 'tests/fixtures/models/windowed_attention.py'}:model", PipelineOptions(calib=2),
+                     str(tmp_path / "repro.py"), fresh_check=False)
+    check_repro_fresh(rep, EXPECTED)
+    assert len(rep.nodes) <= 20, rep.nodes

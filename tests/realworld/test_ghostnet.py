@@ -9,6 +9,7 @@ import pytest
 from backend_core.fallback.changed import keep_going_summary
 from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS
 
+from .conftest import opt_in
 from .helpers import check_repro_fresh, lower, repro
 
 NAME = "ghostnet_050"
@@ -51,6 +52,7 @@ def test_cause_is_the_layout_and_its_producer(failed: Any) -> None:
     assert f["workaround"] == NOOP_ALIAS and "ghostnet.py:75" in f["workaround_text"]
 
 
+@opt_in
 def test_keep_going_lowers_the_rest(kept: Any) -> None:
     """The squeeze-excite multiplies stay quantized: the no-op view is skipped (AtenToCortexMPass then
     passes) and the GhostModule cats run on NCHW copies (the pre-flight then finds nothing that will
@@ -68,6 +70,7 @@ def test_keep_going_lowers_the_rest(kept: Any) -> None:
     assert "NOT what plain ExecuTorch produces" in keep_going_summary(kept.verdicts)
 
 
+@opt_in
 def test_repro_fails_the_same_way_in_a_fresh_process(tmp_path: Path) -> None:
     rep = repro(NAME, tmp_path)
     check_repro_fresh(rep, "Cortex-M quantized_mul: broadcasting is not yet supported except for channel dim")
