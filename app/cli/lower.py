@@ -33,9 +33,11 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
                    help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
                         "(default: lower the model exactly as given; the report states the option)")
     p.add_argument("--keep-going", action="store_true",
-                   help="when an ExecuTorch pass fails on an op, take that op out of quantisation and lower "
-                        "again (at most 5 rounds); each such op is a `pass_failure` fallback. The result is "
-                        "then not what plain ExecuTorch produces")
+                   help="when an ExecuTorch pass fails, or the pre-flight says the target would abort or "
+                        "give wrong values, lower again (at most 8 rounds): first with a value-preserving "
+                        "workaround on a copy of the export when the diagnosis names one, else with the "
+                        "failing op taken out of quantisation (a `pass_failure` fallback). The result is "
+                        "then not what plain ExecuTorch produces, and every report says so")
     p.add_argument("--verify-suggestions", action="store_true",
                    help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
                         "last) by re-lowering modified copies; each says verified or not verified")

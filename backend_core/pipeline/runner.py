@@ -199,8 +199,13 @@ class LoweringPipeline:
     def _stage(self, program: Any, name: str, kind: str, t0: float, warnings: list[str], *,
                changed: bool = True, runnable: bool = True, final: bool = False) -> Stage:
         seconds = time.perf_counter() - t0
-        snap = capture(program, name, len(self.snapshots), kind, final=final, seconds=seconds,
-                       log=warnings, changed=changed, runnable_on_host=runnable)
+        if not changed and not final and self.snapshots:
+            # the pass returned its input object: the graph is the previous stage's (snapshots are frozen)
+            snap = replace(self.snapshots[-1], stage=name, index=len(self.snapshots), kind=kind, seconds=seconds,
+                           log=tuple(warnings), changed=False, runnable_on_host=runnable, extra={})
+        else:
+            snap = capture(program, name, len(self.snapshots), kind, final=final, seconds=seconds,
+                           log=warnings, changed=changed, runnable_on_host=runnable)
         self.snapshots.append(snap)
         return Stage(name, snap.index, snap, program, seconds, warnings)
 

@@ -17,17 +17,23 @@ def _dim_order(val: Any) -> tuple[int, ...]:
         return tuple(range(val.dim()))
 
 
-def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False) -> str:
+def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
+                like: Any = None) -> str:
     """An expression making a tensor with `val`'s shape, dtype and dim order; `positive` for buffers
-    such as a batch norm's running variance (random negative values make NaNs in calibration)."""
+    such as a batch norm's running variance (random negative values make NaNs in calibration).
+    `like` (the model's own tensor) gives random values its mean and spread: plain randn weights
+    grow the activations layer by layer until a deep graph calibrates on inf and NaN."""
     shape = list(val.shape)
     dtype = str(val.dtype)
     if val.dtype.is_floating_point and positive:
         base = f"(torch.rand({shape}) + 0.5)"
     elif val.dtype.is_floating_point:
         base = f"{maker}({shape}" + ("" if dtype == "torch.float32" else f", dtype={dtype}") + ")"
+        base += _scale(like)
     elif val.dtype == __import__("torch").bool:
         base = f"torch.rand({shape}) > 0.5"
+    elif like is not None and like.numel():      # an index buffer: stay inside the real range
+        base = f"torch.randint({int(like.min())}, {int(like.max()) + 1}, {shape}, dtype={dtype})"
     else:
         base = f"torch.randint(-8, 8, {shape}, dtype={dtype})"
     order = _dim_order(val)
@@ -39,6 +45,17 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False) ->
     inv = [order.index(i) for i in range(len(order))]
     permuted = [shape[d] for d in order]
     return f"{maker}({permuted}).permute({inv})"
+
+
+def _scale(like: Any) -> str:
+    """" * std + mean" of a float tensor (3 significant digits), "" when it is about randn's own."""
+    if like is None or not getattr(like, "is_floating_point", lambda: False)() or like.numel() < 2:
+        return ""
+    std, mean = float(like.float().std()), float(like.float().mean())
+    if std != std or mean != mean:
+        return ""
+    text = "" if abs(std - 1) < 0.05 else f" * {std:.3g}"
+    return text + ("" if abs(mean) < 0.05 * max(std, 1e-12) else f" + {mean:.3g}")
 
 
 def _const(a: Any) -> str:
@@ -109,7 +126,8 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
             rhs = f"torch.ops.{n.target}({', '.join(args)})"
         body.append(f"        {names[n.name]} = {rhs}")
     buffers = set(sig.inputs_to_buffers)
-    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'], positive=a.name in buffers)}, "
+    values = {**ep.state_dict, **getattr(ep, "constants", {})}
+    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'], positive=a.name in buffers, like=values.get(params[a.name]))}, "
             "requires_grad=False)" for i, a in enumerate(weights)]
     ins = ", ".join(tensor_expr(a.meta["val"]) for a in inputs)
     explicit = flow == "explicit"

@@ -166,10 +166,15 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
 
     tries: list[tuple[int, bool]] = []
 
+    others: dict[str, int] = {}          # what the candidates that did not reproduce did instead
+
     def reproduces(keep: set[str]) -> bool:
         say(f"repro: trying {len(keep)} node(s)")
-        ok = same_error(run_candidate(text_for(keep)), expected)
+        got = run_candidate(text_for(keep))
+        ok = same_error(got, expected)
         tries.append((len(keep), ok))
+        if not ok:
+            others[got or "lowered without error"] = others.get(got or "lowered without error", 0) + 1
         return ok
 
     keep = grow_ancestors(fail, MAX_DEPTH, reproduces)
@@ -181,7 +186,9 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
     if keep is None:
         raise CmlensError(f"Neither a subgraph of up to depth {MAX_DEPTH} around {fail.name} nor the whole float "
                           f"graph reproduces \"{expected}\" as a standalone file (tried "
-                          f"{', '.join(str(n) for n, _ in tries)} nodes: each lowered or failed otherwise).",
+                          f"{', '.join(str(n) for n, _ in tries)} nodes; instead: "
+                          + "; ".join(f"{k[:160]} ({v}x)" for k, v in sorted(others.items(), key=lambda kv: -kv[1])[:3])
+                          + ").",
                           "The failure depends on what the file cannot rebuild (for example the model's "
                           "trained weights or its calibration data); file the model itself.")
     text = text_for(keep)

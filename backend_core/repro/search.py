@@ -56,21 +56,23 @@ def _window(order: list[Any], i: int, j: int) -> set[str]:
 
 def narrow_window(fail: Any, reproduces: Reproduces) -> set[str] | None:
     """For a failure that needs more than the op's producers (an op upstream that changes how the
-    quantizer annotates it, a sibling downstream): the whole graph, then the latest start and the
-    earliest end of a window in graph order around the failing op that still reproduces (binary
-    searches: each step keeps a window that reproduced). None when the whole graph does not."""
+    quantizer annotates it, a sibling downstream): everything up to the failing op, else the whole
+    graph; then the latest start, and (whole graph only) the earliest end, of a window in graph order
+    that still reproduces (binary searches: each step keeps a window that reproduced). Trying the
+    prefix first keeps each candidate small when nothing downstream matters. None when neither does."""
     order = [n for n in fail.graph.nodes if n.op == "call_function"]
     f, end = order.index(fail), len(order) - 1
-    if not reproduces(_window(order, 0, end)):
+    last = next((j for j in dict.fromkeys((f, end)) if reproduces(_window(order, 0, j))), None)
+    if last is None:
         return None
-    lo, hi = 0, f                      # invariant: window(lo, end) reproduces
+    lo, hi = 0, f                      # invariant: window(lo, last) reproduces
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if reproduces(_window(order, mid, end)):
+        if reproduces(_window(order, mid, last)):
             lo = mid
         else:
             hi = mid - 1
-    start, lo, hi = lo, f, end         # invariant: window(start, hi) reproduces
+    start, lo, hi = lo, f, last        # invariant: window(start, hi) reproduces
     while lo < hi:
         mid = (lo + hi) // 2
         if reproduces(_window(order, start, mid)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Iterable
 
 from .classify import classify, is_quant_boundary, op_base_name
@@ -51,11 +52,18 @@ def _val_dim_order(val: Any) -> tuple[int, ...] | None:
     if stride is None or not hasattr(val, "dtype"):
         return None
     try:
-        from executorch.exir.tensor import dim_order_from_stride   # what the emitter uses
-
-        return tuple(int(d) for d in dim_order_from_stride(tuple(stride())))
+        return _dim_order_of(tuple(int(s) for s in stride()))
     except Exception:  # noqa: BLE001 - a 0 stride or a symbolic one: no order known
         return None
+
+
+@lru_cache(maxsize=4096)
+def _dim_order_of(stride: tuple[int, ...]) -> tuple[int, ...]:
+    """ExecuTorch's own stride -> dim order (what the emitter uses), once per distinct stride: it builds a
+    class per call, and a snapshot asks for every node of every stage (a second of an 800-node lowering)."""
+    from executorch.exir.tensor import dim_order_from_stride
+
+    return tuple(int(d) for d in dim_order_from_stride(stride))
 
 
 def _arg_text(a: Any, limit: int = 120) -> str:

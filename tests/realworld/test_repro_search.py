@@ -55,6 +55,22 @@ def test_a_failure_that_needs_a_far_upstream_op_is_reduced_to_exactly_what_it_ne
     assert len(tried) < 80, tried
 
 
+def test_a_failure_that_needs_an_op_downstream_is_searched_on_the_whole_graph(graph: Any) -> None:
+    """When the ops up to the failing one are not enough (here: it also needs the op after it, as a failure
+    that depends on a user would), the whole graph is tried and the window's end is narrowed too."""
+    order = [n for n in graph.graph.nodes if n.op == "call_function"]
+    fail = order[len(order) // 2]
+    after = order[order.index(fail) + 1]
+    tried: list[int] = []
+
+    def reproduces(keep: set[str]) -> bool:
+        tried.append(len(keep))
+        return {fail.name, after.name} <= keep
+
+    assert narrow_window(fail, reproduces) == {fail.name, after.name}
+    assert tried[:2] == [order.index(fail) + 1, len(order)], "the prefix first, then the whole graph"
+
+
 def test_a_local_failure_keeps_the_cheap_ancestor_search(graph: Any) -> None:
     """A failure of the op and its direct producer is found at depth 1 and never tries the whole graph."""
     fail = _node(graph, "aten.matmul.default")
