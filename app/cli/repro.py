@@ -34,41 +34,44 @@ def add_repro_command(sub: Any) -> None:
 
 
 def run_repro(args: argparse.Namespace) -> int:
+    """A Job with the repro step (backend_core.jobs.repro_step): the same road as the window's button."""
     from backend_core.errors import CmlensError
     from backend_core.models import parse_model_source
 
-    def say(text: str) -> None:
-        print(f"… {text}", file=sys.stderr, flush=True)
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "status":
+            print(f"… {data['text']}", file=sys.stderr, flush=True)
 
     try:
         parse_model_source(args.model)           # fail fast, before the 8 s import
-        from backend_core.cpus import normalise_target
-        from backend_core.pipeline.stages import PipelineOptions
-        from backend_core.repro import make_repro
+        from backend_core.jobs import Job, LowerRequest, ReproOptions, run_job
 
         calib: Any = int(args.calib) if isinstance(args.calib, str) and args.calib.isdigit() else args.calib
-        opts = PipelineOptions(normalise_target(args.target), args.flow, calib, channels_last=args.channels_last)
-        res = make_repro(args.model, opts, args.output, on_status=say, fresh_check=not args.no_fresh_check)
+        job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+                  steps=("repro",), repro=ReproOptions(output=args.output, fresh_check=not args.no_fresh_check))
+        res = run_job(job, on_event)
     except CmlensError as e:
-        print(f"error: {e.message}", file=sys.stderr)
-        if e.hint:
-            print(f"  {e.hint}", file=sys.stderr)
-        if args.verbose and e.detail:
-            print(e.detail, file=sys.stderr)
-        return e.exit_code
-    print(f"wrote {res.path}: {res.lines} lines, {len(res.nodes)} op(s) of the model ({', '.join(res.nodes)})")
-    print(f"  fails in {res.stage} with: {res.expected}")
-    print(f"  delta debugging: {len(res.tries)} candidate(s) tried "
-          f"({', '.join(f'{n} node(s) ' + ('same error' if ok else 'no') for n, ok in res.tries)})")
+        return _print_error(e, args.verbose)
+    rep = res.steps.get("repro")
+    if rep is None:                              # it failed before a file was written
+        return _print_error(res.exception, args.verbose) if res.exception is not None else 3
+    print(f"wrote {rep['path']}: {rep['lines']} lines, {len(rep['nodes'])} op(s) of the model ({', '.join(rep['nodes'])})")
+    print(f"  fails in {rep['stage']} with: {rep['expected']}")
+    print(f"  delta debugging: {len(rep['tries'])} candidate(s) tried "
+          f"({', '.join(f'{n} node(s) ' + ('same error' if ok else 'no') for n, ok in rep['tries'])})")
     if args.json:
-        Path(args.json).write_text(json.dumps(res.to_dict(), indent=1))
-    if args.no_fresh_check:
-        return 0
-    from backend_core.repro.minimize import same_error
+        Path(args.json).write_text(json.dumps(rep, indent=1))
+    if rep["reproduces"]:
+        print(f"  checked: `python {rep['path']}` in a fresh process fails the same way")
+    if res.exception is not None:
+        return _print_error(res.exception, args.verbose)
+    return 0
 
-    if same_error(res.fresh_process, res.expected):
-        print(f"  checked: `python {res.path}` in a fresh process fails the same way")
-        return 0
-    print(f"error: `python {res.path}` in a fresh process gave {res.fresh_process or 'no error'!r}, not the "
-          f"expected error.", file=sys.stderr)
-    return 3
+
+def _print_error(e: Any, verbose: bool) -> int:
+    print(f"error: {e.message}", file=sys.stderr)
+    if e.hint:
+        print(f"  {e.hint}", file=sys.stderr)
+    if verbose and e.detail:
+        print(e.detail, file=sys.stderr)
+    return e.exit_code

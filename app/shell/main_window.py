@@ -20,6 +20,7 @@ from backend_core.models.sniff import is_artefact_path
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.artefacts.overlay import gap_heat, gap_legend_texts
 from app.lowering.error_panel import ErrorPanel
+from app.lowering.repro_row import ReproRow
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
 from app.graph.panel import GraphPanel
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         lay.setSpacing(2)
         self.error_panel = ErrorPanel(central)
         lay.addWidget(self.error_panel)
+        self.repro_row = ReproRow(self.session, central)
+        lay.addWidget(self.repro_row)
         self.graph = GraphPanel(self.state, central)
         lay.addWidget(self.graph, 1)
         self.setCentralWidget(central)
@@ -417,6 +420,7 @@ class MainWindow(QMainWindow):
         self.session.worker.cancel()
         self.inspector.shutdown()
         self.exporter.shutdown()
+        self.repro_row.shutdown()
         self.graph.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -27,8 +27,15 @@ def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
         parts.append(f"{len(quarantined)} op(s) or module(s) taken out of quantisation after an ExecuTorch pass "
                      f"failed on them or the pre-flight found the target would abort on them "
                      f"({', '.join(quarantined)}; pass_failure fallbacks)")
-    failed = (any(q.get("stage") != "pre-flight" for q in quarantined.values())
-              or any(r.get("via") != "pre-flight" for r in rewrites.values()))
+    failed = a_pass_failed(v)
     plain = ("plain ExecuTorch fails on this model" if failed
              else "plain ExecuTorch's program would abort or give wrong values on the target")
     return "--keep-going: " + "; ".join(parts) + f". This lowering is NOT what plain ExecuTorch produces: {plain}."
+
+
+def a_pass_failed(verdicts: dict[str, Any] | None) -> bool:
+    """True when --keep-going got past an ExecuTorch pass that failed (not only pre-flight findings): plain
+    ExecuTorch fails on this model, so `cmlens repro` has a failure to reduce."""
+    v = verdicts or {}
+    return (any(q.get("stage") != "pre-flight" for q in (v.get("quarantined") or {}).values())
+            or any(r.get("via") != "pre-flight" for r in (v.get("rewrites") or {}).values()))

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..errors import Cancelled, CmlensError
 from .evaluate_step import evaluate_step
+from .repro_step import repro_step
 from .outputs import check_output_folders, out_dir, write_outputs
 from .result import CANCELLED, DONE, FAILED, JobResult
 from .spec import Job
@@ -174,5 +175,5 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
 
 
 _STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {
-    "lower": _lower, "check": _check, "memory": _memory, "numerics": _numerics, "evaluate": evaluate_step,
+    "lower": _lower, "repro": repro_step, "check": _check, "memory": _memory, "numerics": _numerics, "evaluate": evaluate_step,
     "run": _run, "profile": _run}

@@ -13,7 +13,7 @@ from ..cpus import normalise_target
 from ..errors import BadInputError
 from ..pipeline.stages import PipelineOptions
 
-STEPS = ("lower", "check", "memory", "numerics", "evaluate", "run", "profile")
+STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile")
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump")
 JOB_FORMAT = 1
 
@@ -111,6 +111,14 @@ class EvaluateOptions:
     on_target: int = 0                # the first K samples also on the board, checked bit for bit (jobs/evaluate_target.py)
 
 
+@dataclass(frozen=True)
+class ReproOptions:
+    """The repro step's options (`cmlens repro`, backend_core.repro): where the reproducer goes, and whether
+    it is run once more in a fresh Python process (the proof a maintainer will see)."""
+    output: str = "repro.py"
+    fresh_check: bool = True
+
+
 OUTPUT_KINDS = ("json", "html", "pte", "bpte")
 
 
@@ -130,6 +138,7 @@ class Job:
     numerics: NumericsOptions = field(default_factory=NumericsOptions)
     evaluate: EvaluateOptions = field(default_factory=EvaluateOptions)
     outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
+    repro: ReproOptions = field(default_factory=ReproOptions)
 
     def __post_init__(self) -> None:
         bad = [s for s in self.steps if s not in STEPS]
@@ -149,8 +158,10 @@ class Job:
         bad = sorted(set(self.outputs or {}) - set(OUTPUT_KINDS))
         if bad:
             raise BadInputError(f"Unknown output kind(s) {', '.join(bad)}.", f"Outputs are: {', '.join(OUTPUT_KINDS)}.")
-        # every job lowers first, except a ready .pte/.bpte read, checked or taken to the board as it is
-        as_is = self.reads_program and any(s in self.steps for s in ("check", "memory", "run", "profile"))
+        # every job lowers first, except a ready .pte/.bpte read, checked or taken to the board as it is, and a
+        # repro: it lowers with the stepped pipeline until the pass fails (it needs the live float export)
+        as_is = (self.reads_program and any(s in self.steps for s in ("check", "memory", "run", "profile"))
+                 or "repro" in self.steps)
         object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
 
     def wants(self, step: str) -> bool:
@@ -182,7 +193,8 @@ class Job:
         return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
-                "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs}
+                "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs,
+                "repro": asdict(self.repro)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -196,7 +208,8 @@ class Job:
                    memory=MemoryOptions(**_known(MemoryOptions, d.get("memory", {}), "memory")),
                    numerics=NumericsOptions(**_known(NumericsOptions, d.get("numerics", {}), "numerics")),
                    evaluate=EvaluateOptions(**_known(EvaluateOptions, d.get("evaluate", {}), "evaluate")),
-                   outputs=d.get("outputs"))
+                   outputs=d.get("outputs"),
+                   repro=ReproOptions(**_known(ReproOptions, d.get("repro", {}), "repro")))
 
     def key(self) -> str:
         """What the job is, as text: model source + every option that changes a result (not where files go)."""
@@ -212,6 +225,8 @@ class Job:
             key += (sorted(asdict(self.numerics).items()),)
         if self.wants("evaluate") and self.evaluate != EvaluateOptions():
             key += (sorted(asdict(self.evaluate).items()),)
+        if self.wants("repro"):
+            key += (sorted(asdict(self.repro).items()),)
         return repr(key)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError, CmlensError, StageFailedError
+from ..errors import BadInputError, Cancelled, CmlensError, StageFailedError
 from ..models import load_model, parse_model_source
 from ..pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
 from ..pipeline.failure import exception_chain
@@ -149,7 +149,10 @@ def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> An
 
 
 def make_repro(source: str, options: PipelineOptions, out: str, *,
-               on_status: Callable[[str], None] | None = None, fresh_check: bool = True) -> ReproResult:
+               on_status: Callable[[str], None] | None = None, fresh_check: bool = True,
+               should_stop: Callable[[], bool] | None = None) -> ReproResult:
+    """Write the reproducer of `source`'s pass failure to `out`. `should_stop()` is asked before each
+    candidate (a cancel between two lowerings of the search raises Cancelled)."""
     say = on_status or (lambda _t: None)
     ep, failure, quantized = find_failure(source, options, say)
     expected = expected_error(failure)
@@ -169,6 +172,8 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
     others: dict[str, int] = {}          # what the candidates that did not reproduce did instead
 
     def reproduces(keep: set[str]) -> bool:
+        if should_stop is not None and should_stop():
+            raise Cancelled(f"cancelled after {len(tries)} candidate(s) of the reduction")
         say(f"repro: trying {len(keep)} node(s)")
         got = run_candidate(text_for(keep))
         ok = same_error(got, expected)
