@@ -16,7 +16,7 @@ def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
     edits = []
     for name, rec in rewrites.items():
         if rec.get("via") == "pre-flight":
-            why = f"the pre-flight found {len(rec.get('nodes') or [])} op(s) that give wrong values on the target"
+            why = f"the pre-flight found {len(rec.get('nodes') or [])} op(s) that would fail or give wrong values on the target"
         else:
             src = (rec.get("producer") or {}).get("source")
             why = f"{rec.get('stage')} failed" + (f"; the view at {src}" if src else "")

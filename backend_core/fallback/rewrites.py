@@ -4,6 +4,7 @@ nodes ({new name: old name}), so a re-lowering's fallbacks can be matched with t
 from __future__ import annotations
 
 import copy
+import operator
 from typing import Any, Callable
 
 Rewrite = Callable[[Any], tuple[Any, dict[str, str]]]
@@ -144,8 +145,73 @@ def cat_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
     return ep, {}
 
 
+def permute_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
+    """x.permute(...) of a channels-last tensor written as x.contiguous().permute(...). to_edge makes the
+    permute a copy whose output is contiguous, and ExecuTorch's portable permute_copy refuses an input of
+    another dim order (the pre-flight's dim-order-mismatch: InvalidArgument on the target); from an NCHW
+    copy both sides agree. Same values; one dim-order copy per such permute (timm's window partitions)."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target != aten.permute.default:
+            continue
+        src = n.args[0]
+        if not _channels_last_4d(getattr(src, "meta", {}).get("val")):
+            continue
+        with g.inserting_before(n):
+            c = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
+        c.meta = {**src.meta, "val": _fake(lambda v: v.contiguous(), src.meta["val"])}
+        n.args = (c, *n.args[1:])
+    ep.graph_module.recompile()
+    return ep, {}
+
+
+_VIEWS = ("permute", "view", "reshape", "split", "split_with_sizes", "chunk", "slice", "transpose", "flatten",
+          "unflatten", "squeeze", "unsqueeze", "select", "narrow")
+
+
+def _op_base(n: Any) -> str:
+    """"permute" for aten.permute.default; "" for anything but an op call."""
+    if getattr(n, "op", "") != "call_function":
+        return ""
+    packet = getattr(n.target, "_overloadpacket", None)
+    return str(getattr(packet, "__name__", "") or getattr(n.target, "__name__", ""))
+
+
+def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
+    """A 2-D convolution fed straight by a view (a permute, reshape, chunk or split of the user's) gets an
+    explicit `.contiguous(memory_format=torch.channels_last)` input. In the float export such a view can
+    still look channels-last, but to_edge turns views into copies with contiguous outputs, and the
+    CMSIS-NN conv kernels refuse a contiguous input on the target (the pre-flight's
+    cmsis-needs-channels-last). Same values; one dim-order copy per such conv."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target != aten.conv2d.default:
+            continue
+        src = n.args[0]
+        val = getattr(src, "meta", {}).get("val")
+        base = _op_base(src.args[0] if src.op == "call_function" and src.target is operator.getitem else src)
+        if base not in _VIEWS or not isinstance(val, torch.Tensor) or val.dim() != 4 or val.shape[1] < 2:
+            continue
+        with g.inserting_before(n):
+            c = g.call_function(aten.clone.default, (src,), {"memory_format": torch.channels_last})
+        c.meta = {**src.meta, "val": _fake(lambda v: v.contiguous(memory_format=torch.channels_last), val)}
+        n.args = (c, *n.args[1:])
+    ep.graph_module.recompile()
+    return ep, {}
+
+
 NOOP_ALIAS = "drop_noop_alias"
 CAT_CONTIGUOUS = "cat_through_contiguous"
+PERMUTE_CONTIGUOUS = "permute_through_contiguous"
+CL_INTO_CONVS = "channels_last_into_convs"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
@@ -157,6 +223,12 @@ REWRITES: dict[str, tuple[Rewrite, str]] = {
     CAT_CONTIGUOUS: (cat_through_contiguous, "every concatenation of channels-last tensors along dim 1-3 done "
                                              "on NCHW copies and turned back to channels-last (ExecuTorch's "
                                              "portable cat ignores the dim order)"),
+    PERMUTE_CONTIGUOUS: (permute_through_contiguous, "every permute of a channels-last tensor done on an NCHW "
+                                                     "copy (ExecuTorch's portable permute_copy refuses mixed dim "
+                                                     "orders)"),
+    CL_INTO_CONVS: (channels_last_into_convs, "every conv fed straight by a view given a channels-last copy "
+                                              "of its input (to_edge's view copies are contiguous; CMSIS-NN "
+                                              "convs refuse that)"),
 }
 
 

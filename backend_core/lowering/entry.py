@@ -166,11 +166,11 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                 result.error["keep_going"] = {"rounds": round_no, "quarantined": quarantine, "rewrites": rewrites}
         if result.status == "done" and opts.keep_going and round_no < MAX_ROUNDS:
             fix = next_target_rewrite(findings_of(pipe.snapshots[-1]), rewrites, round_no)
-            if fix:       # it lowered, but the pre-flight says the target gives wrong values: avoid that too
+            if fix:       # it lowered, but the pre-flight says the target fails or gives wrong values: avoid that
                 rewrites.update(fix)
                 if on_status:
                     on_status(f"--keep-going: the pre-flight says {len(fix[next(iter(fix))]['nodes'])} op(s) will "
-                              f"give wrong values on the target; applying {', '.join(fix)} and lowering again "
+                              f"fail or give wrong values on the target; applying {', '.join(fix)} and lowering again "
                               f"(round {round_no + 1}/{MAX_ROUNDS})")
                 continue
             more = next_target_quarantine(findings_of(pipe.snapshots[-1]), _user_op_name(final_ctx, pipe.snapshots[-1]),

@@ -62,20 +62,31 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
 
 
 
-def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: int) -> dict[str, Any]:
-    """A lowering that succeeded but that the pre-flight says WILL give wrong values on the target:
-    the rewrite that avoids it, when one is known and was not applied yet. Today: a portable cat of
-    channels-last tensors along dim 1-3 (rule layout-ignored) → cat_through_contiguous."""
-    from ..fallback.rewrites import CAT_CONTIGUOUS
+def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
+    """(rewrite, which pre-flight findings it avoids), tried in this order, each once."""
+    from ..fallback.rewrites import CAT_CONTIGUOUS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
 
-    hits = [f for f in findings if f.certain and f.rule == "layout-ignored" and "cat" in f.op]
-    if not hits or CAT_CONTIGUOUS in applied:
-        return {}
-    first = hits[0]
-    return {CAT_CONTIGUOUS: {"stage": "pre-flight", "error": first.message, "check": first.check,
-                             "check_at": first.source, "op": first.op, "round": round_no,
-                             "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
-                             "workaround": first.fix, "producer": None}}
+    return [(CAT_CONTIGUOUS, lambda f: f.rule == "layout-ignored" and "cat" in f.op),
+            (PERMUTE_CONTIGUOUS, lambda f: f.rule == "dim-order-mismatch" and "permute" in f.op),
+            (CL_INTO_CONVS, lambda f: f.rule == "cmsis-needs-channels-last" and "conv" in f.op)]
+
+
+def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: int) -> dict[str, Any]:
+    """A lowering that succeeded but that the pre-flight says WILL fail or give wrong values on the target:
+    the value-preserving rewrite that avoids it, when one is known and was not applied yet: a portable cat
+    of channels-last tensors (layout-ignored) → cat_through_contiguous; a portable permute_copy of a
+    channels-last input (dim-order-mismatch) → permute_through_contiguous; a CMSIS-NN conv fed a contiguous
+    view (cmsis-needs-channels-last) → channels_last_into_convs."""
+    for name, matches in _target_fixes():
+        hits = [f for f in findings if f.certain and matches(f)]
+        if not hits or name in applied:
+            continue
+        first = hits[0]
+        return {name: {"stage": "pre-flight", "error": first.message, "check": first.check,
+                       "check_at": first.source, "op": first.op, "round": round_no,
+                       "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
+                       "workaround": first.fix, "producer": None}}
+    return {}
 
 
 def next_target_quarantine(findings: list[Any], user_op: Callable[[str], str | None],

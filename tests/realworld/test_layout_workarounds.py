@@ -84,3 +84,38 @@ def test_keep_going_lowering_passes_on_qemu_m55_bit_exact(tmp_path: Path) -> Non
     r = run_on_m55_or_skip(MODEL, tmp_path, keep_going=True)
     assert r.outcome == "PASS", r.summary()
     assert "bit for bit" in r.summary()
+
+
+WINDOWED = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "windowed_attention.py") + ":model"
+
+
+def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight() -> None:
+    """timm EfficientViT's pattern: the bmm is quarantined after ReplaceScalarWithTensorArgPass fails; the
+    window partition then leaves a portable permute_copy with a channels-last input (dim-order-mismatch)
+    and CMSIS-NN convs fed contiguous view copies (cmsis-needs-channels-last). Both get value-preserving
+    workarounds and nothing the pre-flight is certain of is left."""
+    from backend_core.fallback.rewrites import CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    from backend_core.jobs.lower_step import lower_source
+    from backend_core.preflight import findings_of
+
+    kept = lower_source(WINDOWED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+    assert kept.status == "done", kept.error
+    assert list(kept.verdicts["rewrites"]) == [PERMUTE_CONTIGUOUS, CL_INTO_CONVS]
+    assert list(kept.verdicts["quarantined"]) == ["bmm"]
+    assert not [f for f in findings_of(kept.final) if f.certain]
+
+
+def test_the_window_partition_workarounds_change_no_value() -> None:
+    import torch
+
+    from backend_core.fallback.rewrites import CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    from backend_core.models import load_model, parse_model_source
+
+    loaded = load_model(parse_model_source(WINDOWED))
+    x = loaded.inputs_for("legacy")
+    ep = torch.export.export(loaded.module, x)
+    edited = ep
+    for name in (PERMUTE_CONTIGUOUS, CL_INTO_CONVS):
+        edited, _ = REWRITES[name][0](edited)
+    assert [str(n.target) for n in edited.graph.nodes].count("aten.clone.default") >= 2
+    assert torch.equal(ep.module()(*x), edited.module()(*x))
