@@ -27,6 +27,8 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
     dtype = str(val.dtype)
     if val.dtype.is_floating_point and positive:
         base = f"(torch.rand({shape}) + 0.5)"
+    elif val.dtype.is_floating_point and _constant(like) is not None:     # e.g. a batch norm's weight of ones
+        base = f"torch.full({shape}, {_constant(like):.3g})"
     elif val.dtype.is_floating_point:
         base = f"{maker}({shape}" + ("" if dtype == "torch.float32" else f", dtype={dtype}") + ")"
         base += _scale(like)
@@ -47,11 +49,19 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
     return f"{maker}({permuted}).permute({inv})"
 
 
+def _constant(like: Any) -> float | None:
+    """The value of a float tensor whose elements are all equal; None otherwise."""
+    if like is None or not getattr(like, "is_floating_point", lambda: False)() or like.numel() < 2:
+        return None
+    t = like.detach()
+    return float(t.flatten()[0]) if bool((t == t.flatten()[0]).all()) else None
+
+
 def _scale(like: Any) -> str:
     """" * std + mean" of a float tensor (3 significant digits), "" when it is about randn's own."""
     if like is None or not getattr(like, "is_floating_point", lambda: False)() or like.numel() < 2:
         return ""
-    std, mean = float(like.float().std()), float(like.float().mean())
+    std, mean = float(like.detach().float().std()), float(like.detach().float().mean())
     if std != std or mean != mean:
         return ""
     text = "" if abs(std - 1) < 0.05 else f" * {std:.3g}"
@@ -152,14 +162,12 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
         "",
         "torch.manual_seed(0)",
         f"inputs = ({ins},)",
-        "model = torch.export.export(Repro().eval(), inputs).module(check_guards=False)",
-        f"prepared = prepare_pt2e(model, CortexMQuantizer({'use_explicit_layout=True' if explicit else ''}))",
+        "prepared = prepare_pt2e(torch.export.export(Repro().eval(), inputs).module(check_guards=False), "
+        f"CortexMQuantizer({'use_explicit_layout=True' if explicit else ''}))",
         "for _ in range(4):",
         "    prepared(*[torch.randn_like(t) if t.is_floating_point() else t for t in inputs])",
-        "edge = to_edge(torch.export.export(convert_pt2e(prepared), inputs),",
-        "               compile_config=cortex_m_edge_compile_config())",
-        f"config = CortexMTargetConfig.from_target_string({target!r})",
-        "CortexMPassManager(edge.exported_program(), target_config=config"
+        "edge = to_edge(torch.export.export(convert_pt2e(prepared), inputs), compile_config=cortex_m_edge_compile_config())",
+        f"CortexMPassManager(edge.exported_program(), target_config=CortexMTargetConfig.from_target_string({target!r})"
         + (", use_explicit_layout=True" if explicit else "") + ").transform()",
         "print('lowered without error: the failure no longer reproduces')",
         "",
