@@ -208,10 +208,37 @@ def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
     return ep, {}
 
 
+def channels_last_after_permutes(ep: Any) -> tuple[Any, dict[str, str]]:
+    """x.permute(0, 3, 1, 2) of NHWC memory (timm's window reverse) followed by
+    `.clone(memory_format=torch.channels_last)`. In eager the permute's result already has channels-last
+    strides, so the tensors it meets (a residual add, a depthwise conv) agree with it; to_edge makes the
+    permute a copy with a contiguous output, and the CMSIS-NN add then adds an NCHW buffer to an NHWC one
+    (the pre-flight's cmsis-ignores-dim-order: wrong values, no error) and the conv refuses its input
+    (cmsis-needs-channels-last). The clone restores the layout eager had. Same values; one dim-order
+    copy per such permute."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target not in (aten.permute.default, aten.transpose.int):
+            continue
+        if not _channels_last_4d(n.meta.get("val")):
+            continue
+        with g.inserting_after(n):
+            back = g.call_function(aten.clone.default, (n,), {"memory_format": torch.channels_last})
+        back.meta = {**n.meta, "val": _fake(lambda v: v.clone(memory_format=torch.channels_last), n.meta["val"])}
+        n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+    ep.graph_module.recompile()
+    return ep, {}
+
+
 NOOP_ALIAS = "drop_noop_alias"
 CAT_CONTIGUOUS = "cat_through_contiguous"
 PERMUTE_CONTIGUOUS = "permute_through_contiguous"
 CL_INTO_CONVS = "channels_last_into_convs"
+CL_AFTER_PERMUTES = "channels_last_after_permutes"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
@@ -229,6 +256,10 @@ REWRITES: dict[str, tuple[Rewrite, str]] = {
     CL_INTO_CONVS: (channels_last_into_convs, "every conv fed straight by a view given a channels-last copy "
                                               "of its input (to_edge's view copies are contiguous; CMSIS-NN "
                                               "convs refuse that)"),
+    CL_AFTER_PERMUTES: (channels_last_after_permutes, "every permute whose result has channels-last strides in "
+                                                      "eager (a window reverse) followed by a channels-last clone "
+                                                      "(to_edge's permute copy is contiguous; CMSIS-NN adds and "
+                                                      "convs then meet mixed layouts)"),
 }
 
 

@@ -169,7 +169,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
             if fix:       # it lowered, but the pre-flight says the target fails or gives wrong values: avoid that
                 rewrites.update(fix)
                 if on_status:
-                    on_status(f"--keep-going: the pre-flight says {len(fix[next(iter(fix))]['nodes'])} op(s) will "
+                    on_status(f"--keep-going: the pre-flight says {sum(len(r['nodes']) for r in fix.values())} op(s) will "
                               f"fail or give wrong values on the target; applying {', '.join(fix)} and lowering again "
                               f"(round {round_no + 1}/{MAX_ROUNDS})")
                 continue

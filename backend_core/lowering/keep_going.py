@@ -63,30 +63,43 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
 
 
 def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
-    """(rewrite, which pre-flight findings it avoids), tried in this order, each once."""
-    from ..fallback.rewrites import CAT_CONTIGUOUS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    """(rewrite, which pre-flight findings it avoids), in the order they claim findings."""
+    from ..fallback.rewrites import CAT_CONTIGUOUS, CL_AFTER_PERMUTES, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+
+    def blind(f: Any, op: str) -> bool:
+        return f.rule == "cmsis-ignores-dim-order" and op in f.op
 
     return [(CAT_CONTIGUOUS, lambda f: f.rule == "layout-ignored" and "cat" in f.op),
-            (PERMUTE_CONTIGUOUS, lambda f: f.rule == "dim-order-mismatch" and "permute" in f.op),
-            (CL_INTO_CONVS, lambda f: f.rule == "cmsis-needs-channels-last" and "conv" in f.op)]
+            (PERMUTE_CONTIGUOUS, lambda f: (f.rule == "dim-order-mismatch" and "permute" in f.op)
+             or blind(f, "transpose")),
+            (CL_INTO_CONVS, lambda f: f.rule == "cmsis-needs-channels-last" and "conv" in f.op),
+            (CL_AFTER_PERMUTES, lambda f: blind(f, "quantized_add") or blind(f, "quantized_mul")
+             or (f.rule == "cmsis-needs-channels-last" and "conv" in f.op))]
 
 
 def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: int) -> dict[str, Any]:
     """A lowering that succeeded but that the pre-flight says WILL fail or give wrong values on the target:
-    the value-preserving rewrite that avoids it, when one is known and was not applied yet: a portable cat
-    of channels-last tensors (layout-ignored) → cat_through_contiguous; a portable permute_copy of a
-    channels-last input (dim-order-mismatch) → permute_through_contiguous; a CMSIS-NN conv fed a contiguous
-    view (cmsis-needs-channels-last) → channels_last_into_convs."""
+    the value-preserving rewrites that avoid it, each applied once, all that apply in one round (a finding
+    goes to the first rewrite that matches it). A portable cat of channels-last tensors (layout-ignored) →
+    cat_through_contiguous; a permute of a channels-last input (dim-order-mismatch on the portable
+    permute_copy, cmsis-ignores-dim-order on cortex_m.transpose) → permute_through_contiguous; a CMSIS-NN
+    conv fed a contiguous view (cmsis-needs-channels-last) → channels_last_into_convs; then a CMSIS-NN
+    add/mul of mixed layouts, or a conv still fed NCHW, → channels_last_after_permutes."""
+    claimed: set[str] = set()
+    out: dict[str, Any] = {}
     for name, matches in _target_fixes():
-        hits = [f for f in findings if f.certain and matches(f)]
-        if not hits or name in applied:
+        if name in applied:
             continue
+        hits = [f for f in findings if f.certain and matches(f) and f.node not in claimed]
+        if not hits:
+            continue
+        claimed.update(f.node for f in hits)
         first = hits[0]
-        return {name: {"stage": "pre-flight", "error": first.message, "check": first.check,
-                       "check_at": first.source, "op": first.op, "round": round_no,
-                       "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
-                       "workaround": first.fix, "producer": None}}
-    return {}
+        out[name] = {"stage": "pre-flight", "error": first.message, "check": first.check,
+                     "check_at": first.source, "op": first.op, "round": round_no,
+                     "nodes": [f.node for f in hits], "cause": first.message, "via": "pre-flight",
+                     "workaround": first.fix, "producer": None}
+    return out
 
 
 def next_target_quarantine(findings: list[Any], user_op: Callable[[str], str | None],

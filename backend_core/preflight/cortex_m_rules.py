@@ -116,3 +116,65 @@ def int8_operand_findings(view: ProgramView) -> list[Finding]:
             evidence=tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())}" for t in tensors) + _where(call)
             + (f"check: validate_cmsis_nn_tensor_requirements at ExecuTorch {INT8_SOURCE}",)))
     return findings
+
+
+# cortex_m::transpose (op_transpose.cpp) and the element-wise add/mul (op_quantized_add/mul.cpp) hand
+# CMSIS-NN raw buffers with the logical sizes: nothing reads the dim order (cortex_m_ops_common.h:72 is
+# "TBD (#16032): Validate dim_order"). A channels-last operand is then read as NCHW: no error, wrong values.
+# Found on QEMU M55 on timm EfficientViT's window reverse (tests/preflight/models/mixed_layout_add.py).
+DIM_ORDER_BLIND = {"cortex_m::transpose": (("input", "out"), _OPS + "op_transpose.cpp:104"),
+                   "cortex_m::quantized_add": (("self", "other", "out"), _OPS + "op_quantized_add.cpp:112"),
+                   "cortex_m::quantized_mul": (("self", "other", "out"), _OPS + "op_quantized_mul.cpp:95")}
+
+
+def memory_order(shape: tuple[int, ...], dim_order: tuple[int, ...]) -> tuple[int, ...]:
+    """The dims that are laid out in memory, outermost first, without the size-1 ones: two tensors of the
+    same sizes hold their elements at the same offsets exactly when these agree."""
+    return tuple(d for d in dim_order if shape[d] != 1)
+
+
+def _default_order(t: TensorArg) -> bool:
+    assert t.shape is not None and t.dim_order is not None
+    return memory_order(t.shape, t.dim_order) == memory_order(t.shape, tuple(range(len(t.shape))))
+
+
+def dim_order_blind_findings(view: ProgramView) -> list[Finding]:
+    """A finding for every cortex_m transpose whose input or output is not in the default dim order, and
+    every same-sized element-wise add/mul whose operands and result are not laid out alike."""
+    findings: list[Finding] = []
+    for call in view.calls:
+        spec = DIM_ORDER_BLIND.get(call.op)
+        if spec is None:
+            continue
+        names, source = spec
+        args = call_tensor_args(view, call)
+        tensors = [t for name in names for t in args.get(name, [])[:1]]
+        if any(t.shape is None or t.dim_order is None for t in tensors):
+            continue                                     # nothing known: no claim
+        if call.op == "cortex_m::transpose":
+            bad = [t for t in tensors if not _default_order(t)]
+        else:
+            if len({tuple(t.shape or ()) for t in tensors}) != 1:
+                continue                                 # a broadcast: another check (channels-last) applies
+            orders = {memory_order(tuple(t.shape or ()), tuple(t.dim_order or ())) for t in tensors}
+            bad = [t for t in tensors if not _default_order(t)] if len(orders) > 1 else []
+        if not bad:
+            continue
+        op = call.target or call.name
+        parts = ", ".join(f"{t.name} is {describe(t.dim_order)} {list(t.shape or ())} (%{t.node})" for t in bad)
+        findings.append(Finding(
+            node=call.where, rule="cmsis-ignores-dim-order",
+            message=(f"The CMSIS-NN kernel of {op} reads and writes its buffers by the logical sizes and "
+                     f"ignores the dim order (ExecuTorch does not check it: cortex_m_ops_common.h:72), but in the "
+                     f"program {parts}, so the elements are read in the wrong order. On the target the method "
+                     f"runs without an error and gives wrong values."),
+            fix=("Give every kernel the layout it assumes: `.contiguous()` before a permute of a channels-last "
+                 "tensor, and `.clone(memory_format=torch.channels_last)` after a permute whose result meets "
+                 "channels-last tensors (not `.contiguous(memory_format=...)`: the permute's result already has "
+                 "channels-last strides in eager, so export records nothing). cmlens lower --keep-going makes both "
+                 "changes on a copy of the export."),
+            certainty=WILL_FAIL, op=op, source=source,
+            evidence=tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())} {describe(t.dim_order)}"
+                           for t in tensors) + _where(call)
+            + (f"no dim-order check: ExecuTorch {_OPS}cortex_m_ops_common.h:72; kernel call at {source}",)))
+    return findings
