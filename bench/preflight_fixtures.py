@@ -46,6 +46,8 @@ CASES = (
     Case("preflight_quantized_operands_mul_pass_mps3-an547.txt", MODELS + "float_operand_mul.py:near", ""),
     Case("preflight_mixed_layout_add_mps3-an547.txt", MODELS + "mixed_layout_add.py", "cmsis-ignores-dim-order"),
     Case("preflight_layouts_matched_pass_mps3-an547.txt", MODELS + "mixed_layout_add.py:near", ""),
+    Case("preflight_transpose_6d_mps3-an547.txt", MODELS + "window_partition.py", "cmsis-unsupported-rank"),
+    Case("preflight_transpose_4d_pass_mps3-an547.txt", MODELS + "window_partition.py:near", ""),
     Case("preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw", "missing-kernel",
          without=("aten::native_layer_norm.out",)),
     Case("preflight_bundle_dim_order_mps3-an547.txt", MODELS + "gelu_upsample.py", "bundle-output-dim-order",

@@ -4,6 +4,7 @@ nodes ({new name: old name}), so a re-lowering's fallbacks can be matched with t
 from __future__ import annotations
 
 import copy
+import math
 import operator
 from typing import Any, Callable
 
@@ -234,11 +235,66 @@ def channels_last_after_permutes(ep: Any) -> tuple[Any, dict[str, str]]:
     return ep, {}
 
 
+def collapse_permutation(shape: list[int], perm: list[int]) -> tuple[list[int], list[int]]:
+    """The same permutation on fewer dims: runs of dims that stay next to each other in the same order are
+    merged ([B, nH, ws, nW, ws, C] with (0, 1, 3, 2, 4, 5) is [B*nH, ws, nW, ws*C] with (0, 2, 1, 3))."""
+    runs: list[list[int]] = []
+    for d in perm:
+        if runs and d == runs[-1][-1] + 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    by_input = sorted(range(len(runs)), key=lambda r: runs[r][0])
+    new_shape = [math.prod(shape[d] for d in runs[r]) for r in by_input]
+    return new_shape, [by_input.index(r) for r in range(len(runs))]
+
+
+def permute_in_fewer_dims(ep: Any) -> tuple[Any, dict[str, str]]:
+    """A permute (or transpose) of more than 4 dims made on a view that merges the dims that stay together,
+    then viewed back: `x.view(B, nH, ws, nW, ws, C).transpose(2, 3)` as
+    `x.reshape(B * nH, ws, nW, ws * C).transpose(1, 2).reshape(B, nH, nW, ws, ws, C)`. ExecuTorch rewrites
+    every int8 permute into cortex_m::transpose, whose kernel takes at most 4 dims (the pre-flight's
+    cmsis-unsupported-rank: the method fails on the target). Same values."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target not in (aten.permute.default, aten.transpose.int):
+            continue
+        val, src = n.meta.get("val"), n.args[0]
+        if not isinstance(val, torch.Tensor) or val.dim() <= 4:
+            continue
+        rank = val.dim()
+        if n.target == aten.permute.default:
+            perm = [d % rank for d in n.args[1]]
+        else:
+            perm = list(range(rank))
+            a, b = n.args[1] % rank, n.args[2] % rank
+            perm[a], perm[b] = perm[b], perm[a]
+        shape, small = collapse_permutation(list(src.meta["val"].shape), perm)
+        if len(shape) > 4:
+            continue                              # no 4-D form: left as it is (the pre-flight still says so)
+        with g.inserting_before(n):
+            flat = g.call_function(aten.reshape.default, (src, shape))
+            moved = g.call_function(aten.permute.default, (flat, small))
+            back = g.call_function(aten.reshape.default, (moved, list(val.shape)))
+        flat.meta = {**n.meta, "val": _fake(lambda v: v.reshape(shape), src.meta["val"])}
+        moved.meta = {**n.meta, "val": _fake(lambda v: v.permute(small), flat.meta["val"])}
+        back.meta = {**n.meta, "val": _fake(lambda v: v.reshape(list(val.shape)), moved.meta["val"])}
+        n.replace_all_uses_with(back)
+        g.erase_node(n)
+    ep.graph_module.recompile()
+    return ep, {}
+
+
 NOOP_ALIAS = "drop_noop_alias"
 CAT_CONTIGUOUS = "cat_through_contiguous"
 PERMUTE_CONTIGUOUS = "permute_through_contiguous"
 CL_INTO_CONVS = "channels_last_into_convs"
 CL_AFTER_PERMUTES = "channels_last_after_permutes"
+FEWER_DIMS = "permute_in_fewer_dims"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
@@ -260,6 +316,9 @@ REWRITES: dict[str, tuple[Rewrite, str]] = {
                                                       "eager (a window reverse) followed by a channels-last clone "
                                                       "(to_edge's permute copy is contiguous; CMSIS-NN adds and "
                                                       "convs then meet mixed layouts)"),
+    FEWER_DIMS: (permute_in_fewer_dims, "every permute of more than 4 dims made on a view that merges the dims "
+                                        "that stay together, then viewed back (CMSIS-NN's transpose takes at most "
+                                        "4 dims)"),
 }
 
 

@@ -178,3 +178,36 @@ def dim_order_blind_findings(view: ProgramView) -> list[Finding]:
                            for t in tensors) + _where(call)
             + (f"no dim-order check: ExecuTorch {_OPS}cortex_m_ops_common.h:72; kernel call at {source}",)))
     return findings
+
+
+# op_transpose.cpp:44 fails the call (InvalidArgument) for a rank above 4 (kMaxSupportedDims), but
+# ExecuTorch's AtenToCortexMPass rewrites every int8 permute_copy into cortex_m::transpose whatever its
+# rank: a window partition's 6-D transpose (timm EfficientViT) stops the method on the target.
+TRANSPOSE_MAX_RANK = 4
+TRANSPOSE_RANK_SOURCE = _OPS + "op_transpose.cpp:44"
+
+
+def transpose_rank_findings(view: ProgramView) -> list[Finding]:
+    """A finding for every cortex_m transpose of more than 4 dims."""
+    findings: list[Finding] = []
+    for call in view.calls:
+        if call.op != "cortex_m::transpose":
+            continue
+        tensors = call_tensor_args(view, call).get("input", [])[:1]
+        if not tensors or tensors[0].shape is None or len(tensors[0].shape) <= TRANSPOSE_MAX_RANK:
+            continue
+        t = tensors[0]
+        op = call.target or call.name
+        findings.append(Finding(
+            node=call.where, rule="cmsis-unsupported-rank",
+            message=(f"The CMSIS-NN transpose kernel ({op}) takes at most {TRANSPOSE_MAX_RANK} dims, but ExecuTorch "
+                     f"rewrote a {len(t.shape)}-D permute into it (input {list(t.shape)}): the kernel logs "
+                     f"\"transpose_out: expected tensor rank in [1, 4], got {len(t.shape)}\". {ON_TARGET}"),
+            fix=("Make the permute on a view with at most 4 dims: merge the dims that stay next to each other (a "
+                 "window partition `x.view(B, nH, ws, nW, ws, C).transpose(2, 3)` is "
+                 "`x.reshape(B * nH, ws, nW, ws * C).transpose(1, 2)` viewed back); cmlens lower --keep-going makes "
+                 "that change on a copy of the export."),
+            certainty=WILL_FAIL, op=op, source=TRANSPOSE_RANK_SOURCE,
+            evidence=(f"input = %{t.node}: {t.dtype} {list(t.shape)} ({len(t.shape)}-D)",) + _where(call)
+            + (f"check: rank in [1, {TRANSPOSE_MAX_RANK}] at ExecuTorch {TRANSPOSE_RANK_SOURCE}",)))
+    return findings

@@ -80,6 +80,12 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "order is never read (cortex_m_ops_common.h:72: \"TBD (#16032): Validate dim_order\")",
          UART + "preflight_mixed_layout_add_mps3-an547.txt", MODELS + "mixed_layout_add.py", "Test_result: FAIL",
          MODELS + "mixed_layout_add.py:near", UART + "preflight_layouts_matched_pass_mps3-an547.txt"),
+    Rule("cmsis-unsupported-rank",
+         "transpose_out of backends/cortex_m/ops/op_transpose.cpp:44: rank in [1, kMaxSupportedDims = 4], else "
+         "context.fail(InvalidArgument)",
+         UART + "preflight_transpose_6d_mps3-an547.txt", MODELS + "window_partition.py",
+         "expected tensor rank in [1, 4], got 6",
+         MODELS + "window_partition.py:near", UART + "preflight_transpose_4d_pass_mps3-an547.txt"),
     Rule("missing-kernel", _REGISTRY,
          UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (checkout without "
          "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",
