@@ -166,3 +166,39 @@ def test_window_reverse_kept_going_passes_on_qemu_m55_bit_exact(tmp_path: Path) 
     r = run_on_m55_or_skip(MIXED, tmp_path, keep_going=True)
     assert r.outcome == "PASS", r.summary()
     assert "bit for bit" in r.summary()
+
+
+PARTITION = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "window_partition.py")
+
+
+def test_a_six_dim_window_partition_is_made_in_four_dims() -> None:
+    """ExecuTorch rewrites the window partition's 6-D int8 transpose into cortex_m.transpose, which takes 4
+    dims (cmsis-unsupported-rank: the method fails on QEMU M55); --keep-going merges the dims that stay
+    together and the pre-flight is clean."""
+    from backend_core.fallback.rewrites import FEWER_DIMS
+    from backend_core.jobs.lower_step import lower_source
+    from backend_core.preflight import findings_of
+
+    kept = lower_source(PARTITION, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+    assert kept.status == "done", kept.error
+    assert list(kept.verdicts["rewrites"]) == [FEWER_DIMS]
+    assert kept.verdicts["rewrites"][FEWER_DIMS]["nodes"]
+    assert not [f for f in findings_of(kept.final) if f.certain]
+    ranks = [len(n.shape) for n in kept.final.nodes if n.target == "cortex_m.transpose.default"]
+    assert ranks and max(ranks) == 4
+
+
+def test_the_fewer_dims_permute_changes_no_value() -> None:
+    import torch
+
+    from backend_core.fallback.rewrites import FEWER_DIMS, collapse_permutation
+    from backend_core.models import load_model, parse_model_source
+
+    assert collapse_permutation([1, 2, 2, 3, 2, 8], [0, 1, 3, 2, 4, 5]) == ([2, 2, 3, 16], [0, 2, 1, 3])
+    loaded = load_model(parse_model_source(PARTITION))
+    x = loaded.inputs_for("legacy")
+    ep = torch.export.export(loaded.module, x)
+    edited, _ = REWRITES[FEWER_DIMS][0](ep)
+    assert max(len(n.meta["val"].shape) for n in edited.graph.nodes
+               if n.op == "call_function" and "permute" in str(n.target)) == 4
+    assert torch.equal(ep.module()(*x), edited.module()(*x))
