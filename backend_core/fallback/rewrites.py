@@ -111,6 +111,18 @@ def _channels_last_4d(val: Any) -> bool:
             and val.shape[2] * val.shape[3] > 1 and val.is_contiguous(memory_format=torch.channels_last))
 
 
+def _channels_last_order(val: Any) -> bool:
+    """A 4-D tensor (C > 1, H * W > 1) whose strides run in channels-last order: a piece of a split of a
+    channels-last tensor is not channels-last contiguous, but eager computes on it (and what it makes) in
+    NHWC order."""
+    import torch
+
+    if not (isinstance(val, torch.Tensor) and val.dim() == 4 and val.shape[1] > 1 and val.shape[2] * val.shape[3] > 1):
+        return False
+    order = sorted(range(4), key=lambda d: (-val.stride(d), d))
+    return order == [0, 2, 3, 1]
+
+
 def cat_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
     """torch.cat([a, b], dim=1) of channels-last tensors written as
     torch.cat([a.contiguous(), b.contiguous()], 1).contiguous(memory_format=torch.channels_last).
@@ -209,30 +221,73 @@ def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
     return ep, {}
 
 
-def channels_last_after_permutes(ep: Any) -> tuple[Any, dict[str, str]]:
-    """x.permute(0, 3, 1, 2) of NHWC memory (timm's window reverse) followed by
-    `.clone(memory_format=torch.channels_last)`. In eager the permute's result already has channels-last
-    strides, so the tensors it meets (a residual add, a depthwise conv) agree with it; to_edge makes the
-    permute a copy with a contiguous output, and the CMSIS-NN add then adds an NCHW buffer to an NHWC one
-    (the pre-flight's cmsis-ignores-dim-order: wrong values, no error) and the conv refuses its input
-    (cmsis-needs-channels-last). The clone restores the layout eager had. Same values; one dim-order
-    copy per such permute."""
+def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
+    """A view whose result has channels-last strides in eager, followed by
+    `.clone(memory_format=torch.channels_last)`: `x.permute(0, 3, 1, 2)` of NHWC memory (timm's window
+    reverse) or `feat.view(B, -1, H, W)` of a channels-last conv output (timm's cascaded group attention).
+    In eager the tensors such a view meets (a residual add, a split, a depthwise conv) agree with it; to_edge
+    makes the view a copy with a contiguous output, and the CMSIS-NN add then adds an NCHW buffer to an
+    NHWC one (the pre-flight's cmsis-ignores-dim-order: wrong values, no error), the conv refuses its input
+    (cmsis-needs-channels-last) and portable kernels refuse mixed dim orders (dim-order-mismatch). The clone
+    restores the layout eager had; a view or reshape of a channels-last tensor gets an NCHW base first
+    (to_executorch makes it a memory view read as contiguous: the pre-flight's view-of-channels-last), and a
+    split of a channels-last tensor is made on an NCHW copy and its pieces cloned back. Same values; one dim-order copy per such view, and per split and piece."""
     import torch
 
     aten = torch.ops.aten
+    reshapes = {aten.view.default, aten.reshape.default, aten._unsafe_view.default, aten.alias.default}
+    views = reshapes | {aten.permute.default, aten.transpose.int}
     ep = copy.deepcopy(ep)
     g = ep.graph_module.graph
     for n in list(g.nodes):
-        if n.op != "call_function" or n.target not in (aten.permute.default, aten.transpose.int):
+        if n.op != "call_function" or n.target not in views:
             continue
-        if not _channels_last_4d(n.meta.get("val")):
+        was_channels_last = _channels_last_4d(n.meta.get("val"))
+        src = n.args[0]
+        if n.target in reshapes and _channels_last_order(getattr(src, "meta", {}).get("val")):
+            # to_executorch makes the view a memory view of its base read as contiguous: give it an NCHW base
+            with g.inserting_before(n):
+                flat = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
+            flat.meta = {**src.meta, "val": _fake(lambda v: v.contiguous(), src.meta["val"])}
+            n.args = (flat, *n.args[1:])
+            n.meta["val"] = _fake(lambda v: n.target(v, *n.args[1:]), flat.meta["val"])
+        if not was_channels_last:
             continue
         with g.inserting_after(n):
             back = g.call_function(aten.clone.default, (n,), {"memory_format": torch.channels_last})
         back.meta = {**n.meta, "val": _fake(lambda v: v.clone(memory_format=torch.channels_last), n.meta["val"])}
         n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+    _split_through_contiguous(g)
     ep.graph_module.recompile()
     return ep, {}
+
+
+def _split_through_contiguous(g: Any) -> None:
+    """A split of a channels-last tensor made on an NCHW copy, each piece cloned back to channels-last:
+    to_edge's split_with_sizes_copy writes contiguous pieces, and its portable kernel refuses an input of
+    another dim order (op_split_with_sizes_copy.cpp:44), while what follows expects eager's layout."""
+    import torch
+
+    aten = torch.ops.aten
+    splits = {aten.split_with_sizes.default, aten.split.Tensor, aten.chunk.default}
+    for n in list(g.nodes):
+        if n.op != "call_function" or n.target not in splits:
+            continue
+        src = n.args[0]
+        if not _channels_last_4d(getattr(src, "meta", {}).get("val")):
+            continue
+        with g.inserting_before(n):
+            flat = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
+        flat.meta = {**src.meta, "val": _fake(lambda v: v.contiguous(), src.meta["val"])}
+        n.args = (flat, *n.args[1:])
+        for piece in [u for u in n.users if u.op == "call_function" and u.target is operator.getitem]:
+            if not _channels_last_order(piece.meta.get("val")):
+                continue
+            with g.inserting_after(piece):
+                back = g.call_function(aten.clone.default, (piece,), {"memory_format": torch.channels_last})
+            back.meta = {**piece.meta,
+                         "val": _fake(lambda v: v.clone(memory_format=torch.channels_last), piece.meta["val"])}
+            piece.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
 
 
 def collapse_permutation(shape: list[int], perm: list[int]) -> tuple[list[int], list[int]]:
@@ -293,7 +348,7 @@ NOOP_ALIAS = "drop_noop_alias"
 CAT_CONTIGUOUS = "cat_through_contiguous"
 PERMUTE_CONTIGUOUS = "permute_through_contiguous"
 CL_INTO_CONVS = "channels_last_into_convs"
-CL_AFTER_PERMUTES = "channels_last_after_permutes"
+CL_AFTER_VIEWS = "channels_last_after_views"
 FEWER_DIMS = "permute_in_fewer_dims"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
@@ -312,10 +367,10 @@ REWRITES: dict[str, tuple[Rewrite, str]] = {
     CL_INTO_CONVS: (channels_last_into_convs, "every conv fed straight by a view given a channels-last copy "
                                               "of its input (to_edge's view copies are contiguous; CMSIS-NN "
                                               "convs refuse that)"),
-    CL_AFTER_PERMUTES: (channels_last_after_permutes, "every permute whose result has channels-last strides in "
-                                                      "eager (a window reverse) followed by a channels-last clone "
-                                                      "(to_edge's permute copy is contiguous; CMSIS-NN adds and "
-                                                      "convs then meet mixed layouts)"),
+    CL_AFTER_VIEWS: (channels_last_after_views, "every view or permute whose result has channels-last strides "
+                                                "in eager (a window reverse, a same-shape view of a conv output) "
+                                                "followed by a channels-last clone (to_edge's view copies are "
+                                                "contiguous; CMSIS-NN adds and convs then meet mixed layouts)"),
     FEWER_DIMS: (permute_in_fewer_dims, "every permute of more than 4 dims made on a view that merges the dims "
                                         "that stay together, then viewed back (CMSIS-NN's transpose takes at most "
                                         "4 dims)"),

@@ -64,7 +64,7 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
 
 def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
     """(rewrite, which pre-flight findings it avoids), in the order they claim findings."""
-    from ..fallback.rewrites import CAT_CONTIGUOUS, CL_AFTER_PERMUTES, CL_INTO_CONVS, FEWER_DIMS, PERMUTE_CONTIGUOUS
+    from ..fallback.rewrites import CAT_CONTIGUOUS, CL_AFTER_VIEWS, CL_INTO_CONVS, FEWER_DIMS, PERMUTE_CONTIGUOUS
 
     def blind(f: Any, op: str) -> bool:
         return f.rule == "cmsis-ignores-dim-order" and op in f.op
@@ -73,8 +73,8 @@ def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
             (PERMUTE_CONTIGUOUS, lambda f: (f.rule == "dim-order-mismatch" and "permute" in f.op)
              or blind(f, "transpose")),
             (CL_INTO_CONVS, lambda f: f.rule == "cmsis-needs-channels-last" and "conv" in f.op),
-            (CL_AFTER_PERMUTES, lambda f: blind(f, "quantized_add") or blind(f, "quantized_mul")
-             or (f.rule == "cmsis-needs-channels-last" and "conv" in f.op)),
+            (CL_AFTER_VIEWS, lambda f: blind(f, "quantized_add") or blind(f, "quantized_mul")
+             or (f.rule == "cmsis-needs-channels-last" and "conv" in f.op) or f.rule in ("dim-order-mismatch", "view-of-channels-last")),
             (FEWER_DIMS, lambda f: f.rule == "cmsis-unsupported-rank")]
 
 
@@ -85,7 +85,8 @@ def next_target_rewrite(findings: list[Any], applied: dict[str, Any], round_no: 
     cat_through_contiguous; a permute of a channels-last input (dim-order-mismatch on the portable
     permute_copy, cmsis-ignores-dim-order on cortex_m.transpose) → permute_through_contiguous; a CMSIS-NN
     conv fed a contiguous view (cmsis-needs-channels-last) → channels_last_into_convs; then a CMSIS-NN
-    add/mul of mixed layouts, or a conv still fed NCHW, → channels_last_after_permutes; a cortex_m
+    add/mul of mixed layouts, a conv still fed NCHW, or a portable kernel meeting mixed dim orders, →
+    channels_last_after_views; a cortex_m
     transpose of more than 4 dims (cmsis-unsupported-rank) → permute_in_fewer_dims."""
     claimed: set[str] = set()
     out: dict[str, Any] = {}

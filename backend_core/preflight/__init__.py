@@ -19,6 +19,7 @@ from ..snapshot.model import GraphSnapshot
 from ..finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
 from .cortex_m_rules import (cortex_m_findings, dim_order_blind_findings, int8_operand_findings,
                              transpose_rank_findings)
+from .view_rules import view_alias_findings
 from .kernel_rules import kernel_findings
 from .measured_rules import measured_findings
 from .program_rules import bundle_findings, registry_findings
@@ -47,6 +48,7 @@ def check_snapshot(final: GraphSnapshot | None, *, bundle: bytes | None = None,
             findings.extend(int8_operand_findings(view))
             findings.extend(dim_order_blind_findings(view))
             findings.extend(transpose_rank_findings(view))
+            findings.extend(view_alias_findings(view, final))
         findings.extend(measured_findings(final))
     if blob is not None:
         findings.extend(bundle_findings(blob, final))

@@ -35,7 +35,9 @@ def arg_name(call: Call, i: int) -> str:
     a = call.args[i]
     if call.outs and a == call.outs[0]:
         return "out"
-    return f"out{call.outs.index(a)}" if a in call.outs else f"arg{i}"
+    if a in call.outs:
+        return f"out{call.outs.index(a)}"
+    return "out" if i == len(call.names) else f"arg{i}"    # a Tensor[] out (split_with_sizes_copy)
 
 
 def call_tensor_args(view: ProgramView, call: Call) -> dict[str, list[TensorArg]]:

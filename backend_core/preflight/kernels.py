@@ -148,6 +148,7 @@ KERNEL_CHECKS: dict[str, tuple[Check, ...]] = {
     "aten.squeeze_copy.dim": (_same("self,out", _P + "op_squeeze_copy.cpp:32"),
                               _default("self", _P + "op_squeeze_copy.cpp:35")),
     "aten.slice_copy.Tensor": (_same("self,out", _P + "op_slice_copy.cpp:36"),),
+    "aten.split_with_sizes_copy.default": (_same("self,out", _P + "op_split_with_sizes_copy.cpp:44"),),
     "aten.index.Tensor": (_same("self,out", _P + "op_index.cpp:201"), _default("self", _P + "op_index.cpp:204")),
     "aten.pixel_shuffle.default": (_same("self,out", _P + "op_pixel_shuffle.cpp:81"),
                                    _default("self", _P + "op_pixel_shuffle.cpp:84")),

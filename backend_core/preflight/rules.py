@@ -86,6 +86,13 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          UART + "preflight_transpose_6d_mps3-an547.txt", MODELS + "window_partition.py",
          "expected tensor rank in [1, 4], got 6",
          MODELS + "window_partition.py:near", UART + "preflight_transpose_4d_pass_mps3-an547.txt"),
+    Rule("view-of-channels-last",
+         "ReplaceViewCopyWithViewPass (exir/passes/replace_view_copy_with_view_pass.py) makes a view_copy a memory "
+         "view of its base with contiguous strides, whatever the base's dim order; no kernel (and no dim-order check) "
+         "runs for it",
+         UART + "preflight_view_of_channels_last_mps3-an547.txt", MODELS + "view_of_channels_last.py",
+         "Test_result: FAIL",
+         MODELS + "view_of_channels_last.py:near", UART + "preflight_view_of_contiguous_pass_mps3-an547.txt"),
     Rule("missing-kernel", _REGISTRY,
          UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (checkout without "
          "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",

@@ -129,7 +129,7 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
     add of an NHWC and an NCHW buffer (cmsis-ignores-dim-order, wrong values on QEMU M55). --keep-going
     makes the permute on an NCHW copy and gives its result back its eager channels-last layout, in one
     round, and the pre-flight is then clean."""
-    from backend_core.fallback.rewrites import CL_AFTER_PERMUTES, PERMUTE_CONTIGUOUS
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
     from backend_core.jobs.lower_step import lower_source
     from backend_core.preflight import findings_of
 
@@ -138,7 +138,7 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
     kept = lower_source(MIXED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
     rewrites = kept.verdicts["rewrites"]
-    assert list(rewrites) == [PERMUTE_CONTIGUOUS, CL_AFTER_PERMUTES]
+    assert list(rewrites) == [PERMUTE_CONTIGUOUS, CL_AFTER_VIEWS]
     assert {r["round"] for r in rewrites.values()} == {1}
     assert not [f for f in findings_of(kept.final) if f.certain]
     add = next(n for n in kept.final.nodes if "quantized_add" in n.target)
@@ -148,14 +148,14 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
 def test_the_window_reverse_workarounds_change_no_value() -> None:
     import torch
 
-    from backend_core.fallback.rewrites import CL_AFTER_PERMUTES, PERMUTE_CONTIGUOUS
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
     from backend_core.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(MIXED))
     x = loaded.inputs_for("legacy")
     ep = torch.export.export(loaded.module, x)
     edited = ep
-    for name in (PERMUTE_CONTIGUOUS, CL_AFTER_PERMUTES):
+    for name in (PERMUTE_CONTIGUOUS, CL_AFTER_VIEWS):
         edited, _ = REWRITES[name][0](edited)
     assert [str(n.target) for n in edited.graph.nodes].count("aten.clone.default") == 2
     assert torch.equal(ep.module()(*x), edited.module()(*x))
