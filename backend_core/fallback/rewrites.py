@@ -235,7 +235,8 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
     import torch
 
     aten = torch.ops.aten
-    reshapes = {aten.view.default, aten.reshape.default, aten._unsafe_view.default, aten.alias.default}
+    reshapes = {aten.view.default, aten.reshape.default, aten._unsafe_view.default, aten.alias.default,
+                aten.flatten.using_ints, aten.unflatten.int}
     views = reshapes | {aten.permute.default, aten.transpose.int}
     ep = copy.deepcopy(ep)
     g = ep.graph_module.graph

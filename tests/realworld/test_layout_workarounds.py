@@ -92,15 +92,17 @@ WINDOWED = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "wi
 def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight() -> None:
     """timm EfficientViT's pattern: the bmm is quarantined after ReplaceScalarWithTensorArgPass fails; the
     window partition then leaves a portable permute_copy with a channels-last input (dim-order-mismatch)
-    and CMSIS-NN convs fed contiguous view copies (cmsis-needs-channels-last). Both get value-preserving
-    workarounds and nothing the pre-flight is certain of is left."""
-    from backend_core.fallback.rewrites import CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    and CMSIS-NN convs fed contiguous view copies (cmsis-needs-channels-last), and the head's
+    `feat.view(B, -1, w, w)` of a channels-last conv output becomes a memory view read as NCHW
+    (view-of-channels-last). All get value-preserving workarounds and nothing the pre-flight is certain of
+    is left."""
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
     from backend_core.jobs.lower_step import lower_source
     from backend_core.preflight import findings_of
 
     kept = lower_source(WINDOWED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
-    assert list(kept.verdicts["rewrites"]) == [PERMUTE_CONTIGUOUS, CL_INTO_CONVS]
+    assert list(kept.verdicts["rewrites"]) == [PERMUTE_CONTIGUOUS, CL_INTO_CONVS, CL_AFTER_VIEWS]
     assert list(kept.verdicts["quarantined"]) == ["bmm"]
     assert not [f for f in findings_of(kept.final) if f.certain]
 
@@ -108,14 +110,14 @@ def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight
 def test_the_window_partition_workarounds_change_no_value() -> None:
     import torch
 
-    from backend_core.fallback.rewrites import CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
     from backend_core.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(WINDOWED))
     x = loaded.inputs_for("legacy")
     ep = torch.export.export(loaded.module, x)
     edited = ep
-    for name in (PERMUTE_CONTIGUOUS, CL_INTO_CONVS):
+    for name in (PERMUTE_CONTIGUOUS, CL_INTO_CONVS, CL_AFTER_VIEWS):
         edited, _ = REWRITES[name][0](edited)
     assert [str(n.target) for n in edited.graph.nodes].count("aten.clone.default") >= 2
     assert torch.equal(ep.module()(*x), edited.module()(*x))
@@ -202,3 +204,48 @@ def test_the_fewer_dims_permute_changes_no_value() -> None:
     assert max(len(n.meta["val"].shape) for n in edited.graph.nodes
                if n.op == "call_function" and "permute" in str(n.target)) == 4
     assert torch.equal(ep.module()(*x), edited.module()(*x))
+
+
+GROUP_SPLIT = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "group_attention_split.py") + ":model"
+VIEW_CL = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "view_of_channels_last.py")
+
+
+@pytest.mark.parametrize("model, rewrites", [(GROUP_SPLIT, ["channels_last_into_convs", "channels_last_after_views"]),
+                                             (VIEW_CL, ["channels_last_after_views"])])
+def test_views_and_splits_of_channels_last_tensors_get_eager_layouts_back(model: str, rewrites: list[str]) -> None:
+    """timm EfficientViT's `feat.view(B, -1, H, W).split(...)` of a conv output: to_executorch reads the view's
+    NHWC base as NCHW (view-of-channels-last), the split writes contiguous pieces, the depthwise conv refuses
+    them and the add mixes layouts. --keep-going gives the view an NCHW base, makes the split on it and clones
+    the pieces back to channels-last; the pre-flight is then clean (both PASS bit for bit on QEMU M55)."""
+    from backend_core.jobs.lower_step import lower_source
+    from backend_core.preflight import findings_of
+
+    kept = lower_source(model, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+    assert kept.status == "done", kept.error
+    assert list(kept.verdicts["rewrites"]) == rewrites
+    assert not [f for f in findings_of(kept.final) if f.certain]
+
+
+@pytest.mark.parametrize("model", [GROUP_SPLIT, VIEW_CL])
+def test_the_view_and_split_workarounds_change_no_value(model: str) -> None:
+    import torch
+
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS
+    from backend_core.models import load_model, parse_model_source
+
+    loaded = load_model(parse_model_source(model))
+    x = loaded.inputs_for("legacy")
+    ep = torch.export.export(loaded.module, x)
+    edited, _ = REWRITES[CL_AFTER_VIEWS][0](ep)
+    clones = [n for n in edited.graph.nodes if str(n.target) == "aten.clone.default"]
+    assert clones and any(n.kwargs.get("memory_format") == torch.contiguous_format for n in clones)
+    # the copies are exact; eager's depthwise conv rounds in the last bit differently per memory format
+    torch.testing.assert_close(ep.module()(*x), edited.module()(*x), rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", [GROUP_SPLIT, VIEW_CL])
+def test_view_and_split_kept_going_pass_on_qemu_m55_bit_exact(model: str, tmp_path: Path) -> None:
+    r = run_on_m55_or_skip(model, tmp_path, keep_going=True)
+    assert r.outcome == "PASS", r.summary()
+    assert "target == lowered program bit for bit" in r.summary()
