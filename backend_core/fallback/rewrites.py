@@ -282,13 +282,31 @@ def _split_through_contiguous(g: Any) -> None:
         flat.meta = {**src.meta, "val": _fake(lambda v: v.contiguous(), src.meta["val"])}
         n.args = (flat, *n.args[1:])
         for piece in [u for u in n.users if u.op == "call_function" and u.target is operator.getitem]:
-            if not _channels_last_order(piece.meta.get("val")):
+            if not _channels_last_order(piece.meta.get("val")) or _meets_nchw(piece):
                 continue
             with g.inserting_after(piece):
                 back = g.call_function(aten.clone.default, (piece,), {"memory_format": torch.channels_last})
             back.meta = {**piece.meta,
                          "val": _fake(lambda v: v.clone(memory_format=torch.channels_last), piece.meta["val"])}
             piece.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
+
+
+def _meets_nchw(node: Any) -> bool:
+    """node is an operand of an element-wise op whose other operand is NCHW in eager (timm's cascaded heads
+    add each head's contiguous output to the next channels-last chunk): cloning node to channels-last would
+    make that op mix layouts."""
+    import torch
+
+    aten = torch.ops.aten
+    for u in node.users:
+        if u.op != "call_function" or u.target not in (aten.add.Tensor, aten.mul.Tensor, aten.sub.Tensor):
+            continue
+        for other in u.args[:2]:
+            val = getattr(other, "meta", {}).get("val") if other is not node else None
+            if isinstance(val, torch.Tensor) and val.dim() == 4 and not _channels_last_order(val) \
+                    and val.shape[1] > 1 and val.shape[2] * val.shape[3] > 1:
+                return True
+    return False
 
 
 def collapse_permutation(shape: list[int], perm: list[int]) -> tuple[list[int], list[int]]:
