@@ -30,6 +30,13 @@ def _channels_last_4d(val: Any) -> bool:
             and val.shape[2] * val.shape[3] > 1 and val.is_contiguous(memory_format=torch.channels_last))
 
 
+def _layout_matters(val: Any) -> bool:
+    """A 4-D tensor whose NCHW and NHWC layouts hold different bytes (C > 1 and H * W > 1)."""
+    import torch
+
+    return isinstance(val, torch.Tensor) and val.dim() == 4 and val.shape[1] > 1 and val.shape[2] * val.shape[3] > 1
+
+
 def _channels_last_order(val: Any) -> bool:
     """A 4-D tensor (C > 1, H * W > 1) whose strides run in channels-last order: a piece of a split of a
     channels-last tensor is not channels-last contiguous, but eager computes on it (and what it makes) in
@@ -148,7 +155,7 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
     makes the view a copy with a contiguous output, and the CMSIS-NN add then adds an NCHW buffer to an
     NHWC one (the pre-flight's cmsis-ignores-dim-order: wrong values, no error), the conv refuses its input
     (cmsis-needs-channels-last) and portable kernels refuse mixed dim orders (dim-order-mismatch). The clone
-    restores the layout eager had; a view or reshape of a channels-last tensor gets an NCHW base first
+    restores the layout eager had; a view or reshape of a 4-D tensor gets an NCHW base first
     (to_executorch makes it a memory view read as contiguous: the pre-flight's view-of-channels-last), and a
     split of a channels-last tensor is made on an NCHW copy and its pieces cloned back. Same values; one dim-order copy per such view, and per split and piece."""
     import torch
@@ -164,8 +171,9 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
             continue
         was_channels_last = _channels_last_4d(n.meta.get("val"))
         src = n.args[0]
-        if n.target in reshapes and _channels_last_order(getattr(src, "meta", {}).get("val")):
+        if n.target in reshapes and _layout_matters(getattr(src, "meta", {}).get("val")):
             # to_executorch makes the view a memory view of its base read as contiguous: give it an NCHW base
+            # (also when eager's base is NCHW: a CMSIS-NN conv before it writes NHWC in the program)
             with g.inserting_before(n):
                 flat = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
             flat.meta = {**src.meta, "val": fake_val(lambda v: v.contiguous(), src.meta["val"])}
