@@ -22,6 +22,28 @@ def fake_val(fn: Callable[..., Any], val: Any, *args: Any) -> Any:
     with mode:
         return fn(val, *args)
 
+
+def _copy_before(g: Any, user: Any, src: Any, memory_format: Any) -> Any:
+    """A dim-order copy of `src` in `memory_format`, placed right before `user` (which is to read it)."""
+    import torch
+
+    with g.inserting_before(user):
+        c = g.call_function(torch.ops.aten.clone.default, (src,), {"memory_format": memory_format})
+    c.meta = {**src.meta, "val": fake_val(lambda v: v.clone(memory_format=memory_format), src.meta["val"])}
+    return c
+
+
+def _copy_after(g: Any, n: Any, memory_format: Any) -> Any:
+    """Every user of `n` reads a dim-order copy of it in `memory_format` instead."""
+    import torch
+
+    with g.inserting_after(n):
+        back = g.call_function(torch.ops.aten.clone.default, (n,), {"memory_format": memory_format})
+    back.meta = {**n.meta, "val": fake_val(lambda v: v.clone(memory_format=memory_format), n.meta["val"])}
+    n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+    return back
+
+
 def _channels_last_4d(val: Any) -> bool:
     """A 4-D tensor whose channels-last layout differs from NCHW (C > 1 and H * W > 1)."""
     import torch
@@ -68,18 +90,10 @@ def cat_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
         dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
         if not _channels_last_4d(val) or dim % 4 == 0:
             continue
-        with g.inserting_before(n):
-            flat = []
-            for t in n.args[0]:
-                c = g.call_function(aten.clone.default, (t,), {"memory_format": torch.contiguous_format})
-                c.meta = {**t.meta, "val": fake_val(lambda v: v.contiguous(), t.meta["val"])}
-                flat.append(c)
+        flat = [_copy_before(g, n, t, torch.contiguous_format) for t in n.args[0]]
         n.args = (flat, *n.args[1:])
         n.meta["val"] = fake_val(lambda *vs: torch.cat(list(vs), dim), flat[0].meta["val"], *[f.meta["val"] for f in flat[1:]])
-        with g.inserting_after(n):
-            back = g.call_function(aten.clone.default, (n,), {"memory_format": torch.channels_last})
-        back.meta = {**n.meta, "val": fake_val(lambda v: v.contiguous(memory_format=torch.channels_last), n.meta["val"])}
-        n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+        _copy_after(g, n, torch.channels_last)
     ep.graph_module.recompile()
     return ep, {}
 
@@ -100,10 +114,7 @@ def permute_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
         src = n.args[0]
         if not _channels_last_4d(getattr(src, "meta", {}).get("val")):
             continue
-        with g.inserting_before(n):
-            c = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
-        c.meta = {**src.meta, "val": fake_val(lambda v: v.contiguous(), src.meta["val"])}
-        n.args = (c, *n.args[1:])
+        n.args = (_copy_before(g, n, src, torch.contiguous_format), *n.args[1:])
     ep.graph_module.recompile()
     return ep, {}
 
@@ -139,10 +150,7 @@ def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
         base = _op_base(src.args[0] if src.op == "call_function" and src.target is operator.getitem else src)
         if base not in _VIEWS or not isinstance(val, torch.Tensor) or val.dim() != 4 or val.shape[1] < 2:
             continue
-        with g.inserting_before(n):
-            c = g.call_function(aten.clone.default, (src,), {"memory_format": torch.channels_last})
-        c.meta = {**src.meta, "val": fake_val(lambda v: v.contiguous(memory_format=torch.channels_last), val)}
-        n.args = (c, *n.args[1:])
+        n.args = (_copy_before(g, n, src, torch.channels_last), *n.args[1:])
     ep.graph_module.recompile()
     return ep, {}
 
@@ -174,17 +182,11 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
         if n.target in reshapes and _layout_matters(getattr(src, "meta", {}).get("val")):
             # to_executorch makes the view a memory view of its base read as contiguous: give it an NCHW base
             # (also when eager's base is NCHW: a CMSIS-NN conv before it writes NHWC in the program)
-            with g.inserting_before(n):
-                flat = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
-            flat.meta = {**src.meta, "val": fake_val(lambda v: v.contiguous(), src.meta["val"])}
+            flat = _copy_before(g, n, src, torch.contiguous_format)
             n.args = (flat, *n.args[1:])
             n.meta["val"] = fake_val(lambda v: n.target(v, *n.args[1:]), flat.meta["val"])
-        if not was_channels_last:
-            continue
-        with g.inserting_after(n):
-            back = g.call_function(aten.clone.default, (n,), {"memory_format": torch.channels_last})
-        back.meta = {**n.meta, "val": fake_val(lambda v: v.clone(memory_format=torch.channels_last), n.meta["val"])}
-        n.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+        if was_channels_last:
+            _copy_after(g, n, torch.channels_last)
     _split_through_contiguous(g)
     ep.graph_module.recompile()
     return ep, {}
@@ -204,18 +206,10 @@ def _split_through_contiguous(g: Any) -> None:
         src = n.args[0]
         if not _channels_last_4d(getattr(src, "meta", {}).get("val")):
             continue
-        with g.inserting_before(n):
-            flat = g.call_function(aten.clone.default, (src,), {"memory_format": torch.contiguous_format})
-        flat.meta = {**src.meta, "val": fake_val(lambda v: v.contiguous(), src.meta["val"])}
-        n.args = (flat, *n.args[1:])
+        n.args = (_copy_before(g, n, src, torch.contiguous_format), *n.args[1:])
         for piece in [u for u in n.users if u.op == "call_function" and u.target is operator.getitem]:
-            if not _channels_last_order(piece.meta.get("val")) or _meets_nchw(piece):
-                continue
-            with g.inserting_after(piece):
-                back = g.call_function(aten.clone.default, (piece,), {"memory_format": torch.channels_last})
-            back.meta = {**piece.meta,
-                         "val": fake_val(lambda v: v.clone(memory_format=torch.channels_last), piece.meta["val"])}
-            piece.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
+            if _channels_last_order(piece.meta.get("val")) and not _meets_nchw(piece):
+                _copy_after(g, piece, torch.channels_last)
 
 
 def _meets_nchw(node: Any) -> bool:
