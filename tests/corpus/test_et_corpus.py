@@ -3,8 +3,11 @@ the project and by plain ExecuTorch on the same model and inputs, as given: the 
 same non-cortex_m ops, no `unknown` reason, and every reason names the op at quantization time.
 
 Plain ExecuTorch's side comes from its record for this stack (tests/corpus/plain_record.py), so each
-case is lowered once; a spread sample runs plain ExecuTorch live against the record. Slow (about 5 min
-of one core under the suite); CI runs it."""
+case is lowered once; a spread sample runs plain ExecuTorch live against the record.
+
+The suite lowers a covering sample (about 40 cases, ~1.5 min of one core): the first case of every
+outcome plain ExecuTorch has (status, failing stage, kinds of non-cortex_m op left) and of every test
+module. CMLENS_CORPUS_ALL=1 lowers all 277 (~9 min under the suite); bench/reasons_corpus.py does too."""
 from __future__ import annotations
 
 import collections
@@ -14,15 +17,39 @@ import pytest
 
 from . import et_cases
 from .compare import CaseResult, run_corpus
+from .plain import PlainResult
 from .plain_record import plain_case, recorded
 
 pytestmark = pytest.mark.slow
 
 
+def covering_sample(names: list[str], rec: dict[str, PlainResult]) -> list[str]:
+    """The first case (by name) of each outcome plain ExecuTorch records and of each test module. An
+    outcome is the status, the failing stage and the kinds of op left outside cortex_m (node names
+    without their _N suffix), so every way ExecuTorch treats a case is lowered at least once."""
+    seen_outcomes: set[tuple] = set()
+    seen_modules: set[str] = set()
+    chosen = []
+    for name in sorted(names):
+        r = rec[name]
+        outcome = (r.status, r.stage, tuple(sorted({op.rstrip("_0123456789") for op in r.non_cortex_m})))
+        module = name.split(et_cases.SEP)[0]
+        if outcome not in seen_outcomes or module not in seen_modules:
+            chosen.append(name)
+        seen_outcomes.add(outcome)
+        seen_modules.add(module)
+    return chosen
+
+
 def _names() -> list[str]:
-    """All cases; CMLENS_CORPUS_FILTER=a,b runs only the cases whose name contains one of them."""
+    """The covering sample (all cases with CMLENS_CORPUS_ALL=1 or without a record for this stack);
+    CMLENS_CORPUS_FILTER=a,b keeps only the cases whose name contains one of them."""
+    names = et_cases.case_names()
+    rec = recorded()
+    if rec is not None and not os.environ.get("CMLENS_CORPUS_ALL") and set(names) <= set(rec):
+        names = covering_sample(names, rec)
     wanted = [w for w in os.environ.get("CMLENS_CORPUS_FILTER", "").split(",") if w]
-    return [n for n in et_cases.case_names() if not wanted or any(w in n for w in wanted)]
+    return [n for n in names if not wanted or any(w in n for w in wanted)]
 
 
 @pytest.fixture(scope="module")
