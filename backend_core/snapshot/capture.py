@@ -131,10 +131,30 @@ def _debug_handle(meta: dict) -> int | None:
 
 
 class _Reader:
-    """Reads the tensor behind a get_attr / parameter placeholder (per-channel scales)."""
+    """Reads the tensor behind a get_attr / parameter placeholder (per-channel scales).
+
+    The graph signature's name maps are properties rebuilt on every access (ExecuTorch's
+    get_param_tensor reads up to three per call, once per quantize operand); they are read once here."""
 
     def __init__(self, program: Any) -> None:
         self.program = program
+        self._lifted: dict[str, Any] | None = None
+
+    def _lifted_tensors(self) -> dict[str, Any]:
+        """{placeholder name: tensor} for parameters, buffers and lifted constants, as get_param_tensor reads them."""
+        if self._lifted is None:
+            sig = self.program.graph_signature
+            state, consts = self.program.state_dict, self.program.constants
+            non_persistent = set(sig.non_persistent_buffers)
+            lifted: dict[str, Any] = {}
+            for name, target in sig.inputs_to_lifted_tensor_constants.items():
+                lifted[name] = consts.get(target)
+            for name, target in sig.inputs_to_buffers.items():
+                lifted[name] = (consts if target in non_persistent else state).get(target)
+            for name, target in sig.inputs_to_parameters.items():
+                lifted[name] = state.get(target)
+            self._lifted = lifted
+        return self._lifted
 
     def __call__(self, node: Any) -> Any:
         try:
@@ -144,9 +164,7 @@ class _Reader:
                     obj = getattr(obj, part)
                 return obj
             if node.op == "placeholder" and hasattr(self.program, "graph_signature"):
-                from executorch.backends.transforms.utils import get_param_tensor
-
-                return get_param_tensor(self.program, node)
+                return self._lifted_tensors().get(node.name)
         except Exception:  # noqa: BLE001 - a missing constant only loses a qparam detail
             return None
         return None
