@@ -28,12 +28,10 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
     """ExecuTorch's PTEFile for `data`; a flatbuffer it cannot parse is bad input, not a crash.
 
     `fast`: when every kernel's schema is in the version-keyed table (schemas.py), read the program
-    without importing torch (fastread.py); else with `deserialize_pte_binary`."""
+    without importing torch (memory/pte_reader.py); else with `deserialize_pte_binary`."""
     if fast:
-        from .fastread import fast_pte_file
-
         try:
-            pte = fast_pte_file(data)
+            pte = _torch_free(data)
         except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
             pte = None
         if pte is not None:
@@ -47,6 +45,19 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
             f"ExecuTorch could not read {name}: {type(e).__name__}: {str(e)[:200]}",
             "The file is damaged or was written by a different ExecuTorch version: export it again "
             "with the installed ExecuTorch.", detail=traceback.format_exc()) from e
+
+
+def _torch_free(data: bytes) -> Any | None:
+    """The program read without torch when the schema table knows every kernel it calls (so the
+    snapshot is the one the full reader gives), else None."""
+    from ..memory.pte_reader import torch_free_pte_file
+    from .schemas import known_without_torch
+
+    pte = torch_free_pte_file(data)
+    if pte is None:
+        return None
+    ops = [(o.name, o.overload) for plan in pte.program.execution_plan for o in plan.operators]
+    return pte if known_without_torch(ops) else None
 
 
 class _Builder:

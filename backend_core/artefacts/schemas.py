@@ -6,7 +6,7 @@ know (a program from another ExecuTorch) gets positional names and is reported, 
 The first time schemas are read from torch, the out-variant schemas of these namespaces (about
 1,100) and AtenToCortexMPass's substitution table are written to a JSON file keyed by the
 installed versions; later reads take them from there without importing torch (~8 s), which is
-what lets a .pte open in well under a second (fastread.py)."""
+what lets a .pte open in well under a second (memory/pte_reader.py)."""
 from __future__ import annotations
 
 import hashlib

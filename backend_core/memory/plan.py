@@ -112,16 +112,13 @@ def _constant_sizes(program: Any, data: bytes) -> dict[int, int]:
 
 def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
     """Parse a `.pte` (not a `.bpte`: use `program_bytes()` first). BadInputError when it is not one."""
-    try:
-        from executorch.exir._serialize._program import deserialize_pte_binary
-        from executorch.exir import schema
-    except ImportError as e:   # pragma: no cover - the venv always has ExecuTorch
-        raise BadInputError("ExecuTorch is not installed in this Python.", "Run `make run` to set up .venv.") from e
     if len(data) < 8 or data[4:6] != b"ET":
         raise BadInputError("Not an ExecuTorch program: the file has no ExecuTorch flatbuffer identifier (ET..).",
                             "Pass a .pte written by `cmlens lower --pte` or ExecuTorch's to_executorch().")
     try:
-        pte = deserialize_pte_binary(data)
+        pte = _deserialize(data)
+    except ImportError as e:   # pragma: no cover - the venv always has ExecuTorch
+        raise BadInputError("ExecuTorch is not installed in this Python.", "Run `make run` to set up .venv.") from e
     except Exception as e:  # noqa: BLE001 - ExecuTorch raises plain exceptions on garbage
         raise BadInputError(f"Not an ExecuTorch program: {type(e).__name__}: {e}",
                             "Pass a .pte written by `cmlens lower --pte` or ExecuTorch's to_executorch().") from e
@@ -135,8 +132,26 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
                             "Re-export it with ExecuTorch's to_executorch().") from e
 
 
+def _deserialize(data: bytes) -> Any:
+    """ExecuTorch's PTEFile: read torch-free when possible (a cached lowering's memory report then
+    needs no ExecuTorch import), else with `deserialize_pte_binary`."""
+    from .pte_reader import torch_free_pte_file
+
+    try:
+        pte = torch_free_pte_file(data)
+    except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
+        pte = None
+    if pte is not None:
+        return pte
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    return deserialize_pte_binary(data)
+
+
 def _plan(pte: Any, program: Any, ep: Any, data: bytes) -> ProgramPlan:
-    from executorch.exir import schema
+    from .pte_reader import schema_module
+
+    schema = schema_module()
 
     tensors: dict[int, PlannedTensor] = {}
     kinds: dict[str, int] = {}

@@ -1,4 +1,5 @@
-"""Read a .pte without importing torch, for a sub-second first paint.
+"""Read a .pte without importing torch: a .pte's first paint (artefacts/pte.py) and its memory plan
+(plan.py) in well under a second, where importing ExecuTorch's deserialiser costs ~8 s.
 
 `deserialize_pte_binary` lives in `executorch.exir._serialize._program`, whose imports pull in torch
 (through `executorch.exir/__init__` and `exir.tensor`, ~6-9 s on this machine). The part that parses
@@ -8,9 +9,9 @@ which needs only `flatbuffers` and the schema dataclasses. This module imports t
 imported), then does what `_restore_segments` does for constants: it slices the constant segment
 into the buffers `constant_buffer` would hold.
 
-Used only when the version-keyed schema table (schemas.py) has every kernel the program calls, so
-the result is the same snapshot the full path gives (tests compare them). Anything unusual (mutable
-data segments, named data) returns None and the full deserialiser runs."""
+Anything unusual (mutable data segments, named data) returns None and the full deserialiser runs;
+the artefact reader also needs every kernel's schema in its version-keyed table (artefacts/schemas.py),
+so its snapshot is the one the full path gives (tests compare both readers)."""
 from __future__ import annotations
 
 import importlib.util
@@ -53,19 +54,16 @@ def _flatbuffer_to_program() -> Any:
     return mod._flatbuffer_to_program
 
 
-def fast_pte_file(data: bytes) -> Any | None:
-    """SimpleNamespace(program=Program) like ExecuTorch's PTEFile, or None to use the full reader."""
+def torch_free_pte_file(data: bytes) -> Any | None:
+    """SimpleNamespace(program=Program) like ExecuTorch's PTEFile, or None to use the full reader
+    (torch already imported, mutable data segments or named data)."""
     if "torch" in sys.modules:           # torch is here anyway: the full deserialiser costs nothing more
         return None
     program_size, segment_base = len(data), 0
     if len(data) >= 32 and data[8:12] == b"eh00":
         _length, program_size, segment_base, _segment_size = struct.unpack_from("<IQQQ", data, 12)
-    from .schemas import known_without_torch
-
-    # the operator table is at the front of the flatbuffer: parse, then check the schemas are known
     program = _flatbuffer_to_program()(data[:program_size])
-    ops = [(o.name, o.overload) for plan in program.execution_plan for o in plan.operators]
-    if not known_without_torch(ops) or program.mutable_data_segments or program.named_data:
+    if program.mutable_data_segments or program.named_data:
         return None
     if segment_base:
         segment_data = data[segment_base:]
@@ -78,6 +76,15 @@ def fast_pte_file(data: bytes) -> Any | None:
             program.constant_buffer = [Buffer(storage=blob[o:(offs[i + 1] if i + 1 < len(offs) else len(blob))])
                                        for i, o in enumerate(offs)]
     return SimpleNamespace(program=program, mutable_data=None, named_data=None)
+
+
+def schema_module() -> Any:
+    """`executorch.exir.schema` (the Program dataclasses): the one the torch-free reader loaded, or the
+    full import when torch is here anyway."""
+    mod = sys.modules.get("executorch.exir.schema")
+    if mod is None:
+        from executorch.exir import schema as mod  # noqa: PLC0415
+    return mod
 
 
 def _buffer_class() -> Any:
