@@ -125,7 +125,8 @@ def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | 
 
 def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str | int | None = None,
                               calib: str | None = None, json_out: str | None = None, *,
-                              cancel_on_eof: bool = False, channels_last: bool = False) -> list[str]:
+                              cancel_on_eof: bool = False, channels_last: bool = False,
+                              keep_going: bool = False) -> list[str]:
     """`python` arguments for the numerics worker (status / progress / result / error / done lines)."""
     args = ["-m", NUMERICS_WORKER, source, "--target", target, "--flow", flow]
     if inputs not in (None, ""):
@@ -138,6 +139,8 @@ def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str |
         args.append("--cancel-on-eof")
     if channels_last:
         args.append("--channels-last")
+    if keep_going:
+        args.append("--keep-going")
     return args
 
 

@@ -3,7 +3,7 @@ lowering the window shows, run as a Job in the job worker (app.runtime.JobRunner
 GUI process, the UI thread never waits, Cancel kills the worker).
 
 Public API (the shell wires it; this package imports no other feature package):
-- `AccuracyPanel(parent)`; `set_request_source(fn)`: fn() -> (source, target, flow, calib, channels_last) of
+- `AccuracyPanel(parent)`; `set_request_source(fn)`: fn() -> the LowerRequest (app.lowering.session) of
   the lowering on screen, or None;
 - `run_current()`, `cancel()`, `shutdown()`, `clear()`, `is_running()`;
 - `set_result(evaluate_section)`: show an evaluate step's JSON (what a Job's result carries);
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
                                QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.accuracy.charts import MODEL_LABELS, AccuracyBars, ConfusionMatrices, Thumbnail, models_in
+from app.lowering.session import LowerRequest
 from app.runtime.job_runner import JobRunner
 from app.widgets import theme
 from app.widgets.elided_label import ElidedLabel
@@ -33,19 +34,17 @@ EMPTY = ("Accuracy on labelled data: the float model, the PT2E fake-quant model 
          "layer that flipped it. Lower a model, then press Evaluate.")
 FLIP_COLUMNS = ("sample", "true", "float→low", "flipped at (layer)", "SQNR", "usual")
 
-Source = Callable[[], "tuple[str, str, str, str | None, bool] | None"]
+Source = Callable[[], "LowerRequest | None"]
 
 
-def evaluation_job(source: str, target: str, flow: str, calib: str | int | None, channels_last: bool,
-                   data: str | None, limit: int | None, on_target: int = 0, et_root: str | None = None,
-                   cmsis_nn: str | None = None) -> Any:
-    """The Job the tab runs: lower (the lowering on screen: same options, so node ids match) + evaluate;
-    with `on_target` K, the first K samples also on the board (backend_core.jobs.evaluate_target)."""
-    from backend_core.jobs.spec import EvaluateOptions, Job, LowerRequest, RunOptions
+def evaluation_job(request: LowerRequest, data: str | None, limit: int | None, on_target: int = 0,
+                   et_root: str | None = None, cmsis_nn: str | None = None) -> Any:
+    """The Job the tab runs: lower (the lowering on screen: same options, kept going included, so node
+    ids match) + evaluate; with `on_target` K, the first K samples also on the board
+    (backend_core.jobs.evaluate_target)."""
+    from backend_core.jobs.spec import EvaluateOptions, Job, RunOptions
 
-    if isinstance(calib, str) and calib.isdigit():
-        calib = int(calib)
-    return Job(source, LowerRequest(target, flow, channels_last=channels_last, calib=calib),
+    return Job(request.source, request.job_request(),
                steps=("lower", "evaluate"), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None),
                evaluate=EvaluateOptions(data=data or None, limit=limit, on_target=on_target))
 
@@ -202,7 +201,7 @@ class AccuracyPanel(QWidget):
         if self.runner.is_running():
             return
         src = self._source()
-        if not src or not src[0]:
+        if src is None or not src.source:
             self._fail({"message": "Nothing to evaluate: no model is open.", "hint": "Open or lower a model first."})
             return
         data = self.data.text().strip() or None
@@ -218,10 +217,9 @@ class AccuracyPanel(QWidget):
                         "hint": "Set it in Run on target (ExecuTorch checkout), or EXECUTORCH_ROOT; or evaluate on "
                                 "the host only."})
             return
-        job = evaluation_job(src[0], src[1], src[2], src[3], bool(src[4]), data, self.limit.value() or None,
-                             k, et_root, cmsis)
+        job = evaluation_job(src, data, self.limit.value() or None, k, et_root, cmsis)
         self.problem.setVisible(False)
-        self._set_busy(True, f"evaluating {Path(src[0]).name} ({src[1]}): starting the job worker…")
+        self._set_busy(True, f"evaluating {Path(src.source).name} ({src.target}): starting the job worker…")
         self.runner.start(job)
 
     def cancel(self) -> None:

@@ -11,7 +11,7 @@ which action runs:
   checkout show the doctor's findings with the exact install commands instead of a traceback;
 - the result side (results.py: outcome line, progress, result tabs, console).
 
-Public API: `TargetPanel(parent)`, `set_model_source(source, target, flow, calib, channels_last)`,
+Public API: `TargetPanel(parent)`, `set_model_source(source, target, flow, calib, channels_last, keep_going)`,
 `show_recorded(...)`, `show_job_result(job_result)`, `add_result_tab`, `show_result_tab`, signals
 `nodeClicked(str)` (a final-graph node id from the gap plot), `runFinished(object)`, `finished(str, int)`,
 `shutdown()` (stop what runs)."""
@@ -101,11 +101,11 @@ class TargetPanel(QWidget):
 
     # -- public API ------------------------------------------------------------------------------
     def set_model_source(self, source: str, target: str, flow: str, calib: str | int | None = None,
-                         channels_last: bool = False) -> None:
-        """The model the main window shows, lowered as the window lowers it: a run uses the same
-        options, so the node ids of its gaps are the graph's."""
+                         channels_last: bool = False, keep_going: bool = False) -> None:
+        """The model the main window shows, lowered as the window lowers it (kept going included): a run
+        uses the same options, so it runs that program and the node ids of its gaps are the graph's."""
         self.lowering = LoweringChoice(source, target if target in TARGETS else DEFAULT_TARGET, flow, calib,
-                                       channels_last)
+                                       channels_last, keep_going)
         if target in TARGETS:
             self.form.cpu.setCurrentText(target)
         extra = ", channels-last" if channels_last else ""

@@ -16,11 +16,12 @@ class LoweringChoice:
     flow: str = "legacy"
     calib: str | int | None = None
     channels_last: bool = False
+    keep_going: bool = False        # the window's lowering was kept going: the run gets that program
 
     def lower_request(self) -> LowerRequest:
         calib = int(self.calib) if isinstance(self.calib, str) and self.calib.isdigit() else self.calib
         return LowerRequest(target=self.target, flow=self.flow, calib=calib or None,
-                            channels_last=self.channels_last)
+                            channels_last=self.channels_last, keep_going=self.keep_going)
 
 
 def target_job(lowering: LoweringChoice, run: RunOptions, profile: bool) -> Job:

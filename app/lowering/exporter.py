@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.jobs.spec import Job, LowerRequest as JobLowerRequest
+from backend_core.jobs.spec import Job
 from backend_core.report.json_report import build_report
 from backend_core.versions import stack_versions
 
@@ -113,9 +113,4 @@ class Exporter(QObject):
 def export_job(req: LowerRequest, kind: str, path: str) -> Job:
     """The Job of an export: the window's lowering, exactly as it was made (CPU, flow, calibration,
     channels-last, an artefact's companions), with `kind` (pte | bpte) written to `path`."""
-    calib: str | int | None = req.calib
-    if isinstance(calib, str) and calib.isdigit():
-        calib = int(calib)
-    lower = JobLowerRequest(target=req.target, flow=req.flow, calib=calib or None, channels_last=req.channels_last,
-                            use_cache=not req.no_cache, companions=dict(req.companions) or None)
-    return Job(req.source, lower, steps=("lower",), outputs={kind: path})
+    return Job(req.source, req.job_request(), steps=("lower",), outputs={kind: path})

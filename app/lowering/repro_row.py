@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from backend_core.fallback.changed import a_pass_failed
-from backend_core.jobs.spec import Job, LowerRequest as JobLowerRequest, ReproOptions
+from backend_core.jobs.spec import Job, ReproOptions
 
 from app.lowering.session import LowerRequest, LoweringSession
 from app.runtime.job_runner import JobRunner
@@ -123,9 +123,4 @@ class ReproRow(QWidget):
 
 def repro_job(req: LowerRequest, path: str) -> Job:
     """The window's lowering options as a repro Job writing `path`."""
-    calib: str | int | None = req.calib
-    if isinstance(calib, str) and calib.isdigit():
-        calib = int(calib)
-    return Job(req.source, JobLowerRequest(target=req.target, flow=req.flow, calib=calib or None,
-                                           channels_last=req.channels_last),
-               steps=("repro",), repro=ReproOptions(output=path))
+    return Job(req.source, req.job_request(), steps=("repro",), repro=ReproOptions(output=path))

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from backend_core.models.sniff import is_artefact_path
 from backend_core.diff import StageDiff, diff_snapshots
+from backend_core.jobs.spec import LowerRequest as JobLowerRequest
 from backend_core.provenance import Provenance
 from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict
 
@@ -34,6 +35,17 @@ class LowerRequest:
     keep_going: bool = True         # the window lowers the rest when a pass fails on an op (the CLI: --keep-going)
     # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
     companions: tuple[tuple[str, str], ...] = ()
+
+    def job_request(self) -> JobLowerRequest:
+        """This lowering as a Job's LowerRequest: every step the window starts (export, numerics,
+        accuracy, Run on target, reproducer) lowers exactly as the graph was lowered, kept going included,
+        so it gets the same program and the same node ids."""
+        calib: str | int | None = self.calib
+        if isinstance(calib, str) and calib.isdigit():
+            calib = int(calib)
+        return JobLowerRequest(target=self.target, flow=self.flow, calib=calib or None,
+                               channels_last=self.channels_last, use_cache=not self.no_cache,
+                               companions=dict(self.companions) or None, keep_going=self.keep_going)
 
     @property
     def model_name(self) -> str:

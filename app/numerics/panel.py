@@ -34,6 +34,7 @@ class NumericsRequest:
     calib: str | None
     inputs: str                  # "N" random samples or a folder
     channels_last: bool = False  # the lowering's --channels-last option (model bar toggle)
+    keep_going: bool = False     # the lowering was kept going (quarantined ops, workarounds): compare that one
 
     def lowering(self) -> tuple[str, str, str, str | None]:
         return self.source, self.target, self.flow, self.calib
@@ -110,16 +111,16 @@ class NumericsPanel(QWidget):
 
     # ------------------------------------------------------------------ control
     def set_request_source(self, fn) -> None:
-        """`fn() -> (source, target, flow, calib) | None`: the lowering the graph shows."""
+        """`fn() -> LowerRequest | None` (app.lowering.session): the lowering the graph shows."""
         self._source_fn = fn
 
     def run_current(self) -> None:
         cur = self._source_fn() if self._source_fn else None
-        if not cur or not cur[0]:
+        if cur is None or not cur.source:
             self.message.emit("Numerics: choose a model first")
             return
-        self.run(NumericsRequest(*cur[:4], inputs=self.inputs.value(),
-                                 channels_last=bool(cur[4]) if len(cur) > 4 else False))
+        self.run(NumericsRequest(cur.source, cur.target, cur.flow, cur.calib, inputs=self.inputs.value(),
+                                 channels_last=cur.channels_last, keep_going=cur.keep_going))
 
     def run(self, request: NumericsRequest) -> None:
         """Start a numerics run (cancels a running one)."""
@@ -129,7 +130,8 @@ class NumericsPanel(QWidget):
         self._progress("starting the numerics worker…", 0, 0)
         self.job.start(protocol.numerics_worker_arguments(request.source, request.target, request.flow,
                                                           inputs=request.inputs, calib=request.calib,
-                                                          channels_last=request.channels_last))
+                                                          channels_last=request.channels_last,
+                                                          keep_going=request.keep_going))
 
     def cancel(self) -> None:
         if self.job.cancel():                # -> finished("cancelled")

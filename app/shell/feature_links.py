@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QP
 from app.graph.panel import GraphPanel
 from app.lowering.error_panel import ErrorPanel
 from app.lowering.model_bar import ModelBar
-from app.lowering.session import LoweringSession
+from app.lowering.session import LowerRequest, LoweringSession
 from app.lowering.view_state import ViewState
 from app.numerics.panel import NumericsPanel
 from app.profile.view import ProfileView
@@ -178,10 +178,10 @@ class FeatureLinks(QObject):
             room = max(self.height() - 380, 200)       # keep a usable graph above
             self.window.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
 
-    def _numerics_source(self) -> tuple[str, str, str, str | None, bool] | None:
-        """Numerics compare the lowering the graph shows (same options, so node ids match)."""
+    def _numerics_source(self) -> LowerRequest | None:
+        """Numerics and accuracy run on the lowering the graph shows (same options, so node ids match)."""
         req = self.session.request or self.model_bar.request()
-        return (req.source, req.target, req.flow, req.calib, req.channels_last) if req.source else None
+        return req if req.source else None
 
     def run_numerics(self, inputs: str | None = None) -> None:
         if inputs is not None:
@@ -250,7 +250,8 @@ class FeatureLinks(QObject):
     def _on_lowering_started(self) -> None:
         req = self.session.request
         if req is not None:
-            self.target_panel.set_model_source(req.source, req.target, req.flow, req.calib, req.channels_last)
+            self.target_panel.set_model_source(req.source, req.target, req.flow, req.calib, req.channels_last,
+                                               req.keep_going)
         shown = self.numerics.request
         if shown is not None and (req is None or shown.lowering() != (req.source, req.target, req.flow, req.calib)):
             self.numerics.clear()          # another lowering: its node ids would not match

@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="also write the result JSON here")
     ap.add_argument("--channels-last", action="store_true",
                     help="convert 4-D weights and inputs to channels_last (default: the model as given)")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="compare the kept-going lowering (ops whose ExecuTorch pass fails left in float)")
     ap.add_argument("--cancel-on-eof", action="store_true",
                     help="stop when stdin closes (the GUI closes it to cancel)")
     args = ap.parse_args(argv)
@@ -73,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..jobs.spec import NumericsOptions
 
         calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-        job = Job(args.source, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+        job = Job(args.source, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib,
+                                            keep_going=args.keep_going),
                   steps=("lower", "numerics"), numerics=NumericsOptions(inputs=args.inputs))
         done = run_job(job, progress_events(_Throttle("lowering"), _Throttle("analysis")), cancel)
         if done.exception is not None:

@@ -1,7 +1,8 @@
 """GUI tests: pytest-qt, offscreen, the real worker process and the real pipeline.
 
-Lowering results are cached in one session-wide cache directory (the first test that needs a
-model lowers it cold); tests that need a cold run point CMLENS_CACHE at their own tmp_path.
+Lowering results are cached in the run's one cache directory (tests/conftest.py: shared by both xdist
+workers, so the first test anywhere that needs a model lowers it cold); tests that need a cold run
+point CMLENS_CACHE at their own tmp_path.
 After every test, no worker process and no background QThread may be left running
 (tests/conftest.py: no_leftover_processes).
 """
@@ -21,8 +22,8 @@ from tests.helpers.processes import running_target_processes  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def gui_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cmlens-gui-cache")
+def gui_cache(private_cache: Path) -> Path:
+    return private_cache
 
 
 @pytest.fixture(autouse=True)

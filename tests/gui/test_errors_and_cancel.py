@@ -81,3 +81,21 @@ def test_a_kept_going_lowering_says_so_above_the_fallbacks(qtbot, window) -> Non
     assert "NOT what plain ExecuTorch produces" in window.statusBar().currentMessage()
     cats = [n.fallback.category for n in window.session.fallbacks()]
     assert cats.count("pass_failure") == 2 and "unknown" not in cats       # the mul and the add
+
+
+    # Every action of the window works on that lowering, not on plain ExecuTorch's: the numerics compare
+    # it (its node ids are the graph's), and exports, accuracy and Run on target lower it the same way.
+    from app.accuracy.panel import evaluation_job
+    from app.lowering.exporter import export_job
+
+    req = window.session.request
+    assert export_job(req, "pte", "/tmp/m.pte").lower == req.job_request() and req.job_request().keep_going
+    assert evaluation_job(req, None, 4).lower.keep_going
+    assert window.target_panel.lowering.lower_request().keep_going
+    with qtbot.waitSignal(window.numerics.finished, timeout=240_000) as blocker:
+        window.show_tab("numerics")
+        window.run_numerics("2")
+    assert blocker.args[0] == "done", window.error_panel.title.text()
+    layers = {layer.node_id for layer in window.numerics.result().layers}
+    assert layers and layers <= {n.id for n in window.session.final().nodes}
+    assert {n.id for n in window.session.fallbacks() if n.fallback.category == "pass_failure"} <= layers
