@@ -79,3 +79,32 @@ def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
         elif not quiet:
             print(f"  | {line}", file=out, flush=True)
     return on_line
+
+
+KEEP_GOING_HELP = ("when an ExecuTorch pass fails, or the pre-flight says the target would abort or give wrong "
+                   "values, lower again (at most 8 rounds): first with a value-preserving workaround on a copy "
+                   "of the export when the diagnosis names one, else with the failing op taken out of "
+                   "quantisation (a `pass_failure` fallback). The result is then not what plain ExecuTorch "
+                   "produces, and every report says so")
+
+
+def add_keep_going_flag(parser) -> None:
+    """--keep-going, with one text for every command that lowers."""
+    parser.add_argument("--keep-going", action="store_true", help=KEEP_GOING_HELP)
+
+
+def lower_request_from(args, **overrides):
+    """The lowering flags every command shares, read once into the job's LowerRequest (a flag a command
+    does not have takes its default). `overrides`: fields a command sets itself (memory's per-CPU target)."""
+    from backend_core.jobs import LowerRequest
+
+    calib = getattr(args, "calib", None)
+    if isinstance(calib, str) and calib.isdigit():
+        calib = int(calib)
+    fields = dict(target=args.target, flow=getattr(args, "flow", "legacy"),
+                  activations=getattr(args, "activations", "int8"),
+                  channels_last=bool(getattr(args, "channels_last", False)), calib=calib,
+                  verify_suggestions=bool(getattr(args, "verify_suggestions", False)),
+                  use_cache=not getattr(args, "no_cache", False), keep_going=bool(getattr(args, "keep_going", False)))
+    fields.update(overrides)
+    return LowerRequest(**fields)

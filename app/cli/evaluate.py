@@ -19,7 +19,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import guarded, print_error, write_json
+from .common import add_keep_going_flag, guarded, lower_request_from, print_error, write_json
 
 
 def add_evaluate_command(sub: Any) -> None:
@@ -41,6 +41,7 @@ def add_evaluate_command(sub: Any) -> None:
     p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--channels-last", action="store_true", help="as `cmlens lower --channels-last`")
+    add_keep_going_flag(p)
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N samples only")
     p.add_argument("--no-flips", action="store_true", help="do not trace flipped predictions to a layer")
     p.add_argument("--threshold-db", type=float, default=3.0, metavar="DB",
@@ -83,14 +84,13 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
             os.environ.setdefault("TORCH_LOGS", "-all")
         print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
         from backend_core.accuracy.table import summary_lines
-        from backend_core.jobs import Job, LowerRequest, run_job
+        from backend_core.jobs import Job, run_job
         from backend_core.jobs.spec import EvaluateOptions
 
-        calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
         outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
         from backend_core.jobs.spec import RunOptions
 
-        job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+        job = Job(args.model, lower_request_from(args),
                   steps=("lower", "evaluate"), outputs=outputs,
                   run=RunOptions(et_root=args.et_root, cmsis_nn=args.cmsis_nn),
                   evaluate=EvaluateOptions(data=args.data, limit=args.limit, flips=not args.no_flips,

@@ -12,7 +12,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .common import ZOO_EPILOG
+from .common import ZOO_EPILOG, add_keep_going_flag, lower_request_from
 
 
 def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
@@ -32,12 +32,7 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.add_argument("--channels-last", action="store_true",
                    help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
                         "(default: lower the model exactly as given; the report states the option)")
-    p.add_argument("--keep-going", action="store_true",
-                   help="when an ExecuTorch pass fails, or the pre-flight says the target would abort or "
-                        "give wrong values, lower again (at most 8 rounds): first with a value-preserving "
-                        "workaround on a copy of the export when the diagnosis names one, else with the "
-                        "failing op taken out of quantisation (a `pass_failure` fallback). The result is "
-                        "then not what plain ExecuTorch produces, and every report says so")
+    add_keep_going_flag(p)
     p.add_argument("--verify-suggestions", action="store_true",
                    help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
                         "last) by re-lowering modified copies; each says verified or not verified")
@@ -110,16 +105,10 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
 
 def lower_job(args: argparse.Namespace, steps: tuple[str, ...] = ("lower",)) -> Any:
     """The Job `cmlens lower` runs: the options parsed once into the job's value objects."""
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs import Job
 
-    calib: Any = args.calib
-    if isinstance(calib, str) and calib.isdigit():
-        calib = int(calib)
     outputs = {k: getattr(args, k) for k in ("json", "html", "pte", "bpte") if getattr(args, k, None)}
-    return Job(args.model, LowerRequest(args.target, args.flow, args.activations, args.channels_last, calib,
-                                        verify_suggestions=args.verify_suggestions, use_cache=not args.no_cache,
-                                        keep_going=getattr(args, "keep_going", False)),
-               steps=steps, outputs=outputs or None)
+    return Job(args.model, lower_request_from(args), steps=steps, outputs=outputs or None)
 
 
 def run_lower(args: argparse.Namespace) -> int:

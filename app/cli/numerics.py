@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from .common import add_keep_going_flag, lower_request_from
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
 
@@ -37,6 +38,7 @@ def add_numerics_command(sub: Any) -> None:
     p.add_argument("--channels-last", action="store_true",
                    help="convert the model's 4-D weights and inputs to channels_last before lowering, as "
                         "`cmlens lower --channels-last` (default: the model as given)")
+    add_keep_going_flag(p)
     p.add_argument("--csv", metavar="F", help="write every layer's metrics as CSV")
     p.add_argument("--plot", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
     p.add_argument("--json", metavar="F", help="write the full result as JSON")
@@ -83,13 +85,11 @@ def run_numerics_command(args: argparse.Namespace) -> int:
 
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
     from backend_core.execute.inprocess import run_in_process
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs import Job
     from backend_core.jobs.numerics_step import progress_events
     from backend_core.jobs.spec import NumericsOptions
 
-    calib: Any = int(args.calib) if args.calib and str(args.calib).isdigit() else args.calib
-    job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
-              steps=("lower", "numerics"),
+    job = Job(args.model, lower_request_from(args), steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs=args.inputs, local_samples=args.local_samples))
     done = run_in_process(job, progress_events(_progress("lowering"), _progress("analysis")))
     if done.exception is not None:

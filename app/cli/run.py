@@ -13,7 +13,7 @@ from typing import TextIO
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
+from .common import add_protocol_flag, guarded, line_printer, lower_request_from, step_emitter, write_json
 
 
 def _pool(args, name: str) -> int | None:
@@ -116,7 +116,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.jobs import Job, RunOptions, run_job
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file = getattr(args, "json_file", None)
@@ -168,11 +168,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       preflight=not getattr(args, "skip_preflight", False),
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
                       et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
-    calib = getattr(args, "calib", None)          # callers that build their own Namespace may leave these out
-    calib = int(calib) if calib and str(calib).isdigit() else calib
-    job = Job(args.model, LowerRequest(target=args.target, flow=args.flow, calib=calib,
-                                       keep_going=bool(getattr(args, "keep_going", False))),
-              steps=("run",), run=opts)
+    # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
+    job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
+                                             verify_suggestions=False), steps=("run",), run=opts)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:

@@ -114,3 +114,17 @@ def test_worker_bad_input_reports_error() -> None:
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 2
     assert msgs[0]["type"] == "error" and "not found" in msgs[0]["message"]
+
+
+def test_cli_keep_going_compares_the_kept_going_lowering(tmp_path: Path, capsys) -> None:
+    """`cmlens numerics --keep-going` measures the program `cmlens lower --keep-going` makes: the multiply
+    and add the pre-flight left in float are layers of it (plain ExecuTorch's has cortex_m ones)."""
+    model = str(REPO / "tests" / "preflight" / "models" / "float_operand_mul.py")
+    runs = {}
+    for flags in ([], ["--keep-going"]):
+        out = tmp_path / f"r{len(flags)}.json"
+        code = cli_main(["numerics", model, "--inputs", "2", "--json", str(out), *flags])
+        assert code == 0, capsys.readouterr().err
+        runs[bool(flags)] = {layer["target"] for layer in json.loads(out.read_text())["layers"]}
+    assert "cortex_m.quantized_mul.default" in runs[False] and "cortex_m.quantized_mul.default" not in runs[True]
+    assert "aten.mul.Tensor" in runs[True]
