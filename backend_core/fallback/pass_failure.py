@@ -13,6 +13,8 @@ from typing import Any
 from ..provenance import Provenance
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import GraphSnapshot, NodeSnapshot, QParam
+from .activation_failure import ACTIVATION_MARK, activation_cause
+from .failure_walks import float_origin as _float_origin, is_float as _is_float, user_op_dict as _user_op_dict
 from .user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
@@ -172,16 +174,6 @@ def _layout_producer(resolver: UserOpResolver, last: GraphSnapshot, start: NodeS
     return None
 
 
-def _user_op_dict(resolver: UserOpResolver, n: NodeSnapshot) -> dict[str, Any]:
-    q = resolver.quantized_node(n)
-    src = (q.source if q is not None else None) or n.source
-    return {"node": n.id, "op": n.target, "op_at_quantisation": q.target if q is not None else None,
-            "name_at_quantisation": q.name if q is not None else None,
-            "source": f"{src.file}:{src.line}" if src else None, "code": src.code if src else "",
-            "module": (q.module_path if q is not None else n.module_path),
-            "dim_order": list(n.dim_order) if n.dim_order is not None else None}
-
-
 def _broadcast_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot,
                      snap_ops: list[NodeSnapshot | None]) -> None:
     """quantized_mul / quantized_add: `self.shape == other.shape or is_channel_broadcast(self,
@@ -245,27 +237,6 @@ def _noop_view_workaround(pf: PassFailure) -> None:
     pf.workaround_text = (f"the view{at} keeps the whole tensor, so it changes no value: skip it when it selects "
                           "everything (e.g. `out if n == out.shape[1] else out[:, :n]`). --keep-going makes that "
                           "change on a copy of the export and lowers again, which verifies it.")
-
-
-def _is_float(dtype: str | None) -> bool:
-    return (dtype or "").startswith("float") or (dtype or "") in ("bfloat16", "half")
-
-
-def _float_origin(last: GraphSnapshot, start: NodeSnapshot) -> NodeSnapshot | None:
-    """Walk up from a float tensor that the pass treats as quantized (it carries int8 output qparams,
-    or is a getitem of one) to the first producer whose float output has no output qparams: where the
-    quantized chain was broken."""
-    cur, seen = start, 0
-    while cur is not None and seen < 16:
-        seen += 1
-        if cur.output_qparams is None and cur.target != "getitem":
-            return cur
-        src = next((last.node(i) for i in cur.inputs if last.node(i) is not None
-                    and last.node(i).fx_op == "call_function"), None)
-        if src is None or not _is_float(src.dtype):
-            return cur
-        cur = src
-    return None
 
 
 def _int_operand_ops(resolver: UserOpResolver, last: GraphSnapshot, n: NodeSnapshot) -> list[str]:
@@ -392,6 +363,8 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         _broadcast_cause(pf, resolver, last, snap_ops)
     elif DTYPE_MARK in failure.error:
         _dtype_cause(pf, resolver, last, ln, snap_ops)
+    elif ACTIVATION_MARK in failure.error:
+        activation_cause(pf, resolver, last, ln, snap_ops)
     else:
         pf.checked.append("no rule of the tool matches this ExecuTorch check; the operands above are what it saw")
     return pf
