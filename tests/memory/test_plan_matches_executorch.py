@@ -1,6 +1,8 @@
 """The planned sizes the memory report shows are ExecuTorch's own: the in-memory program that
-to_executorch() planned, for every zoo model and several CPUs."""
+to_executorch() planned, for the zoo models and several CPUs (mv2 and mv3 with CMLENS_MEMORY_ALL=1)."""
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -13,8 +15,10 @@ CASES = [("ds_cnn", "cortex-m55"), ("ds_cnn", "cortex-m4"), ("ds_cnn", "cortex-m
          ("resnet8", "cortex-m55"), ("deep_autoencoder", "cortex-m55"),
          ("mobilenet_v1_025", "cortex-m55"), ("layernorm_mlp", "cortex-m55"), ("softmax_channels", "cortex-m55"),
          ("maxpool_ceil", "cortex-m55"),
-         pytest.param("mv2", "cortex-m55", marks=pytest.mark.slow),
-         pytest.param("mv3", "cortex-m55", marks=pytest.mark.slow)]
+         # the two MobileNets add no op kind the cases above lack and cost ~110 s of the suite: opt-in
+         *[pytest.param(m, "cortex-m55", marks=[pytest.mark.slow, pytest.mark.skipif(
+             not os.environ.get("CMLENS_MEMORY_ALL"), reason="opt-in: CMLENS_MEMORY_ALL=1 (about 2 min)")])
+           for m in ("mv2", "mv3")]]
 
 
 @pytest.mark.parametrize("model,target", CASES)

@@ -28,7 +28,7 @@ def _as_json(obj: object) -> object:
 
 
 def test_the_torch_free_reader_gives_the_plan_executorchs_deserialiser_gives(tmp_path: Path) -> None:
-    low = lowered_program("mobilenet_v1_025")            # constants in a segment, several buffers
+    low = lowered_program("ds_cnn")                      # constants in a segment, several buffers
     pte = tmp_path / "model.pte"
     pte.write_bytes(low.pte)
     full = read_plan(low.pte)                            # torch is imported here: the full deserialiser
