@@ -29,17 +29,10 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
 
     `fast`: when every kernel's schema is in the version-keyed table (schemas.py), read the program
     without importing torch (memory/pte_reader.py); else with `deserialize_pte_binary`."""
-    if fast:
-        try:
-            pte = _torch_free(data)
-        except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
-            pte = None
-        if pte is not None:
-            return pte
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from ..memory.pte_reader import read_pte_file
 
     try:
-        return deserialize_pte_binary(data)
+        return read_pte_file(data, _schemas_known, torch_free=fast)
     except Exception as e:  # noqa: BLE001 - anything the deserialiser raises means a bad file
         raise BadInputError(
             f"ExecuTorch could not read {name}: {type(e).__name__}: {str(e)[:200]}",
@@ -47,17 +40,12 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
             "with the installed ExecuTorch.", detail=traceback.format_exc()) from e
 
 
-def _torch_free(data: bytes) -> Any | None:
-    """The program read without torch when the schema table knows every kernel it calls (so the
-    snapshot is the one the full reader gives), else None."""
-    from ..memory.pte_reader import torch_free_pte_file
+def _schemas_known(pte: Any) -> bool:
+    """The schema table knows every kernel the program calls, so the torch-free read gives the snapshot
+    the full reader gives."""
     from .schemas import known_without_torch
 
-    pte = torch_free_pte_file(data)
-    if pte is None:
-        return None
-    ops = [(o.name, o.overload) for plan in pte.program.execution_plan for o in plan.operators]
-    return pte if known_without_torch(ops) else None
+    return known_without_torch([(o.name, o.overload) for plan in pte.program.execution_plan for o in plan.operators])
 
 
 class _Builder:

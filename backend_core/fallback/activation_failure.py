@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .failure_walks import float_origin, is_float, user_op_dict
+from .failure_walks import float_origin, is_float, user_op_dict, where_text
 from .user_op import UserOpResolver
 
 ACTIVATION_MARK = "quantized_activation input must be int8"
@@ -55,11 +55,7 @@ def activation_cause(pf: Any, resolver: UserOpResolver, last: GraphSnapshot, ln:
     origin = float_origin(last, sn)
     if origin is not None:
         pf.producer = user_op_dict(resolver, origin)
-        pr = pf.producer
-        where = ", ".join(x for x in (
-            f"{pr['op_at_quantisation']} `{pr['name_at_quantisation']}` at quantisation time"
-            if pr.get("op_at_quantisation") else "", f"module {pr['module']}" if pr.get("module") else "",
-            f"{pr['source']}: {pr['code']}" if pr.get("source") else "") if x)
+        where = where_text(pf.producer)
         text += f" The float chain starts at {origin.target} `{origin.id}`" + (f" ({where})" if where else "") + "."
     pf.cause = text
     # Other LUT activations that read the same float tensor (a piece of the same chunk/split) fail the

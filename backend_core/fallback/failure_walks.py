@@ -38,3 +38,11 @@ def float_origin(last: GraphSnapshot, start: NodeSnapshot) -> NodeSnapshot | Non
             return cur
         cur = src
     return None
+
+
+def where_text(op: dict[str, Any]) -> str:
+    """A user_op_dict as one phrase: op and name at quantisation time, module, file:line and code."""
+    return ", ".join(x for x in (
+        f"{op['op_at_quantisation']} `{op['name_at_quantisation']}` at quantisation time"
+        if op.get("op_at_quantisation") else "", f"module {op['module']}" if op.get("module") else "",
+        f"{op['source']}: {op['code']}" if op.get("source") else "") if x)

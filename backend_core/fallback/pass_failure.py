@@ -14,7 +14,8 @@ from ..provenance import Provenance
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import GraphSnapshot, NodeSnapshot, QParam
 from .activation_failure import ACTIVATION_MARK, activation_cause
-from .failure_walks import float_origin as _float_origin, is_float as _is_float, user_op_dict as _user_op_dict
+from .failure_walks import float_origin as _float_origin, is_float as _is_float
+from .failure_walks import user_op_dict as _user_op_dict, where_text
 from .user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
@@ -206,10 +207,7 @@ def _broadcast_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnaps
     if made is not None:
         pf.producer = _user_op_dict(resolver, made)
         pr = pf.producer
-        bits = [f"{pr['op_at_quantisation']} `{pr['name_at_quantisation']}` at quantisation time"
-                if pr.get("op_at_quantisation") else "", f"module {pr['module']}" if pr.get("module") else "",
-                f"{pr['source']}: {pr['code']}" if pr.get("source") else ""]
-        where = " (" + ", ".join(x for x in bits if x) + ")" if any(bits) else ""
+        where = f" ({where_text(pr)})" if where_text(pr) else ""
         text += (f" Its layout comes from {made.target} `{made.id}`{where}, whose output has dim_order "
                  f"{pf.producer['dim_order']} although its input was channels-last; the ops from there to this one "
                  f"keep that layout.")
@@ -300,11 +298,7 @@ def _dtype_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot,
         origin = _float_origin(last, sn)
         if origin is not None and origin is not sn:
             pf.producer = _user_op_dict(resolver, origin)
-            pr = pf.producer
-            where = ", ".join(x for x in (
-                f"{pr['op_at_quantisation']} `{pr['name_at_quantisation']}` at quantisation time"
-                if pr.get("op_at_quantisation") else "", f"module {pr['module']}" if pr.get("module") else "",
-                f"{pr['source']}: {pr['code']}" if pr.get("source") else "") if x)
+            where = where_text(pf.producer)
             text += (f": its chain starts at {origin.target} `{origin.id}` ({where}), whose output the pass left "
                      f"in {origin.dtype} with no output qparams")
         text += "."

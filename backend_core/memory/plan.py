@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BadInputError
+from .pte_reader import read_pte_file
 
 # ExecuTorch ScalarType codes (schema.fbs) -> (name, bytes per element).
 SCALAR_TYPES: dict[int, tuple[str, int]] = {
@@ -116,7 +117,7 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
         raise BadInputError("Not an ExecuTorch program: the file has no ExecuTorch flatbuffer identifier (ET..).",
                             "Pass a .pte written by `cmlens lower --pte` or ExecuTorch's to_executorch().")
     try:
-        pte = _deserialize(data)
+        pte = read_pte_file(data)      # torch-free when possible: a cached lowering's report imports no ExecuTorch
     except ImportError as e:   # pragma: no cover - the venv always has ExecuTorch
         raise BadInputError("ExecuTorch is not installed in this Python.", "Run `make run` to set up .venv.") from e
     except Exception as e:  # noqa: BLE001 - ExecuTorch raises plain exceptions on garbage
@@ -130,22 +131,6 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
     except (TypeError, AttributeError, IndexError, KeyError) as e:
         raise BadInputError(f"The program's execution plan is incomplete ({type(e).__name__}: {e}).",
                             "Re-export it with ExecuTorch's to_executorch().") from e
-
-
-def _deserialize(data: bytes) -> Any:
-    """ExecuTorch's PTEFile: read torch-free when possible (a cached lowering's memory report then
-    needs no ExecuTorch import), else with `deserialize_pte_binary`."""
-    from .pte_reader import torch_free_pte_file
-
-    try:
-        pte = torch_free_pte_file(data)
-    except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
-        pte = None
-    if pte is not None:
-        return pte
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    return deserialize_pte_binary(data)
 
 
 def _plan(pte: Any, program: Any, ep: Any, data: bytes) -> ProgramPlan:

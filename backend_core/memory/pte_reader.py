@@ -20,7 +20,7 @@ import sys
 import types
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 _PARENTS = ("executorch.exir", "executorch.exir._serialize")
 
@@ -76,6 +76,21 @@ def torch_free_pte_file(data: bytes) -> Any | None:
             program.constant_buffer = [Buffer(storage=blob[o:(offs[i + 1] if i + 1 < len(offs) else len(blob))])
                                        for i, o in enumerate(offs)]
     return SimpleNamespace(program=program, mutable_data=None, named_data=None)
+
+
+def read_pte_file(data: bytes, accept: Callable[[Any], bool] = lambda pte: True, *, torch_free: bool = True) -> Any:
+    """ExecuTorch's PTEFile for `data`: read torch-free when that works and `accept` takes the result,
+    else with `deserialize_pte_binary` (whose exception, on a bad file, is the caller's to word)."""
+    if torch_free:
+        try:
+            pte = torch_free_pte_file(data)
+            if pte is not None and accept(pte):
+                return pte
+        except Exception:  # noqa: BLE001 - the full deserialiser below gives the real error
+            pass
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    return deserialize_pte_binary(data)
 
 
 def schema_module() -> Any:
