@@ -33,7 +33,7 @@ def cache_root() -> Path:
 
 # Code that does not shape a lowering result: editing it must not invalidate the cache. Everything else
 # in backend_core (models, pipeline, snapshot, fallback, preflight, lowering, ...) is in the key.
-_NOT_IN_RESULTS = {"toolchain", "build", "simulate", "doctor", "boards", "judge/gaps.py", "judge/gaps_inspector.py",
+_NOT_IN_RESULTS = {"toolchain", "runner_build", "simulate", "doctor", "boards", "judge/gaps.py", "judge/gaps_inspector.py",
                    "judge/run_result.py", "numerics", "layout", "workers", "jobs", "compare", "sweep", "profile",
                    "memory", "report/html_report.py", "report/dot_export.py", "report/interactive", "cache.py"}
 

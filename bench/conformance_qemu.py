@@ -64,9 +64,9 @@ def build_runner_for(cases: list[Lowered], et_root: Path, cmsis: Path | None, ta
     """Libraries (cached) + one semihosting runner for every portable op the checkout has."""
     from backend_core.boards.table import board_for
     from backend_core.toolchain.checkout import inspect_checkout
-    from backend_core.build.libraries import EtLibRequest, ensure_libraries
-    from backend_core.build.ops import OP_YAMLS, check_ops
-    from backend_core.build.runner import RunnerRequest, build_runner
+    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.runner_build.ops import OP_YAMLS, check_ops
+    from backend_core.runner_build.runner import RunnerRequest, build_runner
 
     co = inspect_checkout(et_root)
     board = board_for(target, "qemu")

@@ -53,7 +53,7 @@ def main() -> int:
     from conformance_qemu import build_runner_for
     from kernel_mismatch import discover_in, lower_pipeline
 
-    from backend_core.build.ops import read_program_ops
+    from backend_core.runner_build.ops import read_program_ops
     from backend_core.simulate.semihosting import semihosting_files
     from backend_core.simulate.simulator import runner_for
     from backend_core.lowering.references import bundle_with_references

@@ -21,7 +21,7 @@ from backend_core.jobs.etrecord_lowering import lower_with_etrecord  # noqa: E40
 from backend_core.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
 from backend_core.jobs.spec import RunOptions  # noqa: E402
 from backend_core.pipeline.reference_check import output_steps  # noqa: E402
-from backend_core.build.debug_buffer import read_program  # noqa: E402
+from backend_core.runner_build.debug_buffer import read_program  # noqa: E402
 from backend_core.pipeline.stages import PipelineOptions  # noqa: E402
 from backend_core.judge.fault import plant_weight_fault  # noqa: E402
 from backend_core.judge.verdict import judge_run  # noqa: E402

@@ -77,7 +77,7 @@ def stock_bundle(res) -> bytes:
 
 
 def lower_case(case: Case) -> tuple[bytes, list[str]]:
-    from backend_core.build.ops import read_program_ops
+    from backend_core.runner_build.ops import read_program_ops
     from backend_core.lowering import lower
     from backend_core.pipeline.stages import PipelineOptions
 
@@ -93,8 +93,8 @@ def build_runner(ops: list[str], args: argparse.Namespace, log) -> tuple:
     """The checkout's libraries (the user's cache) + a semihosting runner for `ops`, built in the workdir."""
     from backend_core.boards.table import board_for
     from backend_core.toolchain.checkout import inspect_checkout
-    from backend_core.build.libraries import EtLibRequest, ensure_libraries
-    from backend_core.build.runner import RunnerRequest, build_runner as build
+    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.runner_build.runner import RunnerRequest, build_runner as build
 
     co = inspect_checkout(args.et_root)
     board = board_for("cortex-m55", "qemu")

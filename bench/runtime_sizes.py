@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.build import link_probe as lp  # noqa: E402
+from backend_core.runner_build import link_probe as lp  # noqa: E402
 from backend_core.memory.elf import elf_sizes  # noqa: E402
 from backend_core.memory.runtime import RUNTIME_JSON, load_table, portable_ops  # noqa: E402
 

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from backend_core.errors import CmlensError
     from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.build.libraries import EtLibRequest, read_stamp
+    from backend_core.runner_build.libraries import EtLibRequest, read_stamp
     from backend_core.jobs import RunOptions
     from backend_core.jobs.firmware_step import run_on_target as run_model
     from backend_core.simulate.simulator import runner_for

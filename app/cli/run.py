@@ -216,7 +216,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
 def _emit_progress(text: str, out) -> None:
     """A build's percentage line as a protocol `progress` message (the GUI's progress bar)."""
     from backend_core import protocol
-    from backend_core.build.speed import parse_progress
+    from backend_core.runner_build.speed import parse_progress
 
     p = parse_progress(text)
     if p is not None:

@@ -102,7 +102,7 @@ class TargetResults(QWidget):
     def on_line(self, stream: str, text: str) -> None:
         """A streamed line; a build's progress line ("N% (done/total steps)") also moves the bar's text."""
         if stream == "progress":
-            from backend_core.build.speed import parse_progress
+            from backend_core.runner_build.speed import parse_progress
 
             p = parse_progress(text)
             if p is not None:

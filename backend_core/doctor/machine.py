@@ -122,8 +122,8 @@ def _library_cache_item(checkout: co.Checkout, cache_root: Path | None = None) -
     commit, or, for a checkout without git metadata (no commit), of the same checkout directory."""
     import json
 
-    from ..build.paths import cache_dir
-    from ..build.library_stamp import STAMP, build_time_hint
+    from ..runner_build.paths import cache_dir
+    from ..runner_build.library_stamp import STAMP, build_time_hint
 
     base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
     built = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..boards.table import Board, board_for
-from ..build.kernels import BuildRequest, BuildResult, KernelBuilder
+from ..runner_build.kernels import BuildRequest, BuildResult, KernelBuilder
 from ..simulate.faults import FaultReport
 from ..toolchain.process import LineCallback
 from ..judge.outcome import run_outcome

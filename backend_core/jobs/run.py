@@ -130,7 +130,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
 def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, prefer: str = "auto") -> None:
     """The runtime around the model (this machine's libraries, else the shipped table) in the memory
     report, then the board's verdict: the whole firmware."""
-    from ..build.link_probe import runtime_for
+    from ..runner_build.link_probe import runtime_for
     from ..memory import attach_board
     from ..memory.report import attach_runtime
 

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..build.libraries import EtLibraries
-from ..build.runner import RunnerBuild
+from ..runner_build.libraries import EtLibraries
+from ..runner_build.runner import RunnerBuild
 from ..judge.outcome import run_outcome, run_problem
 from ..judge.run_result import ModelRunResult
 from ..judge.verdict import judge_run
@@ -30,7 +30,7 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
     run.memory = check_run(sizing.prediction, result.report.memory, *sizing.pools, elf=rb.elf,
                            baked_model_bytes=0 if sizing.host_files else model.stat().st_size)
     if run.memory is not None and sizing.sized is not None:
-        from ..build.board_fit import fit_check
+        from ..runner_build.board_fit import fit_check
 
         run.memory["board_fit"] = fit_check(sizing.sized, rb.elf, result.report.memory.board)
         run.memory["lines"] += run.memory["board_fit"]["lines"]

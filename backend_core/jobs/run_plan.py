@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..boards.resolve import RunBoard, resolve_run_board
-from ..build.libraries import EtLibRequest, is_built
-from ..build.ops import OpCheck, check_checkout_ops
-from ..build.paths import cache_dir
+from ..runner_build.libraries import EtLibRequest, is_built
+from ..runner_build.ops import OpCheck, check_checkout_ops
+from ..runner_build.paths import cache_dir
 from ..judge.references import References
 from ..judge.run_result import MissingOpsError
 from ..pipeline.stages import PipelineOptions

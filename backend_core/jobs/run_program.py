@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..build.debug_buffer import read_program
+from ..runner_build.debug_buffer import read_program
 from ..errors import BadInputError
 from ..judge.references import References, beside, read_beside
 from ..pipeline.stages import PipelineOptions

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..boards.resolve import RunBoard
 from ..boards.table import Board
-from ..build.ops import OpCheck
-from ..build.debug_buffer import check_fits, plan_for_model
+from ..runner_build.ops import OpCheck
+from ..runner_build.debug_buffer import check_fits, plan_for_model
 from ..errors import BadInputError
 from ..memory.runtime import heap_for
 from ..memory.target_check import predict_for_run, run_pools
@@ -37,7 +37,7 @@ def _mcu_fit(model: Path, opts: RunOptions, board: RunBoard, check: OpCheck,
     """An MCU's sizes on the QEMU board of its core: the fit verdict before any build (DoesNotFitError)."""
     if not board.mcu:
         return board.board, None
-    from ..build.board_fit import plan_board_run, verdict_lines
+    from ..runner_build.board_fit import plan_board_run, verdict_lines
 
     if opts.semihosting:
         raise BadInputError("--semihosting does not go with --board: the runner would read the model into "

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import BadInputError
 from ..boards.table import Board
-from ..build.ops import OpCheck
+from ..runner_build.ops import OpCheck
 from ..simulate.simulator import SimResult
 from ..simulate.uart_records import NOT_CYCLE_ACCURATE
 

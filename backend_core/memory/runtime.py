@@ -2,7 +2,7 @@
 runner's pools, for one CPU and op set, before any firmware is built.
 
 - code + read-only data (flash) and .data/.bss (RAM): measured from this machine's built ExecuTorch
-  libraries when the library cache has them for the CPU (backend_core/build/link_probe.py links
+  libraries when the library cache has them for the CPU (backend_core/runner_build/link_probe.py links
   those archives the way the runner build does and reads the result), otherwise the table the product
   ships (resources/boards/runtime.json, measured on a reference build per CPU and per portable op);
 - the stack: the board layer's reservation (kernels/boards.json runtime_defaults), beside the

@@ -25,7 +25,7 @@ class PreflightReport:
 def report_memory(program: bytes, final: Any, board: Any, target: str, rep: PreflightReport) -> list[Finding]:
     from ..memory import analyze_memory, fit_findings
     from ..boards.specs import board_named
-    from ..build.ops import program_bytes
+    from ..runner_build.ops import program_bytes
 
     spec = board_named(board) if isinstance(board, str) else board
     mem = analyze_memory(program_bytes(program), final, board=spec, target=target)

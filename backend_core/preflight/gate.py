@@ -35,7 +35,7 @@ def memory_findings(program: bytes, final: Any, board: Any, target: str,
     try:
         from ..memory import analyze_memory, fit_findings
         from ..boards.specs import board_named
-        from ..build.ops import program_bytes
+        from ..runner_build.ops import program_bytes
 
         spec = board_named(board) if isinstance(board, str) else board
         return fit_findings(analyze_memory(program_bytes(program), final, board=spec, target=target), spec)

@@ -7,7 +7,7 @@ import struct
 from pathlib import Path
 
 from ..snapshot.model import GraphSnapshot
-from ..build.ops import OP_YAMLS, _Table, check_ops, read_program_ops
+from ..runner_build.ops import OP_YAMLS, _Table, check_ops, read_program_ops
 from .dim_order import describe, strides
 from ..finding import WILL_FAIL, Finding
 
@@ -46,7 +46,7 @@ def registry_findings(program: bytes, et_root: str | Path, final: GraphSnapshot 
 def _not_selected(ops: list[str], available: dict[str, str], final: GraphSnapshot | None) -> list[Finding]:
     """Ops the checkout has a portable/quantized kernel for but that cmlens' runner build does not
     select (kernels/runner registers all cortex_m ops and only `portable_ops(ops)` of the others)."""
-    from ..build.runner import portable_ops
+    from ..runner_build.runner import portable_ops
 
     selected = set(portable_ops(ops))
     out = []
@@ -57,12 +57,12 @@ def _not_selected(ops: list[str], available: dict[str, str], final: GraphSnapsho
                    f"fails with \"kernel '{op}' not found\" (OperatorMissing, 0x14).")
             for node in _nodes_for_op(op, final) or [""]:
                 out.append(Finding(node=node, rule="kernel-not-selected", message=msg,
-                                   fix="A bug of cmlens' runner build (backend_core/build/runner.py "
+                                   fix="A bug of cmlens' runner build (backend_core/runner_build/runner.py "
                                        "portable_ops); until it is fixed, remove the op from the model (for a "
                                        "dim-order copy: the .contiguous() / .to(memory_format=...) that makes it).",
                                    certainty=WILL_FAIL, evidence=(f"operator {op}: {available[op]} kernel in the "
                                                                   "checkout", f"runner selects: {sorted(selected)}"),
-                                   op=op, source="backend_core/build/runner.py portable_ops"))
+                                   op=op, source="backend_core/runner_build/runner.py portable_ops"))
     return out
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BadInputError
-from ..build.ops import _Table, program_bytes
+from ..runner_build.ops import _Table, program_bytes
 from ..snapshot.model import GraphSnapshot, NodeSnapshot
 from .dim_order import strides
 

@@ -10,7 +10,7 @@ from backend_core.simulate.uart import parse_uart
 
 from .plain_flow import PlainArtefacts, make_artefacts
 
-FIXTURES = Path(__file__).resolve().parents[1] / "firmware" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "runner_build" / "fixtures"
 
 _MADE: dict[str, PlainArtefacts] = {}
 

@@ -10,8 +10,8 @@ import pytest
 
 from backend_core.lowering import lower
 from backend_core.pipeline.stages import PipelineOptions
-from tests.firmware.test_cli_run import run_cli
-from tests.firmware.test_et_build import fake_checkout, fake_cmsis_nn
+from tests.runner_build.test_cli_run import run_cli
+from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
 
 MLP = Path(__file__).resolve().parents[1] / "sweep" / "models" / "mlp.py"
 

@@ -54,7 +54,7 @@ def test_cmlens_check_of_a_bpte_runs_the_check_step_on_it_as_it_is(capsys: pytes
     """`cmlens check` runs a Job (steps check): a .bpte is read, not lowered (recorded ds_cnn M55 bundle)."""
     from app.cli import main
 
-    bpte = Path(__file__).resolve().parents[1] / "verdict" / "fixtures" / "ds_cnn_m55.bpte"
+    bpte = Path(__file__).resolve().parents[1] / "judge" / "fixtures" / "ds_cnn_m55.bpte"
     assert main(["check", str(bpte)]) == 0
     out = capsys.readouterr()
     assert "ds_cnn_m55.bpte → cortex-m55: pre-flight clean" in out.out

@@ -30,7 +30,7 @@ def recorded_run_result(model: str) -> dict[str, Any]:
     if model in RUN_JSON:
         return json.loads(RUN_JSON[model].read_text())
     from backend_core.boards.table import board_for
-    from backend_core.build.ops import OpCheck
+    from backend_core.runner_build.ops import OpCheck
     from backend_core.judge.outcome import simulated_outcome
     from backend_core.simulate.simulator import SimResult
     from backend_core.simulate.uart import parse_uart

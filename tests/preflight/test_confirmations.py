@@ -40,7 +40,7 @@ def _registry_without(tmp_path: Path, op: str) -> Path:
     """A copy of the installed kernel YAMLs without `op`: a checkout that lacks its kernel."""
     import executorch
 
-    from backend_core.build.ops import OP_YAMLS
+    from backend_core.runner_build.ops import OP_YAMLS
 
     wheel = Path(next(iter(executorch.__path__)))
     for rel in OP_YAMLS.values():

@@ -151,7 +151,7 @@ def _wheel_root() -> Path:
 def test_registry_rule_names_the_missing_kernel_and_its_node(tmp_path: Path) -> None:
     """Against the installed package's own kernel YAMLs nothing is missing; against a checkout
     whose portable YAML lacks _softmax, the softmax node is named before any build."""
-    from backend_core.build.ops import OP_YAMLS
+    from backend_core.runner_build.ops import OP_YAMLS
 
     res = lowered(GATE)
     assert [f for f in check_snapshot(None, program=res.blobs["model.pte"], et_root=_wheel_root())] == []
@@ -203,7 +203,7 @@ def test_ops_the_runner_build_does_not_select_are_predicted() -> None:
     """The `.contiguous()` fix adds dim_order_ops::_clone_dim_order: the checkout has its kernel, and the
     rule follows what cmlens' runner build registers (found on QEMU: "kernel
     'dim_order_ops::_clone_dim_order.out' not found", OperatorMissing 0x14)."""
-    from backend_core.build.runner import portable_ops
+    from backend_core.runner_build.runner import portable_ops
 
     res = lowered(f"{GATE}:fixed")
     found = check_snapshot(res.final, program=res.blobs["model.pte"], et_root=_wheel_root())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "firmware" / "fixtures"
+TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "runner_build" / "fixtures"
 _FINALS: dict = {}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 def _libraries_ready(root: str) -> bool:
     from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.build.libraries import EtLibRequest, read_stamp
+    from backend_core.runner_build.libraries import EtLibRequest, read_stamp
 
     co = inspect_checkout(root)
     cmsis = find_cmsis_nn(os.environ.get("CMSIS_NN_PATH"), co)

@@ -85,7 +85,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
     def fake_run_model(source, *, options, **_):
         seen["options"] = options
         from backend_core.boards.table import board_for
-        from backend_core.build.ops import OpCheck
+        from backend_core.runner_build.ops import OpCheck
         from backend_core.simulate.simulator import SimResult
 
         board = board_for("cortex-m55")

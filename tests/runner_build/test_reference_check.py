@@ -50,8 +50,8 @@ def test_bundle_of_a_near_zero_model_warns(near_zero_bpte: Path) -> None:
 def test_cmlens_run_warns_before_building(near_zero_bpte: Path, tmp_path: Path) -> None:
     """With a tolerance (--atol 0.01) a target printing zeros would PASS against outputs of 1e-6: warned.
     At the default atol 0 (bit-exact against the lowered program) it would FAIL, so no warning then."""
-    from tests.firmware.test_cli_run import run_cli
-    from tests.firmware.test_et_build import fake_checkout, fake_cmsis_nn
+    from tests.runner_build.test_cli_run import run_cli
+    from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
 
     root = fake_checkout(tmp_path)        # no operators.yaml: the op check stops the run after the warning
     code, out, _ = run_cli(["run", str(near_zero_bpte), "--et-root", str(root), "--cmsis-nn",

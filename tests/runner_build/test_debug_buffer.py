@@ -10,7 +10,7 @@ import pytest
 
 from backend_core.errors import BadInputError
 from backend_core.boards.table import board_for
-from backend_core.build.debug_buffer import DEFAULT_DEBUG_BUFFER, DebugBufferPlan, check_fits, plan_from_program
+from backend_core.runner_build.debug_buffer import DEFAULT_DEBUG_BUFFER, DebugBufferPlan, check_fits, plan_from_program
 
 TINY = Path(__file__).parent / "fixtures" / "tiny_conv_model.py"
 MV2 = DebugBufferPlan(outputs=120, need_bytes=7_129_088, planned_bytes=1_509_744, buffer_size=7_208_960)

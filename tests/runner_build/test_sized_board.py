@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.build.board_fit import DoesNotFitError, plan_board_run
+from backend_core.runner_build.board_fit import DoesNotFitError, plan_board_run
 from backend_core.boards.resolve import resolve_run_board
 from backend_core.boards.specs import BoardSpec, Region
 from backend_core.memory.runtime import load_table

@@ -12,7 +12,7 @@ import pytest
 
 from backend_core.judge.kernel_refs import known_op
 from backend_core.judge.outcome import LABEL_KNOWN
-from tests.verdict.test_recorded_runs import FIXTURES, UART, _judge
+from tests.judge.test_recorded_runs import FIXTURES, UART, _judge
 
 RUN = "et_runner_avgpool_2x2_pad1_known_mismatch_mps3-an547.txt"
 BPTE = FIXTURES / "avgpool_2x2_pad1_m55.bpte"
@@ -85,7 +85,7 @@ def test_a_second_difference_is_not_hidden_by_the_known_one(tmp_path: Path, monk
     uart = tmp_path / "uart"
     uart.mkdir()
     (uart / RUN).write_text(moved)
-    monkeypatch.setattr("tests.verdict.test_recorded_runs.UART", uart)
+    monkeypatch.setattr("tests.judge.test_recorded_runs.UART", uart)
     v = _judge(RUN, BPTE)
     assert v.outcome == "FAIL" and not v.known_difference
     assert v.lines[0].endswith("(a target bug)") and "in 2/9 values" in v.lines[0]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import build_parser
-from tests.firmware.test_et_build import fake_checkout, fake_cmsis_nn
-from tests.firmware.test_et_ops import CORTEX_M_YAML, make_pte
+from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
+from tests.runner_build.test_et_ops import CORTEX_M_YAML, make_pte
 
 
 def run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
@@ -109,7 +109,7 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     (root / "backends/cortex_m/ops").mkdir(parents=True)
     (root / "backends/cortex_m/ops/operators.yaml").write_text(CORTEX_M_YAML.read_text())
     model = tmp_path / "m.bpte"
-    from tests.firmware.test_et_ops import make_bpte
+    from tests.runner_build.test_et_ops import make_bpte
 
     model.write_bytes(make_bpte(make_pte([[("cortex_m::quantized_linear", "out")]])))
     fake_toolchain(tmp_path, monkeypatch, build.elfs[variant])

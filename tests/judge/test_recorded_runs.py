@@ -1,6 +1,6 @@
 """Verdicts of recorded real runs (QEMU 7.2, the stock ExecuTorch Arm runner on the kernels/ board
 layer, checkout cff6f4dd32e6; tests/fixtures/uart) judged against the very bundle that ran, stored
-beside them with its references record (tests/verdict/fixtures): what `cmlens run` says, offline."""
+beside them with its references record (tests/judge/fixtures): what `cmlens run` says, offline."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.boards.table import ICOUNT_UNIT, board_for
-from backend_core.build.kernels import BuildRequest
+from backend_core.runner_build.kernels import BuildRequest
 from backend_core.doctor.selftest import workload_ticks
 from backend_core.judge.outcome import simulated_outcome
 from backend_core.simulate.simulator import QemuRunner
@@ -136,7 +136,7 @@ MEMPROBES = ("cmlens_memprobe", "cmlens_memprobe_deep", "cmlens_memprobe_heap_ov
 @pytest.fixture(scope="session")
 def memprobes(firmware, build_root: Path):
     """memprobes(target) -> {probe: ELF}: kernels/selftest/memprobe.c built into the same build tree."""
-    from backend_core.build.kernels import KernelBuilder
+    from backend_core.runner_build.kernels import KernelBuilder
 
     built: dict[str, dict[str, Path]] = {}
 
@@ -202,7 +202,7 @@ def _f746_verdict(heap_region: str = "SRAM2") -> dict:
 def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, build_root: Path) -> None:
     """stm32f746 (M7) on mps2-an500: its flash at 0, DTCM/SRAM1/SRAM2 at the chip's own addresses inside
     SSRAM23; each section in the region the verdict chose; the self-test runs there."""
-    from backend_core.build.kernels import KernelBuilder
+    from backend_core.runner_build.kernels import KernelBuilder
     from backend_core.boards.sized import sized_board
     from backend_core.boards.specs import board_named
 
@@ -228,7 +228,7 @@ def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, bui
 
 def test_a_heap_too_big_for_its_region_fails_to_link_with_the_linkers_count(toolchain, build_root: Path) -> None:
     from backend_core.errors import BuildError
-    from backend_core.build.kernels import KernelBuilder
+    from backend_core.runner_build.kernels import KernelBuilder
     from backend_core.boards.sized import link_overflow, sized_board
     from backend_core.boards.specs import board_named
 

@@ -24,7 +24,7 @@ def _fake_checkout(root: Path, version: str = "1.5.1", tag: str = "v7.0.0") -> P
     (root / "backends/cortex_m").mkdir(parents=True)
     (root / "backends/cortex_m/CMakeLists.txt").write_text(
         f'set(CMSIS_NN_VERSION\n    "{tag}"\n    CACHE STRING "CMSIS-NN version to download"\n)\n')
-    from tests.firmware.test_et_build import add_submodules
+    from tests.runner_build.test_et_build import add_submodules
 
     add_submodules(root)
     git = root / ".git"

@@ -7,7 +7,7 @@ import pytest
 
 from backend_core.errors import BadInputError
 from backend_core.boards.table import BOARDS, GCC_FLAGS, board_for, gcc_flags, supported_targets
-from backend_core.build.paths import KERNELS_DIR
+from backend_core.runner_build.paths import KERNELS_DIR
 from backend_core.errors import UnsupportedTargetError
 from backend_core.cpus import TARGETS
 
