@@ -13,14 +13,14 @@ from dataclasses import replace
 import traceback
 from typing import Any, Callable, Iterator
 
-from ..errors import BadInputError, StageFailedError
+from ..errors import BadInputError, Cancelled, StageFailedError
 from ..models.calibration import calibration_set
 from ..models.loaded import LoadedModel
 from ..snapshot.capture import capture
 from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target, target_config
 from .failure import capture_failure, exception_chain
-from .logs import capture_logs
+from .logs import StageLog, capture_logs
 from .passes import host_runnable, pass_list, run_pass, stage_names
 from .quantize import QuantizerVerdicts, quantize
 from .stages import PipelineOptions, Stage
@@ -131,8 +131,10 @@ class LoweringPipeline:
                     ep = torch.export.export(self.model.module, inputs)
                 if self.float_rewrite is not None:
                     ep, self.renames = self.float_rewrite(ep)
+        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+            raise
         except Exception as e:  # noqa: BLE001
-            raise self._export_error(e) from e
+            raise _with_logs(self._export_error(e), log) from e
         yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())
 
         # 2. PT2E quantization
@@ -144,8 +146,10 @@ class LoweringPipeline:
                                                     activations=opts.activations,
                                                     quarantine=self.quarantine)
                 self.quantized_module = converted
+        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+            raise
         except Exception as e:  # noqa: BLE001
-            raise self._stage_error(STAGE_QUANTIZED, e) from e
+            raise _with_logs(self._stage_error(STAGE_QUANTIZED, e), log) from e
         yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, log.warnings())
 
         # 3. edge dialect
@@ -161,8 +165,10 @@ class LoweringPipeline:
                 program = edge.exported_program()
                 if self.keep_edge_program:
                     self.edge_program = copy.deepcopy(program)
+        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+            raise
         except Exception as e:  # noqa: BLE001
-            raise self._stage_error(STAGE_EDGE, e) from e
+            raise _with_logs(self._stage_error(STAGE_EDGE, e), log) from e
         yield self._stage(program, STAGE_EDGE, "edge", t0, log.warnings())
 
         # 4. one stage per Cortex-M pass
@@ -176,8 +182,10 @@ class LoweringPipeline:
             try:
                 with capture_logs() as log:
                     new_program = run_pass(pass_cls, program, cfg)
+            except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+                raise
             except Exception as e:  # noqa: BLE001
-                raise self._pass_error(name, e) from e
+                raise _with_logs(self._pass_error(name, e), log) from e
             changed = new_program is not program
             program = new_program
             yield self._stage(program, name, "pass", t0, log.warnings(), changed=changed,
@@ -190,8 +198,10 @@ class LoweringPipeline:
 
             with capture_logs() as log:
                 program = lift_constant_tensor_pass(program)
+        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+            raise
         except Exception as e:  # noqa: BLE001
-            raise self._stage_error(STAGE_FINAL, e) from e
+            raise _with_logs(self._stage_error(STAGE_FINAL, e), log) from e
         self.final_program = program
         yield self._stage(program, STAGE_FINAL, "final", t0, log.warnings(), final=True)
 
@@ -239,6 +249,15 @@ class LoweringPipeline:
             stage, f"Stage '{stage}' failed{where}: {type(root).__name__}: {_first_lines(str(root))}",
             "This is raised inside ExecuTorch; the traceback (--verbose) shows the pass's own frames. "
             "Earlier stages are still available.", node=node, detail=traceback.format_exc())
+
+
+def _with_logs(err: StageFailedError, log: StageLog) -> StageFailedError:
+    """The stage error with torch's own logged exceptions of that stage appended to its detail (shown
+    with --verbose, kept in the JSON), since they were kept off stderr."""
+    logged = log.logged_errors()
+    if logged:
+        err.detail = f"{err.detail}\n--- logged by torch during the stage ---\n{logged}".strip()
+    return err
 
 
 def _first_lines(text: str, n: int = 6) -> str:
