@@ -9,7 +9,9 @@ PKGS=(graphviz gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi
       libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
       libxcb-xinerama0 libxcb-randr0 libxcb-shape0 libegl1 libgl1 libfontconfig1 libdbus-1-3 xvfb xauth x11-utils
       # the interactive HTML report's browser tests (tests/report/): headless Chromium
-      chromium)
+      chromium
+      # cmlens history's PostgreSQL test (tests/history/): a real server started in a temp folder
+      postgresql)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

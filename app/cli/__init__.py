@@ -12,6 +12,7 @@ from .doctor import add_doctor_command
 from .evaluate import add_evaluate_command
 from .gate import add_gate_command
 from .gui import add_gui_command
+from .history import add_history_command
 from .lower import add_lower_command
 from .memory import add_memory_command
 from .numerics import add_numerics_command
@@ -25,7 +26,8 @@ from .sweep import add_sweep_command
 # One module per subcommand; each `add_*_command(subparsers)` sets `func(args) -> exit status`.
 SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
                add_selftest_command, add_run_command, add_memory_command, add_check_command, add_profile_command,
-               add_compare_command, add_gate_command, add_sweep_command, add_evaluate_command, add_repro_command)
+               add_compare_command, add_gate_command, add_sweep_command, add_evaluate_command, add_repro_command,
+               add_history_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

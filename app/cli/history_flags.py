@@ -1,0 +1,55 @@
+"""`--record` / `--history URL` on the commands that run a Job (lower, evaluate, run, profile, sweep):
+the result goes into the history store, keyed by the commit of the model file's repository."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+RECORD_HELP = ("add the result to the history store (`cmlens history`), keyed by the commit of the model "
+               "file's git repository (default store: .cmlens/history.db in that repository)")
+HISTORY_HELP = "the history store: a file path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+
+
+def add_record_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("history")
+    g.add_argument("--record", action="store_true", help=RECORD_HELP)
+    g.add_argument("--history", metavar="URL", default=None, help=HISTORY_HELP + " (implies --record)")
+
+
+def wants_record(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "record", False) or getattr(args, "history", None))
+
+
+def check_record(args: argparse.Namespace, model_source: str | None = None) -> None:
+    """Before any work: a model that is no file in a git repository cannot be recorded (BadInputError, exit 2)."""
+    if wants_record(args):
+        from backend_core.history.git import locate
+
+        locate(model_source or args.model)
+
+
+def record_if_asked(args: argparse.Namespace, result: Any, model_source: str | None = None, *,
+                    source: str = "lower", out: TextIO | None = None) -> int:
+    """Record `result` (a JobResult, finished or failed) when --record/--history was given; prints where.
+    Returns 0, or the exit code of a recording error (printed with its cause and fix)."""
+    if not wants_record(args) or result is None:
+        return 0
+    from backend_core.errors import CmlensError
+    from backend_core.history import default_store, record_job_result
+    from backend_core.history.git import locate
+
+    out = out or sys.stderr
+    model_source = model_source or args.model
+    try:
+        where = args.history or str(default_store(locate(model_source)))
+        rec = record_job_result(result, model_source, where, source=source)
+    except CmlensError as exc:
+        print(f"error: not recorded: {exc.message}", file=out)
+        if exc.hint:
+            print(f"  {exc.hint}", file=out)
+        return exc.exit_code
+    state = "" if rec.ok else f" (failure: {(rec.error or {}).get('message', '')[:80]})"
+    print(f"recorded {rec.model} @ {rec.short}{' (dirty)' if rec.dirty else ''} [{rec.config}]{state} in {where}",
+          file=out)
+    return 0

@@ -1,0 +1,210 @@
+"""`cmlens history backfill` and `cmlens history bisect`: the two actions that lower commits (each in a
+temporary git worktree, through a Job on the existing executors)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from backend_core.cpus import DEFAULT_TARGET, TARGETS
+
+from .common import add_keep_going_flag, guarded, lower_request_from
+from .history_flags import HISTORY_HELP
+
+
+def _lowering_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("lowering (the configuration recorded)")
+    g.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
+    g.add_argument("--flow", default="legacy", choices=["legacy", "explicit"], help="pass list (default %(default)s)")
+    g.add_argument("--activations", default="int8", choices=["int8", "int16"], help="(default %(default)s)")
+    g.add_argument("--channels-last", action="store_true", help="convert 4-D weights and inputs to channels_last")
+    g.add_argument("--calib", default=None, metavar="DIR|N", help="calibration: N random samples or a folder")
+    g.add_argument("--board", metavar="NAME", help="also record the fit on this board (cmlens memory --board list)")
+    g.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
+    add_keep_going_flag(g)
+    p.add_argument("--history", metavar="URL", help=HISTORY_HELP)
+    p.add_argument("--executor", choices=["local", "pool", "dask"], default="pool",
+                   help="where the commits are lowered: this process one by one, the local process pool "
+                        "(default), or Dask (--scheduler ADDR, else a local cluster)")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="pool / local Dask cluster size")
+    p.add_argument("--scheduler", metavar="ADDR", help="a Dask scheduler, e.g. tcp://host:8786")
+
+
+def add_backfill_parser(hs: Any) -> None:
+    b = hs.add_parser("backfill", help="lower each commit of a range in a temporary worktree and record it",
+                      description="Lower the model at each commit (git worktrees under the temp folder: the "
+                      "work tree and index are never touched) and record it. Resumable: recorded commits are skipped.")
+    b.add_argument("model", metavar="MODEL", help="the model file in its git repository (path[:NAME])")
+    r = b.add_mutually_exclusive_group(required=True)
+    r.add_argument("--range", metavar="A..B", help="the commits after A up to B (git's A..B), along first parents")
+    r.add_argument("--last", type=int, metavar="N", help="the last N commits up to HEAD")
+    b.add_argument("--force", action="store_true", help="lower and record again commits already recorded")
+    _lowering_flags(b)
+    b.set_defaults(func=run_backfill)
+
+
+def add_bisect_parser(hs: Any) -> None:
+    s = hs.add_parser("bisect", help="the first commit where a metric changed from its value at --good",
+                      description="Bisect --good..--bad on a recorded metric: lowers about log2(N) commits "
+                      "(recorded ones are read). Exit 0 found, 1 no change in the range, 2 bad input.")
+    s.add_argument("model", metavar="MODEL", help="the model file in its git repository (path[:NAME])")
+    s.add_argument("--metric", required=True, metavar="M", help="e.g. fallbacks, arena_bytes, pte_bytes, "
+                   "fallback_op.aten.layer_norm, instructions, lowering_s (`history show` lists them)")
+    s.add_argument("--good", required=True, metavar="REV", help="a commit with the old value")
+    s.add_argument("--bad", required=True, metavar="REV", help="a commit with the new value")
+    s.add_argument("--threshold", metavar="T", help="a change counts when larger than this: 5%% or 2048 "
+                   "(default: any change; lowering_s: 25%%)")
+    s.add_argument("--failures", choices=["bad", "skip"], default="skip",
+                   help="a commit that fails to lower is bad, or skipped (default %(default)s)")
+    _lowering_flags(s)
+    s.set_defaults(func=run_bisect, executor="local")
+
+
+def _template(args: argparse.Namespace) -> Any:
+    from backend_core.cpus import normalise_target
+    from backend_core.jobs import Job
+
+    normalise_target(args.target)
+    if args.board:
+        from backend_core.boards.specs import board_named
+
+        board_named(args.board)
+    return Job("placeholder.py", lower_request_from(args), steps=("lower", "memory"), board=args.board)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from backend_core.execute import open_executor
+
+    if args.executor == "local":
+        return open_executor(kind="here")
+    if args.executor == "dask":
+        if args.scheduler:
+            return open_executor(scheduler=args.scheduler)
+        from distributed import LocalCluster
+
+        from backend_core.execute import DaskExecutor
+
+        cluster = LocalCluster(n_workers=args.workers or 2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        ex = DaskExecutor(cluster=cluster)
+        close = ex.close
+        ex.close = lambda: (close(), cluster.close())          # type: ignore[method-assign]
+        return ex
+    return open_executor(kind="pool", workers=args.workers)
+
+
+def _store(args: argparse.Namespace, model: Any) -> Any:
+    from backend_core.history import default_store, open_store
+
+    return open_store(args.history or default_store(model))
+
+
+def _line(rec: Any) -> str:
+    if not rec.ok:
+        return f"FAILED: {((rec.error or {}).get('message') or '')[:90]}"
+    m = rec.metrics
+    parts = [f"fallbacks {m.get('fallbacks', 0)}"]
+    if "arena_bytes" in m:
+        parts.append(f"arena {m['arena_bytes']:,} B")
+    if "pte_bytes" in m:
+        parts.append(f"flash {m['pte_bytes']:,} B")
+    if rec.lowering_s is not None:
+        parts.append(f"lowered in {rec.lowering_s:.1f} s")
+    return ", ".join(parts)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    def work() -> int:
+        from backend_core.history.backfill import backfill
+        from backend_core.history.git import commits_in_range, last_commits, locate
+
+        model = locate(args.model)
+        commits = commits_in_range(model.root, args.range) if args.range else last_commits(model.root, args.last)
+        template = _template(args)
+        with _store(args, model) as store:
+            def progress(p: Any) -> None:
+                eta = f"; ETA {p.eta_s:.0f} s" if p.eta_s else ""
+                print(f"[{p.done}/{p.total}] {p.record.short} {(p.record.subject or '')[:40]}: {_line(p.record)}"
+                      f" ({p.elapsed_s:.0f} s{eta})", file=sys.stderr, flush=True)
+
+            with _executor(args) as ex:
+                print(f"backfill {model.key}: {len(commits)} commit(s) on {ex.describe()}, store {store.where}",
+                      file=sys.stderr, flush=True)
+                res = backfill(model, commits, template, store, ex, on_progress=progress, force=args.force)
+        failed = sum(1 for r in res.recorded if not r.ok)
+        print(f"recorded {len(res.recorded)} commit(s) ({failed} failed to lower), skipped {len(res.skipped)} "
+              f"already recorded, in {res.seconds:.1f} s")
+        return 0
+    return guarded(work)
+
+
+def run_bisect(args: argparse.Namespace) -> int:
+    def work() -> int:
+        from backend_core.errors import BadInputError
+        from backend_core.history.backfill import backfill
+        from backend_core.history.bisect import FOUND, NO_CHANGE, bisect, parse_threshold
+        from backend_core.history.config import config_of_request
+        from backend_core.history.git import git, locate, resolve_commit
+
+        model = locate(args.model)
+        good, bad = resolve_commit(model.root, args.good), resolve_commit(model.root, args.bad)
+        if good == bad:
+            raise BadInputError("--good and --bad are the same commit.", "Give --good an ancestor of --bad.")
+        if good not in git(model.root, "rev-list", "--first-parent", bad).split():
+            raise BadInputError(f"--good {args.good} is not an ancestor of --bad {args.bad} along first parents.",
+                                "Give an older commit as --good (`git log --first-parent --oneline`).")
+        between = git(model.root, "rev-list", "--reverse", "--first-parent", f"{good}..{bad}").split()
+        commits = [good, *between]
+        threshold = parse_threshold(args.threshold)
+        template = _template(args)
+        config = config_of_request(template.lower, template.board)
+        with _store(args, model) as store, _executor(args) as ex:
+            def evaluate(commit: str) -> tuple[Any, bool]:
+                rec = store.get(model.key, config, commit)
+                if rec is not None:
+                    print(f"  {commit[:8]} recorded: {_line(rec)}", file=sys.stderr, flush=True)
+                    return rec, False
+                print(f"  {commit[:8]} lowering …", file=sys.stderr, flush=True)
+                done = backfill(model, [commit], template, store, ex, chunk=1)
+                rec = done.recorded[0]
+                print(f"  {commit[:8]} {_line(rec)}", file=sys.stderr, flush=True)
+                return rec, True
+
+            print(f"bisect {args.metric} over {len(commits)} commits of {model.key} [{config}]", file=sys.stderr)
+            res = bisect(commits, args.metric, evaluate, threshold=threshold, failures=args.failures)
+        print(f"lowered {len(res.lowered)} commit(s), read {len(res.tested) - len(res.lowered)} from the store")
+        if res.outcome == NO_CHANGE:
+            print(f"no change of {args.metric} between {good[:8]} and {bad[:8]} (value {res.good.metrics.get(args.metric, 0)})")
+            return 1
+        if res.outcome != FOUND:
+            print(f"undecided: the first change is one of {', '.join(c[:8] for c in res.undecided)} "
+                  "(they failed to lower; --failures bad counts a failure as a change)")
+            return 1
+        from backend_core.history.metrics import value
+
+        fb, lg = res.first_bad, res.last_good
+        before, after = value(lg.metrics, args.metric), (value(fb.metrics, args.metric) if fb.ok else None)
+        print(f"first bad commit: {fb.commit}\n  subject: {fb.subject}\n  date: {fb.commit_date}")
+        if fb.ok:
+            print(f"  {args.metric}: {before} -> {after} (at the commit before, {lg.short}: {before})")
+        else:
+            print(f"  it fails to lower: {(fb.error or {}).get('message')}")
+        print("\n".join(_what_changed(lg, fb)))
+        return 0
+    return guarded(work)
+
+
+def _what_changed(before: Any, after: Any) -> list[str]:
+    """The compare's summary of the two recorded lowerings (their facts), fallbacks named on the user's ops."""
+    if not (before.facts and after.facts):
+        return []
+    from backend_core.compare.facts import SideFacts
+    from backend_core.compare.result import compare_facts
+    from backend_core.compare.text import comparison_text
+
+    a, b = SideFacts.from_dict(before.facts), SideFacts.from_dict(after.facts)
+    a.label, b.label = f"{before.short} (before)", f"{after.short} (first bad)"
+    text = comparison_text(compare_facts([a, b])).splitlines()
+    start = next((i for i, line in enumerate(text) if line.startswith("[2]")), len(text))
+    end = next((i for i, line in enumerate(text) if line.startswith("Per op:")), len(text))
+    return ["", "what changed:"] + [line for line in text[start:end] if line.strip()]

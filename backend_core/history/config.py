@@ -1,0 +1,39 @@
+"""The configuration key of a record: what, besides the commit, changes a lowering's figures (CPU, pass
+flow, activation type, layout option, calibration, keep-going, the memory board). One readable string,
+computed the same way from a job, a report and a compare side, so `--record`, `history add`, backfill and
+`gate --history` all find the same series."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..cpus import normalise_target
+
+
+def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None = None,
+               board: str | None = None) -> str:
+    o = options or {}
+    try:
+        cpu = normalise_target(target or "cortex-m55")
+    except Exception:  # noqa: BLE001 - an artefact's "unknown" CPU is kept as written
+        cpu = target or "unknown"
+    parts = [cpu, flow or "legacy", str(o.get("activations") or "int8")]
+    if o.get("channels_last"):
+        parts.append("channels-last")
+    if o.get("calib") not in (None, ""):
+        parts.append(f"calib={o['calib']}")
+    if o.get("keep_going"):
+        parts.append("keep-going")
+    if board:
+        parts.append(f"board={board}")
+    return " ".join(parts)
+
+
+def config_of_request(req: Any, board: str | None = None) -> str:
+    """From a jobs.LowerRequest."""
+    return config_key(req.target, req.flow, {"activations": req.activations, "channels_last": req.channels_last,
+                                             "calib": req.calib, "keep_going": req.keep_going}, board)
+
+
+def config_of_report(report: dict[str, Any], board: str | None = None) -> str:
+    """From a `cmlens lower --json` report (or a job's lower section)."""
+    return config_key(report.get("target", ""), report.get("flow", ""), report.get("options") or {}, board)

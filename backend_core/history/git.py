@@ -1,0 +1,163 @@
+"""The model's git repository, read through `git` (argument lists, never a shell): its root, commits,
+ranges, and temporary worktrees outside the user's tree. Nothing here writes to the user's work tree or
+index; `git worktree add` only adds an entry under .git/worktrees, removed again with the worktree."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BadInputError
+
+_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
+def git(repo: str | Path, *args: str, check: bool = True) -> str:
+    try:
+        p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_ENV, timeout=120)
+    except FileNotFoundError:
+        raise BadInputError("git is not installed.", "Install it (apt-get install git).") from None
+    if check and p.returncode != 0:
+        raise GitError(p.stderr.strip() or p.stdout.strip() or f"git {' '.join(args)} failed")
+    return p.stdout
+
+
+class GitError(BadInputError):
+    """A git command failed on the user's input (unknown commit, bad range)."""
+
+
+@dataclass(frozen=True)
+class ModelInRepo:
+    """A model file and the repository it lives in."""
+    root: Path                 # the work tree's root
+    path: str                  # the model file, relative to root (posix)
+    name: str = ""             # `:NAME` of file.py:NAME, if given
+
+    @property
+    def key(self) -> str:
+        """The model's key in the store: its repo-relative path (plus :NAME)."""
+        return f"{self.path}:{self.name}" if self.name else self.path
+
+    def source_in(self, tree: str | Path) -> str:
+        """The model source to lower inside another checkout of the same repository (a worktree)."""
+        p = str(Path(tree) / self.path)
+        return f"{p}:{self.name}" if self.name else p
+
+
+def split_source(source: str) -> tuple[str, str]:
+    """`dir/model.py:Net` -> ("dir/model.py", "Net"); a plain path -> (path, "")."""
+    head, sep, tail = source.rpartition(":")
+    if sep and head.endswith(".py") and tail and "/" not in tail and "\\" not in tail:
+        return head, tail
+    return source, ""
+
+
+def locate(source: str) -> ModelInRepo:
+    """BadInputError (exit 2) when the file does not exist or is not inside a git work tree."""
+    path, name = split_source(source)
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise BadInputError(f"Model file not found: {path}",
+                            "History follows a model file kept in git: give its path (model.py[:NAME]).")
+    p = p.resolve()
+    out = git(p.parent, "rev-parse", "--show-toplevel", check=False).strip()
+    if not out:
+        raise BadInputError(f"{path} is not inside a git repository.",
+                            "History records a model per commit of its repository: `git init` and commit it, "
+                            "or give a model file that is in one.")
+    root = Path(out).resolve()
+    return ModelInRepo(root, p.relative_to(root).as_posix(), name)
+
+
+def resolve_commit(root: Path, rev: str) -> str:
+    out = git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
+    if not out:
+        raise GitError(f"Unknown commit {rev!r} in {root}.", "Give a commit, tag or branch of the repository "
+                       "(`git log --oneline` lists them).")
+    return out
+
+
+def commits_in_range(root: Path, spec: str) -> list[str]:
+    """`A..B`: the commits after A up to B (git's meaning), oldest first, along first parents."""
+    if ".." not in spec or spec.count("..") != 1 or "..." in spec:
+        raise BadInputError(f"--range {spec!r} is not A..B.", "Write it like --range v1.0..HEAD or abc123..def456.")
+    a, b = spec.split("..")
+    a, b = resolve_commit(root, a or "HEAD"), resolve_commit(root, b or "HEAD")
+    out = git(root, "rev-list", "--reverse", "--first-parent", f"{a}..{b}").split()
+    if not out:
+        raise BadInputError(f"The range {spec} has no commits.", "Give A..B with A an ancestor of B (oldest first).")
+    return out
+
+
+def last_commits(root: Path, n: int, rev: str = "HEAD") -> list[str]:
+    if n < 1:
+        raise BadInputError(f"--last {n}: give 1 or more commits.", "E.g. --last 20.")
+    out = git(root, "rev-list", "--reverse", "--first-parent", "-n", str(n), resolve_commit(root, rev)).split()
+    if not out:
+        raise BadInputError("The repository has no commits.", "Commit the model first.")
+    return out
+
+
+def first_parent_order(root: Path, rev: str = "HEAD") -> dict[str, int]:
+    """commit -> position along HEAD's first parents (oldest 0): the order a series is drawn in."""
+    out = git(root, "rev-list", "--reverse", "--first-parent", rev, check=False).split()
+    return {c: i for i, c in enumerate(out)}
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    commit: str
+    date: str                  # committer date, ISO 8601
+    subject: str
+    branch: str | None
+
+
+def commit_info(root: Path, rev: str = "HEAD") -> CommitInfo:
+    sha = resolve_commit(root, rev)
+    date, _, subject = git(root, "show", "-s", "--format=%cI%x00%s", sha).strip().partition("\x00")
+    return CommitInfo(sha, date, subject, current_branch(root))
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch checked out (CI: $GITHUB_HEAD_REF / $GITHUB_REF_NAME / $CI_COMMIT_REF_NAME on a detached HEAD)."""
+    out = git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip()
+    return out or os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") \
+        or os.environ.get("CI_COMMIT_REF_NAME") or None
+
+
+def is_dirty(root: Path) -> bool:
+    """Tracked files changed against HEAD (untracked files do not count)."""
+    return bool(git(root, "status", "--porcelain", "--untracked-files=no", check=False).strip())
+
+
+def has_path(root: Path, commit: str, path: str) -> bool:
+    return subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{commit}:{path}"], env=_ENV,
+                          capture_output=True).returncode == 0
+
+
+def worktree_base(root: Path) -> Path:
+    """Where this repository's temporary worktrees go: under the system temp folder, never in the user's
+    tree; one stable folder per commit, so a lowering of it hits the lowering cache the next time."""
+    tag = hashlib.sha1(str(root).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / "cmlens-worktrees" / tag
+
+
+def add_worktree(root: Path, commit: str) -> Path:
+    """A detached worktree of `commit` (replacing one a killed run left behind)."""
+    where = worktree_base(root) / commit[:12]
+    if where.exists():
+        remove_worktree(root, where)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    git(root, "worktree", "add", "--detach", "--force", str(where), commit)
+    return where
+
+
+def remove_worktree(root: Path, where: Path) -> None:
+    git(root, "worktree", "remove", "--force", str(where), check=False)
+    if where.exists():
+        shutil.rmtree(where, ignore_errors=True)
+    git(root, "worktree", "prune", check=False)

@@ -1,0 +1,171 @@
+"""A job's result (or a report written earlier) -> a history `Record`, keyed by the commit of the model
+file's repository, and into a store: `record_job_result` is what `--record` on every subcommand calls."""
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInputError, CmlensError
+from ..versions import stack_versions
+from .config import config_of_report, config_of_request
+from .entry import FAILED, OK, Record
+from .git import ModelInRepo, commit_info, is_dirty, locate
+from .metrics import metrics_of
+
+
+def machine() -> str:
+    return f"{socket.gethostname()} ({platform.machine()}, {os.cpu_count()} cores, {platform.system()})"
+
+
+def default_store(model: ModelInRepo) -> Path:
+    """`.cmlens/history.db` at the root of the model's repository; the folder ignores itself (a
+    `.gitignore` of `*`, as pytest's cache does), so `git status` stays as it was."""
+    folder = model.root / ".cmlens"
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# cmlens history store: not part of the repository\n*\n")
+    return folder / "history.db"
+
+
+def report_of_result(result: Any) -> dict[str, Any] | None:
+    """The lowering report of a JobResult with the sections a record reads (memory, run, numerics,
+    evaluate); graphs from the live lowering in this process, or from a result kept with keep=graphs."""
+    low = result.steps.get("lower")
+    if low is None:
+        return None
+    report = dict(low)
+    if result.lowering is not None and not (report.get("stages") and "nodes" in report["stages"][-1]):
+        try:
+            report = {**result.lowering.report(None, with_graphs=True),
+                      **{k: low[k] for k in ("seconds", "pte_bytes", "from_cache") if k in low}}
+        except Exception:  # noqa: BLE001 - a lowering that cannot report its graphs is recorded without facts
+            pass
+    for step in ("memory", "run", "numerics", "evaluate"):
+        if result.steps.get(step) is not None:
+            report[step] = result.steps[step]
+    return report
+
+
+def facts_of(report: dict[str, Any]) -> Any | None:
+    """The compare's facts of a finished lowering with graphs (None otherwise)."""
+    if report.get("status") != "done" or not report.get("stages") or "nodes" not in report["stages"][-1]:
+        return None
+    from ..compare.extract import facts_from_report
+
+    run = report.get("run") or {}
+    try:
+        return facts_from_report(report, label=report.get("model", ""), kind="report", profile=run.get("profile"),
+                                 numerics=report.get("numerics"), evaluate=report.get("evaluate"))
+    except CmlensError:
+        return None
+
+
+def build_record(report: dict[str, Any] | None, model: ModelInRepo, *, config: str, commit: str,
+                 error: dict[str, Any] | None = None, dirty: bool = False, date: str | None = None,
+                 subject: str | None = None, branch: str | None = None, source: str = "lower",
+                 name: str | None = None) -> Record:
+    """A record of a finished lowering, or of a failure (`error`: its cause) at `commit`."""
+    report = report or {}
+    failed = error is not None or report.get("status") not in ("done", None) or not report
+    rec = Record(model=model.key, name=name or report.get("model") or Path(model.path).stem, config=config,
+                 commit=commit, dirty=dirty, commit_date=date, subject=subject, branch=branch, repo=str(model.root),
+                 versions={**(report.get("versions") or stack_versions()), "python": sys.version.split()[0]},
+                 machine=machine(), source=source)
+    if _num(report.get("seconds")):
+        rec.lowering_s = round(float(report["seconds"]), 3)
+    if failed:
+        err = error or report.get("error") or {"message": f"the lowering ended {report.get('status', 'without a report')}"}
+        rec.status = FAILED
+        rec.error = {k: err.get(k) for k in ("step", "type", "message", "stage", "node", "hint") if err.get(k)}
+        if rec.lowering_s is not None:
+            rec.metrics = {"lowering_s": rec.lowering_s}
+        return rec
+    facts = facts_of(report)
+    rec.status = OK
+    rec.metrics, notes = metrics_of(report, facts)
+    rec.facts = _baseline_facts(facts)
+    rec.extra = {"notes": notes, "from_cache": bool(report.get("from_cache"))}
+    return rec
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _baseline_facts(facts: Any) -> dict[str, Any] | None:
+    """What `cmlens gate` compares (a baseline's `side`): per-op status, reasons, qparams, totals."""
+    if facts is None:
+        return None
+    from ..compare.baseline import baseline_dict
+
+    return baseline_dict(facts)["side"]
+
+
+def record_of_result(result: Any, model: ModelInRepo, *, source: str = "lower", branch: str | None = None,
+                     info: Any = None) -> Record:
+    """A JobResult -> Record at the commit `info` (a git.CommitInfo; default: the repository's HEAD,
+    with its dirty flag: the work tree that was lowered may differ from the commit)."""
+    dirty = False
+    if info is None:
+        info, dirty = commit_info(model.root, "HEAD"), is_dirty(model.root)
+    board = result.job.board
+    report = report_of_result(result)
+    config = config_of_report(report, board) if report and report.get("target") else \
+        config_of_request(result.job.lower, board)
+    error = None
+    if result.status != "done":
+        error = result.error or {"message": result.status}
+    return build_record(report, model, config=config, commit=info.commit, error=error, dirty=dirty,
+                        date=info.date, subject=info.subject, branch=branch or info.branch, source=source)
+
+
+def record_job_result(result: Any, model_source: str, store_url: str | None = None, *,
+                      source: str = "lower") -> Record:
+    """`--record`: add a job's result to the history store (default `.cmlens/history.db` in the model's
+    repository), keyed by the repository's current commit. BadInputError when the model is not a file in
+    a git repository."""
+    from .store import open_store
+
+    model = locate(model_source)
+    rec = record_of_result(result, model, source=source)
+    with open_store(store_url or default_store(model)) as store:
+        store.add(rec)
+    return rec
+
+
+def record_report(report: dict[str, Any], model_source: str | None, store_url: str | None = None, *,
+                  commit: str | None = None) -> Record:
+    """`cmlens history add REPORT.json`: a `cmlens lower --json` report, or a job result's JSON
+    (`--json-file`, a sweep's result), recorded at `commit` (default HEAD) of the model's repository."""
+    from .store import open_store
+
+    if "steps" in report and "job" in report:              # a JobResult's JSON
+        low = dict(report["steps"].get("lower") or {})
+        for step in ("memory", "run", "numerics", "evaluate"):
+            if report["steps"].get(step) is not None:
+                low[step] = report["steps"][step]
+        error = report.get("error") if report.get("status") != "done" else None
+        model_source = model_source or report["job"].get("model")
+        board = report["job"].get("board")
+        report = low
+    elif "stages" in report or "status" in report:
+        error, board = None, None
+        model_source = model_source or report.get("source")
+    else:
+        raise BadInputError("The file is neither a `cmlens lower --json` report nor a job result.",
+                            "Give the JSON `cmlens lower MODEL --json F` (or `--json-file`) wrote.")
+    if not model_source:
+        raise BadInputError("The report does not name its model file.", "Pass --model PATH/TO/model.py.")
+    model = locate(model_source)
+    info = commit_info(model.root, commit or "HEAD")
+    rec = build_record(report, model, config=config_of_report(report, board), commit=info.commit, error=error,
+                       dirty=is_dirty(model.root) if commit is None else False, date=info.date,
+                       subject=info.subject, branch=info.branch, source="add")
+    with open_store(store_url or default_store(model)) as store:
+        store.add(rec)
+    return rec

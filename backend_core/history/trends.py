@@ -1,0 +1,114 @@
+"""A series of records over commits, and every change in it: which commit, which metric, by how much.
+
+Lowering figures are deterministic (the same commit lowers to the same graph), so any difference is a
+change; noisy metrics (lowering time) count only past a relative threshold (`metrics.NOISY`). A failed
+commit is a point of its own (a status change), and a version change of the stack (ExecuTorch, torch,
+torchao, cmlens) is a change too, drawn as a marker."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .entry import Record
+from .metrics import NOISY, label, sort_key, value
+
+VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens")
+METRIC, STATUS, VERSION = "metric", "status", "version"
+
+
+@dataclass
+class Change:
+    index: int                 # position of the commit in the series
+    commit: str
+    subject: str
+    kind: str                  # metric | status | version
+    metric: str                # the metric (or "status", or the package whose version changed)
+    before: Any
+    after: Any
+    parent: str = ""           # the commit before it in the series
+
+    @property
+    def delta(self) -> float | None:
+        if isinstance(self.before, (int, float)) and isinstance(self.after, (int, float)):
+            return self.after - self.before
+        return None
+
+    def text(self) -> str:
+        if self.kind == VERSION:
+            return f"{self.metric} {self.before} -> {self.after}"
+        if self.kind == STATUS:
+            return f"lowering {self.before} -> {self.after}"
+        d = self.delta
+        rel = f", {d / self.before * 100:+.1f} %" if d is not None and self.before else ""
+        sign = f" ({_fmt(d, signed=True)}{rel})" if d is not None else ""
+        return f"{label(self.metric)}: {_fmt(self.before)} -> {_fmt(self.after)}{sign}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "delta": self.delta, "text": self.text()}
+
+
+def _fmt(v: Any, signed: bool = False) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:+,.3g}" if signed else f"{v:,.3g}"
+    if isinstance(v, (int, float)):
+        return f"{int(v):+,}" if signed else f"{int(v):,}"
+    return str(v)
+
+
+def ordered(records: list[Record], root: str | Path | None = None) -> list[Record]:
+    """Along the repository's first-parent history when it is at hand (commit dates can tie or lie after
+    a rebase); otherwise, and for commits not on it, by commit date."""
+    pos: dict[str, int] = {}
+    if root is not None and Path(root).is_dir():
+        from .git import first_parent_order
+
+        pos = first_parent_order(Path(root))
+    return sorted(records, key=lambda r: (0, pos[r.commit], "") if r.commit in pos
+                  else (1, 0, f"{r.commit_date or ''} {r.recorded_at}"))
+
+
+def metric_names(records: list[Record]) -> list[str]:
+    names = {k for r in records for k in r.metrics}
+    return sorted(names, key=sort_key)
+
+
+def series(records: list[Record], metric: str) -> list[Any]:
+    """The metric's value at each record (None: not measured there, or the commit failed)."""
+    return [value(r.metrics, metric, r.ok) if r.ok else None for r in records]
+
+
+def is_change(metric: str, before: Any, after: Any, threshold: float | None = None) -> bool:
+    if before is None or after is None or before == after:
+        return False
+    rel = threshold if threshold is not None else NOISY.get(metric)
+    if rel is not None and isinstance(before, (int, float)) and before:
+        return abs(after - before) / abs(before) > rel
+    return True
+
+
+def changes(records: list[Record], *, time_threshold: float | None = None) -> list[Change]:
+    """Every change between consecutive records of an ordered series."""
+    out: list[Change] = []
+    names = metric_names(records)
+    for i in range(1, len(records)):
+        a, b = records[i - 1], records[i]
+        subj = b.subject or ""
+        if a.status != b.status:
+            cause = (b.error or {}).get("message", "") if not b.ok else ""
+            out.append(Change(i, b.commit, subj, STATUS, "status", a.status,
+                              b.status + (f": {cause}" if cause else ""), a.commit))
+        for pkg in VERSIONED:
+            va, vb = a.versions.get(pkg), b.versions.get(pkg)
+            if va and vb and va != vb:
+                out.append(Change(i, b.commit, subj, VERSION, pkg, va, vb, a.commit))
+        if not (a.ok and b.ok):
+            continue
+        for m in names:
+            va, vb = value(a.metrics, m), value(b.metrics, m)
+            thr = time_threshold if m in NOISY and time_threshold is not None else None
+            if is_change(m, va, vb, thr):
+                out.append(Change(i, b.commit, subj, METRIC, m, va, vb, a.commit))
+    return out
