@@ -55,6 +55,9 @@ def add_evaluate_command(sub: Any) -> None:
     p.add_argument("--json", metavar="F", help="write the job's report (lowering + the evaluate section) as JSON")
     p.add_argument("--html", metavar="F", help="write the report as a self-contained HTML file")
     p.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")
+    from .history_flags import add_record_flags
+
+    add_record_flags(p)
     p.set_defaults(func=run_evaluate_command)
 
 
@@ -110,6 +113,9 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
                 print(data["line"], file=sys.stderr, flush=True)
 
         res = run_job(job, on_event)
+        from .history_flags import record_if_asked
+
+        record_if_asked(args, res, source="evaluate")     # --record: a failure too, with its cause
         if res.exception is not None:                        # bad data / a failed lowering: cause and fix
             if "json" in res.files:                          # the report the job wrote stays, with the error
                 report = json.loads(Path(res.files["json"]).read_text())

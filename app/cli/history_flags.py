@@ -53,3 +53,27 @@ def record_if_asked(args: argparse.Namespace, result: Any, model_source: str | N
     print(f"recorded {rec.model} @ {rec.short}{' (dirty)' if rec.dirty else ''} [{rec.config}]{state} in {where}",
           file=out)
     return 0
+
+
+def record_results(args: argparse.Namespace, results: Any, *, source: str, out: TextIO | None = None) -> int:
+    """--record for a command with several jobs (profile's CPUs, a sweep's cells): each result (a JobResult
+    or its JSON) whose model is a file in a git repository; the others are named once, not recorded."""
+    if not wants_record(args):
+        return 0
+    from backend_core.errors import CmlensError
+    from backend_core.history.git import locate
+    from backend_core.jobs import JobResult
+
+    out = out or sys.stderr
+    code, skipped = 0, set()
+    for res in results:
+        res = JobResult.from_dict(res) if isinstance(res, dict) else res
+        try:
+            locate(res.job.model)
+        except CmlensError:
+            skipped.add(res.job.model)
+            continue
+        code = max(code, record_if_asked(args, res, res.job.model, source=source, out=out))
+    if skipped:
+        print(f"not recorded (no model file in a git repository): {', '.join(sorted(skipped))}", file=out)
+    return code

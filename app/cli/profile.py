@@ -42,6 +42,9 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
                         "here); each builds its own CPU's libraries")
     r.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the CPUs' jobs on a dask.distributed scheduler (as `cmlens sweep --scheduler`)")
+    from .history_flags import add_record_flags
+
+    add_record_flags(r)
     r.set_defaults(func=cmd_profile)
 
 
@@ -107,6 +110,9 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
                       file=out, flush=True)
                 for h in as_completed(ex.map(jobs)):
                     results[h.job.label] = h.result()
+        from .history_flags import record_results
+
+        record_results(args, results.values(), source="profile")   # --record: one record per CPU
         profiles, runs, code = [], {}, 0
         for cpu in cpus:
             done = results[cpu]
@@ -138,4 +144,3 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         return code
 
     return guarded(work, err, json_file)
-

@@ -95,6 +95,9 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--json-file", type=Path, metavar="FILE",
                    help="also write the result (or the error) as JSON to FILE (for the GUI)")
     add_protocol_flag(r)
+    from .history_flags import add_record_flags
+
+    add_record_flags(r)
     r.set_defaults(func=cmd_run)
 
 
@@ -187,6 +190,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                 on_line("cmlens", data["text"])
 
         res = run_job(job, on_event)
+        from .history_flags import record_if_asked
+
+        record_if_asked(args, res, source="run")  # --record: a failure too, with its cause
         res.raise_error()                        # bad input / build / run errors: their cause and fix
         result = res.run
         print("-" * 60, file=out)

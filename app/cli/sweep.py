@@ -42,6 +42,9 @@ def add_sweep_command(sub: Any) -> None:
     s.add_argument("--cmsis-nn", default=None, help="CMSIS-NN tree for run/profile")
     s.add_argument("--timeout", type=float, default=120.0, help="simulator timeout per run (s)")
     s.add_argument("--no-cache", action="store_true", help="lower again even when the lowering cache has it")
+    from .history_flags import add_record_flags
+
+    add_record_flags(s)
     s.set_defaults(func=run_sweep_command)
 
 
@@ -79,6 +82,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             outcome = run_sweep(jobs, args.out, executor, on_progress=progress, cancel=cancel,
                                 meta={"steps": list(steps), "axes": {k: [str(v) for v in vs] for k, vs in axes.items()},
                                       "models": models})
+        from .history_flags import record_results
+
+        record_results(args, outcome.results.values(), source="sweep")   # --record: each model file's cells
         print(f"wrote {args.out / 'dashboard.html'} ({len(outcome.results)} result(s), "
               f"{outcome.seconds:.1f} s on {outcome.executor})", file=out)
         if outcome.cancelled:

@@ -67,7 +67,12 @@ def metrics_of(report: dict[str, Any], facts: Any | None) -> tuple[dict[str, Any
             m[f"fallback_op.{op}"] = m.get(f"fallback_op.{op}", 0) + 1
         notes["fallbacks"] = [{"op": g.label(), "category": g.category, "source": g.source} for g in fbs]
     else:
-        fbs = report.get("fallbacks") or []
+        fbs, seen = [], set()               # nodes one user op became count once (the report's `group`)
+        for f in report.get("fallbacks") or []:
+            key = (f.get("group") or f.get("node"), f.get("category"))
+            if key not in seen:
+                seen.add(key)
+                fbs.append(f)
         m["fallbacks"] = len(fbs)
         for f in fbs:
             cat, op = f.get("category") or "unexplained", _short_op(f.get("op", "?"))
