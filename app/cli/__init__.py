@@ -10,6 +10,7 @@ from .common import ZOO_EPILOG as EPILOG
 from .compare import add_compare_command
 from .doctor import add_doctor_command
 from .evaluate import add_evaluate_command
+from .export import add_export_command
 from .gate import add_gate_command
 from .gui import add_gui_command
 from .history import add_history_command
@@ -27,7 +28,7 @@ from .sweep import add_sweep_command
 SUBCOMMANDS = (add_lower_command, add_gui_command, add_numerics_command, add_doctor_command,
                add_selftest_command, add_run_command, add_memory_command, add_check_command, add_profile_command,
                add_compare_command, add_gate_command, add_sweep_command, add_evaluate_command, add_repro_command,
-               add_history_command)
+               add_history_command, add_export_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

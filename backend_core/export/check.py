@@ -110,8 +110,9 @@ class CheckResult:
             out.append(f"  firmware flash {m.get('flash', 0):,} B (bundle: model {p.get('model_flash', 0):,} B + runtime "
                        f"estimate {p.get('runtime_flash', 0):,} B = {p.get('flash', 0):,} B; the example main.c and board "
                        f"layer included)")
-            out.append(f"  firmware RAM: pools {m.get('pools', 0):,} B (bundle: {p.get('pools', 0):,} B); "
-                       f"other static RAM {m.get('ram_static', 0):,} B (.data + .bss + stack + heap reservations)")
+            out.append(f"  firmware RAM {m.get('ram_static', 0):,} B (.data + .bss with the bundle's pools "
+                       f"{m.get('pools', 0):,} B, + stack and heap reservations); bundle: pools {p.get('pools', 0):,} B "
+                       f"+ runtime estimate {p.get('runtime_ram', 0):,} B = {p.get('ram', 0):,} B")
         if self.method_allocator_used is not None:
             out.append(f"  method allocator used {self.method_allocator_used:,} B of {p.get('method_pool', 0):,} B")
         return out
@@ -199,6 +200,8 @@ def judge_check(uart: str, expected: list[Any], outputs: list[dict[str, Any]], i
                  "runtime_flash": (runtime.get("code", 0) + runtime.get("data", 0)) if runtime else 0,
                  "method_pool": pools["method_allocator"]["bytes"]}
     predicted["flash"] = predicted["model_flash"] + predicted["runtime_flash"]
+    predicted["runtime_ram"] = sum(runtime.get(k, 0) for k in ("data", "bss", "stack", "heap")) if runtime else 0
+    predicted["ram"] = predicted["pools"] + predicted["runtime_ram"]
     measured: dict[str, int] = {}
     if elf.is_file():
         sizes = elf_sizes(elf)

@@ -4,7 +4,7 @@ processes and sweeps all run jobs; the steps compose the feature packages, none 
 package (the layers contract in pyproject.toml)."""
 from .result import CANCELLED, DONE, FAILED, JobResult
 from .run import EventCallback, run_job
-from .spec import KEEP, STEPS, Job, LowerRequest, MemoryOptions, ReproOptions, RunOptions
+from .spec import KEEP, STEPS, ExportOptions, Job, LowerRequest, MemoryOptions, ReproOptions, RunOptions
 
-__all__ = ["CANCELLED", "DONE", "EventCallback", "FAILED", "KEEP", "Job", "JobResult", "LowerRequest", "MemoryOptions",
+__all__ = ["CANCELLED", "DONE", "EventCallback", "ExportOptions", "FAILED", "KEEP", "Job", "JobResult", "LowerRequest", "MemoryOptions",
            "ReproOptions", "RunOptions", "STEPS", "run_job"]

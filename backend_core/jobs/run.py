@@ -38,6 +38,11 @@ def run_job(job: Job, on_event: EventCallback | None = None,
         if job.wants("run") or job.wants("profile"):
             step = "run"
             res.run_environment = _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
+        if job.wants("export"):
+            step = "export"
+            from .export_step import prepare_export
+
+            prepare_export(job)                   # board, checkout, output folder: exit 2 before the lowering
         for step in job.steps:
             if cancel.is_set():
                 raise Cancelled(f"cancelled before the {step} step")
@@ -174,6 +179,12 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
             res.files[name] = str(path)
 
 
+def _export(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
+    from .export_step import export_step
+
+    export_step(job, res, emit, cancel)
+
+
 _STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {
     "lower": _lower, "repro": repro_step, "check": _check, "memory": _memory, "numerics": _numerics, "evaluate": evaluate_step,
-    "run": _run, "profile": _run}
+    "run": _run, "profile": _run, "export": _export}

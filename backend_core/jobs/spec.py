@@ -13,7 +13,7 @@ from ..cpus import normalise_target
 from ..errors import BadInputError
 from ..pipeline.stages import PipelineOptions
 
-STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile")
+STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export")
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump")
 JOB_FORMAT = 1
 
@@ -119,6 +119,17 @@ class ReproOptions:
     fresh_check: bool = True
 
 
+@dataclass(frozen=True)
+class ExportOptions:
+    """The export step's options (`cmlens export`, backend_core.export): the bundle folder, whether an
+    existing non-bundle folder may be replaced, and whether the bundle is proven on QEMU (--check). The
+    checkout and CMSIS-NN are the run options' (`Job.run.et_root` / `cmsis_nn`)."""
+    output: str = ""
+    force: bool = False
+    check: bool = False
+    command: str = ""                 # the command line that made it, for the bundle's report
+
+
 OUTPUT_KINDS = ("json", "html", "pte", "bpte")
 
 
@@ -139,6 +150,7 @@ class Job:
     evaluate: EvaluateOptions = field(default_factory=EvaluateOptions)
     outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
     repro: ReproOptions = field(default_factory=ReproOptions)
+    export: ExportOptions = field(default_factory=ExportOptions)
 
     def __post_init__(self) -> None:
         bad = [s for s in self.steps if s not in STEPS]
@@ -194,7 +206,7 @@ class Job:
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
                 "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs,
-                "repro": asdict(self.repro)}
+                "repro": asdict(self.repro), "export": asdict(self.export)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -209,7 +221,8 @@ class Job:
                    numerics=NumericsOptions(**_known(NumericsOptions, d.get("numerics", {}), "numerics")),
                    evaluate=EvaluateOptions(**_known(EvaluateOptions, d.get("evaluate", {}), "evaluate")),
                    outputs=d.get("outputs"),
-                   repro=ReproOptions(**_known(ReproOptions, d.get("repro", {}), "repro")))
+                   repro=ReproOptions(**_known(ReproOptions, d.get("repro", {}), "repro")),
+                   export=ExportOptions(**_known(ExportOptions, d.get("export", {}), "export")))
 
     def key(self) -> str:
         """What the job is, as text: model source + every option that changes a result (not where files go)."""
@@ -227,6 +240,8 @@ class Job:
             key += (sorted(asdict(self.evaluate).items()),)
         if self.wants("repro"):
             key += (sorted(asdict(self.repro).items()),)
+        if self.wants("export"):
+            key += (sorted(asdict(self.export).items()),)
         return repr(key)
 
 
