@@ -12,7 +12,6 @@ import functools
 import hashlib
 import json
 import os
-import pickle
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,10 @@ from typing import Any
 
 from .models.dependencies import Dependency, describe_changes
 
-FORMAT_VERSION = "5"     # 5: entries carry deps.json (recorded model files), checked on every hit
+FORMAT_VERSION = "6"     # 6: the payload is JSON (result.json), never pickle; 5: entries carry deps.json
 DEPS_FILE = "deps.json"
+PAYLOAD_FILE = "result.json"
+_OLD_PAYLOADS = ("result.pickle",)   # never read: loading a pickle from a shared cache runs its code
 
 
 def cache_root() -> Path:
@@ -164,7 +165,7 @@ class ResultCache:
     def lookup(self, key: str) -> Lookup:
         """The entry if it exists and every recorded file still has its recorded content."""
         d = self._dir(key)
-        f = d / "result.pickle"
+        f = d / PAYLOAD_FILE
         if not f.is_file():
             return Lookup(None)
         deps = self.dependencies(key)
@@ -172,9 +173,9 @@ class ResultCache:
         if changes:
             return Lookup(None, describe_changes(changes), tuple(deps))
         try:
-            data = pickle.loads(f.read_bytes())
-        except Exception:  # noqa: BLE001 - a stale or truncated cache entry is a miss, not an error
-            return Lookup(None, "the cached entry could not be read")
+            data = decode_payload(f.read_bytes())
+        except (ValueError, KeyError, TypeError) as e:   # truncated, foreign or of another format: a miss
+            return Lookup(None, f"the cached entry is not valid ({e}); it is computed again")
         blobs = {p.name: p.read_bytes() for p in d.iterdir() if _is_blob(p)}
         return Lookup((data, blobs), "", tuple(deps))
 
@@ -185,24 +186,55 @@ class ResultCache:
               dependencies: list[Dependency] | tuple[Dependency, ...] = ()) -> None:
         d = self._dir(key)
         d.mkdir(parents=True, exist_ok=True)
-        (d / "result.pickle").unlink(missing_ok=True)     # the entry is invalid until its last file lands
+        (d / PAYLOAD_FILE).unlink(missing_ok=True)     # the entry is invalid until its last file lands
+        for old_payload in _OLD_PAYLOADS:
+            (d / old_payload).unlink(missing_ok=True)
         for old in d.iterdir():               # blobs of an earlier entry under this key
             if _is_blob(old) and old.name not in blobs:
                 old.unlink()
         for name, b in blobs.items():
             (d / name).write_bytes(b)
         _atomic_write(d / DEPS_FILE, json.dumps([dep.to_dict() for dep in dependencies], indent=1).encode())
-        # Last (it makes the entry a hit). The frozen snapshot dataclasses pickled as they are: building and encoding the JSON
-        # report for every lowering cost MobileNetV2 ~1 s (the report is made on demand).
-        # The cache is this user's own directory, written only by this code.
-        _atomic_write(d / "result.pickle", pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+        # Last (it makes the entry a hit). Data only: JSON with each snapshot in its to_dict() form, so a
+        # cache shared between users (a team's CI volume) can hold nothing that runs on load.
+        _atomic_write(d / PAYLOAD_FILE, encode_payload(data))
+
+
+def encode_payload(data: dict[str, Any]) -> bytes:
+    """A cache entry's payload as JSON: GraphSnapshots as {"__snapshot__": to_dict()}, under the format."""
+    from .snapshot.model import GraphSnapshot
+
+    def default(o: Any) -> Any:
+        if isinstance(o, GraphSnapshot):
+            return {"__snapshot__": o.to_dict()}
+        if hasattr(o, "item"):                      # a numpy or torch scalar
+            return o.item()
+        raise TypeError(f"a cache payload holds data only, not {type(o).__name__}")
+    return json.dumps({"format": FORMAT_VERSION, "payload": data}, default=default).encode()
+
+
+def decode_payload(raw: bytes) -> dict[str, Any]:
+    """The payload back, checked: this format, a dict, its snapshots GraphSnapshots. ValueError otherwise."""
+    from .snapshot.model import GraphSnapshot, snapshot_from_dict
+
+    def hook(d: dict[str, Any]) -> Any:
+        return snapshot_from_dict(d["__snapshot__"]) if len(d) == 1 and "__snapshot__" in d else d
+    doc = json.loads(raw.decode("utf-8"), object_hook=hook)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
+        raise ValueError(f"format {doc.get('format') if isinstance(doc, dict) else '?'}, this cmlens reads {FORMAT_VERSION}")
+    payload = doc.get("payload")
+    if not isinstance(payload, dict) or not isinstance(payload.get("snapshots"), list) \
+            or not all(isinstance(x, GraphSnapshot) for x in payload["snapshots"]):
+        raise ValueError("its payload has no graph snapshots")
+    return payload
 
 
 def _is_blob(path: Path) -> bool:
     """A file an entry stores beside its payload (model.pte, model.bpte, references.json): every file but
     the payload, the recorded dependencies and a write in progress. (Reading back only .pte/.bpte made
     every lowering that asked for a .bpte a miss, since its references.json never came back.)"""
-    return path.name not in ("result.pickle", DEPS_FILE) and path.suffix != ".tmp" and path.is_file()
+    return (path.name not in (PAYLOAD_FILE, DEPS_FILE, *_OLD_PAYLOADS) and path.suffix != ".tmp"
+            and path.is_file())
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

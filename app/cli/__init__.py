@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cmlens", description="See how ExecuTorch lowers a PyTorch model to Arm Cortex-M: every "
         "pass, every fallback and why; run it on a simulator.", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="store_true",
+                    help="print the versions of cmlens, Python, torch, torchao and ExecuTorch (and the "
+                         "ExecuTorch checkout's commit when EXECUTORCH_ROOT names one), for a bug report")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
@@ -45,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    if args.version:
+        from .version import print_version
+
+        return print_version()
     if not getattr(args, "func", None):
         if args.command is None:
             return main(["gui"])
@@ -54,11 +61,22 @@ def main(argv: list[str] | None = None) -> int:
         from backend_core.execute.task import quiet_logs
 
         quiet_logs()        # one place: torch/ExecuTorch chatter stays off every subcommand's output
+    from . import interrupt
+
+    # the window handles its own signals in its event loop
+    restore = interrupt.install() if args.command != "gui" else (lambda: None)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+        print(f"\ninterrupted ({interrupt.signal_name()})", file=sys.stderr)
+        return interrupt.exit_code()
+    except BrokenPipeError:              # `cmlens doctor | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        return 0
+    finally:
+        restore()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any
 from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import guarded, write_json
+from .common import guarded, submit, write_json
 
 
 def add_check_command(sub: Any) -> None:
@@ -83,11 +83,11 @@ def run_check_command(args: argparse.Namespace) -> int:
             from backend_core.boards.specs import board_named
 
             board_named(args.board)                         # an unknown board: exit 2 before the lowering
-        from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+        from backend_core.jobs import Job, LowerRequest, RunOptions
 
         job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
                   steps=("check",), board=args.board, run=RunOptions(et_root=args.et_root))
-        res = run_job(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+        res = submit(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
                       if kind == "status" else None)
         res.raise_error()                                   # bad input / a failed lowering: cause and fix
         rep = res.preflight

@@ -15,35 +15,73 @@ ZOO_EPILOG = "Zoo models (random weights, no download is possible here; digits_c
 
 
 def write_json(path: Path | None, data: dict) -> None:
-    """The GUI reads this file after the process ends: no parsing of interleaved stdout."""
+    """The GUI reads this file after the process ends: no parsing of interleaved stdout. Written whole
+    or not at all (an interrupted run leaves no half file)."""
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, default=str))
+        from backend_core.files import write_atomic
+
+        write_atomic(path, json.dumps(data, indent=2, default=str))
 
 
-def print_error(exc: CmlensError, err: TextIO, json_file: Path | None = None) -> int:
-    """Print the cause and the fix (never a traceback); returns the error's exit code."""
+def print_error(exc: CmlensError, err: TextIO | None = None, json_file: Path | None = None,
+                verbose: bool | None = None) -> int:
+    """The one error printer of the CLI: the cause and the fix, never a traceback. `exc.detail` (a build's
+    last output, a traceback) follows as "last output" by default; `verbose=False` (a command whose detail
+    is a traceback: lower, numerics, repro) keeps it for -v. Returns the error's exit code."""
+    err = err or sys.stderr
+    if isinstance(exc, Cancelled):
+        return print_cancelled(exc.message, err, json_file)
     write_json(json_file, {"error": {"message": exc.message, "hint": exc.hint, "detail": exc.detail,
                                      "type": type(exc).__name__}, "exit_code": exc.exit_code})
     print(f"error: {exc.message}", file=err)
     if exc.hint:
-        print(exc.hint, file=err)
-    if exc.detail:
-        print("--- last output ---\n" + exc.detail, file=err)
+        print(f"  {exc.hint}", file=err)
+    if exc.detail and verbose is not False:
+        print(exc.detail if verbose else "--- last output ---\n" + exc.detail, file=err)
     return exc.exit_code
 
 
+def print_cancelled(where: str, err: TextIO | None = None, json_file: Path | None = None) -> int:
+    """A stopped run says what it reached and claims nothing else; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    from . import interrupt
+
+    err = err or sys.stderr
+    code = interrupt.exit_code()
+    write_json(json_file, {"status": "cancelled", "message": where, "exit_code": code})
+    print(f"cancelled ({interrupt.signal_name()}): {where}. No result.", file=err)
+    return code
+
+
+def cancelled_where(res) -> str:
+    """Where a cancelled job stopped, in words: the step, and the last lowering stage that finished."""
+    step = (res.error or {}).get("step") or "job"
+    low = res.lowering
+    snaps = list(getattr(low, "snapshots", None) or [])
+    planned = list(getattr(low, "planned_stages", None) or [])
+    if step == "lower" and low is not None:
+        reached = f"after stage '{snaps[-1].stage}' ({len(snaps)} of {len(planned)})" if snaps else "before the first stage"
+        return f"stopped during the lowering, {reached}"
+    return f"stopped during the {step} step"
+
+
+def submit(job, on_event=None):
+    """The one road of a subcommand: submit `job` to the in-process executor and wait. Ctrl-C or SIGTERM
+    cancels it (app/cli/interrupt.py); the cancelled result comes back like any other."""
+    from backend_core.execute.inprocess import run_in_process
+
+    return run_in_process(job, on_event)
+
+
 def guarded(work: Callable[[], int], err: TextIO | None = None, json_file: Path | None = None) -> int:
-    """Run a subcommand's work: Cancelled / Ctrl-C exit 130, typed errors print their cause and fix."""
+    """Run a subcommand's work: Cancelled / Ctrl-C exit 130 (143 after SIGTERM), typed errors print their
+    cause and fix."""
     err = err or sys.stderr
     try:
         return work()
     except Cancelled as exc:
-        print(f"cancelled: {exc.message}", file=err)
-        return 130
+        return print_cancelled(exc.message, err, json_file)
     except KeyboardInterrupt:
-        print("cancelled", file=err)
-        return 130
+        return print_cancelled("interrupted", err, json_file)
     except CmlensError as exc:
         return print_error(exc, err, json_file)
 

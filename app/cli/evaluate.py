@@ -19,7 +19,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, guarded, lower_request_from, print_error, write_json
+from .common import add_keep_going_flag, guarded, lower_request_from, print_error, submit, write_json
 
 
 def add_evaluate_command(sub: Any) -> None:
@@ -87,7 +87,7 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
             os.environ.setdefault("TORCH_LOGS", "-all")
         print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
         from backend_core.accuracy.table import summary_lines
-        from backend_core.jobs import Job, run_job
+        from backend_core.jobs import Job
         from backend_core.jobs.spec import EvaluateOptions
 
         outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
@@ -112,7 +112,7 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
             elif kind == "line":
                 print(data["line"], file=sys.stderr, flush=True)
 
-        res = run_job(job, on_event)
+        res = submit(job, on_event)
         from .history_flags import record_if_asked
 
         record_if_asked(args, res, source="evaluate")     # --record: a failure too, with its cause

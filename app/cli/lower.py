@@ -12,7 +12,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .common import ZOO_EPILOG, add_keep_going_flag, lower_request_from
+from .common import ZOO_EPILOG, add_keep_going_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
 
 
 def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
@@ -122,9 +122,7 @@ def run_lower(args: argparse.Namespace) -> int:
         normalise_target(args.target)
         job = lower_job(args)
     except CmlensError as e:
-        return _print_error(e, args.verbose)
-    from backend_core.execute.inprocess import run_in_process
-
+        return print_error(e, verbose=args.verbose)
     on_stage, on_status, _ = _progress(args.verbose)
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
@@ -133,13 +131,17 @@ def run_lower(args: argparse.Namespace) -> int:
         elif kind == "status":
             on_status(data["text"])
 
-    done = run_in_process(job, on_event)
+    done = submit(job, on_event)
+    if done.status == "cancelled":              # nothing about a graph that was never finished
+        for kind, path in done.files.items():
+            print(f"wrote {kind} (status: cancelled): {path}", file=sys.stderr)
+        return print_cancelled(cancelled_where(done))
     result = done.lowering
     if result is None or (done.error and done.error.get("step") != "lower"):
         if done.exception is None:
             print(f"error: {(done.error or {}).get('message')}", file=sys.stderr)
             return done.exit_code
-        return _print_error(done.exception, args.verbose)
+        return print_error(done.exception, verbose=args.verbose)
     artifacts = {k: v for k, v in done.files.items() if k in ("pte", "bpte", "references", "json", "html")}
     report = result.report(artifacts, with_graphs=False)
     cached = " (from cache)" if result.from_cache else ""
@@ -183,11 +185,3 @@ def run_lower(args: argparse.Namespace) -> int:
         return 1
     return 0
 
-
-def _print_error(e: Any, verbose: bool) -> int:
-    print(f"error: {e.message}", file=sys.stderr)
-    if e.hint:
-        print(f"  {e.hint}", file=sys.stderr)
-    if verbose and e.detail:
-        print(e.detail, file=sys.stderr)
-    return e.exit_code

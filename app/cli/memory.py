@@ -12,7 +12,7 @@ from typing import Any
 from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import guarded, write_json
+from .common import guarded, submit, write_json
 
 
 def add_memory_command(sub: Any) -> None:
@@ -84,7 +84,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
         target = normalise_target(args.target or core or DEFAULT_TARGET)
         if not is_program_path(args.model):
             parse_model_source(args.model)
-        from backend_core.jobs import Job, LowerRequest, MemoryOptions, run_job
+        from backend_core.jobs import Job, LowerRequest, MemoryOptions
         from backend_core.jobs.memory_step import per_cpu_lines
         from backend_core.memory import summary_lines
 
@@ -92,7 +92,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
                   steps=("memory",), board=args.board,
                   memory=MemoryOptions(ram=args.ram, flash=args.flash, elf=args.elf, runtime_from=args.runtime_from,
                                        all_cpus=args.all_cpus))
-        res = run_job(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+        res = submit(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
                       if kind == "status" else None)
         res.raise_error()                                      # bad input / a failed lowering: cause and fix
         rep = res.steps["memory"]

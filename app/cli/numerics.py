@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
-from .common import add_keep_going_flag, lower_request_from
+from .common import add_keep_going_flag, lower_request_from, print_error, submit
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
 
@@ -81,19 +81,18 @@ def run_numerics_command(args: argparse.Namespace) -> int:
             from backend_core.errors import BadInputError
             raise BadInputError("--top and --local-samples must be 0 or more.")
     except CmlensError as e:
-        return _error(e, args.verbose)
+        return print_error(e, verbose=args.verbose)
 
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
-    from backend_core.execute.inprocess import run_in_process
     from backend_core.jobs import Job
     from backend_core.jobs.numerics_step import progress_events
     from backend_core.jobs.spec import NumericsOptions
 
     job = Job(args.model, lower_request_from(args), steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs=args.inputs, local_samples=args.local_samples))
-    done = run_in_process(job, progress_events(_progress("lowering"), _progress("analysis")))
+    done = submit(job, progress_events(_progress("lowering"), _progress("analysis")))
     if done.exception is not None:
-        return _error(done.exception, args.verbose)
+        return print_error(done.exception, verbose=args.verbose)
     if done.error:
         print(f"error: {done.error.get('message')}", file=sys.stderr)
         return done.exit_code
@@ -136,11 +135,3 @@ def _check_writable(path: str | None, flag: str) -> None:
     if flag == "plot" and not path.lower().endswith(".png"):
         raise BadInputError(f"--plot {path}: the plot is written as PNG.", "Use a file name ending in .png.")
 
-
-def _error(e: Any, verbose: bool) -> int:
-    print(f"error: {e.message}", file=sys.stderr)
-    if e.hint:
-        print(e.hint, file=sys.stderr)
-    if verbose and getattr(e, "detail", ""):
-        print(e.detail, file=sys.stderr)
-    return e.exit_code

@@ -11,7 +11,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import ZOO_EPILOG
+from .common import ZOO_EPILOG, print_error, submit
 
 
 def add_repro_command(sub: Any) -> None:
@@ -44,17 +44,17 @@ def run_repro(args: argparse.Namespace) -> int:
 
     try:
         parse_model_source(args.model)           # fail fast, before the 8 s import
-        from backend_core.jobs import Job, LowerRequest, ReproOptions, run_job
+        from backend_core.jobs import Job, LowerRequest, ReproOptions
 
         calib: Any = int(args.calib) if isinstance(args.calib, str) and args.calib.isdigit() else args.calib
         job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
                   steps=("repro",), repro=ReproOptions(output=args.output, fresh_check=not args.no_fresh_check))
-        res = run_job(job, on_event)
+        res = submit(job, on_event)
     except CmlensError as e:
-        return _print_error(e, args.verbose)
+        return print_error(e, verbose=args.verbose)
     rep = res.steps.get("repro")
     if rep is None:                              # it failed before a file was written
-        return _print_error(res.exception, args.verbose) if res.exception is not None else 3
+        return print_error(res.exception, verbose=args.verbose) if res.exception is not None else 3
     print(f"wrote {rep['path']}: {rep['lines']} lines, {len(rep['nodes'])} op(s) of the model ({', '.join(rep['nodes'])})")
     print(f"  fails in {rep['stage']} with: {rep['expected']}")
     print(f"  delta debugging: {len(rep['tries'])} candidate(s) tried "
@@ -64,14 +64,6 @@ def run_repro(args: argparse.Namespace) -> int:
     if rep["reproduces"]:
         print(f"  checked: `python {rep['path']}` in a fresh process fails the same way")
     if res.exception is not None:
-        return _print_error(res.exception, args.verbose)
+        return print_error(res.exception, verbose=args.verbose)
     return 0
 
-
-def _print_error(e: Any, verbose: bool) -> int:
-    print(f"error: {e.message}", file=sys.stderr)
-    if e.hint:
-        print(f"  {e.hint}", file=sys.stderr)
-    if verbose and e.detail:
-        print(e.detail, file=sys.stderr)
-    return e.exit_code

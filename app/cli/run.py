@@ -13,7 +13,8 @@ from typing import TextIO
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .common import add_protocol_flag, guarded, line_printer, lower_request_from, step_emitter, write_json
+from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
+                     step_emitter, submit, write_json)
 
 
 def _pool(args, name: str) -> int | None:
@@ -119,7 +120,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.jobs import Job, RunOptions, run_job
+    from backend_core.jobs import Job, RunOptions
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file = getattr(args, "json_file", None)
@@ -189,7 +190,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
             elif kind == "status":
                 on_line("cmlens", data["text"])
 
-        res = run_job(job, on_event)
+        res = submit(job, on_event)
+        if res.status == "cancelled":
+            return print_cancelled(cancelled_where(res), err, json_file)
         from .history_flags import record_if_asked
 
         record_if_asked(args, res, source="run")  # --record: a failure too, with its cause

@@ -27,6 +27,7 @@ class DoctorReport:
     """Every finding; `ok` is True when everything the QEMU flow needs is present."""
 
     items: list[DoctorItem] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)      # `cmlens --version`'s lines: what a bug report carries
 
     @property
     def ok(self) -> bool:
@@ -37,11 +38,11 @@ class DoctorReport:
         return [i for i in self.items if i.status == "missing"]
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "items": [asdict(i) for i in self.items]}
+        return {"ok": self.ok, "versions": self.versions, "items": [asdict(i) for i in self.items]}
 
     def to_text(self) -> str:
         marks = {"ok": "ok  ", "missing": "MISS", "warning": "WARN", "info": "info"}
-        out = []
+        out = list(self.versions)
         for i in self.items:
             opt = "" if i.required or i.status == "ok" else " (optional)"
             out.append(f"[{marks.get(i.status, i.status)}] {i.name}{opt}: {i.detail}")
@@ -68,7 +69,9 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
                reach: Callable[[], bool] = co.can_reach, cache_root: Path | None = None) -> DoctorReport:
     """Discover tools, the ExecuTorch checkout and CMSIS-NN. Never raises for a missing piece.
     `reach` says whether GitHub can be reached (asked only when CMSIS-NN would have to be downloaded)."""
-    report = DoctorReport()
+    from .version import version_lines
+
+    report = DoctorReport(versions=version_lines(str(et_root) if et_root else (env or {}).get("EXECUTORCH_ROOT")))
     checkout = None
     try:
         checkout = co.find_checkout(et_root, env)

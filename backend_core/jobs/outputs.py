@@ -8,21 +8,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
+from ..files import write_atomic
 from .result import JobResult
 from .spec import Job
 
 
 def check_output_folders(outputs: dict[str, str] | None) -> None:
-    """Create each output's folder now; BadInputError (exit 2) when one cannot be made (a file in the
-    way, no permission), before any lowering."""
+    """Every output path writable now: BadInputError (exit 2) naming the path and the reason, before any
+    lowering (a folder in the way, no permission, /proc)."""
+    from ..files import check_writable
+
     for kind, value in (outputs or {}).items():
-        folder = Path(value).expanduser().parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise BadInputError(f"--{kind} {value}: its folder {folder} cannot be created ({e.strerror}).",
-                                f"Pass a --{kind} path in a folder you can write to.") from None
+        check_writable(value, kind)
 
 
 def report_of(res: JobResult, artifacts: dict[str, str] | None = None) -> dict[str, Any]:
@@ -63,7 +60,7 @@ def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
     if outputs.get("json") or outputs.get("html"):
         report = report_of(res, dict(written))
         if outputs.get("json"):
-            Path(outputs["json"]).expanduser().write_text(json.dumps(report, indent=1, default=str))
+            write_atomic(outputs["json"], json.dumps(report, indent=1, default=str))
             written["json"] = outputs["json"]
         if outputs.get("html"):
             from ..report.html_report import write_html

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ..cache import ResultCache, cache_key
-from ..errors import CmlensError, StageFailedError
+from ..errors import Cancelled, CmlensError, StageFailedError
 from ..fallback import FallbackContext, explain_fallbacks
 from ..models import load_model, parse_model_source
 from ..models.calibration import input_folder_dependencies
@@ -95,6 +95,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if on_model is not None:
         on_model(model)
     deps = model.dependencies + input_folder_dependencies(opts.calib)
+    on_status = _stopping(on_status, should_stop)   # a stop is seen at the next status, inside a stage too
     quarantine: dict[str, dict[str, Any]] = {}      # --keep-going: ops taken out of quantisation
     rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
     for round_no in range(1, MAX_ROUNDS + 1):
@@ -140,6 +141,9 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     break
             else:
                 result.status = "done"
+        except Cancelled:
+            result.status = "cancelled"
+            break
         except StageFailedError as e:
             result.status = "failed"
             result.error = {"stage": e.stage, "node": e.node, "message": e.message, "hint": e.hint,
@@ -202,6 +206,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                 result.blobs["model.bpte"], refs = bundle_with_references(pipe, on_status)
                 result.blobs["references.json"] = refs.to_json()
                 attach_preflight(result.final, check_snapshot(None, bundle=result.blobs["model.bpte"]))
+        except Cancelled:
+            result.status = "cancelled"
         except CmlensError as e:
             result.status = "failed"
             result.error = {"stage": getattr(e, "stage", "artifacts"), "node": None,
@@ -212,6 +218,21 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                           "verdicts": result.verdicts, "planned_stages": result.planned_stages,
                           "snapshots": list(result.snapshots)}, result.blobs, deps)
     return result
+
+
+def _stopping(on_status: Callable[[str], None] | None,
+              should_stop: Callable[[], bool] | None) -> Callable[[str], None] | None:
+    """The status callback, raising Cancelled once a stop was asked: the pipeline reports status between
+    calibration samples and passes, so a stop takes effect within a sample, not after an 18 s stage."""
+    if should_stop is None:
+        return on_status
+
+    def status(text: str) -> None:
+        if should_stop():
+            raise Cancelled(f"stopped before: {text}")
+        if on_status is not None:
+            on_status(text)
+    return status
 
 
 def _user_op_name(ctx: Any, final: GraphSnapshot) -> Callable[[str], str | None]:

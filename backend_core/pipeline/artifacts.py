@@ -178,7 +178,7 @@ def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> byte
 
 
 def write_bytes(path: str, data: bytes) -> str:
-    p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(data)
-    return str(p)
+    """Written whole or not at all (an interrupted run leaves no half program)."""
+    from ..files import write_atomic
+
+    return write_atomic(path, data)

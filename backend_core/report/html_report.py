@@ -19,5 +19,7 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
 def write_html(report: dict[str, Any], path: str, *, with_graphs: bool = True) -> str:
     p = Path(path).expanduser()
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(report, with_graphs=with_graphs), encoding="utf-8")
+    from ..files import write_atomic
+
+    write_atomic(p, render_html(report, with_graphs=with_graphs))
     return str(p)

@@ -67,7 +67,7 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
         sd.update(dd)
         stages.append(sd)
     final_done = status == "done" and snapshots and snapshots[-1].kind == "final"
-    return {
+    report = {
         "schema": SCHEMA_VERSION, "model": model, "source": source, "target": target, "flow": flow,
         "status": status, "error": error, "versions": versions, "artifacts": artifacts or {},
         "options": options or {"channels_last": False, "verify_suggestions": False},
@@ -77,6 +77,12 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
         "preflight": list(snapshots[-1].extra.get("preflight", [])) if final_done else [],
         "quantizer": verdicts,
     }
+    if status == "cancelled":      # stopped by the user: what was reached, and no claim about a final graph
+        planned = report["planned_stages"]
+        report["cancelled"] = {"stage_reached": snapshots[-1].stage if snapshots else None,
+                               "stages_done": len(snapshots), "stages_planned": len(planned)}
+        report["fallbacks"] = report["preflight"] = None
+    return report
 
 
 def snapshots_from_report(report: dict[str, Any]) -> list[GraphSnapshot]:
