@@ -18,6 +18,7 @@ EPILOG = """examples:
   cmlens gate model.py --target m4 --baseline m4.json --fits stm32f746
   cmlens gate digits_cnn --accuracy 0 --write-baseline acc.json       # a baseline with accuracy
   cmlens gate digits_cnn --calib 1 --baseline acc.json --min-accuracy -0.5   # exit 1: 1 random calibration image
+  cmlens gate lowering.json --history .cmlens/history.db --branch main       # against main's last record
 
 With no check flag the gate runs every check both files carry data for, with no slack: no new
 fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
@@ -34,6 +35,9 @@ def add_gate_command(sub: Any) -> None:
     p.add_argument("result", metavar="RESULT", help=SIDE_HELP)
     p.add_argument("--baseline", metavar="BASE.json", help="the baseline (written by --write-baseline)")
     p.add_argument("--write-baseline", metavar="F", help="write RESULT as a baseline (after gating, if --baseline)")
+    p.add_argument("--history", metavar="STORE", help="the baseline is the last record of the same model and options "
+                   "on --branch in this history store (`cmlens history`; a path or postgresql://...)")
+    p.add_argument("--branch", default="main", metavar="NAME", help="with --history: the branch (default %(default)s)")
     c = p.add_argument_group("checks")
     c.add_argument("--no-new-fallbacks", action="store_true", help="fail on any op that falls back now and did not")
     c.add_argument("--same-qparams", action="store_true", help="fail when a scale / zero point moved beyond --rtol")
@@ -90,9 +94,11 @@ def run_gate_command(args: argparse.Namespace) -> int:
     from backend_core.errors import BadInputError, CmlensError
 
     try:
-        if not args.baseline and not args.write_baseline:
-            raise BadInputError("gate needs --baseline BASE.json (or --write-baseline F to make one).",
+        if not args.baseline and not args.write_baseline and not args.history:
+            raise BadInputError("gate needs --baseline BASE.json, --history STORE (or --write-baseline F to make one).",
                                 "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
+        if args.baseline and args.history:
+            raise BadInputError("--baseline and --history both given.", "Gate against one: a file or the history.")
         asked = _options(args)
         if asked.min_accuracy and args.accuracy is None:
             args.accuracy = 0                          # the check needs the result evaluated: all samples
@@ -104,7 +110,18 @@ def run_gate_command(args: argparse.Namespace) -> int:
             base.label = f"baseline {args.baseline}"
         if base is not None:
             _precheck(base, args)
+        store = None
+        if args.history:
+            from backend_core.history import open_store
+
+            store = open_store(args.history, create=False)        # a missing or too new store: exit 2, no lowering
         (side,) = load_sides([args.result], args)
+        if store is not None:
+            from backend_core.history.gate_base import baseline_from_history, model_key_of
+
+            with store:
+                base, _ = baseline_from_history(store, side.facts, args.branch, model_key_of(args.result))
+            args.baseline = f"{args.history} ({base.label})"
         code = 0
         if base is not None:
             from backend_core.compare.gate import default_options, gate_text, run_gate
