@@ -139,22 +139,30 @@ def history_html(title: str, subtitle: str, records: list[Record], changes: list
     versions = [(c.index, f"{c.metric} {c.after}") for c in changes if c.kind == VERSION]
     diffs = fallback_diffs(records)
     items = []
+    by_commit: dict[int, list[Change]] = {}
     for c in changes:
-        arrow = "" if c.delta is None else ("up" if c.delta > 0 else "down")
-        extra = ""
-        if c.kind == METRIC and c.metric == "fallbacks":
-            d = diffs[c.index]
-            extra = "".join(f"<span class='t up'>+ {_e(a)}</span>" for a in d["added"][:4]) + \
-                "".join(f"<span class='t down'>− {_e(a)}</span>" for a in d["removed"][:4])
-        items.append(f"<div class='ch {c.kind}' data-i='{c.index}' data-m='{_e(c.metric)}'>"
-                     f"<span class='c'>{_e(c.commit[:8])}</span> <span class='s'>{_e((c.subject or '')[:60])}</span>"
-                     f"<span class='t {arrow}'>{_e(c.text())}</span>{extra}</div>")
+        by_commit.setdefault(c.index, []).append(c)
+    for i, group in by_commit.items():
+        c0 = group[0]
+        lines = []
+        for c in group:
+            arrow = "" if c.delta is None else ("up" if c.delta > 0 else "down")
+            lines.append(f"<span class='t {arrow}'>{_e(c.text())}</span>")
+            if c.kind == METRIC and c.metric == "fallbacks":
+                d = diffs[c.index]
+                lines += [f"<span class='t up'>&nbsp;&nbsp;+ {_e(a)}</span>" for a in d["added"][:4]]
+                lines += [f"<span class='t down'>&nbsp;&nbsp;− {_e(a)}</span>" for a in d["removed"][:4]]
+        kinds = {c.kind for c in group}
+        kind = STATUS if STATUS in kinds else VERSION if kinds == {VERSION} else METRIC
+        items.append(f"<div class='ch {kind}' data-i='{i}' data-m='{_e(c0.metric)}'>"
+                     f"<span class='c'>{_e(c0.commit[:8])}</span> <span class='s'>#{i + 1} {_e((c0.subject or '')[:56])}</span>"
+                     f"{''.join(lines)}</div>")
     if not items:
         items.append("<div class='ch'>No change over these commits.</div>")
     charts = []
     for m in names:
         vals = series(records, m)
-        changed = {c.index for c in changes if c.metric == m or c.kind == STATUS}
+        changed = {c.index for c in changes if c.metric == m and c.kind == METRIC}
         charts.append(f"<div class='chart' id='chart-{_e(m)}'><h3>{_e(label(m))}</h3>"
                       f"{chart_svg(m, records, vals, changed, versions)}</div>")
     data = {"records": [{k: getattr(r, k) for k in ("commit", "subject", "commit_date", "branch", "dirty", "status",
@@ -164,6 +172,6 @@ def history_html(title: str, subtitle: str, records: list[Record], changes: list
     payload = json.dumps(data, default=str).replace("</", "<\\/")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><header><h1>{_e(title)}</h1><div class='sub'>{_e(subtitle)}</div>"
-            f"</header><main><section id='changes'><h2>Changes ({len(changes)})</h2>{''.join(items)}</section>"
+            f"</header><main><section id='changes'><h2>Changes: {len(changes)} in {len(by_commit)} commit(s)</h2>{''.join(items)}</section>"
             f"<section id='right'><div id='detail'></div><div id='charts'>{''.join(charts)}</div></section></main>"
             f"<script type='application/json' id='data'>{payload}</script><script>{_JS}</script></body></html>")

@@ -93,6 +93,7 @@ def changes(records: list[Record], *, time_threshold: float | None = None) -> li
     """Every change between consecutive records of an ordered series."""
     out: list[Change] = []
     names = metric_names(records)
+    last_ok: Record | None = None              # a change across a failed commit is still a change
     for i in range(1, len(records)):
         a, b = records[i - 1], records[i]
         subj = b.subject or ""
@@ -104,11 +105,13 @@ def changes(records: list[Record], *, time_threshold: float | None = None) -> li
             va, vb = a.versions.get(pkg), b.versions.get(pkg)
             if va and vb and va != vb:
                 out.append(Change(i, b.commit, subj, VERSION, pkg, va, vb, a.commit))
-        if not (a.ok and b.ok):
+        if a.ok:
+            last_ok = a
+        if not b.ok or last_ok is None:
             continue
         for m in names:
-            va, vb = value(a.metrics, m), value(b.metrics, m)
+            va, vb = value(last_ok.metrics, m), value(b.metrics, m)
             thr = time_threshold if m in NOISY and time_threshold is not None else None
             if is_change(m, va, vb, thr):
-                out.append(Change(i, b.commit, subj, METRIC, m, va, vb, a.commit))
+                out.append(Change(i, b.commit, subj, METRIC, m, va, vb, last_ok.commit))
     return out
