@@ -107,6 +107,10 @@ class CheckResult:
         out = [f"check: {self.verdict}: {self.summary}"]
         m, p = self.measured, self.predicted
         if m:
+            for what, key in (("flash", "flash"), ("RAM", "ram")):
+                over = m.get(key if key == "flash" else "ram_static", 0) - p.get(key, 0)
+                out.append(f"  {what}: measured {'within' if over <= 0 else f'OVER by {over:,} B:'} the bundle's figure"
+                           + ("" if over <= 0 else " (see the runtime estimate's note in README.md)"))
             out.append(f"  firmware flash {m.get('flash', 0):,} B (bundle: model {p.get('model_flash', 0):,} B + runtime "
                        f"estimate {p.get('runtime_flash', 0):,} B = {p.get('flash', 0):,} B; the example main.c and board "
                        f"layer included)")

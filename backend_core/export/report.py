@@ -90,9 +90,12 @@ def memory_parts(pools: dict[str, Any], pte_bytes: int, constant_bytes: int,
         rows.append({"part": p["name"], "kind": "ram", "bytes": p["bytes"], "source": p["source"]})
     if runtime:
         src = runtime.get("source", "")
+        missing = [n.split(":", 1)[0] for n in runtime.get("notes", []) if "not counted" in n]
         rows.append({"part": "ExecuTorch runtime + kernels + C library (code, rodata)", "kind": "flash",
                      "bytes": runtime["code"] + runtime["data"], "source": f"estimate for the stock runner with this "
-                     f"op set (cmlens memory, from {src}); your firmware's own code comes on top"})
+                     f"op set (cmlens memory, from {src}); your firmware's own code comes on top"
+                     + (f"; NOT counted: the portable kernels of {', '.join(missing)} (the libraries have none: the "
+                        "bundle compiles them from the checkout; --check measures them)" if missing else "")})
         rows.append({"part": "runtime .data + .bss", "kind": "ram", "bytes": runtime["data"] + runtime["bss"],
                      "source": f"same estimate (from {src})"})
     return rows
