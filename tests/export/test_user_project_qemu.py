@@ -161,3 +161,17 @@ def test_check_flag_proves_the_bundle(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "check: PASS" in out and "bit for bit" in out
     check = json.loads((bundle / "bundle.json").read_text())["check"]
     assert check["verdict"] == "PASS" and check["measured"]["pools"] == check["predicted"]["pools"]
+
+
+def test_will_fail_program_is_refused_then_exported_with_keep_going(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The window partition's 6-D transpose aborts on the target (pre-flight "will fail"): refused, nothing
+    written; with --keep-going the bundle holds the rewritten program, names the workaround and PASSes."""
+    model = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "window_partition.py")
+    bundle = tmp_path / "bundle"
+    common = ["--target", "cortex-m55", "-o", str(bundle), "--et-root", ET_ROOT, "--cmsis-nn", CMSIS_NN, "--quiet"]
+    assert main(["export", model, *common]) == 2
+    assert "will fail" in capsys.readouterr().err and not bundle.exists()
+    assert main(["export", model, *common, "--keep-going", "--check"]) == 0
+    info = json.loads((bundle / "bundle.json").read_text())
+    assert "permute_in_fewer_dims" in info["workarounds"] and info["check"]["verdict"] == "PASS"
+    assert "## Not plain ExecuTorch" in (bundle / "README.md").read_text()
