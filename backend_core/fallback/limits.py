@@ -21,6 +21,7 @@ REJECT_LARGE_SCALAR = "large constant scalar"
 class Limit:
     text: str                 # what was hit, with the node's own values
     layout: bool = False      # the limit is the tensor layout (NCHW where NHWC is needed)
+    node: str | None = None   # the one node of the pattern it is about (None: the pattern as a whole)
 
 
 def _fake(node: Any) -> Any:
@@ -181,8 +182,8 @@ def pattern_limits(pattern: list[Any], checker: type | None) -> list[Limit]:
         return []
     name = checker.__name__
     head = pattern[0]
-    if name == "CortexMAddMulCheck":
-        return [lim for n in pattern for lim in _add_mul(n)]
+    if name == "CortexMAddMulCheck":     # each node's own operands: never a neighbour's broadcast
+        return [Limit(lim.text, lim.layout, n.name) for n in pattern for lim in _add_mul(n)]
     if name == "CortexMDivCheck":
         return _div(head)
     if name == "CortexMConv2DCheck":

@@ -27,6 +27,7 @@ CATEGORIES = {
     "layout": "layout (the legacy flow needs channels_last tensors)",
     "unsupported_module": "module not supported by the backend (its decomposition runs in float)",
     "integer_arithmetic": "integer (index) arithmetic: not quantizable, usually cheap",
+    "data_dependent_scalar": "a scalar read out of a tensor at run time (.item()): data-dependent",
     "pass_failure": "taken out of quantisation by --keep-going: an ExecuTorch pass failed on it",
     "unknown": "unknown (a gap)",
 }
@@ -133,6 +134,43 @@ def _not_annotated(f: Facts, base: str) -> str:
             f"on a portable fp32 kernel{_later(f)}.")
 
 
+def _scalar_read(f: Facts) -> str:
+    """`.item()` / `aten._local_scalar_dense`: a Python number read from a tensor while the program runs."""
+    q = f.quantized
+    where = f" at {q.source.file.rsplit('/', 1)[-1]}:{q.source.line}" if q is not None and q.source else ""
+    return (f"{_at_q(f)}{where} reads a Python scalar out of a tensor while the program runs (`.item()`, "
+            f"exported as aten._local_scalar_dense): its value depends on data, so export cannot make it a "
+            f"constant, the quantizer cannot quantize it, and a portable kernel copies it out on every inference "
+            f"(in a detection head: the anchors' strides or grid sizes).")
+
+
+def _piece_of_float_op(f: Facts, base: str, qbase: str) -> bool:
+    """A bool/integer node to_edge made out of a float op the user wrote (PReLU's `x > 0`, the attention
+    mask's eq/logical_not/any inside scaled_dot_product_attention): part of that op, not index arithmetic."""
+    q = f.quantized
+    return q is not None and qbase != base and (q.dtype or "").startswith("float")
+
+
+_PIECES = {
+    "prelu": ("`x > 0`, a multiply by the slope and a where", "Replace PReLU by ReLU (it fuses into the "
+              "conv before it) if the accuracy allows; otherwise the PReLU stays a float island."),
+    "scaled_dot_product_attention": (
+        "matmuls, a softmax and its attention-mask handling (eq/logical_not/any: which rows are fully masked)",
+        "scaled_dot_product_attention has no Cortex-M pattern: with attn_implementation=\"eager\" its "
+        "matmuls become bmm the quantizer annotates (ExecuTorch 1.5.1's ReplaceScalarWithTensorArgPass then "
+        "fails on them: lower with --keep-going), or accept the float island."),
+}
+
+
+def decomposed_float_op(f: Facts, base: str, qbase: str) -> tuple[str, str]:
+    """One reason for every node a float user op became, whatever piece this node is (the group's
+    message must not say "this eq" for its logical_not)."""
+    pieces, fix = _PIECES.get(qbase, ("several portable ops", ""))
+    return (f"The Cortex-M quantizer has no pattern for {_at_q(f)}, so it stays in float; to_edge decomposed "
+            f"it into {pieces}, which all run on portable kernels. Its bool/integer steps work on "
+            f"activation-sized tensors: they are part of the {qbase}, not cheap index arithmetic."), fix
+
+
 def _quarantined(ctx: FallbackContext, q: NodeSnapshot | None) -> dict[str, Any] | None:
     """Why --keep-going left the user's op in float: by its node name or its nn.Module ("module:NAME")."""
     if q is None:
@@ -194,6 +232,12 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
                f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
                f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels.")
+    elif base == "_local_scalar_dense" or qbase in ("item", "_local_scalar_dense"):
+        cat = "data_dependent_scalar"
+        msg = _scalar_read(f)
+    elif f.int_out and not f.has_qparams and _piece_of_float_op(f, base, qbase):
+        cat = "not_annotated"
+        msg, suggestion = decomposed_float_op(f, base, qbase)
     elif f.int_out and not f.has_qparams:
         cat = "integer_arithmetic"
         what = (f"{_at_q(f)} computes" if qbase == base else
@@ -233,6 +277,8 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     elif f.float_out and (f.not_annotated or not f.has_qparams):
         cat = "not_annotated"
         msg = _not_annotated(f, base)
+        if qbase != base and qbase in _PIECES:      # the float pieces of the same op: the same one reason
+            msg, suggestion = decomposed_float_op(f, base, qbase)
     elif f.has_qparams and not f.float_out:
         cat = "no_cortex_m_rewrite"
         flag_txt = ", ".join(f.flags)

@@ -58,6 +58,10 @@ CATEGORY_SUGGESTIONS: dict[str, str] = {
     "unsupported_module": "Keep the module in float, or replace it with layers the backend supports.",
     "integer_arithmetic": "Usually nothing to fix: integer index arithmetic is cheap. If the shapes are "
                           "static, precompute the result once (a constant buffer) instead of in forward().",
+    "data_dependent_scalar": "Compute the value at export instead: anchors and strides (or any value read "
+                             "with .item()) depend only on the fixed input size, so make them constants "
+                             "(Python ints, or a buffer computed once in __init__ for the export size) and "
+                             "export folds them.",
     "unknown": "Inspect the evidence; please report the model so the reason can be classified.",
 }
 

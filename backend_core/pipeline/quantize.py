@@ -46,11 +46,12 @@ def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str]
     else:
         found = []
     for n in names:
-        for lim in found:
+        own = [lim for lim in found if lim.node in (None, n)]    # evidence from the node itself only
+        for lim in own:
             v.limits.setdefault(n, [])
             if lim.text not in v.limits[n]:
                 v.limits[n].append(lim.text)
-        if found and all(lim.layout for lim in found) and n not in v.layout_limited:
+        if own and all(lim.layout for lim in own) and n not in v.layout_limited:
             v.layout_limited.append(n)
 
 
