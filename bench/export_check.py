@@ -35,6 +35,7 @@ from backend_core.runner_build.paths import KERNELS_DIR  # noqa: E402
 from backend_core.runner_build.steps import checkout_lock  # noqa: E402
 
 CMLENS = ROOT / ".venv" / "bin" / "cmlens"
+LOGS = Path(tempfile.gettempdir()) / "cmlens-bench-export-logs"      # kept after the run: what failed, if anything
 
 
 def _flash(elf: Path) -> int:
@@ -66,7 +67,7 @@ def bundle_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dic
             f"-DCMAKE_TOOLCHAIN_FILE={KERNELS_DIR}/cmake/arm-none-eabi-gcc.cmake", f"-DCMLENS_BOARD={board.name}",
             f"-DCMLENS_ET_ROOT={args.et_root}", f"-DCMLENS_CMSIS_NN={args.cmsis_nn}", f"-DCMLENS_PYTHON={codegen_python()}",
             f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"]
-    log = (tmp / "bundle-build.log").open("w")
+    log = (LOGS / "bundle-build.log").open("w")
     start = time.monotonic()
     with checkout_lock(Path(args.et_root), threading.Event(), lambda s, l: None, None):
         subprocess.run(argv, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)     # builds the libraries
@@ -82,7 +83,7 @@ def runner_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dic
     start = time.monotonic()
     subprocess.run([str(CMLENS), "run", args.model, "--target", args.target, "--et-root", args.et_root,
                     "--cmsis-nn", args.cmsis_nn, "--cache-dir", str(tmp / "cache"), "--quiet", "--json-file", str(out)],
-                   check=False, stdout=(tmp / "runner.log").open("w"), stderr=subprocess.STDOUT, env=env)
+                   check=False, stdout=(LOGS / "runner.log").open("w"), stderr=subprocess.STDOUT, env=env)
     total = time.monotonic() - start
     data = json.loads(out.read_text())
     elf = Path(data.get("elf") or "")
@@ -100,6 +101,7 @@ def main() -> int:
     ap.add_argument("--target", default="cortex-m55")
     args = ap.parse_args()
     env = {**os.environ, "CCACHE_DISABLE": "1"}
+    LOGS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmlens-bench-export-") as d:
         tmp = Path(d)
         (tmp / "b").mkdir()

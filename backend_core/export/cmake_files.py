@@ -104,13 +104,18 @@ if(NOT CMLENS_ET_INSTALL_DIR)
       list(APPEND _cmlens_et_defines -DFLATC_EXECUTABLE=${{CMLENS_FLATC}})
     endif()
     message(STATUS "cmlens_model: building ExecuTorch's libraries for ${{CMLENS_TARGET_CPU}} (once) in ${{_cmlens_et_build}}")
-    execute_process(COMMAND ${{CMAKE_COMMAND}} -S ${{CMLENS_ET_ROOT}} -B ${{_cmlens_et_build}} --preset arm-baremetal
-                            -G Ninja ${{_cmlens_et_defines}}
+    # CMake exports CC/CXX (the firmware's cross compiler) to the processes it starts: unset them, or the
+    # library build's host tools (flatc, flatcc) are configured with arm-none-eabi-gcc and fail.
+    set(_cmlens_clean_env ${{CMAKE_COMMAND}} -E env --unset=CC --unset=CXX --unset=ASM --unset=CFLAGS --unset=CXXFLAGS
+                          --unset=LDFLAGS)
+    execute_process(COMMAND ${{_cmlens_clean_env}} ${{CMAKE_COMMAND}} -S ${{CMLENS_ET_ROOT}} -B ${{_cmlens_et_build}}
+                            --preset arm-baremetal -G Ninja ${{_cmlens_et_defines}}
                     WORKING_DIRECTORY ${{CMLENS_ET_ROOT}} RESULT_VARIABLE _cmlens_rc)
     if(NOT _cmlens_rc EQUAL 0)
       message(FATAL_ERROR "cmlens_model: configuring ExecuTorch's libraries failed (see above).")
     endif()
-    execute_process(COMMAND ${{CMAKE_COMMAND}} --build ${{_cmlens_et_build}} --target install RESULT_VARIABLE _cmlens_rc)
+    execute_process(COMMAND ${{_cmlens_clean_env}} ${{CMAKE_COMMAND}} --build ${{_cmlens_et_build}} --target install
+                    RESULT_VARIABLE _cmlens_rc)
     if(NOT _cmlens_rc EQUAL 0)
       message(FATAL_ERROR "cmlens_model: building ExecuTorch's libraries failed (see above).")
     endif()
