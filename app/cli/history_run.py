@@ -189,6 +189,9 @@ def run_bisect(args: argparse.Namespace) -> int:
             print(f"  {args.metric}: {before} -> {after} (at the commit before, {lg.short}: {before})")
         else:
             print(f"  it fails to lower: {(fb.error or {}).get('message')}")
+        if res.skipped:
+            print(f"  note: {', '.join(c[:8] for c in res.skipped)} between {lg.short} and it failed to lower and "
+                  "were skipped: the change may have come with them (--failures bad counts them as changes)")
         print("\n".join(_what_changed(lg, fb)))
         return 0
     return guarded(work)

@@ -95,6 +95,7 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
                 c = commit_of[id(h)]
                 res = h.result()
                 rec = record_of_result(res, model, source="backfill", branch=branch, info=infos[c])
+                _untemp(rec, trees[c])
                 if rec.lowering_s:
                     lowered_s.append(rec.lowering_s)
                 remove_worktree(model.root, trees.pop(c))
@@ -104,3 +105,9 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
                 remove_worktree(model.root, tree)
     out.seconds = time.monotonic() - t0
     return out
+
+
+def _untemp(rec: Record, tree: Path) -> None:
+    """A failure's cause names the file as the user knows it (model.py:15), not the temporary worktree."""
+    if rec.error:
+        rec.error = {k: v.replace(f"{tree}/", "") if isinstance(v, str) else v for k, v in rec.error.items()}

@@ -50,6 +50,7 @@ class BisectResult:
     lowered: list[str] = field(default_factory=list)    # commits lowered (not read from the store)
     tested: list[str] = field(default_factory=list)     # every commit looked at, in order
     undecided: list[str] = field(default_factory=list)  # commits left between the last good and first bad
+    skipped: list[str] = field(default_factory=list)    # failing commits between them (--failures skip)
 
 
 def bisect(commits: list[str], metric: str, evaluate: Callable[[str], tuple[Record, bool]], *,
@@ -120,7 +121,10 @@ def bisect(commits: list[str], metric: str, evaluate: Callable[[str], tuple[Reco
         hi_known = True
         if hi - lo <= 1:
             break
-    if hi - lo > 1:
+    between = commits[lo + 1:hi]
+    if between and not all(c in seen and not seen[c].ok for c in between):
         return BisectResult(UNDECIDED, metric, good, seen[commits[hi]], seen[commits[lo]], res_lowered, tested,
                             commits[lo + 1:hi + 1])
-    return BisectResult(FOUND, metric, good, seen[commits[hi]], seen[commits[lo]], res_lowered, tested)
+    # only commits that fail to lower lie between the last good and the first bad: the first bad that lowers
+    return BisectResult(FOUND, metric, good, seen[commits[hi]], seen[commits[lo]], res_lowered, tested,
+                        skipped=between)

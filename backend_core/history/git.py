@@ -149,15 +149,16 @@ def worktree_base(root: Path) -> Path:
 def add_worktree(root: Path, commit: str) -> Path:
     """A detached worktree of `commit` (replacing one a killed run left behind)."""
     where = worktree_base(root) / commit[:12]
-    if where.exists():
-        remove_worktree(root, where)
+    remove_worktree(root, where)            # one a killed run left behind, possibly locked mid-`add`
     where.parent.mkdir(parents=True, exist_ok=True)
-    git(root, "worktree", "add", "--detach", "--force", str(where), commit)
+    git(root, "worktree", "add", "--detach", "--force", "--force", str(where), commit)
     return where
 
 
 def remove_worktree(root: Path, where: Path) -> None:
-    git(root, "worktree", "remove", "--force", str(where), check=False)
+    """Remove the worktree and its entry under .git/worktrees (also a locked or half-made one)."""
+    git(root, "worktree", "unlock", str(where), check=False)
+    git(root, "worktree", "remove", "--force", "--force", str(where), check=False)
     if where.exists():
         shutil.rmtree(where, ignore_errors=True)
     git(root, "worktree", "prune", check=False)
