@@ -64,3 +64,17 @@ def test_a_model_that_does_not_fit_is_refused_with_the_shortfall() -> None:
     assert "does not fit" in msg and "RAM" in msg and "short by" in msg and "method allocator pool" in msg
     attach_board(rep, custom_board("1M", "2M"))
     _refuse_unfit(rep)                                      # fits: no error
+
+
+def test_export_job_is_plain_data() -> None:
+    """The window and the job worker receive the export as a Job (JSON both ways)."""
+    from backend_core.jobs import ExportOptions, Job, LowerRequest
+    from backend_core.jobs.export_step import export_job
+
+    job = export_job("ds_cnn", LowerRequest(target="cortex-m7"), "stm32f746",
+                     ExportOptions(output="/tmp/b", check=True, command="cmlens export ds_cnn"), "/src/executorch", None)
+    assert job.steps == ("lower", "check", "memory", "export")
+    again = Job.from_dict(job.to_dict())
+    assert again == job and again.export.check and again.run.et_root == "/src/executorch"
+    assert job.key() != export_job("ds_cnn", LowerRequest(target="cortex-m7"), "stm32f746",
+                                   ExportOptions(output="/tmp/other"), "/src/executorch", None).key()
