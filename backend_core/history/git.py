@@ -117,8 +117,12 @@ class CommitInfo:
 
 
 def commit_info(root: Path, rev: str = "HEAD") -> CommitInfo:
-    sha = resolve_commit(root, rev)
-    date, _, subject = git(root, "show", "-s", "--format=%cI%x00%s", sha).strip().partition("\x00")
+    """One `git show` (a record is made after every `--record`ed lowering: its cost is counted)."""
+    out = git(root, "show", "-s", "--format=%H%x00%cI%x00%s", f"{rev}^{{commit}}", "--", check=False).strip()
+    if out.count("\x00") < 2:
+        resolve_commit(root, rev)                  # raises GitError naming the unknown commit
+        raise GitError(f"Cannot read commit {rev!r} in {root}.", "Check the repository with `git log`.")
+    sha, date, subject = out.split("\x00", 2)
     return CommitInfo(sha, date, subject, current_branch(root))
 
 

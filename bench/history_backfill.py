@@ -1,0 +1,87 @@
+"""`cmlens history` costs, measured side by side in one run:
+
+1. backfill of 8 commits (the tests' repository: a small MLP, commit 5 adds a LayerNorm, 7 widens a
+   layer) one by one in this process vs on the local process pool, lowering cache off so both do the
+   same work; wall times and the ratio;
+2. the cost of `--record` against the lowering it records: the same lowering's result recorded into a
+   SQLite store (git provenance, the compare's facts, the insert), median of 5, as a share of the
+   lowering's own time (cache off); into an existing store, and the first record that creates one.
+
+    .venv/bin/python bench/history_backfill.py [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def backfill_once(repo: Path, executor: str, workers: int, db: Path) -> float:
+    from app.cli import main
+
+    t0 = time.perf_counter()
+    code = main(["history", "backfill", str(repo / "model.py"), "--last", "8", "--calib", "1", "--no-cache",
+                 "--executor", executor, "--workers", str(workers), "--history", str(db)])
+    if code != 0:
+        raise SystemExit(f"backfill on {executor} exited {code}")
+    return time.perf_counter() - t0
+
+
+def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
+    """Median seconds to record a result into an existing store, the first record (which creates the
+    store and runs its migrations), and the lowering's own seconds; all in this process."""
+    from backend_core.execute.inprocess import run_in_process
+    from backend_core.history import record_job_result
+    from backend_core.jobs import Job, LowerRequest
+
+    job = Job(str(repo / "model.py"), LowerRequest(calib=1, use_cache=False), steps=("lower", "memory"))
+    res = run_in_process(job)                                   # warm: imports, first-lowering costs
+    record_job_result(res, str(repo / "model.py"), str(tmp / "warm.db"))
+    lowerings, records, firsts = [], [], []
+    for i in range(5):
+        t0 = time.perf_counter()
+        res = run_in_process(job)
+        lowerings.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        record_job_result(res, str(repo / "model.py"), str(tmp / "steady.db"))
+        records.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        record_job_result(res, str(repo / "model.py"), str(tmp / f"new{i}.db"))
+        firsts.append(time.perf_counter() - t0)
+    return statistics.median(records[1:]), statistics.median(firsts), statistics.median(lowerings)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    from backend_core.execute.task import quiet_logs
+    from tests.history.conftest import make_repo
+
+    quiet_logs()
+    with tempfile.TemporaryDirectory(prefix="cmlens-bench-history-") as d:
+        tmp = Path(d)
+        repo, _ = make_repo(tmp / "repo")
+        os.environ["CMLENS_CACHE"] = str(tmp / "cache")
+        serial = backfill_once(repo, "local", 1, tmp / "serial.db")
+        pool = backfill_once(repo, "pool", args.workers, tmp / "pool.db")
+        rec, first, low = record_cost(repo, tmp)
+    print()
+    print(f"backfill of 8 commits, cache off ({os.cpu_count()} cores)")
+    print(f"  serial (this process, one by one)   {serial:7.1f} s")
+    print(f"  local pool of {args.workers} processes          {pool:7.1f} s   serial/pool = {serial / pool:.2f}x")
+    print("cost of --record (median of 5)")
+    print(f"  lowering (lower + memory steps)     {low * 1000:7.0f} ms")
+    print(f"  recording it (existing store)       {rec * 1000:7.0f} ms   = {rec / low * 100:.1f} % of the lowering")
+    print(f"  first record (creates the store)    {first * 1000:7.0f} ms   = {first / low * 100:.1f} % of the lowering")
+
+
+if __name__ == "__main__":
+    main()
