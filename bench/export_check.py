@@ -87,7 +87,7 @@ def runner_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dic
     total = time.monotonic() - start
     data = json.loads(out.read_text())
     elf = Path(data.get("elf") or "")
-    timings = data.get("timings") or {}
+    timings = data.get("timings_s") or {}
     return {"road": "cmlens run (slim libraries + stock runner)", "build_s": total,
             "libraries_s": timings.get("libraries_s"), "flash": _flash(elf) if elf.is_file() else None,
             "outcome": data.get("outcome")}
