@@ -108,6 +108,12 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
 
 
 def _untemp(rec: Record, tree: Path) -> None:
-    """A failure's cause names the file as the user knows it (model.py:15), not the temporary worktree."""
-    if rec.error:
-        rec.error = {k: v.replace(f"{tree}/", "") if isinstance(v, str) else v for k, v in rec.error.items()}
+    """A failure's cause and the ops' source lines name the file as the user knows it (model.py:15), not
+    the temporary worktree it was lowered from."""
+    import json
+
+    prefix = json.dumps(f"{tree}/")[1:-1]
+    for attr in ("error", "facts", "extra"):
+        value = getattr(rec, attr)
+        if value:
+            setattr(rec, attr, json.loads(json.dumps(value).replace(prefix, "")))

@@ -72,6 +72,7 @@ def test_bisect_finds_commit_5_lowering_at_most_4(model_repo: tuple[Path, list[s
     lowered = int(out.split("lowered ")[1].split(" ")[0])
     assert lowered <= 4, out
     assert "fallbacks: 0 -> 1" in out and "layer_norm" in out       # the compare's summary names the user's op
+    assert "not_annotated  [model.py:" in out and "cmlens-worktrees" not in out     # on the user's path
     code, out, _ = cli("history", "bisect", repo / "model.py", "--metric", "fallbacks", "--good", commits[0],
                        "--bad", commits[7], "--calib", "1", "--history", store)
     assert code == 0 and out.startswith("lowered 0 commit(s)")       # recorded commits are read, not lowered
