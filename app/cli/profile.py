@@ -144,3 +144,4 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         return code
 
     return guarded(work, err, json_file)
+
