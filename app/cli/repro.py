@@ -4,14 +4,13 @@ when the file reproduces the error in a fresh process, 3 when it does not, 2 bad
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import ZOO_EPILOG, print_error, submit
+from .common import ZOO_EPILOG, print_error, submit, write_json
 
 
 def add_repro_command(sub: Any) -> None:
@@ -42,6 +41,7 @@ def run_repro(args: argparse.Namespace) -> int:
         if kind == "status":
             print(f"… {data['text']}", file=sys.stderr, flush=True)
 
+    json_file = Path(args.json) if args.json else None
     try:
         parse_model_source(args.model)           # fail fast, before the 8 s import
         from backend_core.jobs import Job, LowerRequest, ReproOptions
@@ -51,19 +51,24 @@ def run_repro(args: argparse.Namespace) -> int:
                   steps=("repro",), repro=ReproOptions(output=args.output, fresh_check=not args.no_fresh_check))
         res = submit(job, on_event)
     except CmlensError as e:
-        return print_error(e, verbose=args.verbose)
+        return print_error(e, sys.stderr, json_file)      # --json is always written
     rep = res.steps.get("repro")
     if rep is None:                              # it failed before a file was written
-        return print_error(res.exception, verbose=args.verbose) if res.exception is not None else 3
-    print(f"wrote {rep['path']}: {rep['lines']} lines, {len(rep['nodes'])} op(s) of the model ({', '.join(rep['nodes'])})")
+        if res.exception is not None:
+            return print_error(res.exception, sys.stderr, json_file)
+        write_json(json_file, {"error": res.error, "exit_code": 3})
+        return 3
+    minimal = "" if rep.get("minimal", True) else " — NOT MINIMAL: the whole export"
+    print(f"wrote {rep['path']}: {rep['lines']} lines, {len(rep['nodes'])} op(s) of the model{minimal}"
+          + (f" ({', '.join(rep['nodes'])})" if len(rep["nodes"]) <= 20 else ""))
+    if rep.get("note"):
+        print(f"  not minimal because {rep['note']}")
     print(f"  fails in {rep['stage']} with: {rep['expected']}")
     print(f"  delta debugging: {len(rep['tries'])} candidate(s) tried "
           f"({', '.join(f'{n} node(s) ' + ('same error' if ok else 'no') for n, ok in rep['tries'])})")
-    if args.json:
-        Path(args.json).write_text(json.dumps(rep, indent=1))
+    write_json(json_file, {**rep, **({"error": res.error} if res.error else {})})
     if rep["reproduces"]:
         print(f"  checked: `python {rep['path']}` in a fresh process fails the same way")
     if res.exception is not None:
-        return print_error(res.exception, verbose=args.verbose)
+        return print_error(res.exception, sys.stderr)
     return 0
-

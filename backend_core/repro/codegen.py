@@ -28,7 +28,7 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
     if val.dtype.is_floating_point and positive:
         base = f"(torch.rand({shape}) + 0.5)"
     elif val.dtype.is_floating_point and _constant(like) is not None:     # e.g. a batch norm's weight of ones
-        base = f"torch.full({shape}, {_constant(like):.3g})"
+        base = f"torch.full({shape}, {float(f'{_constant(like):.3g}')!r})"     # 1.0, not 1: an int64 tensor
     elif val.dtype.is_floating_point:
         base = f"{maker}({shape}" + ("" if dtype == "torch.float32" else f", dtype={dtype}") + ")"
         base += _scale(like)
@@ -47,6 +47,18 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
     inv = [order.index(i) for i in range(len(order))]
     permuted = [shape[d] for d in order]
     return f"{maker}({permuted}).permute({inv})"
+
+
+def _input_expr(val: Any, like: Any) -> str:
+    """An input of the file: integer inputs (token ids, indices) inside the range the model saw; a float
+    input with its own spread (a mask of zeros and -inf is a constant, not randn)."""
+    if like is None or getattr(like, "dtype", None) != val.dtype:
+        return tensor_expr(val)
+    if not val.dtype.is_floating_point and like.numel() and val.dtype != __import__("torch").bool:
+        return tensor_expr(val, like=like)
+    if val.dtype.is_floating_point and _constant(like) is None and bool(like.isfinite().all()):
+        return tensor_expr(val, like=like)
+    return tensor_expr(val)
 
 
 def _constant(like: Any) -> float | None:
@@ -98,10 +110,38 @@ class _Writer:
         return _const(a)
 
 
+def traced_values(ep: Any, example_inputs: tuple) -> dict[str, Any]:
+    """Every node's value on the model's own example inputs, by node name: an input of a reproducer gets
+    its real range from it (token ids inside the vocabulary, an index tensor inside its table), not
+    randint(-8, 8). {} when the export does not run here."""
+    import torch
+
+    values: dict[str, Any] = {}
+    try:
+        gm = ep.module(check_guards=False)
+
+        class Recorder(torch.fx.Interpreter):
+            def run_node(self, n: Any) -> Any:
+                out = super().run_node(n)
+                if isinstance(out, torch.Tensor):
+                    values[n.name] = out.detach()
+                return out
+
+        with torch.no_grad():
+            Recorder(gm).run(*example_inputs)
+    except Exception:  # noqa: BLE001 - ranges are a refinement; a file is written without them
+        return values
+    for spec, n in zip(ep.graph_signature.input_specs, [n for n in ep.graph.nodes if n.op == "placeholder"]):
+        if spec.arg.name in values and spec.arg.name != n.name:
+            values[n.name] = values[spec.arg.name]
+    return values
+
+
 def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target: str, expected: str,
-                    versions: dict[str, str], flow: str = "legacy") -> str:
+                    versions: dict[str, str], flow: str = "legacy", traced: dict[str, Any] | None = None) -> str:
     """The file for the nodes `keep` (names in `ep.graph`) computing `output`; every other node
-    feeding them becomes an input (a user tensor) or a parameter (a weight). A kept node that no
+    feeding them becomes an input (a user tensor, in the range `traced` (traced_values) recorded) or a
+    parameter (a weight). A kept node that no
     kept node uses is returned too: export would drop it as dead code, and a failure can depend on
     an op downstream of the failing one (its other users, a sibling of a split)."""
     keep = set(keep)
@@ -139,7 +179,8 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
     values = {**ep.state_dict, **getattr(ep, "constants", {})}
     init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'], positive=a.name in buffers, like=values.get(params[a.name]))}, "
             "requires_grad=False)" for i, a in enumerate(weights)]
-    ins = ", ".join(tensor_expr(a.meta["val"]) for a in inputs)
+    traced = traced or {}
+    ins = ", ".join(_input_expr(a.meta["val"], traced.get(a.name)) for a in inputs)
     explicit = flow == "explicit"
     lines = [
         f'"""{header}"""',

@@ -26,8 +26,9 @@ from ..errors import BadInputError, Cancelled, CmlensError, StageFailedError
 from ..models import load_model, parse_model_source
 from ..pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
 from ..pipeline.failure import exception_chain
+from ..pipeline.logs import capture_logs
 from ..versions import stack_versions
-from .codegen import subgraph_source
+from .codegen import subgraph_source, traced_values
 from .search import grow_ancestors, narrow_window, delta_shrink
 
 MAX_DEPTH = 6
@@ -43,6 +44,8 @@ class ReproResult:
     nodes: list[str]                       # the float-export nodes the file rebuilds
     tries: list[tuple[int, bool]] = field(default_factory=list)   # (nodes, reproduced) per candidate
     fresh_process: str = ""                # the error a fresh `python FILE` printed ("" = not run)
+    minimal: bool = True                   # False: no smaller set reproduced; the file is the whole export
+    note: str = ""                         # why it is not minimal (what the smaller candidates did instead)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -63,7 +66,7 @@ def run_candidate(text: str) -> str:
         fh.write(text)
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), capture_logs():
             runpy.run_path(fh.name, run_name="__main__")
         return ""
     except Exception as e:  # noqa: BLE001 - any error of the candidate is data
@@ -95,9 +98,10 @@ def same_error(got: str, expected: str) -> bool:
     return g_type.rsplit(".", 1)[-1] == e_type.rsplit(".", 1)[-1] and g_msg.strip() == e_msg.strip()
 
 
-def find_failure(source: str, options: PipelineOptions, say: Callable[[str], None]) -> tuple[Any, dict[str, Any], Any]:
-    """(the float ExportedProgram, the failure diagnosis, the quantized-stage snapshot) of lowering
-    `source`; BadInputError when it lowers."""
+def find_failure(source: str, options: PipelineOptions,
+                 say: Callable[[str], None]) -> tuple[Any, dict[str, Any], Any, tuple]:
+    """(the float ExportedProgram, the failure diagnosis, the quantized-stage snapshot, the example inputs)
+    of lowering `source`; BadInputError when it lowers."""
     model = load_model(parse_model_source(source))
     pipe = LoweringPipeline(model, options, say, keep_edge_program=False)
     ep = None
@@ -112,7 +116,7 @@ def find_failure(source: str, options: PipelineOptions, say: Callable[[str], Non
                                 "cmlens repro reduces failures of ExecuTorch's quantisation passes and "
                                 "Cortex-M passes; fix the export first.") from e
         quantized = next((sn for sn in pipe.snapshots if sn.stage == "quantized"), None)
-        return ep, failure, quantized
+        return ep, failure, quantized, pipe.example_inputs
     raise BadInputError(f"{source} lowers without error with these options: there is nothing to reproduce.",
                         "Run cmlens repro on a model (and options) that `cmlens lower` reports as failed.")
 
@@ -143,9 +147,45 @@ def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> An
             return renamed[q_same.index(name)]
     if len(same_line) == 1:
         return same_line[0]
+    hit = _same_module_op(ep, failure, quantized)
+    if hit is not None:
+        return hit
     raise CmlensError(f"The failing op {name} ({failure.get('op')}) is not in the float export graph, and no "
                       f"op of {src or 'its line'} in module {failure.get('module')!r} is.",
                       "Report this: the repro needs the op's node at export time.")
+
+
+_FAMILY = {"bmm": "matmul", "matmul": "matmul", "mm": "matmul", "linear": "linear", "addmm": "linear",
+           "conv2d": "conv", "convolution": "conv"}
+
+
+def _family(target: str) -> str:
+    base = target.split(".")[-2] if target.count(".") >= 2 else target
+    return _FAMILY.get(base, base)
+
+
+def _same_module_op(ep: Any, failure: dict[str, Any], quantized: Any) -> Any:
+    """The failing op made inside a helper of another file (transformers' eager_attention_forward makes
+    the attention matmuls for the module that calls it, so no node carries the module's line): the k-th
+    op of the same kind in the same module, k counted at quantisation time."""
+    from ..snapshot.source import module_path_from_stack
+
+    module, op, name = failure.get("module"), failure.get("op") or "", failure.get("op_node")
+    if not module or quantized is None:
+        return None
+    mine = [n for n in ep.graph.nodes if n.op == "call_function" and _family(str(n.target)) == _family(op)
+            and module_path_from_stack(n.meta.get("nn_module_stack"))[0] == module]
+    q_same = [n.id for n in quantized.nodes if n.module_path == module and _family(n.target) == _family(op)]
+    if name in q_same and len(mine) == len(q_same):
+        return mine[q_same.index(name)]
+    return mine[0] if len(mine) == 1 else None
+
+
+def _output_node(ep: Any) -> Any:
+    """The node a whole-export file returns when the failing op is not found: the first graph output."""
+    out = next(n for n in ep.graph.nodes if n.op == "output")
+    first = out.args[0][0] if isinstance(out.args[0], (list, tuple)) else out.args[0]
+    return first
 
 
 def make_repro(source: str, options: PipelineOptions, out: str, *,
@@ -154,18 +194,22 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
     """Write the reproducer of `source`'s pass failure to `out`. `should_stop()` is asked before each
     candidate (a cancel between two lowerings of the search raises Cancelled)."""
     say = on_status or (lambda _t: None)
-    ep, failure, quantized = find_failure(source, options, say)
+    ep, failure, quantized, example_inputs = find_failure(source, options, say)
     expected = expected_error(failure)
-    fail = _failing_node(ep, failure, quantized)
+    try:
+        fail, found = _failing_node(ep, failure, quantized), True
+    except CmlensError:         # not traceable to one export node: the whole export is the reproducer
+        fail, found = _output_node(ep), False
+    values = traced_values(ep, example_inputs)
     versions = {k: v for k, v in stack_versions().items() if k in ("torch", "torchao", "executorch")}
     where = f" at {Path(failure['source'].rsplit(':', 1)[0]).name}:{failure['source'].rsplit(':', 1)[1]}" \
         if failure.get("source") else ""
     header = (f"{failure.get('stage')} fails on {failure.get('op')} ({failure.get('module') or 'model'}{where}): "
               f"reduced from {Path(source).name} by cmlens repro.")
 
-    def text_for(keep: set[str]) -> str:
-        return subgraph_source(ep, keep, fail.name, header=header, target=options.target, expected=expected,
-                               versions=versions, flow=options.flow)
+    def text_for(keep: set[str], head: str = header) -> str:
+        return subgraph_source(ep, keep, fail.name, header=head, target=options.target, expected=expected,
+                               versions=versions, flow=options.flow, traced=values)
 
     tries: list[tuple[int, bool]] = []
 
@@ -182,26 +226,29 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
             others[got or "lowered without error"] = others.get(got or "lowered without error", 0) + 1
         return ok
 
-    keep = grow_ancestors(fail, MAX_DEPTH, reproduces)
-    if keep is None:
+    keep = grow_ancestors(fail, MAX_DEPTH, reproduces) if found else None
+    if keep is None and found:
         say("repro: the op's producers alone do not fail; narrowing a window of the whole graph")
         keep = narrow_window(fail, reproduces)
         if keep is not None:
             keep = delta_shrink(fail, keep, reproduces)
-    if keep is None:
-        raise CmlensError(f"Neither a subgraph of up to depth {MAX_DEPTH} around {fail.name} nor the whole float "
-                          f"graph reproduces \"{expected}\" as a standalone file (tried "
-                          f"{', '.join(str(n) for n, _ in tries)} nodes; instead: "
-                          + "; ".join(f"{k[:160]} ({v}x)" for k, v in sorted(others.items(), key=lambda kv: -kv[1])[:3])
-                          + ").",
-                          "The failure depends on what the file cannot rebuild (for example the model's "
-                          "trained weights or its calibration data); file the model itself.")
-    text = text_for(keep)
+    note, minimal = "", keep is not None
+    if keep is None:            # never end with nothing: the whole export, marked as such
+        tried = ", ".join(str(n) for n, _ in tries) or "none"
+        note = ((f"no subgraph of up to depth {MAX_DEPTH} around {fail.name} nor a window of the graph reproduced "
+                 f"(tried {tried} nodes; instead: "
+                 + "; ".join(f"{k[:160]} ({v}x)" for k, v in sorted(others.items(), key=lambda kv: -kv[1])[:3])
+                 + ")") if found else
+                f"the failing op {failure.get('op_node')} ({failure.get('op')}) has no single node in the float export")
+        say(f"repro: {note}; writing the whole export (not minimal)")
+        keep = {n.name for n in ep.graph.nodes if n.op == "call_function"}
+        header = f"NOT MINIMAL (the whole export: {note}). {header}"
+    text = text_for(keep, header)
     Path(out).expanduser().parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(text)
     res = ReproResult(path=str(out), lines=len(text.splitlines()), expected=expected, stage=failure.get("stage", ""),
                       op=failure.get("op", ""), nodes=[n.name for n in ep.graph.nodes if n.name in keep],
-                      tries=tries)
+                      tries=tries, minimal=minimal, note=note)
     if fresh_check:
         say("repro: running the file in a fresh Python process")
         res.fresh_process = run_fresh(str(out), expected)

@@ -33,3 +33,40 @@ def test_default_output_has_no_traceback(tmp_path: Path) -> None:
     err = json.loads(out.read_text())["error"]
     assert "logged by torch during the stage" in err["traceback"]
     assert "failed while attempting to run meta for aten.bmm.default" in err["traceback"]
+
+
+def test_repro_writes_a_small_file_that_fails_the_same_way(tmp_path: Path) -> None:
+    """Token ids as the input (an embedding: randint(-8, 8) indexed out of range before); the file is
+    <= 60 lines, fails in a fresh process with ExecuTorch's error, and --json is written."""
+    out, js = tmp_path / "repro.py", tmp_path / "repro.json"
+    p = cmlens("repro", source2(NAME), "-o", str(out), "--json", str(js), "--calib", "2", cache=tmp_path)
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-3000:]
+    assert "Traceback" not in p.stdout + p.stderr
+    rep = json.loads(js.read_text())
+    assert rep["reproduces"] is True and rep["minimal"] is True
+    assert rep["expected"] == "RuntimeError: expected scalar type torch.int8 but found torch.int32"
+    assert rep["stage"] == "ReplaceScalarWithTensorArgPass"
+    assert "matmul_1" in rep["nodes"]
+    text = out.read_text()
+    assert rep["lines"] == len(text.splitlines()) <= 60
+    assert "backend_core" not in text
+
+
+def test_repro_whole_export_when_no_subgraph_reproduces(tmp_path: Path) -> None:
+    """When minimising finds nothing, the whole export is written, marked NOT MINIMAL, and still checked
+    in a fresh process (here it is forced: the search is given nothing but the whole graph)."""
+    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.repro import minimize
+
+    real = minimize.grow_ancestors
+    minimize.grow_ancestors = lambda *a, **k: None          # type: ignore[assignment]
+    window = minimize.narrow_window
+    minimize.narrow_window = lambda *a, **k: None           # type: ignore[assignment]
+    try:
+        rep = minimize.make_repro(source2(NAME), PipelineOptions(calib=2), str(tmp_path / "whole.py"))
+    finally:
+        minimize.grow_ancestors, minimize.narrow_window = real, window
+    text = Path(rep.path).read_text()
+    assert not rep.minimal and text.startswith('"""NOT MINIMAL (the whole export')
+    assert len(rep.nodes) >= 80         # every compute op of the 2-layer encoder
+    assert minimize.same_error(rep.fresh_process, rep.expected), rep.fresh_process
