@@ -52,7 +52,8 @@ def add_history_command(sub: Any) -> None:
     s.add_argument("--config", metavar="KEY", help="the configuration, as printed (when the model has several)")
     s.add_argument("--metric", action="append", metavar="M", help="only these metrics (repeatable)")
     s.add_argument("--time-threshold", default="25%", metavar="25%",
-                   help="relative change of the lowering time that counts as a change (default %(default)s)")
+                   help="relative change of the lowering time that counts as a change (default %(default)s; "
+                        "changes under 1 s never count: one lowering per commit is a noisy sample)")
     s.add_argument("--html", metavar="F", help="write the charts and the change list as one self-contained HTML file")
     s.add_argument("--json", metavar="F", help="write the records and changes as JSON")
     s.set_defaults(func=run_show)

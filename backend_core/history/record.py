@@ -14,7 +14,7 @@ from ..versions import stack_versions
 from .config import config_of_report, config_of_request
 from .entry import FAILED, OK, Record
 from .git import ModelInRepo, commit_info, is_dirty, locate
-from .metrics import metrics_of
+from .metrics import lowering_seconds, metrics_of
 
 
 def machine() -> str:
@@ -76,8 +76,7 @@ def build_record(report: dict[str, Any] | None, model: ModelInRepo, *, config: s
                  commit=commit, dirty=dirty, commit_date=date, subject=subject, branch=branch, repo=str(model.root),
                  versions={**(report.get("versions") or stack_versions()), "python": sys.version.split()[0]},
                  machine=machine(), source=source)
-    if _num(report.get("seconds")):
-        rec.lowering_s = round(float(report["seconds"]), 3)
+    rec.lowering_s = lowering_seconds(report) if report else None
     if failed:
         err = error or report.get("error") or {"message": f"the lowering ended {report.get('status', 'without a report')}"}
         rec.status = FAILED
@@ -89,7 +88,7 @@ def build_record(report: dict[str, Any] | None, model: ModelInRepo, *, config: s
     rec.status = OK
     rec.metrics, notes = metrics_of(report, facts)
     rec.facts = _baseline_facts(facts)
-    rec.extra = {"notes": notes, "from_cache": bool(report.get("from_cache"))}
+    rec.extra = {"notes": notes, "from_cache": bool(report.get("from_cache")), "wall_s": report.get("seconds")}
     return rec
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .entry import Record
-from .metrics import NOISY, label, sort_key, value
+from .metrics import NOISE_FLOOR, NOISY, label, sort_key, value
 
 VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens")
 METRIC, STATUS, VERSION = "metric", "status", "version"
@@ -85,6 +85,8 @@ def is_change(metric: str, before: Any, after: Any, threshold: float | None = No
         return False
     rel = threshold if threshold is not None else NOISY.get(metric)
     if rel is not None and isinstance(before, (int, float)) and before:
+        if abs(after - before) < NOISE_FLOOR.get(metric, 0.0):
+            return False
         return abs(after - before) / abs(before) > rel
     return True
 
