@@ -119,8 +119,31 @@ def record_of_result(result: Any, model: ModelInRepo, *, source: str = "lower", 
     error = None
     if result.status != "done":
         error = result.error or {"message": result.status}
-    return build_record(report, model, config=config, commit=info.commit, error=error, dirty=dirty,
-                        date=info.date, subject=info.subject, branch=branch or info.branch, source=source)
+    rec = build_record(report, model, config=config, commit=info.commit, error=error, dirty=dirty,
+                       date=info.date, subject=info.subject, branch=branch or info.branch, source=source)
+    target = target_provenance(getattr(result, "run_environment", None))
+    if target:
+        rec.extra = {**(rec.extra or {}), "target": target}
+        rec.versions.update({k: v for k, v in (("executorch-checkout", target["executorch_checkout"]["commit"]),
+                                               ("cmsis-nn", target["cmsis_nn"]["commit"])) if v})
+    return rec
+
+
+def target_provenance(env: Any) -> dict[str, Any] | None:
+    """A target run's ExecuTorch checkout (root, version, commit) and CMSIS-NN (its tree's commit, or the
+    tag CMake fetches): a change of either is drawn as a version marker."""
+    if env is None or getattr(env, "checkout", None) is None:
+        return None
+    co, cm = env.checkout, getattr(env, "cmsis", None)
+    path = getattr(cm, "path", None)
+    commit = None
+    if path is not None and (Path(path) / ".git").exists():
+        from .git import git
+
+        commit = git(Path(path), "rev-parse", "HEAD", check=False).strip() or None
+    return {"executorch_checkout": {"root": str(co.root), "version": co.version, "commit": co.commit},
+            "cmsis_nn": {"path": str(path) if path else None, "commit": commit or getattr(cm, "fetch_tag", None),
+                         "source": getattr(cm, "source", None)}}
 
 
 def record_job_result(result: Any, model_source: str, store_url: str | None = None, *,

@@ -13,7 +13,7 @@ from typing import Any
 from .entry import Record
 from .metrics import NOISE_FLOOR, NOISY, label, sort_key, value
 
-VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens")
+VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens", "executorch-checkout", "cmsis-nn")
 METRIC, STATUS, VERSION = "metric", "status", "version"
 
 

@@ -114,3 +114,28 @@ def test_record_and_add_key_by_commit_and_dirty(broken_repo: tuple[Path, list[st
     code, _, err = cli("history", "add", tmp_path / "low.json", "--model", clone / "model.py", "--commit", "nosuch",
                        "--history", tmp_path / "r.db")
     assert code == 2 and "Unknown commit" in err
+
+
+def test_a_target_runs_checkout_and_cmsis_nn_commits_are_versions(broken_repo: tuple[Path, list[str]]) -> None:
+    """A run's environment (the ExecuTorch checkout, a CMSIS-NN tree kept in git) is recorded, and a change
+    of either is a version change like a package's."""
+    from types import SimpleNamespace
+
+    from backend_core.history.git import locate
+    from backend_core.history.record import record_of_result, target_provenance
+    from backend_core.history.trends import VERSION, changes
+    from backend_core.jobs import Job, JobResult
+    from backend_core.toolchain.checkout import Checkout, CmsisNn
+
+    repo, commits = broken_repo
+    recs = []
+    for et in ("aaa111", "bbb222"):
+        env = SimpleNamespace(checkout=Checkout(Path("/et"), "--et-root", "1.5.1", et, "1.5.1"),
+                              cmsis=CmsisNn(repo, "--cmsis-nn"))       # any git tree stands for CMSIS-NN here
+        assert target_provenance(env)["cmsis_nn"]["commit"] == commits[-1]
+        res = JobResult(Job(str(repo / "model.py")), status="failed", error={"message": "x"})
+        res.run_environment = env
+        recs.append(record_of_result(res, locate(str(repo / "model.py"))))
+    assert recs[0].versions["executorch-checkout"] == "aaa111" and recs[0].versions["cmsis-nn"] == commits[-1]
+    assert [(c.metric, c.before, c.after) for c in changes(recs) if c.kind == VERSION] == \
+        [("executorch-checkout", "aaa111", "bbb222")]
