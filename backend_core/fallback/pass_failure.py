@@ -256,15 +256,14 @@ def _module_of(resolver: UserOpResolver, last: GraphSnapshot, qname: str) -> str
 
 def _same_dtype_failures(resolver: UserOpResolver, last: GraphSnapshot, target: str,
                          skip: str | None) -> dict[str, list[str]]:
-    """Nodes of the same op whose first two tensor inputs have a float and a non-float dtype:
-    {their op at quantisation time: the producers of their int8 inputs}."""
+    """Nodes of the same op whose first two tensor inputs have different dtypes (a float and an int8, or an
+    int8 and an int32): {their op at quantisation time: the producers of their non-float inputs}."""
     out: dict[str, list[str]] = {}
     for n in last.nodes:
         if n.fx_op != "call_function" or n.target != target:
             continue
         ins = [last.node(i) for i in n.inputs[:2]]
-        if len(ins) == 2 and all(x is not None and x.dtype for x in ins) and \
-                _is_float(ins[0].dtype) != _is_float(ins[1].dtype):
+        if len(ins) == 2 and all(x is not None and x.dtype for x in ins) and ins[0].dtype != ins[1].dtype:
             q = resolver.quantized_node(n)
             if q is not None and q.name != skip:
                 out[q.name] = _int_operand_ops(resolver, last, n)
@@ -279,6 +278,9 @@ def _dtype_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot,
     pf.checked.append("operand dtypes: " + ", ".join(f"input {i} {d}" for i, d in dts))
     floats = [o for o in pf.operands if _is_float(o.get("dtype"))]
     ints = [o for o in pf.operands if o.get("dtype") and not _is_float(o.get("dtype"))]
+    if not floats and len({o["dtype"] for o in ints}) > 1 and ln is not None:
+        _mixed_int_cause(pf, resolver, last, ln, ints)
+        return
     if not floats or not ints:
         return
     o = floats[0]
@@ -316,6 +318,20 @@ def _dtype_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot,
         if pf.same_failure:
             pf.checked.append(f"{len(pf.same_failure)} more {ln.target} get mixed int8/float inputs: "
                               + ", ".join(pf.same_failure))
+
+
+def _mixed_int_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot, ln: NodeSnapshot,
+                     ints: list[dict[str, Any]]) -> None:
+    """An op given two integer tensors of different widths (eager attention's bmm: an int8 tensor and an
+    int32 one, ReplaceScalarWithTensorArgPass re-running its meta): every node of the same op with mixed
+    input dtypes fails the same check, so --keep-going takes them all out in one round."""
+    a, b = ints[0], ints[1]
+    pf.cause = (f"{pf.op or pf.node} gets input {a['index']} as {a['dtype']} and input {b['index']} as "
+                f"{b['dtype']}; the check needs equal dtypes.")
+    same = _same_dtype_failures(resolver, last, ln.target, pf.op_node)
+    pf.same_failure = list(same)
+    if same:
+        pf.checked.append(f"{len(same)} more {ln.target} get inputs of two different dtypes: " + ", ".join(same))
 
 
 def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, needs_library, source2
+from .conftest import ROOT, needs_library, opt_in, source2
 
 pytestmark = needs_library("transformers")
 NAME = "distilbert_eager"
@@ -52,6 +52,7 @@ def test_repro_writes_a_small_file_that_fails_the_same_way(tmp_path: Path) -> No
     assert "backend_core" not in text
 
 
+@opt_in
 def test_repro_whole_export_when_no_subgraph_reproduces(tmp_path: Path) -> None:
     """When minimising finds nothing, the whole export is written, marked NOT MINIMAL, and still checked
     in a fresh process (here it is forced: the search is given nothing but the whole graph)."""
@@ -70,3 +71,20 @@ def test_repro_whole_export_when_no_subgraph_reproduces(tmp_path: Path) -> None:
     assert not rep.minimal and text.startswith('"""NOT MINIMAL (the whole export')
     assert len(rep.nodes) >= 80         # every compute op of the 2-layer encoder
     assert minimize.same_error(rep.fresh_process, rep.expected), rep.fresh_process
+
+
+def test_keep_going_takes_one_round_per_cause(tmp_path: Path) -> None:
+    """Both layers' attention bmm fail the same check (an int8 and an int32 input): quarantined together in
+    round 1, so the lowering is done in round 2 (it was one round per bmm); the progress names them."""
+    out = tmp_path / "kg.json"
+    p = cmlens("lower", source2(NAME), "--no-cache", "--keep-going", "--calib", "2", "--json", str(out),
+               cache=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "failed on bmm_1, bmm_3; leaving them in float and lowering again (round 2/8)" in p.stderr
+    assert "round 3/" not in p.stderr
+    assert "Traceback" not in p.stdout + p.stderr
+    report = json.loads(out.read_text())
+    assert report["status"] == "done"
+    quarantined = report["quantizer"]["quarantined"]
+    assert set(quarantined) == {"bmm_1", "bmm_3"}
+    assert {why["round"] for why in quarantined.values()} == {1}
