@@ -72,18 +72,19 @@ def add_history_command(sub: Any) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-def store_for(args: argparse.Namespace, model_source: str | None) -> tuple[Any, Any]:
-    """(the open store, the located model or None): --history, else the model repository's default store."""
+def store_for(args: argparse.Namespace, model_source: str | None, *, create: bool = True) -> tuple[Any, Any]:
+    """(the open store, the located model or None): --history, else the model repository's default store.
+    `create=False` for commands that only read: a missing store is an error, and nothing is written."""
     from backend_core.errors import BadInputError
     from backend_core.history import default_store, open_store
     from backend_core.history.git import locate
 
     model = locate(model_source) if model_source else None
     if getattr(args, "history", None):
-        return open_store(args.history), model
+        return open_store(args.history, create=create), model
     if model is None:
         raise BadInputError("No history store given.", "Pass --history PATH|URL, or a MODEL file in its repository.")
-    return open_store(default_store(model)), model
+    return open_store(default_store(model, create=create), create=create), model
 
 
 def parse_fraction(text: str, flag: str) -> float:
@@ -171,7 +172,7 @@ def run_show(args: argparse.Namespace) -> int:
     def work() -> int:
         from backend_core.history import load_history
 
-        store, model = store_for(args, args.model)
+        store, model = store_for(args, args.model, create=False)
         with store:
             key = model.key if model else args.model
             h = load_history(store, key, config=args.config, root=model.root if model else None,
@@ -206,7 +207,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     def work() -> int:
-        store, model = store_for(args, args.model)
+        store, model = store_for(args, args.model, create=False)
         with store:
             if args.output:
                 with open(args.output, "w") as fh:

@@ -21,10 +21,13 @@ def machine() -> str:
     return f"{socket.gethostname()} ({platform.machine()}, {os.cpu_count()} cores, {platform.system()})"
 
 
-def default_store(model: ModelInRepo) -> Path:
+def default_store(model: ModelInRepo, create: bool = True) -> Path:
     """`.cmlens/history.db` at the root of the model's repository; the folder ignores itself (a
-    `.gitignore` of `*`, as pytest's cache does), so `git status` stays as it was."""
+    `.gitignore` of `*`, as pytest's cache does), so `git status` stays as it was. `create=False`
+    (commands that only read): the path, nothing made."""
     folder = model.root / ".cmlens"
+    if not create:
+        return folder / "history.db"
     folder.mkdir(exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():

@@ -102,6 +102,11 @@ def test_bad_input_exits_2(model_repo: tuple[Path, list[str]], tmp_path: Path) -
     code, _, err = cli("history", "bisect", repo / "model.py", "--metric", "fallbacks", "--good", commits[7],
                        "--bad", commits[0], "--calib", "1", "--history", tmp_path / "x.db")
     assert code == 2 and "not an ancestor" in err
+    code, _, err = cli("history", "show", repo / "model.py", "--history", tmp_path / "none.db")
+    assert code == 2 and "No history store at" in err and not (tmp_path / "none.db").exists()   # a read writes nothing
+    from backend_core.history import open_store
+
+    open_store(tmp_path / "empty.db").close()
     code, _, err = cli("history", "show", repo / "model.py", "--history", tmp_path / "empty.db")
     assert code == 2 and "no record of model.py" in err
     assert not list((tmp_path / "loose").glob(".cmlens")), "nothing is written for a bad input"
