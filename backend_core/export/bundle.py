@@ -96,7 +96,8 @@ def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict
             "how": "explicit list read from the program's operator table, in EXECUTORCH_SELECT_OPS_LIST form "
                    "(model_ops.txt), fed to ExecuTorch's gen_selected_ops(ROOT_OPS) per kernel family; not "
                    "EXECUTORCH_SELECT_OPS_MODEL, whose gen_oplist.py needs the selective_build pybind module the "
-                   "executorch wheel lacks",
+                   "executorch wheel lacks. A list without one of the program's ops fails at the link (undefined "
+                   "reference to cmlens_op_<op>), not on the board",
             "ops": facts.selected_ops, "cortex_m": facts.cortex_m_ops, "portable": facts.portable_ops,
             "runtime_builtin": facts.other_ops},
         "fallbacks": spec.fallbacks,

@@ -7,6 +7,8 @@ examples/arm/executor_runner/arm_executor_runner.cpp uses them, with every buffe
 The glue is C++ because ExecuTorch's runtime is; the header is plain C (extern "C")."""
 from __future__ import annotations
 
+import re
+
 from .pools import Pools
 from .program import ProgramFacts, TensorIO
 
@@ -142,6 +144,26 @@ PAL = [
     "#endif", ""]
 
 
+def op_symbol(op: str) -> str:
+    """The symbol cmlens_model.cmake defines for a selected op (CMake's string(MAKE_C_IDENTIFIER))."""
+    sym = re.sub(r"[^A-Za-z0-9_]", "_", f"cmlens_op_{op}")
+    return f"_{sym}" if sym[0].isdigit() else sym
+
+
+def _required_ops(facts: ProgramFacts) -> list[str]:
+    syms = [op_symbol(o) for o in facts.selected_ops]
+    if not syms:
+        return ["static void cmlens_require_ops(void) {}", ""]
+    return ["/* The program's ops: each must be in CMLENS_MODEL_SELECT_OPS_LIST (cmlens_model.cmake defines one",
+            " * symbol per listed op), else the link fails naming the missing one. */",
+            *[f"extern \"C\" const char {s};" for s in syms],
+            "static void cmlens_require_ops(void) {",
+            "  static const char* const ops[] = {" + ", ".join(f"&{s}" for s in syms) + "};",
+            "  volatile char sink = 0;",
+            "  for (const char* p : ops) sink = static_cast<char>(sink + *p);   /* loads: the references stay */",
+            "}", ""]
+
+
 def api_source(facts: ProgramFacts, pools: Pools) -> str:
     """`cmlens_model.cpp`: the API over ExecuTorch's runtime with static pools and static objects."""
     planned = pools.planned
@@ -175,8 +197,10 @@ def api_source(facts: ProgramFacts, pools: Pools) -> str:
          "static Slot<HierarchicalAllocator> g_planned;", "static Slot<MemoryManager> g_memory;",
          "static Slot<Method> g_method;", "static bool g_ready = false;", "",
          *_info_tables("input", facts.inputs), *_info_tables("output", facts.outputs), "",
+         *_required_ops(facts),
          "extern \"C\" int cmlens_model_init(void) {",
          "  if (g_ready) return 0;",
+         "  cmlens_require_ops();",
          "  executorch::runtime::runtime_init();",
          "  new (g_loader.get()) BufferDataLoader(cmlens_model_pte, CMLENS_MODEL_PTE_SIZE);",
          "  Result<Program> program = Program::load(g_loader.get());",

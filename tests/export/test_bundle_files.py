@@ -74,6 +74,9 @@ def test_op_list_is_the_programs(bundle) -> None:
     assert sorted(listed) == sorted(o for o in ops if o.startswith("cortex_m::")) and len(listed) == 7
     cmake = (bundle.folder / "cmlens_model.cmake").read_text()
     assert f'set(CMLENS_MODEL_SELECT_OPS_LIST "{",".join(listed)}"' in cmake
+    source = (bundle.folder / "cmlens_model.cpp").read_text()    # the link fails without any one of them
+    assert all(f'extern "C" const char cmlens_op_{re.sub(r"[^A-Za-z0-9_]", "_", op)};' in source for op in listed)
+    assert "string(MAKE_C_IDENTIFIER \"cmlens_op_${_op}\" _sym)" in cmake
     info = json.loads((bundle.folder / "bundle.json").read_text())
     assert info["selective_build"]["ops"] == listed and info["selective_build"]["portable"] == []
     assert all(o["kernel"].startswith("CMSIS-NN") for o in info["ops"])

@@ -3,7 +3,7 @@
 CMakeLists.txt of the test's own, builds with arm-none-eabi-gcc and runs on QEMU with outputs identical,
 byte for byte, to the lowered program run on the host -- for ds_cnn on stm32f746 (M7) and on cortex-m55.
 The firmware's measured RAM pools equal the bundle's figures and its flash is within the bundle's
-stated figure. The op list is minimal: drop any one op and the firmware cannot load the program.
+stated figure. The op list is minimal: drop any one op and the link fails, naming it.
 
 The kernels/ board layer stands in for the user's startup code and UART; the ExecuTorch libraries are
 the ones `cmlens run` caches for the checkout and CPU (CMLENS_ET_INSTALL_DIR), built here if missing."""
@@ -81,7 +81,7 @@ def _build_and_run(project: Path, board, install: Path, extra: list[str] = ()) -
                     f"-DCMLENS_ET_ROOT={ET_ROOT}", f"-DCMLENS_CMSIS_NN={CMSIS_NN}", f"-DCMLENS_ET_INSTALL_DIR={install}",
                     f"-DCMLENS_PYTHON={codegen_python()}", f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}",
                     *extra], check=True, capture_output=True, text=True)
-    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True, text=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True, text=True)   # stdout: the link
     res = runner_for(board).run(build / "app.elf", timeout=60)
     return "\n".join(res.uart)
 
@@ -135,9 +135,11 @@ def test_bundle_in_a_users_project_runs_bit_exact(tmp_path: Path, board_flags: l
     assert linked == info["pools"]["ram_bytes"]
 
 
-def test_dropping_any_op_from_the_selective_list_breaks_the_firmware(tmp_path: Path) -> None:
-    """Minimal: each of ds_cnn's ops is needed (the runtime refuses the program: OperatorMissing 0x14)."""
+def test_dropping_any_op_from_the_selective_list_fails_the_link(tmp_path: Path) -> None:
+    """Minimal: each of ds_cnn's ops is needed. A list without one fails at the link, naming the op; the
+    full list links and runs."""
     from backend_core.boards.table import board_for
+    from backend_core.export.c_sources import op_symbol
 
     bundle = tmp_path / "bundle"
     assert main(["export", "ds_cnn", "--target", "cortex-m55", "-o", str(bundle), "--et-root", ET_ROOT,
@@ -146,9 +148,10 @@ def test_dropping_any_op_from_the_selective_list_breaks_the_firmware(tmp_path: P
     project = _user_project(tmp_path, bundle, _lowered("cortex-m55"))
     install = _installed_libraries("cortex-m55")
     for op in ops:
-        uart = _build_and_run(project, board_for("cortex-m55"), install,
-                              [f"-DCMLENS_MODEL_SELECT_OPS_LIST={','.join(o for o in ops if o != op)}"])
-        assert f"STATUS {0x14}" in uart, (op, uart)
+        with pytest.raises(subprocess.CalledProcessError) as exc:
+            _build_and_run(project, board_for("cortex-m55"), install,
+                           [f"-DCMLENS_MODEL_SELECT_OPS_LIST={','.join(o for o in ops if o != op)}"])
+        assert f"undefined reference to `{op_symbol(op)}'" in exc.value.stdout, (op, exc.value.stdout[-2000:])
     uart = _build_and_run(project, board_for("cortex-m55"), install, [f"-DCMLENS_MODEL_SELECT_OPS_LIST={','.join(ops)}"])
     assert "STATUS 0" in uart
 
