@@ -1,17 +1,17 @@
 """The one message format between CortexM Lens worker processes and the GUI.
 
-Every worker (`python -m backend_core.workers.lowering`, `...workers.numerics`) and `cmlens run
---protocol` writes one JSON object per line on stdout; human-readable logs go to stderr. Both ends
-import the names from here, so a message type is never a bare string literal in two places:
+The job worker (`python -m backend_core.workers.job`: a Job as JSON on stdin, the only worker process)
+and `cmlens run --protocol` write one JSON object per line on stdout; human-readable logs go to stderr.
+Both ends import the names from here, so a message type is never a bare string literal in two places.
+This module is the message format and nothing else (no argument builders: a worker reads a Job):
 
-  {"type": "status",   "text": "importing ExecuTorch"}
-  {"type": "planned",  "stages": ["float export", ...]}                      lowering
-  {"type": "stage",    "snapshot": {...GraphSnapshot.to_dict()...}}          lowering
-  {"type": "progress", "phase": "lowering"|"analysis", "done": 3, "total": 12, "text": "..."}
-  {"type": "step",     "step": "lower"|"check ops"|"libraries"|"build runner"|"run"|"gaps"}  target run
-  {"type": "result",   "result": {...}}                                      numerics
-  {"type": "error",    "exit_code": 2|3, "message": "...", "hint": "...", "detail": "..."}
-  {"type": "done",     "status": "done"|"failed", "exit_code": 0|2|3, "seconds": 1.2, ...}
+  {"type": "stage",    "snapshot": {...GraphSnapshot.to_dict()...}, "planned": [...]}   a lowering stage
+  {"type": "event",    "kind": "status"|"step"|"run_step"|"line"|"progress", "data": {...}}   run_job's events
+  {"type": "result",   "job_result": {...JobResult.to_dict()...}}              the job's result
+  {"type": "done",     "status": "done"|"failed"|"cancelled", "exit_code": 0|1|2|3|130}
+  {"type": "error",    "exit_code": 2|3, "message": "...", "hint": "...", "detail": "..."}   the Job was refused
+  {"type": "step" | "progress", ...}                                          `cmlens run --protocol` (the
+                                                                               steps and a build's percentage)
 """
 from __future__ import annotations
 
@@ -37,8 +37,6 @@ MESSAGE_TYPES = (STATUS, PLANNED, STAGE, PROGRESS, STEP, RESULT, ERROR, DONE, EV
 RUN_STEPS = ("lower", "check ops", "libraries", "build runner", "run", "gaps", "results")
 SELFTEST_STEPS = ("build runner", "run", "results")
 
-LOWERING_WORKER = "backend_core.workers.lowering"
-NUMERICS_WORKER = "backend_core.workers.numerics"
 JOB_WORKER = "backend_core.workers.job"      # Job JSON on stdin -> events + {"type": "result", "job_result": ...}
 
 
@@ -92,56 +90,6 @@ def parse_line(text: str) -> dict[str, Any] | None:
     if isinstance(msg, dict) and msg.get("type") in MESSAGE_TYPES:
         return msg
     return None
-
-
-def lowering_worker_arguments(source: str, target: str, flow: str, calib: str | None = None, *,
-                              no_cache: bool = False, report: str | None = None, pte: str | None = None,
-                              bpte: str | None = None, channels_last: bool = False,
-                              companions: dict[str, str | None] | None = None,
-                              memory: bool = False, verify_suggestions: bool = False,
-                              keep_going: bool = False) -> list[str]:
-    """`python` arguments for the lowering worker (an argument list: never a shell string)."""
-    args = ["-m", LOWERING_WORKER, source, "--target", target, "--flow", flow]
-    if calib:
-        args += ["--calib", str(calib)]
-    if no_cache:
-        args.append("--no-cache")
-    if channels_last:
-        args.append("--channels-last")
-    if verify_suggestions:
-        args.append("--verify-suggestions")   # re-lowers modified copies in the worker
-    if keep_going:
-        args.append("--keep-going")           # an op whose ExecuTorch pass fails stays float; the rest lowers
-    if memory:
-        args.append("--memory")     # the done message then carries the memory report (Memory panel)
-    for flag, value in (("--report", report), ("--pte", pte), ("--bpte", bpte)):
-        if value:
-            args += [flag, value]
-    for name, value in sorted((companions or {}).items()):   # an artefact's etdump/etrecord/program/debug_buffer
-        if value:
-            args += ["--" + name.replace("_", "-"), str(value)]
-    return args
-
-
-def numerics_worker_arguments(source: str, target: str, flow: str, inputs: str | int | None = None,
-                              calib: str | None = None, json_out: str | None = None, *,
-                              cancel_on_eof: bool = False, channels_last: bool = False,
-                              keep_going: bool = False) -> list[str]:
-    """`python` arguments for the numerics worker (status / progress / result / error / done lines)."""
-    args = ["-m", NUMERICS_WORKER, source, "--target", target, "--flow", flow]
-    if inputs not in (None, ""):
-        args += ["--inputs", str(inputs)]
-    if calib:
-        args += ["--calib", str(calib)]
-    if json_out:
-        args += ["--json", json_out]
-    if cancel_on_eof:
-        args.append("--cancel-on-eof")
-    if channels_last:
-        args.append("--channels-last")
-    if keep_going:
-        args.append("--keep-going")
-    return args
 
 
 _EOL = re.compile(r"\r\n|\r|\n")

@@ -41,15 +41,14 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def no_leftover_processes(qapp, qtbot) -> Iterator[None]:
-    """Fail a test that leaves a background QThread, a worker process or a `cmlens` child running
+    """Fail a test that leaves a background QThread, a job worker process running
     (they are stopped first, so one failure does not cascade)."""
     from tests.helpers.processes import leftovers, stop_all
 
     yield
-    threads, workers, clis = leftovers()
-    stop_all(threads, workers, clis)
-    if workers or clis:           # killed processes are reaped by the event loop
-        qtbot.waitUntil(lambda: not any(leftovers()[1:]), timeout=20_000)
+    threads, workers = leftovers()
+    stop_all(threads, workers)
+    if workers:                   # killed processes end within a moment
+        qtbot.waitUntil(lambda: not leftovers()[1], timeout=20_000)
     assert not threads, f"{len(threads)} background QThread(s) left running"
-    assert not workers, f"{len(workers)} worker process(es) left running"
-    assert not clis, f"{len(clis)} cmlens target process(es) left running"
+    assert not workers, f"{len(workers)} job worker process(es) left running"

@@ -1,5 +1,5 @@
 """AccuracyPanel: does the int8 model still do its job? The `evaluate` step (backend_core.accuracy) of the
-lowering the window shows, run as a Job in the job worker (app.runtime.JobRunner: torch never enters the
+lowering the window shows, run as a Job in the job worker (app.runtime.qt_job.QtJob: torch never enters the
 GUI process, the UI thread never waits, Cancel kills the worker).
 
 Public API (the shell wires it; this package imports no other feature package):
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
 
 from app.accuracy.charts import MODEL_LABELS, AccuracyBars, ConfusionMatrices, Thumbnail, models_in
 from app.lowering.session import LowerRequest
-from app.runtime.job_runner import JobRunner
+from app.runtime.qt_job import QtJob
 from app.widgets import theme
 from app.widgets.elided_label import ElidedLabel
 
@@ -74,7 +74,7 @@ class AccuracyPanel(QWidget):
         self._result: dict[str, Any] | None = None
         self._heat: tuple[float, float, str] = (0.0, 60.0, "")
         self.error: dict[str, Any] | None = None
-        self.runner = JobRunner("job worker", "evaluate", self)
+        self.runner = QtJob("job worker", "evaluate", self)
         self.runner.event.connect(self._on_event)
         self.runner.finished.connect(self._on_finished)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend_core.errors import CmlensError
+
 from .check import add_check_command
 from .common import ZOO_EPILOG as EPILOG
 from .compare import add_compare_command
@@ -70,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted ({interrupt.signal_name()})", file=sys.stderr)
         return interrupt.exit_code()
+    except CmlensError as exc:            # a typed error no subcommand caught: its cause and fix, never a traceback
+        from .common import print_error
+
+        return print_error(exc, verbose=getattr(args, "verbose", False) or None)
     except BrokenPipeError:              # `cmlens doctor | head`: the reader left; not an error of ours
         import os
 

@@ -139,7 +139,9 @@ def lower_request_from(args, **overrides):
     calib = getattr(args, "calib", None)
     if isinstance(calib, str) and calib.isdigit():
         calib = int(calib)
-    fields = dict(target=args.target, flow=getattr(args, "flow", "legacy"),
+    from backend_core.cpus import normalise_target
+
+    fields = dict(target=normalise_target(args.target), flow=getattr(args, "flow", "legacy"),
                   activations=getattr(args, "activations", "int8"),
                   channels_last=bool(getattr(args, "channels_last", False)), calib=calib,
                   verify_suggestions=bool(getattr(args, "verify_suggestions", False)),

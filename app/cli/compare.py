@@ -72,7 +72,9 @@ def status_printer(text: str) -> None:
 
 
 def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | None = None) -> list[Any]:
-    from backend_core.compare.sides import auto_labels, expand_vary, load_side, parse_side
+    """Every side of the compare: one Job per side that must be lowered or read, submitted on the executor
+    the user chose (here, one side after the other; a local pool or Dask, all at once), then the sides."""
+    from backend_core.compare.sides import auto_labels, expand_vary, parse_side, side_from_result, side_job
 
     defaults = side_defaults(args)
     specs = expand_vary([parse_side(t, defaults) for t in texts], vary or [])
@@ -89,9 +91,37 @@ def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | Non
 
             folder_layout(args.eval_data)         # missing, empty or unlabelled: said before any lowering
         accuracy = EvaluateOptions(data=args.eval_data, limit=args.accuracy or None)
-    return [load_side(s, lab, use_cache=not args.no_cache, numerics_samples=args.numerics,
-                      on_status=status_printer, verbose=args.verbose, accuracy=accuracy)
-            for s, lab in zip(specs, labels)]
+    jobs = [side_job(s, use_cache=not args.no_cache, numerics_samples=args.numerics, accuracy=accuracy) for s in specs]
+    rows = run_side_jobs(jobs, labels, args)
+    return [side_from_result(s, lab, row) for s, lab, row in zip(specs, labels, rows)]
+
+
+def run_side_jobs(jobs: list[Any], labels: list[str], args: argparse.Namespace) -> list[dict[str, Any] | None]:
+    """Each side's JobResult as JSON (None where there was no job). Ctrl-C cancels what runs."""
+    from backend_core.execute import as_completed, open_executor
+
+    from .common import submit
+
+    on_event = (lambda kind, data: status_printer(data["text"]) if kind == "status" else None) if args.verbose else None
+    rows: list[dict[str, Any] | None] = [None] * len(jobs)
+    todo = [(i, j) for i, j in enumerate(jobs) if j is not None]
+    if getattr(args, "executor", "here") == "here" and not getattr(args, "scheduler", None):
+        for i, job in todo:                       # one lowering at a time in this process
+            status_printer(f"{labels[i]}: {' + '.join(job.steps)} of {job.model}")
+            rows[i] = submit(job, on_event).to_dict()
+        return rows
+    with open_executor(scheduler=args.scheduler, workers=args.workers, kind=args.executor) as ex:
+        status_printer(f"{len(todo)} side job(s) on {ex.describe()}")
+        handles = {ex.submit(job): i for i, job in todo}
+        try:
+            for h in as_completed(list(handles)):
+                rows[handles[h]] = h.result().to_dict()
+                status_printer(f"{labels[handles[h]]}: {rows[handles[h]]['status']}")
+        except KeyboardInterrupt:
+            for h in handles:
+                h.cancel()
+            raise
+    return rows
 
 
 def add_compare_command(sub: Any) -> None:
@@ -104,6 +134,12 @@ def add_compare_command(sub: Any) -> None:
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="one side per value of a lowering option, e.g. target=m4,m55 (repeatable: multiplies)")
     add_lowering_options(p)
+    ex = p.add_argument_group("where the sides run")
+    ex.add_argument("--executor", choices=["here", "pool"], default="here",
+                    help="here: one side after the other in this process (default); pool: every side at once in "
+                         "a local process pool")
+    ex.add_argument("--workers", type=int, default=None, help="pool size (default: the number of cores)")
+    ex.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run the sides on this Dask scheduler's workers")
     out = p.add_argument_group("output")
     out.add_argument("--all-rows", action="store_true", help="print unchanged ops too")
     out.add_argument("--json", metavar="F", help="write the comparison JSON (docs/json-format.md)")
@@ -124,6 +160,11 @@ def run_compare(args: argparse.Namespace) -> int:
             raise BadInputError("compare needs two sides or more.",
                                 "Give two sources (a.py b.py, r1.json r2.json) or vary one: "
                                 "cmlens compare ds_cnn --vary target=m4,m55.")
+        from backend_core.files import check_writable
+
+        for flag in ("json", "html", "baseline_out"):      # refused now, not after every side's lowering
+            if getattr(args, flag, None):
+                check_writable(getattr(args, flag), flag.replace("_", "-"))
         sides = load_sides(args.sides, args, args.vary)
         from backend_core.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
         from backend_core.compare.text import comparison_text
@@ -131,15 +172,15 @@ def run_compare(args: argparse.Namespace) -> int:
         cmp = compare_facts([s.facts for s in sides], args.rtol if args.rtol is not None else DEFAULT_RTOL,
                             reports=[s.report for s in sides])
     except CmlensError as e:
-        print(f"error: {e.message}", file=sys.stderr)
-        if e.hint:
-            print(f"  {e.hint}", file=sys.stderr)
-        return e.exit_code
+        from .common import print_error
+
+        return print_error(e, verbose=args.verbose)
     print(comparison_text(cmp, all_rows=args.all_rows))
     try:
         if args.json:
-            with open(args.json, "w") as fh:
-                json.dump(compare_to_dict(cmp, reports=args.with_reports), fh, indent=1, default=str)
+            from backend_core.files import write_atomic
+
+            write_atomic(args.json, json.dumps(compare_to_dict(cmp, reports=args.with_reports), indent=1, default=str))
             print(f"wrote json: {args.json}")
         if args.html:
             from backend_core.report.interactive import compare_html, write_text

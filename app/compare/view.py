@@ -1,8 +1,8 @@
 """N lowerings side by side: one graph pane per side, selection synced by the compare rows (a click
 on one side selects the matched nodes on every side: one-to-many and many-to-one too), nodes filled
 by how their row changed, an inspector table (the matched op on every side) and a clickable
-"what changed" list. The compare itself runs in a child `cmlens compare` (runner.py); the view
-only draws its JSON. A failed or cancelled run keeps the results shown before.
+"what changed" list. The compare itself runs as one Job per side in the job worker (runner.py); the
+view only draws its JSON (the one `cmlens compare --json --with-reports` writes). A failed or cancelled run keeps the results shown before.
 
 Signals: rowSelected(int) (the compare row now selected, -1 none)."""
 from __future__ import annotations
@@ -122,7 +122,8 @@ class CompareView(QWidget):
 
     # ------------------------------------------------------------------ running
     def start(self, side_args: list[str]) -> None:
-        """Run `cmlens compare <side_args>` in a child process; the current result stays until it ends."""
+        """Run the compare of `side_args` (as `cmlens compare` takes them): one Job per side in the job worker;
+        the current result stays until it ends."""
         if self.runner.is_running():
             self.status.setText("A compare is running: cancel it first.")
             return

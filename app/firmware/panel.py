@@ -4,7 +4,7 @@ Self-contained (the main window only calls the public API below). It wires four 
 which action runs:
 - the form (form.py): what to run and how, as a `RunOptions`;
 - a target run is a `Job` (target_job.py: the window's lowering + the form) run in the job worker
-  process (app.runtime.job_runner.JobRunner): its `run_step` events move the progress bar, its `line`
+  process (app.runtime.qt_job.QtJob): its `run_step` events move the progress bar, its `line`
   events stream into the console, its `job_result` (the run step's `ModelRunResult.to_dict()`, or the
   error with its step) fills the result views;
 - the self-test and the doctor (tool_runs.py), which run no model. Missing tools or no ExecuTorch
@@ -29,7 +29,7 @@ from app.firmware.form import TargetForm
 from app.firmware.results import TargetResults
 from app.firmware.target_job import LoweringChoice, target_job
 from app.firmware.tool_runs import ToolRuns
-from app.runtime.job_runner import JobRunner
+from app.runtime.qt_job import QtJob
 
 # From these steps on, the job worker has children (cmake and its compilers, the simulator): Cancel lets
 # it stop them (SIGTERM). Before (lowering, op check) nothing could be orphaned: it is killed at once.
@@ -78,7 +78,7 @@ class TargetPanel(QWidget):
         f.cancel_btn.clicked.connect(self.cancel)
         r.nodeClicked.connect(self.nodeClicked)
         r.shown.connect(self.runFinished)
-        self.runner = JobRunner("job worker", "run", self)
+        self.runner = QtJob("job worker", "run", self)
         self.runner.event.connect(self._on_job_event)
         self.runner.finished.connect(self._on_job_finished)
         self.tools = ToolRuns(self)

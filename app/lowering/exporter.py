@@ -15,7 +15,7 @@ from backend_core.versions import stack_versions
 
 from app.runtime.background import BackgroundRunner
 from app.lowering.session import LowerRequest, LoweringSession
-from app.runtime.job_runner import JobRunner
+from app.runtime.qt_job import QtJob
 
 
 class Exporter(QObject):
@@ -31,7 +31,7 @@ class Exporter(QObject):
         self.runner.done.connect(self._on_done)
         self.runner.failed.connect(self._on_failed)
         self._jobs: dict[int, tuple[str, str]] = {}
-        self.job = JobRunner("job worker", "export", self)
+        self.job = QtJob("job worker", "export", self)
         self.job.event.connect(self._on_job_event)
         self.job.finished.connect(self._on_job_finished)
         self._artifact: tuple[str, str] | None = None

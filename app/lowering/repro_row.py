@@ -15,7 +15,7 @@ from backend_core.fallback.changed import a_pass_failed
 from backend_core.jobs.spec import Job, ReproOptions
 
 from app.lowering.session import LowerRequest, LoweringSession
-from app.runtime.job_runner import JobRunner
+from app.runtime.qt_job import QtJob
 
 START_TEXT = "Write reproducer…"
 CANCEL_TEXT = "Cancel reproducer"
@@ -41,7 +41,7 @@ class ReproRow(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.label, 1)
-        self.runner = JobRunner("job worker", "repro", self)
+        self.runner = QtJob("job worker", "repro", self)
         self.runner.event.connect(self._on_event)
         self.runner.finished.connect(self._on_finished)
         self.result: dict[str, Any] | None = None       # the last job_result's repro section

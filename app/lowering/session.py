@@ -1,6 +1,7 @@
 """The lowering session: the one model of a lowering run that every view observes.
 
-It owns the worker job (app.runtime.jobs.WorkerJob: process, errors, cancel), collects the streamed snapshots, diffs
+It submits the lowering as a Job (steps lower + memory, the Job `cmlens lower` runs) through the window's one
+adapter over the worker-process executor (app.runtime.qt_job.QtJob), collects the streamed snapshots, diffs
 consecutive stages as they arrive, and keeps the quantizer verdicts, the log and the error.
 Views never hold pipeline state; they read it from here when a signal says it changed.
 """
@@ -14,14 +15,12 @@ from PySide6.QtCore import QObject, Signal
 
 from backend_core.models.sniff import is_artefact_path
 from backend_core.diff import StageDiff, diff_snapshots
-from backend_core.jobs.spec import LowerRequest as JobLowerRequest
+from backend_core.jobs.spec import Job, LowerRequest as JobLowerRequest
 from backend_core.provenance import Provenance
-from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot, snapshot_from_dict
-
-from backend_core import protocol
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 
 from app.lowering.source_watch import SourceWatch
-from app.runtime.jobs import WorkerJob
+from app.runtime.qt_job import QtJob
 
 
 @dataclass(frozen=True)
@@ -46,6 +45,10 @@ class LowerRequest:
         return JobLowerRequest(target=self.target, flow=self.flow, calib=calib or None,
                                channels_last=self.channels_last, use_cache=not self.no_cache,
                                companions=dict(self.companions) or None, keep_going=self.keep_going)
+
+    def job(self) -> Job:
+        """The Job the window submits for this lowering: `cmlens lower SOURCE` plus its memory report."""
+        return Job(self.source, self.job_request(), steps=("lower", "memory"))
 
     @property
     def model_name(self) -> str:
@@ -83,11 +86,9 @@ class LoweringSession(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.job = WorkerJob("lowering worker", {"stage": "loading the model"}, self._crash_stage, self)
-        self.job.message.connect(self._on_message)
-        self.job.logLine.connect(self._log)
-        self.job.errorRaised.connect(self._on_error)
-        self.job.finished.connect(self._on_finished)
+        self.job = QtJob("lowering worker", "loading the model", self, cancel_grace_ms=0)
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self._on_job_finished)
         self.request: LowerRequest | None = None
         self.auto_relower = False           # lower again by itself when the model changed on disk
         self.source_change = ""             # what changed on disk since the current lowering ("" none)
@@ -99,9 +100,13 @@ class LoweringSession(QObject):
         self._reset()
 
     @property
-    def worker(self):
-        """The worker-process client (tests check its process; `cancel()` kills it)."""
-        return self.job.client
+    def worker(self) -> QtJob:
+        """The job's adapter (tests check its process)."""
+        return self.job
+
+    def shutdown(self) -> None:
+        """Window closing: end the worker at once (a lowering leaves nothing behind)."""
+        self.job.shutdown(graceful=False)
 
     def _reset(self) -> None:
         self.planned_stages: list[str] = []
@@ -121,7 +126,7 @@ class LoweringSession(QObject):
     # ------------------------------------------------------------------ control
     def lower(self, request: LowerRequest) -> None:
         """Start lowering (cancels a running one)."""
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)
         same = self.request is not None and self.request.source == request.source
         self.previous_snapshots = list(self.snapshots) if same and self.snapshots else []
         self._reset()
@@ -132,11 +137,8 @@ class LoweringSession(QObject):
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
                   + (f" --calib {request.calib}" if request.calib else "")
                   + (" --channels-last" if request.channels_last else ""))
-        self.job.start(protocol.lowering_worker_arguments(request.source, request.target, request.flow,
-                                                          request.calib, no_cache=request.no_cache,
-                                                          channels_last=request.channels_last,
-                                                          companions=dict(request.companions), memory=True,
-                                                          keep_going=request.keep_going))
+        self.statusText.emit("importing ExecuTorch (first time takes ~8 s)")
+        self.job.start(request.job())
 
     def cancel(self) -> None:
         if self.status != "running":
@@ -144,7 +146,7 @@ class LoweringSession(QObject):
         self.status = "cancelled"
         self._log("cancelled by the user")
         self.statusText.emit("cancelled")
-        self.job.cancel()                # -> finished("cancelled")
+        self.job.cancel(graceful=False)  # -> finished("cancelled")
 
     def is_running(self) -> bool:
         return self.status == "running"
@@ -182,37 +184,54 @@ class LoweringSession(QObject):
         self.log.append(line)
         self.logLine.emit(line)
 
-    def _on_message(self, msg: dict) -> None:
-        t = msg.get("type")
-        if t == protocol.STATUS:
-            self.status_message = str(msg.get("text", ""))
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "status":
+            self.status_message = str(data.get("text", ""))
             self._log(f"[status] {self.status_message}")
             self.statusText.emit(self.status_message)
-        elif t == protocol.PLANNED:
-            self.planned_stages = list(msg.get("stages", []))
-            self.planned.emit(self.planned_stages)
-        elif t == protocol.STAGE:
-            self._add_stage(snapshot_from_dict(msg["snapshot"]))
-        elif t == protocol.RESULT and isinstance((msg.get("result") or {}).get("artefact"), dict):
-            self.artefact = msg["result"]["artefact"]
+        elif kind == "stage":
+            if not self.planned_stages and data.get("planned"):
+                self.planned_stages = list(data["planned"])
+                self.planned.emit(self.planned_stages)
+            self._add_stage(data["snapshot"])
+        elif kind == "line" and data.get("line"):
+            self._log(str(data["line"]))
+
+    def _on_job_finished(self, status: str, row: dict | None) -> None:
+        """The Job's result: the lower step's report (verdicts, cache, files it was made from, an artefact's
+        extras), the memory step's section, or the error that stopped it."""
+        if status == "cancelled" or row is None:
+            self._on_finished("cancelled")
+            return
+        low = (row.get("steps") or {}).get("lower")
+        err = row.get("error") or {}
+        if low is None:               # refused, crashed, or bad input before any stage: the error panel says why
+            stage = err.get("stage") or (self._crash_stage() if err.get("type") == "WorkerDied" else "loading the model")
+            self._on_error({"stage": stage, "node": err.get("node"), "message": err.get("message", status),
+                            "hint": err.get("hint", ""), "traceback": err.get("detail", "")})
+            self._on_finished("error")
+            return
+        self.verdicts = low.get("quantizer") or {}
+        self.from_cache = bool(low.get("from_cache"))
+        self.seconds = float(low.get("seconds") or 0.0)
+        self.status = str(low.get("status") or "failed")
+        if isinstance(low.get("artefact"), dict):
+            self.artefact = low["artefact"]
             for note in self.artefact.get("notes", []):
                 self._log(f"[note] {note}")
             self.artefactLoaded.emit(self.artefact)
-        elif t == protocol.DONE:
-            self.memory = msg.get("memory")          # the Memory panel's report (worker --memory)
-            self.verdicts = msg.get("verdicts") or {}
-            self.from_cache = bool(msg.get("from_cache"))
-            self.seconds = float(msg.get("seconds") or 0.0)
-            self.status = str(msg.get("status", "done"))
-            if msg.get("error"):
-                self.error = dict(msg["error"])
-                self._log(f"[error] stage {self.error.get('stage')}: {self.error.get('message')}")
-                self.errorRaised.emit(self.error)
-            src = " (from cache)" if self.from_cache else ""
-            if msg.get("cache_note"):
-                src = f" (not from the cache: {msg['cache_note']})"
-            self._log(f"[done] {self.status} in {self.seconds:.1f} s{src}")
-            self._watch_sources(msg.get("dependencies"))
+        mem = (row.get("steps") or {}).get("memory")
+        self.memory = mem if mem is not None else ({"error": err["message"]} if err.get("step") == "memory" else None)
+        if low.get("error"):
+            self.error = dict(low["error"])
+            self._log(f"[error] stage {self.error.get('stage')}: {self.error.get('message')}")
+            self.errorRaised.emit(self.error)
+        src = " (from cache)" if self.from_cache else ""
+        if low.get("cache_note"):
+            src = f" (not from the cache: {low['cache_note']})"
+        self._log(f"[done] {self.status} in {self.seconds:.1f} s{src}")
+        self._watch_sources(low.get("dependencies"))
+        self._on_finished(self.status)
 
     def _add_stage(self, snap: GraphSnapshot) -> None:
         if snap.index == 0 and self.snapshots:

@@ -1,5 +1,5 @@
-"""Verify a fallback's suggested change: the lowering worker re-lowers a modified copy of the
-model (`--verify-suggestions`) in its own process — never in the GUI process — and this reads
+"""Verify a fallback's suggested change: a lowering Job with `verify_suggestions` (what `cmlens lower
+--verify-suggestions` runs) re-lowers a modified copy of the model in the job worker — never in the GUI process — and this reads
 the verdict off the final snapshot it streams back.
 
 After a lowering the worker finds that lowering in its cache, so only the modified copies are
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core import protocol
-from backend_core.snapshot.model import GraphSnapshot, snapshot_from_dict
+from dataclasses import replace
+
+from backend_core.jobs.spec import Job
+from backend_core.snapshot.model import GraphSnapshot
 
 from app.lowering.session import LowerRequest
-from app.runtime.jobs import WorkerJob
+from app.runtime.qt_job import QtJob
 
 RUNNING = "verifying"
 
@@ -27,9 +29,9 @@ class SuggestionVerifier(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.job = WorkerJob("verification worker", {"stage": "verify suggestion"}, parent=self)
-        self.job.message.connect(self._on_message)
-        self.job.finished.connect(self._on_finished)
+        self.job = QtJob("verification worker", "verify suggestion", self, cancel_grace_ms=0)
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(lambda status, row: self._on_finished(status))
         self._verdicts: dict[str, tuple[str, str]] = {}       # node id -> (verdict, text)
         self._node: str | None = None
         self._final: GraphSnapshot | None = None
@@ -50,25 +52,23 @@ class SuggestionVerifier(QObject):
         self._final = None
         self._verdicts[node_id] = (RUNNING, "re-lowering a modified copy in a worker process…")
         self.changed.emit(node_id)
-        self.job.start(protocol.lowering_worker_arguments(
-            request.source, request.target, request.flow, request.calib,
-            channels_last=request.channels_last, verify_suggestions=True))
+        self.job.start(Job(request.source, replace(request.job_request(), verify_suggestions=True), steps=("lower",)))
 
     def cancel(self) -> None:
-        self.job.cancel()
+        self.job.cancel(graceful=False)
 
     def shutdown(self) -> None:
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)
 
     def reset(self) -> None:
         """A new lowering started: earlier verdicts no longer apply."""
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)
         self._verdicts.clear()
         self._request = None
 
-    def _on_message(self, msg: dict) -> None:
-        if msg.get("type") == protocol.STAGE and msg["snapshot"].get("kind") == "final":
-            self._final = snapshot_from_dict(msg["snapshot"])
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "stage" and data["snapshot"].kind == "final":
+            self._final = data["snapshot"]
 
     def _on_finished(self, status: str) -> None:
         node = self._node

@@ -1,8 +1,9 @@
 """The Numerics tab: Run / Cancel, the inputs to use (N random or a folder), progress, the
 "Colour graph by error" toggle and the NumericsView plots.
 
-It runs `python -m backend_core.workers.numerics` as a WorkerJob (a separate process: the GUI
-never imports torch, Cancel kills the process) and turns its protocol messages into signals. The main
+It submits the Job `cmlens numerics` runs (steps lower + numerics) through the window's adapter over the
+worker-process executor (app.runtime.qt_job.QtJob: a separate process, the GUI never imports torch, Cancel
+kills the process) and turns its events into signals. The main
 window links it to the graph (selection both ways through provenance, heat overlay).
 """
 from __future__ import annotations
@@ -14,11 +15,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from backend_core import protocol
+from backend_core.jobs.spec import Job, LowerRequest, NumericsOptions
 from backend_core.numerics.results import PAIR_LABELS, NumericsResult
 
 from app.numerics.view import NumericsView, error_values, heat_range
-from app.runtime.jobs import WorkerJob
+from app.runtime.qt_job import QtJob
 from app.widgets.samples_picker import SamplesPicker
 
 DEFAULT_SAMPLES = 8
@@ -38,6 +39,13 @@ class NumericsRequest:
 
     def lowering(self) -> tuple[str, str, str, str | None]:
         return self.source, self.target, self.flow, self.calib
+
+    def job(self) -> Job:
+        """The Job `cmlens numerics SOURCE --inputs ...` runs, with the graph's lowering options."""
+        calib: str | int | None = int(self.calib) if self.calib and str(self.calib).isdigit() else self.calib
+        return Job(self.source, LowerRequest(self.target, self.flow, channels_last=self.channels_last, calib=calib or None,
+                                             keep_going=self.keep_going),
+                   steps=("lower", "numerics"), numerics=NumericsOptions(inputs=self.inputs))
 
 
 class NumericsPanel(QWidget):
@@ -60,10 +68,8 @@ class NumericsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.request: NumericsRequest | None = None        # the running or shown run
-        self.job = WorkerJob("numerics worker", {"stage": "numerics", "title": "Numerics failed",
-                                                  "note": "The graph and earlier results stay usable."}, parent=self)
-        self.job.message.connect(self._on_message)
-        self.job.errorRaised.connect(self.errorRaised)
+        self.job = QtJob("numerics worker", "numerics", self, cancel_grace_ms=0)
+        self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
         self._source_fn = None
 
@@ -124,17 +130,14 @@ class NumericsPanel(QWidget):
 
     def run(self, request: NumericsRequest) -> None:
         """Start a numerics run (cancels a running one)."""
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)
         self.request = request
         self._set_busy(True)
         self._progress("starting the numerics worker…", 0, 0)
-        self.job.start(protocol.numerics_worker_arguments(request.source, request.target, request.flow,
-                                                          inputs=request.inputs, calib=request.calib,
-                                                          channels_last=request.channels_last,
-                                                          keep_going=request.keep_going))
+        self.job.start(request.job())
 
     def cancel(self) -> None:
-        if self.job.cancel():                # -> finished("cancelled")
+        if self.job.cancel(graceful=False):  # -> finished("cancelled")
             self._set_busy(False)
             self.state_label.setText("cancelled")
             self.message.emit("Numerics cancelled")
@@ -152,15 +155,15 @@ class NumericsPanel(QWidget):
         return self.job.seconds
 
     @property
-    def worker(self):
-        """The worker-process client (tests check its process)."""
-        return self.job.client
+    def worker(self) -> QtJob:
+        """The job's adapter (tests check its process)."""
+        return self.job
 
     def is_running(self) -> bool:
         return self.job.is_running()
 
     def shutdown(self) -> None:
-        self.job.shutdown()
+        self.job.shutdown(graceful=False)
 
     def clear(self) -> None:
         """Forget the result (the graph now shows another lowering: node ids would not match)."""
@@ -201,28 +204,37 @@ class NumericsPanel(QWidget):
         self.state_label.setText(text)
         self.progress.emit(text, done, total)
 
-    def _on_message(self, msg: dict) -> None:
-        t = msg.get("type")
-        if t == protocol.STATUS:
-            self._progress(str(msg.get("text", "")), 0, 0)
-        elif t == protocol.PROGRESS:
-            phase = msg.get("phase", "")
-            done, total = int(msg.get("done") or 0), int(msg.get("total") or 0)
-            text = str(msg.get("text", ""))
-            if phase == "analysis" and not text.startswith("analysis"):
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "status":
+            self._progress(str(data.get("text", "")), 0, 0)
+        elif kind == "stage":                       # the lowering's stages: the first part of the bar
+            planned = data.get("planned") or []
+            snap = data["snapshot"]
+            self._progress(f"lowering: {snap.stage} ({snap.index + 1}/{len(planned)})", snap.index + 1, len(planned))
+        elif kind == "progress":
+            done, total = int(data.get("done") or 0), int(data.get("total") or 0)
+            text = str(data.get("text", ""))
+            if data.get("phase") == "analysis" and not text.startswith("analysis"):
                 text = f"comparing: {text}"
             self._progress(f"{text} ({done}/{total})", done, total)
-        elif t == protocol.RESULT:
-            self.view.set_result(msg.get("result"))
-            self.act_heat.setEnabled(True)
-            self._emit_heat()
-        elif t == protocol.DONE and msg.get("status") == "done" and self.view.result() is None:
-            self.job.status = "failed"              # `done` without a result is no success
 
-    def _on_finished(self, status: str) -> None:
+    def _on_finished(self, status: str, row: dict | None = None) -> None:
         if status == "cancelled":
             self.finished.emit(status)
             return
+        numerics = ((row or {}).get("steps") or {}).get("numerics")
+        if status == "done" and numerics is not None:
+            self.view.set_result(numerics)
+            self.act_heat.setEnabled(True)
+            self._emit_heat()
+        else:
+            err = (row or {}).get("error") or {}
+            if status == "done":
+                status = self.job.status = "failed"        # `done` without a result is no success
+            self.errorRaised.emit({"stage": err.get("stage") or "numerics", "node": err.get("node"),
+                                   "message": err.get("message") or "the numerics run gave no result",
+                                   "hint": err.get("hint", ""), "traceback": err.get("detail", ""),
+                                   "title": "Numerics failed", "note": "The graph and earlier results stay usable."})
         self._set_busy(False)
         res = self.view.result()
         if status == "done" and res is not None:

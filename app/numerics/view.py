@@ -2,8 +2,8 @@
 
 Pure view: it shows a NumericsResult (backend_core.numerics.results, no torch) and emits
 `nodeClicked(node_id)` with the FINAL snapshot's node id when a point is clicked. It never runs
-anything; the panel (app.numerics.panel) runs `python -m backend_core.workers.numerics`
-through app.runtime.jobs.WorkerJob (a separate process: the GUI does not import torch).
+anything; the panel (app.numerics.panel) submits a lowering + numerics Job to the job worker
+through app.runtime.qt_job.QtJob (a Job in the job worker: the GUI does not import torch).
 
 Re-exported here for existing importers: `render_sqnr_png(result, path)` (app.numerics.plot,
 shared with the CLI's `--plot`) and `error_values` / `error_colors` / `ColorBar` for the graph's

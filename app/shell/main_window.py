@@ -400,7 +400,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ shutdown
     def compare_with(self) -> None:
-        """Tools > Compare with…: the current lowering against a second one (a `cmlens compare` child process)."""
+        """Tools > Compare with…: the current lowering against a second one (a Job per side in the job worker)."""
         req = self.session.request
         if req is None:
             self.statusBar().showMessage("Open a model first: Compare with… puts a second lowering next to it.", 8000)
@@ -417,7 +417,7 @@ class MainWindow(QMainWindow):
         self.numerics.shutdown()
         self.accuracy.shutdown()
         self.target_panel.shutdown()
-        self.session.worker.cancel()
+        self.session.shutdown()
         self.inspector.shutdown()
         self.exporter.shutdown()
         self.repro_row.shutdown()

@@ -125,6 +125,26 @@ def expand_vary(specs: list[SideSpec], vary: list[str]) -> list[SideSpec]:
     return specs
 
 
+def specs_from_words(words: list[str]) -> list[SideSpec]:
+    """The sides of `cmlens compare SIDE... [--vary KEY=V1,V2]...` as the window's dialog writes them (the
+    sides typed in full, SIDE@OPT,...): the CLI's grammar, read by the same functions."""
+    texts, vary, rest = [], [], list(words)
+    while rest:
+        w = rest.pop(0)
+        if w == "--vary" and rest:
+            vary.append(rest.pop(0))
+        elif w.startswith("--vary="):
+            vary.append(w.split("=", 1)[1])
+        elif w.startswith("-"):
+            raise BadInputError(f"{w}: the window's compare takes sides and --vary only.",
+                                "Put options on a side (ds_cnn@target=m4,int16) or use `cmlens compare` in a terminal.")
+        else:
+            texts.append(w)
+    if len(texts) < 2 and not vary:
+        raise BadInputError("compare needs two sides or more.", "Give a second source or vary one: --vary target=m4,m55.")
+    return expand_vary([parse_side(t) for t in texts], vary)
+
+
 def _names(specs: list[SideSpec]) -> list[str]:
     """File names, with as many parent folders as it takes to tell equal names apart (v1/net.py)."""
     def parts(s: SideSpec) -> list[str]:
@@ -162,46 +182,70 @@ def auto_labels(specs: list[SideSpec]) -> list[str]:
     return [f"{lab} #{i + 1}" if lab in dup else lab for i, lab in enumerate(labels)]
 
 
-def lower_report(source: str, options: dict[str, Any], *, use_cache: bool = True,
-                 on_status: Callable[[str], None] | None = None, evaluate: Any = None) -> dict[str, Any]:
-    """The one place a side is lowered (or an artefact read): a job's lower + memory steps, giving the
-    `cmlens lower --json` report (with graphs) and its `memory` section; with `evaluate` (EvaluateOptions)
-    also the evaluate step, its section as the report's `evaluate` (accuracy on labelled data)."""
-    from ..jobs import Job, LowerRequest, run_job
-
-    o = {**DEFAULT_OPTIONS, **options}
-    steps = ("lower", "memory", "evaluate") if evaluate is not None else ("lower", "memory")
-    job = Job(source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
-                                   channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache),
-              steps=steps, keep=("graphs",), **({"evaluate": evaluate} if evaluate is not None else {}))
-    res = run_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
-                  if on_status else None)
-    report = res.steps.get("lower")
-    if report is None:                       # bad source or options: its cause and fix (exit 2)
-        res.raise_error()
-        raise AssertionError("a job without a lowering report and without an error")
-    if res.steps.get("memory"):
-        report["memory"] = res.steps["memory"]
-    if evaluate is not None:
-        if res.error is not None:             # bad data or a failed evaluation: its cause and fix, not a silent row
-            res.raise_error()
-        report["evaluate"] = res.steps["evaluate"]
-    return report
-
-
-def numerics_report(source: str, options: dict[str, Any], samples: int) -> dict[str, Any]:
-    """Float vs lowered on `samples` seeded random inputs (backend_core.numerics), as JSON."""
-    from ..jobs import Job, LowerRequest, run_job
+def side_job(spec: SideSpec, *, use_cache: bool = True, numerics_samples: int = 0, accuracy: Any = None) -> Any:
+    """The Job that makes a side (a lowering, or an artefact read), or None for a saved report or a baseline
+    (nothing to run). One Job per side, the one every face submits (the CLI on its executor, the window in its
+    job worker): its lower + memory steps give the `cmlens lower --json` report with graphs, `numerics_samples`
+    adds the numerics step on the same lowering (a side is lowered once), `accuracy` (EvaluateOptions) the
+    evaluate step."""
+    from ..jobs import Job, LowerRequest
     from ..jobs.spec import NumericsOptions
 
-    o = {**DEFAULT_OPTIONS, **options}
-    job = Job(source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
-                                   channels_last=bool(o["channels_last"]), calib=o["calib"]),
-              steps=("lower", "numerics"), numerics=NumericsOptions(inputs=samples))
-    res = run_job(job)
-    if res.status != "done":
-        res.raise_error()
-    return res.steps["numerics"]
+    if spec.kind not in (LOWERING, ARTEFACT):
+        return None
+    o = {**DEFAULT_OPTIONS, **(spec.options if spec.kind == LOWERING else {})}
+    lowering = spec.kind == LOWERING
+    steps = ["lower", "memory"]
+    extra: dict[str, Any] = {}
+    if lowering and numerics_samples and spec.numerics is None:
+        steps.append("numerics")
+        extra["numerics"] = NumericsOptions(inputs=numerics_samples)
+    if lowering and accuracy is not None:
+        steps.append("evaluate")
+        extra["evaluate"] = accuracy
+    return Job(spec.source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
+                                         channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache),
+               steps=tuple(steps), keep=("graphs",), label=spec.text, **extra)
+
+
+def report_of_result(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the side's report with its memory and evaluate sections, its numerics) from a JobResult's JSON; a
+    side whose job failed raises that error with its cause and fix."""
+    from ..errors import CmlensError
+
+    steps = row.get("steps") or {}
+    report, err = steps.get("lower"), row.get("error")
+    if report is None or err is not None:
+        err = err or {"message": "the side's job gave no lowering report", "exit_code": 3}
+        exc = CmlensError(str(err.get("message")), str(err.get("hint") or ""), detail=str(err.get("detail") or ""))
+        exc.exit_code = int(err.get("exit_code") or 3)
+        raise exc
+    report = dict(report)
+    for section in ("memory", "evaluate"):
+        if steps.get(section):
+            report[section] = steps[section]
+    return report, steps.get("numerics")
+
+
+def side_from_result(spec: SideSpec, label: str, row: dict[str, Any] | None) -> Side:
+    """A side from its Job's result (None for a saved report or a baseline: read here), with its overlays."""
+    from .extract import facts_from_report
+
+    profile = _profile_of(spec.profile) if spec.profile else None
+    numerics = _read_json(spec.numerics, "numerics result") if spec.numerics else None
+    if spec.kind == BASELINE:
+        from .baseline import read_baseline
+
+        facts = read_baseline(spec.source)
+        facts.label = label
+        return Side(spec, facts, None)
+    if row is None:
+        report = _read_json(spec.source, "lowering report")
+    else:
+        report, job_numerics = report_of_result(row)
+        numerics = numerics or job_numerics
+    return Side(spec, facts_from_report(report, label=label, kind=spec.kind, profile=profile, numerics=numerics), report)
+
 
 def _read_json(path: str, what: str) -> dict[str, Any]:
     try:
@@ -224,32 +268,17 @@ def _profile_of(path: str) -> dict[str, Any]:
 def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_samples: int = 0,
               on_status: Callable[[str], None] | None = None, verbose: bool = False,
               accuracy: Any = None) -> Side:
-    """`on_status` hears one line per side (and the pipeline's own lines with `verbose`). `accuracy`
-    (EvaluateOptions): a lowered side is also evaluated on labelled data (the facts' `accuracy`)."""
-    from .extract import facts_from_report
+    """One side here, in this process (its Job on the in-process road). `on_status` hears one line per side
+    (and the pipeline's own lines with `verbose`)."""
+    from ..jobs import run_job
 
-    profile = _profile_of(spec.profile) if spec.profile else None
-    numerics = _read_json(spec.numerics, "numerics result") if spec.numerics else None
-    if spec.kind == BASELINE:
-        from .baseline import read_baseline
-
-        facts = read_baseline(spec.source)
-        facts.label = label
-        return Side(spec, facts, None)
-    if spec.kind == REPORT:
-        report = _read_json(spec.source, "lowering report")
-    else:
-        if on_status:
-            on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}")
-        evaluate = accuracy if spec.kind == LOWERING else None
-        if on_status and evaluate is not None:
-            on_status(f"{label}: evaluating on " + (evaluate.data or "the model's get_eval_data()")
-                      + (f", first {evaluate.limit} samples" if evaluate.limit else ""))
-        report = lower_report(spec.source, spec.options if spec.kind == LOWERING else {}, use_cache=use_cache,
-                              on_status=on_status if verbose else None, evaluate=evaluate)
-        if spec.kind == LOWERING and numerics_samples and numerics is None:
-            if on_status:
-                on_status(f"{label}: numerics on {numerics_samples} random inputs")
-            numerics = numerics_report(spec.source, spec.options, numerics_samples)
-    facts = facts_from_report(report, label=label, kind=spec.kind, profile=profile, numerics=numerics)
-    return Side(spec, facts, report)
+    job = side_job(spec, use_cache=use_cache, numerics_samples=numerics_samples, accuracy=accuracy)
+    if job is None:
+        return side_from_result(spec, label, None)
+    if on_status:
+        on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}"
+                  + (f", numerics on {numerics_samples} random inputs" if "numerics" in job.steps else "")
+                  + (", evaluating on labelled data" if "evaluate" in job.steps else ""))
+    res = run_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
+                  if on_status and verbose else None)
+    return side_from_result(spec, label, res.to_dict())

@@ -28,6 +28,7 @@ class JobHandle:
         self._lock = threading.Lock()
         self.cancel_requested = False
         self.raw: dict[str, Any] | None = None      # a worker's result dict as it came (pool, Dask)
+        self.process: Any = None                     # a worker process's Popen (WorkerProcessExecutor)
 
     def add_listener(self, callback: EventCallback) -> None:
         with self._lock:

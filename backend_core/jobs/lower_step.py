@@ -51,6 +51,9 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
     report["dependencies"] = lowering.dependencies      # the files it was made from (a sweep re-checks them)
     report["seconds"] = round(lowering.seconds, 3)
     report["cache_note"] = lowering.cache_note
+    artefact = getattr(lowering, "artefact", None)       # a .pte/.bpte/.etrecord/.etdump that was read
+    if artefact is not None:
+        report["artefact"] = artefact.extras()          # its memory plan, bundle, ETDump overlay (the window)
     if "model.pte" in lowering.blobs:
         report["pte_bytes"] = len(lowering.blobs["model.pte"])
     res.steps["lower"] = report

@@ -13,13 +13,12 @@ import pytest  # noqa: E402
 
 from app.artefacts.files import artefact_request  # noqa: E402
 from tests.helpers.gui import lower_and_wait, wait_scene  # noqa: E402
-from tests.helpers.processes import running_target_processes  # noqa: E402
 
 
 @pytest.fixture
 def window(qtbot, no_leftover_processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))
-    from app.runtime.worker_client import WorkerClient
+    from app.runtime.qt_job import QtJob
     from app.shell.main_window import MainWindow
 
     win = MainWindow()
@@ -29,8 +28,7 @@ def window(qtbot, no_leftover_processes, tmp_path: Path, monkeypatch: pytest.Mon
     qtbot.waitExposed(win)
     yield win
     win.close()
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances())
-                    and not running_target_processes(), timeout=20_000)
+    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)
 
 
 def test_pte_opens_with_fallback_reasons_and_no_qparams_on_float_edges(qtbot, window, plain) -> None:

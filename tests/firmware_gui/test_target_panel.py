@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_run_submits_a_job_and_a_bad_checkout_reports_exit_2(qtbot, panel, tmp_p
     panel.profile.setChecked(True)
     with finished(qtbot, panel) as blocker:
         panel.run()
-        assert panel.runner.worker.client._proc.arguments() == ["-m", protocol.JOB_WORKER]
+        assert panel.runner.process_args() == [sys.executable, "-m", protocol.JOB_WORKER]
     assert blocker.args == ["run", 2]
     job = panel.runner.job
     assert isinstance(job, Job) and job.model == "ds_cnn" and job.steps == ("lower", "run", "profile")
@@ -144,7 +145,7 @@ def test_closing_mid_build_leaves_no_process(qtbot, panel, tmp_path: Path, monke
     qtbot.waitUntil(lambda: any("sleep 900" in c for c in descendants(pid).values()), timeout=RUN_MS)
     children = descendants(pid)
     panel.shutdown()                                   # blocks until the worker has ended its children
-    assert not panel.runner.worker.client.is_running()
+    assert not panel.runner.has_processes()
     assert not [p for p in (pid, *children) if Path(f"/proc/{p}").exists()
                 and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()]
 

@@ -18,7 +18,6 @@ from typing import Iterator  # noqa: E402
 import pytest  # noqa: E402
 
 from tests.helpers.gui import LOWER_TIMEOUT_MS, lower_and_wait, wait_scene  # noqa: E402,F401
-from tests.helpers.processes import running_target_processes  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +49,7 @@ def window(qtbot):
     qtbot.waitExposed(win)
     yield win
     win.close()
-    from app.runtime.worker_client import WorkerClient
+    from app.runtime.qt_job import QtJob
 
     # a killed worker is reaped by the event loop: let it run until every process is gone
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances())
-                    and not running_target_processes(), timeout=20_000)
+    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)

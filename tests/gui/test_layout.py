@@ -71,9 +71,8 @@ def test_first_window_and_remembered_window_fit_the_screen() -> None:
 @pytest.fixture
 def laptop_window(qtbot):
     """A first-run window on a 1366x768 laptop (fresh settings: nothing remembered)."""
-    from app.runtime.worker_client import WorkerClient
+    from app.runtime.qt_job import QtJob
     from app.shell.main_window import MainWindow
-    from tests.helpers.processes import running_target_processes
 
     wins = []
 
@@ -90,8 +89,7 @@ def laptop_window(qtbot):
     yield make
     for win in wins:
         win.close()
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances())
-                    and not running_target_processes(), timeout=20_000)
+    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)
 
 
 def test_graph_gets_half_the_laptop_window_and_the_legend_starts_folded(qtbot, laptop_window) -> None:

@@ -148,7 +148,7 @@ def test_heat_overlay_repaints_node_fills(qtbot, numerics_window) -> None:
 
 def test_numerics_cancel_ends_the_worker(qtbot, window) -> None:
     window.model_bar.set_source("ds_cnn")
-    with qtbot.waitSignal(window.numerics.worker.message, timeout=60_000):   # the worker is up
+    with qtbot.waitSignal(window.numerics.worker.event, timeout=60_000):     # the worker is up
         window.run_numerics("8")
     pid = window.numerics.worker.process_id()
     assert pid > 0 and window.numerics.cancel_btn.isEnabled() and window.num_box.isVisible()

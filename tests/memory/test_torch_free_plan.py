@@ -41,11 +41,16 @@ def test_the_torch_free_reader_gives_the_plan_executorchs_deserialiser_gives(tmp
 
 
 def test_a_cached_lowering_with_its_memory_report_imports_no_torch(tmp_path: Path) -> None:
-    """The window's lowering worker on a cache hit: the snapshots and the memory section, no ExecuTorch."""
-    args = [sys.executable, "-X", "importtime", "-m", "backend_core.workers.lowering", "ds_cnn", "--memory"]
-    runs = [subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300) for _ in range(2)]
-    dones = [json.loads(line) for r in runs for line in r.stdout.splitlines() if '"type": "done"' in line]
-    assert [d["from_cache"] for d in dones] == [False, True] or [d["from_cache"] for d in dones] == [True, True]
-    assert dones[0]["memory"] == dones[1]["memory"] and dones[1]["memory"]["arena_bytes"] > 0
+    """The window's lowering Job (lower + memory) in the job worker on a cache hit: the snapshots and the
+    memory section, no ExecuTorch."""
+    from backend_core.jobs import Job, LowerRequest
+
+    job = json.dumps(Job("ds_cnn", LowerRequest(), steps=("lower", "memory")).to_dict()) + "\n"
+    args = [sys.executable, "-X", "importtime", "-m", "backend_core.workers.job"]
+    runs = [subprocess.run(args, input=job, cwd=REPO, capture_output=True, text=True, timeout=300) for _ in range(2)]
+    results = [json.loads(line)["job_result"]["steps"] for r in runs for line in r.stdout.splitlines()
+               if '"type": "result"' in line]
+    assert [r["lower"]["from_cache"] for r in results] in ([False, True], [True, True])
+    assert results[0]["memory"] == results[1]["memory"] and results[1]["memory"]["arena_bytes"] > 0
     imported = {line.split("|")[-1].strip() for line in runs[1].stderr.splitlines() if line.startswith("import time:")}
     assert "torch" not in imported and "executorch.exir" not in imported, sorted(m for m in imported if "torch" in m)[:5]

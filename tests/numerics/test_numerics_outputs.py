@@ -92,28 +92,36 @@ def test_cli_end_to_end(tmp_path: Path, capsys) -> None:
     assert json.loads(out["json"].read_text())["n_inputs"] == 2
 
 
-def test_worker_streams_json_lines() -> None:
+def test_the_job_worker_streams_numerics_progress_and_result() -> None:
+    """The window's numerics Job (lower + numerics) in the job worker: progress, then the result's section."""
+    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs.spec import NumericsOptions
+
+    job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"), numerics=NumericsOptions(inputs=2))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.numerics", "layernorm_mlp",
-                           "--inputs", "2"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=170, stdin=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=170)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    types = [m["type"] for m in msgs]
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert types[0] == "status" and types[-1] == "done" and "result" in types
-    assert any(m["type"] == "progress" and m["phase"] == "analysis" for m in msgs)
-    result = next(m["result"] for m in msgs if m["type"] == "result")
+    assert [m["type"] for m in msgs][-2:] == ["result", "done"]
+    assert any(m["type"] == "event" and m["kind"] == "progress" and m["data"]["phase"] == "analysis" for m in msgs)
+    result = msgs[-2]["job_result"]["steps"]["numerics"]
     assert result["n_inputs"] == 2 and result["layers"]
 
 
-def test_worker_bad_input_reports_error() -> None:
+def test_a_bad_inputs_folder_is_refused_before_the_lowering() -> None:
+    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs.spec import NumericsOptions
+
+    job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"),
+              numerics=NumericsOptions(inputs="/nonexistent/folder"))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.numerics", "layernorm_mlp",
-                           "--inputs", "/nonexistent/folder"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 2
-    assert msgs[0]["type"] == "error" and "not found" in msgs[0]["message"]
+    result = msgs[-2]["job_result"]
+    assert "not found" in result["error"]["message"] and "lower" not in result["steps"]
 
 
 def test_cli_keep_going_compares_the_kept_going_lowering(tmp_path: Path, capsys) -> None:

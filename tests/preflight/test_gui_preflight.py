@@ -17,7 +17,7 @@ from .test_preflight_rules import GATE  # noqa: E402
 @pytest.fixture
 def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from app.shell.main_window import MainWindow
-    from app.runtime.worker_client import WorkerClient
+    from app.runtime.qt_job import QtJob
 
     monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))
     win = MainWindow()
@@ -27,7 +27,7 @@ def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     qtbot.waitExposed(win)
     yield win
     win.close()
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in WorkerClient.instances()), timeout=20_000)
+    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)
 
 
 def test_finding_is_marked_on_the_node_and_explained_in_the_inspector(qtbot, window) -> None:
