@@ -89,10 +89,10 @@ def run_export_command(args: argparse.Namespace) -> int:
         from backend_core.jobs import ExportOptions
         from backend_core.jobs.export_step import export_job
 
-        target = _target(args)
+        args.target = target = _target(args)       # the board's core when --target is left out
         command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
             f"cmlens export {args.model} -o {args.output}"
-        job = export_job(args.model, lower_request_from(args, target=target),
+        job = export_job(args.model, lower_request_from(args),
                          args.board, ExportOptions(output=args.output, force=args.force, check=args.check,
                                                    command=command), args.et_root, args.cmsis_nn)
         on_line = line_printer(out, args.quiet)

@@ -116,7 +116,8 @@ class CheckResult:
                        f"layer included)")
             out.append(f"  firmware RAM {m.get('ram_static', 0):,} B (.data + .bss with the bundle's pools "
                        f"{m.get('pools', 0):,} B, + stack and heap reservations); bundle: pools {p.get('pools', 0):,} B "
-                       f"+ runtime estimate {p.get('runtime_ram', 0):,} B = {p.get('ram', 0):,} B")
+                       f"+ API objects + runtime estimate {p.get('runtime_ram', 0):,} B + the example's I/O buffers "
+                       f"{p.get('example_buffers', 0):,} B = {p.get('ram', 0):,} B")
         if self.method_allocator_used is not None:
             out.append(f"  method allocator used {self.method_allocator_used:,} B of {p.get('method_pool', 0):,} B")
         return out
@@ -205,7 +206,10 @@ def judge_check(uart: str, expected: list[Any], outputs: list[dict[str, Any]], i
                  "method_pool": pools["method_allocator"]["bytes"]}
     predicted["flash"] = predicted["model_flash"] + predicted["runtime_flash"]
     predicted["runtime_ram"] = sum(runtime.get(k, 0) for k in ("data", "bss", "stack", "heap")) if runtime else 0
-    predicted["ram"] = predicted["pools"] + predicted["runtime_ram"]
+    # the example's own input/output buffers are the user's, not the bundle's: counted beside it
+    predicted["example_buffers"] = sum(i["nbytes"] for i in info["io"]["inputs"]) + sum(o["nbytes"] for o in outputs)
+    predicted["ram"] = (predicted["pools"] + pools.get("api_objects_bytes", 0) + predicted["runtime_ram"]
+                        + predicted["example_buffers"])
     measured: dict[str, int] = {}
     if elf.is_file():
         sizes = elf_sizes(elf)

@@ -16,6 +16,11 @@ from ..memory.method_alloc import estimate_method_allocator
 from ..memory.plan import ProgramPlan
 
 POOL_ALIGN = 16            # every pool is aligned(16): the replay assumes an aligned base
+# The API's own static objects (BufferDataLoader, Program, two MemoryAllocators, HierarchicalAllocator,
+# MemoryManager, Method, the arena spans): .bss of cmlens_model.cpp.obj, measured 416 B with one planned
+# arena (arm-none-eabi-g++ 12.2, cortex-m55 and cortex-m7: 32-bit Arm, the same layout on every Cortex-M).
+API_OBJECTS_BYTES = 408
+SPAN_BYTES = 8
 
 
 def _round(n: int, a: int = POOL_ALIGN) -> int:
@@ -50,9 +55,15 @@ class Pools:
     def ram_bytes(self) -> int:
         return sum(p.bytes for p in self.all)
 
+    @property
+    def api_objects_bytes(self) -> int:
+        """The API's static runtime objects beside the pools (API_OBJECTS_BYTES)."""
+        return API_OBJECTS_BYTES + SPAN_BYTES * max(len(self.planned), 1)
+
     def to_dict(self) -> dict[str, Any]:
         return {"planned": [p.to_dict() for p in self.planned], "method_allocator": self.method.to_dict() if self.method else None,
                 "temp_allocator": self.temp.to_dict() if self.temp else None, "ram_bytes": self.ram_bytes,
+                "api_objects_bytes": self.api_objects_bytes,
                 "method_allocator_by_kind": dict(self.method_by_kind)}
 
 

@@ -78,6 +78,34 @@ def readme(info: dict[str, Any]) -> str:
     return "\n".join(L) + "\n"
 
 
+def complete_runtime(runtime: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The runtime estimate with the portable kernels the link probe could not count (slim libraries have
+    none: the bundle compiles them from the checkout) added from the shipped per-op table
+    (resources/boards/runtime.json, measured on a reference build), so the bundle's flash figure covers
+    them. Measured: layernorm_mlp on M55 linked 44 KB over the uncompleted figure."""
+    if not runtime:
+        return runtime
+    from ..memory.runtime import load_table
+
+    missing = [n.split(": ", 1)[0] for n in runtime.get("notes", []) if "not counted" in n]
+    if not missing:
+        return runtime
+    row = load_table().get("cpus", {}).get(runtime.get("cpu", ""), {})
+    per_op = row.get("ops", {})
+    worst = max(per_op.values(), key=lambda m: m["code"], default={"code": 0})
+    out = {**runtime, "notes": list(runtime.get("notes", []))}
+    for op in missing:
+        m = per_op.get(op, worst)
+        out["code"] += m["code"]
+        out["data"] += m.get("data", 0)
+        out["bss"] += m.get("bss", 0)
+        out["notes"].append(f"{op}: counted from the shipped table ({m['code']:,} B of code"
+                            + ("" if op in per_op else ", the largest measured portable op") + ")")
+    out["flash"] = out["code"] + out["data"]
+    out["static_ram"] = out["data"] + out["bss"] + out.get("stack", 0) + out.get("heap", 0)
+    return out
+
+
 def memory_parts(pools: dict[str, Any], pte_bytes: int, constant_bytes: int,
                  runtime: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Flash and RAM by part, each with where its figure came from."""
@@ -88,14 +116,18 @@ def memory_parts(pools: dict[str, Any], pte_bytes: int, constant_bytes: int,
     for key in ("method_allocator", "temp_allocator"):
         p = pools[key]
         rows.append({"part": p["name"], "kind": "ram", "bytes": p["bytes"], "source": p["source"]})
+    rows.append({"part": "the API's runtime objects (Program, Method, allocators, loader)", "kind": "ram",
+                 "bytes": pools["api_objects_bytes"], "source": "static storage in cmlens_model.cpp: .bss of "
+                 "cmlens_model.cpp.obj, measured with arm-none-eabi-g++ 12.2 (32-bit Arm)"})
     if runtime:
         src = runtime.get("source", "")
-        missing = [n.split(":", 1)[0] for n in runtime.get("notes", []) if "not counted" in n]
+        missing = [n.split(": ", 1)[0] for n in runtime.get("notes", []) if "counted from the shipped table" in n]
         rows.append({"part": "ExecuTorch runtime + kernels + C library (code, rodata)", "kind": "flash",
                      "bytes": runtime["code"] + runtime["data"], "source": f"estimate for the stock runner with this "
                      f"op set (cmlens memory, from {src}); your firmware's own code comes on top"
-                     + (f"; NOT counted: the portable kernels of {', '.join(missing)} (the libraries have none: the "
-                        "bundle compiles them from the checkout; --check measures them)" if missing else "")})
+                     + (f"; the portable kernels of {', '.join(missing)} from the shipped per-op table (the "
+                        "libraries have none: the bundle compiles them from the checkout; --check measures them)"
+                        if missing else "")})
         rows.append({"part": "runtime .data + .bss", "kind": "ram", "bytes": runtime["data"] + runtime["bss"],
                      "source": f"same estimate (from {src})"})
     return rows

@@ -108,6 +108,7 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
     """Write the bundle (and prove it with --check); res.steps["export"]."""
     from ..export import BundleSpec, write_bundle
     from ..export.bundle import update_report
+    from ..export.report import complete_runtime
     from ..fallback.changed import keep_going_summary
     from ..versions import stack_versions
 
@@ -129,7 +130,7 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
         et_root=env.checkout.root, et_commit=env.checkout.commit, cmsis_nn=env.cmsis.path, cmsis_tag=env.cmsis.fetch_tag,
         command=job.export.command or f"cmlens export {job.model} -o {job.export.output}",
         board=env.board.to_dict() if env.board is not None else None, board_fit=mem.get("verdict"),
-        runtime=mem.get("runtime"), fallbacks=fallbacks, fallback_cost=cost,
+        runtime=complete_runtime(mem.get("runtime")), fallbacks=fallbacks, fallback_cost=cost,
         workarounds=keep_going_summary(lowering.verdicts) if lowering is not None else "",
         findings=findings, versions=stack_versions(), flatc=_flatc(env.checkout.root))
     emit("status", {"text": f"writing the bundle to {env.output}"})
