@@ -40,6 +40,7 @@ class PassFailure:
     source: str | None = None                    # file:line of its innermost frame in model code
     code: str = ""                               # that line's source text
     function: str = ""
+    chain: list[str] = field(default_factory=list)   # the calls to that line, from the user's own line on
     module: str = ""                             # nn.Module path
     module_type: str = ""
     operands: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +71,8 @@ def failure_lines(d: dict[str, Any]) -> list[str]:
         out.append(f"  at {d['source']}" + (f" in {d['function']}()" if d.get("function") else ""))
         if d.get("code"):
             out.append(f"      {d['code']}")
+        for i, call in enumerate(d.get("chain") or []):     # user line -> ... -> the line above
+            out.append(f"  {'called from' if i == 0 else '        via'} {call}")
     if d.get("module"):
         out.append(f"  module: {d['module']}" + (f" ({d['module_type']})" if d.get("module_type") else ""))
     for o in d.get("operands") or []:
@@ -353,6 +356,7 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         pf.op, pf.op_node = (q.target, q.name) if q is not None else (ln.target, None)
         pf.source = f"{src.file}:{src.line}" if src else None
         pf.code, pf.function = (src.code, src.function) if src else ("", "")
+        pf.chain = list(src.chain) if src else []
         pf.module = q.module_path if q is not None else ln.module_path
         pf.module_type = q.module_type if q is not None else ln.module_type
     else:

@@ -148,7 +148,10 @@ def _piece_of_float_op(f: Facts, base: str, qbase: str) -> bool:
     """A bool/integer node to_edge made out of a float op the user wrote (PReLU's `x > 0`, the attention
     mask's eq/logical_not/any inside scaled_dot_product_attention): part of that op, not index arithmetic."""
     q = f.quantized
-    return q is not None and qbase != base and (q.dtype or "").startswith("float")
+    # bool: a comparison or mask over the op's activations; int64 pieces (a pad's or a window's index
+    # arithmetic on positions) are index arithmetic
+    return (q is not None and qbase != base and (q.dtype or "").startswith("float")
+            and (f.node.dtype or "") == "bool")
 
 
 _PIECES = {

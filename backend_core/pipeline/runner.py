@@ -21,6 +21,7 @@ from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target, target_config
 from .failure import capture_failure, exception_chain
 from .logs import StageLog, capture_logs
+from .stack_traces import full_stack_traces
 from .passes import host_runnable, pass_list, run_pass, stage_names
 from .quantize import QuantizerVerdicts, quantize
 from .stages import PipelineOptions, Stage
@@ -122,7 +123,7 @@ class LoweringPipeline:
         # op; a layout fallback says so), or channels-last when the user asked for it.
         t0 = time.perf_counter()
         try:
-            with capture_logs() as log:
+            with capture_logs() as log, full_stack_traces():
                 if opts.channels_last:
                     ep = torch.export.export(channels_last_copy(self.model.module), inputs)
                 elif self.model.exported is not None:

@@ -79,6 +79,9 @@ class SourceLocation:
     line: int
     code: str = ""
     function: str = ""
+    # the calls that led there, outermost (the user's own line) first, each "file:line in function: code";
+    # empty when the line is the only model frame
+    chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,7 @@ def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
         if rq else None,
         debug_handle=d.get("debug_handle"), module_path=d.get("module_path", ""),
         module_type=d.get("module_type", ""),
-        source=SourceLocation(**src) if src else None,
+        source=SourceLocation(**{**src, "chain": tuple(src.get("chain") or ())}) if src else None,
         origin=tuple(d.get("origin", ())),
         flags=tuple(tuple(f) for f in d.get("flags", ())),
         schema=d.get("schema", ""),

@@ -20,17 +20,19 @@ def is_framework_frame(path: str) -> bool:
 
 
 def user_source(stack_trace: str | None) -> SourceLocation | None:
-    """The innermost frame that belongs to model code, or None when there is none."""
+    """The innermost frame that belongs to model code (the line that made the op, inside a helper when a
+    helper made it), with the chain of calls from the outermost model frame (the user's own line) down to
+    it; None when there is none."""
     if not stack_trace:
         return None
-    best: SourceLocation | None = None
-    for m in _FRAME.finditer(stack_trace):
-        path = m.group("file")
-        if is_framework_frame(path):
-            continue
-        best = SourceLocation(file=path, line=int(m.group("line")),
-                              code=m.group("code").strip(), function=m.group("func").strip())
-    return best
+    frames = [m for m in _FRAME.finditer(stack_trace) if not is_framework_frame(m.group("file"))]
+    if not frames:
+        return None
+    last = frames[-1]
+    chain = tuple(f"{m.group('file')}:{m.group('line')} in {m.group('func').strip()}: {m.group('code').strip()}"
+                  for i, m in enumerate(frames[:-1]) if i == 0 or m.group("func").strip() == "forward")
+    return SourceLocation(file=last.group("file"), line=int(last.group("line")), code=last.group("code").strip(),
+                          function=last.group("func").strip(), chain=chain)
 
 
 def module_path_from_stack(nn_module_stack: dict | None) -> tuple[str, str]:

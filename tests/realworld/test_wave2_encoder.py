@@ -30,7 +30,14 @@ def test_default_output_has_no_traceback(tmp_path: Path) -> None:
     assert p.returncode == 3, p.stderr[-2000:]
     assert "ReplaceScalarWithTensorArgPass" in p.stderr
     assert "Traceback" not in p.stdout + p.stderr, p.stderr[:3000]
+    # the line that made the op: the torch.matmul inside eager_attention_forward, then the calls from the
+    # user's own line down to it (torch.export keeps only `forward` frames; the tool's own export keeps all)
+    assert "modeling_distilbert.py:143 in eager_attention_forward()" in p.stderr
+    assert "attn_output = torch.matmul(attn_weights, value)" in p.stderr
+    assert "called from " + str(ROOT / "bench" / "realworld_models2.py") + ":61 in forward" in p.stderr
+    assert "modeling_distilbert.py:190 in forward: attn_output, attn_weights = attention_interface(" in p.stderr
     err = json.loads(out.read_text())["error"]
+    assert err["failure"]["source"].endswith("modeling_distilbert.py:143")
     assert "logged by torch during the stage" in err["traceback"]
     assert "failed while attempting to run meta for aten.bmm.default" in err["traceback"]
 

@@ -1,0 +1,40 @@
+"""Full stack traces in the float export. torch.export (non-strict) keeps only the frames named `forward`
+in a node's `stack_trace` (_ModuleStackTracer sets `_record_forward_stack_traces_only`), so an op made
+inside a helper function (transformers' eager_attention_forward, a timm activation helper) is attributed
+to the module line that called the helper. During our own export the tracer keeps every frame from the
+first `forward` on (torch's own files are still dropped by its `uninteresting_files` filter), so the
+snapshot can name the line that made the op and the chain of calls up to the user's line."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+
+@contextmanager
+def full_stack_traces() -> Iterator[None]:
+    """Within the block, torch.export records helper frames too; a torch without the tracer attribute
+    is left as it is (the traces are then the module lines, as before)."""
+    try:
+        from torch.fx.experimental.proxy_tensor import _ModuleStackTracer
+    except ImportError:          # pragma: no cover - another torch
+        yield
+        return
+    original = _ModuleStackTracer.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._record_forward_stack_traces_only = False
+        keep = self._filter_traceback_frames
+
+        def no_torch_frames(summary: Any) -> Any:       # torch's own dispatch frames: long and no one's code
+            import traceback
+
+            return traceback.StackSummary.from_list([f for f in keep(summary) if "/torch/" not in f.filename])
+
+        self._filter_traceback_frames = no_torch_frames
+
+    _ModuleStackTracer.__init__ = init         # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        _ModuleStackTracer.__init__ = original  # type: ignore[method-assign]
