@@ -1,8 +1,9 @@
 """Every portable fallback of the final graph with its category and reason; clicking a row
-focuses the node in the graph (final stage), selected and centred."""
+focuses the node in the graph (final stage), selected and centred. With nothing to list the table folds
+to its one sentence (`folded(True)`): the window gives the graph the room (app/shell/details_fold.py)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
@@ -15,8 +16,13 @@ COLUMNS = ("Node", "Op", "Category", "Reason", "Module", "Source")
 
 
 class FallbackTable(QWidget):
+    """Signals: folded(bool): the table has nothing to list (True: only the sentence shows) or rows again."""
+
+    folded = Signal(bool)
+
     def __init__(self, session: LoweringSession, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._folded: bool | None = None
         self.session, self.state = session, state
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -42,6 +48,7 @@ class FallbackTable(QWidget):
         self.table.cellClicked.connect(self._on_click)
         self.table.cellActivated.connect(self._on_click)
         lay.addWidget(self.table, 1)
+        lay.addStretch(0)                       # folded (the table hidden): the sentence stays on top
         session.started.connect(self.refresh)
         session.stageAdded.connect(self._on_stage_added)
         session.finished.connect(lambda _s: self.refresh())
@@ -76,6 +83,19 @@ class FallbackTable(QWidget):
         changed = keep_going_summary(self.session.verdicts) if final is not None else ""
         if changed:            # the lowering shown is the tool's workaround: say it where the fallbacks are
             self.summary.setText(f"{self.summary.text()}\n{changed}")
+        fold = not fbs
+        self.table.setVisible(not fold)
+        if fold != self._folded:
+            self._folded = fold
+            self.folded.emit(fold)
+
+    def is_folded(self) -> bool:
+        """Nothing to list: only the sentence shows."""
+        return bool(self._folded)
+
+    def folded_height(self) -> int:
+        """The height the tab needs folded: its sentence."""
+        return self.summary.sizeHint().height()
 
     def _on_click(self, row: int, _col: int) -> None:
         final = self.session.final()

@@ -23,6 +23,7 @@ from app.lowering.error_panel import ErrorPanel
 from app.lowering.repro_row import ReproRow
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
+from app.shell.details_fold import DetailsFold
 from app.graph.panel import GraphPanel
 from app.lowering.inspector import NodeInspector
 from app.lowering.log_views import PipelineLog, QuantizerReport
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
                                             self.bottom_dock, self.tabs)
+        self.details_fold = DetailsFold(self, self.bottom_dock, self.tabs, self.fallbacks)
         self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
         self.links.add_inspector_sections(self.inspector)
         self.links.connect_memory(self.memory, self.settings)
@@ -161,6 +163,7 @@ class MainWindow(QMainWindow):
                          [max(240, min(290, int(w * 0.16))), max(270, min(400, int(w * 0.21)))],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.bottom_dock], [self.details_room()], Qt.Orientation.Vertical)
+        self.details_fold.refit()         # nothing to list yet: the graph takes the room
 
     def details_room(self) -> int:
         """The tallest Details dock that leaves the graph view GRAPH_SHARE of the window height."""
