@@ -95,7 +95,7 @@ def run_corpus(names: Iterable[str], workers: int | None = None,
     names = list(names)
     # under pytest-xdist the suite's other worker already uses the second core
     default = "1" if os.environ.get("PYTEST_XDIST_WORKER") else "2"
-    workers = workers or int(os.environ.get("CMLENS_CORPUS_WORKERS", default))
+    workers = workers or int(os.environ.get("CMLENS_TEST_CORPUS_WORKERS", default))
     jobs = [(n, i % 2 == 0, (recorded or {}).get(n)) for i, n in enumerate(names)]
     out: list[CaseResult] = []
     if workers <= 1:

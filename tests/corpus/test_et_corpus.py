@@ -7,7 +7,7 @@ case is lowered once; a spread sample runs plain ExecuTorch live against the rec
 
 The suite lowers a covering sample (about 40 cases, ~1.5 min of one core): the first case of every
 outcome plain ExecuTorch has (status, failing stage, kinds of non-cortex_m op left) and of every test
-module. CMLENS_CORPUS_ALL=1 lowers all 277 (~9 min under the suite); bench/reasons_corpus.py does too."""
+module. CMLENS_TEST_CORPUS_ALL=1 lowers all 277 (~9 min under the suite); bench/reasons_corpus.py does too."""
 from __future__ import annotations
 
 import collections
@@ -42,13 +42,13 @@ def covering_sample(names: list[str], rec: dict[str, PlainResult]) -> list[str]:
 
 
 def _names() -> list[str]:
-    """The covering sample (all cases with CMLENS_CORPUS_ALL=1 or without a record for this stack);
-    CMLENS_CORPUS_FILTER=a,b keeps only the cases whose name contains one of them."""
+    """The covering sample (all cases with CMLENS_TEST_CORPUS_ALL=1 or without a record for this stack);
+    CMLENS_TEST_CORPUS_FILTER=a,b keeps only the cases whose name contains one of them."""
     names = et_cases.case_names()
     rec = recorded()
-    if rec is not None and not os.environ.get("CMLENS_CORPUS_ALL") and set(names) <= set(rec):
+    if rec is not None and not os.environ.get("CMLENS_TEST_CORPUS_ALL") and set(names) <= set(rec):
         names = covering_sample(names, rec)
-    wanted = [w for w in os.environ.get("CMLENS_CORPUS_FILTER", "").split(",") if w]
+    wanted = [w for w in os.environ.get("CMLENS_TEST_CORPUS_FILTER", "").split(",") if w]
     return [n for n in names if not wanted or any(w in n for w in wanted)]
 
 

@@ -202,7 +202,7 @@ def test_gap_plot_emits_final_node_ids(qtbot, panel) -> None:
                     reason="needs a real ExecuTorch checkout: set CMLENS_TEST_ET_ROOT (and CMLENS_TEST_CMSIS_NN)")
 def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
     """The real thing (not in CI): ds_cnn lowered, built and run on QEMU M55 with an ETDump; with
-    CMLENS_SCREENSHOT=path the panel is saved there (docs/screenshots/target_panel.png)."""
+    CMLENS_TEST_SCREENSHOT=path the panel is saved there (docs/screenshots/target_panel.png)."""
     panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
     panel.et_root.setText(os.environ["CMLENS_TEST_ET_ROOT"])
     panel.cmsis.setText(os.environ.get("CMLENS_TEST_CMSIS_NN", ""))
@@ -214,11 +214,11 @@ def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
     gaps = panel.last_result["gaps"]
     assert gaps and len(gaps["layers"]) == 12
     assert [p.data() for p in panel.gap_plot.scatter.points()][1] == "cortex_m_quantized_depthwise_conv2d_default"
-    if os.environ.get("CMLENS_SCREENSHOT"):
+    if os.environ.get("CMLENS_TEST_SCREENSHOT"):
         panel.tabs.setCurrentWidget(panel.gap_plot)
         panel.resize(1000, 820)
         qtbot.wait(200)
-        panel.grab().save(os.environ["CMLENS_SCREENSHOT"])
+        panel.grab().save(os.environ["CMLENS_TEST_SCREENSHOT"])
 
 
 def test_console_shows_etdump_base64_lines_abbreviated(panel) -> None:

@@ -1,5 +1,5 @@
 """The planned sizes the memory report shows are ExecuTorch's own: the in-memory program that
-to_executorch() planned, for the zoo models and several CPUs (mv2 and mv3 with CMLENS_MEMORY_ALL=1)."""
+to_executorch() planned, for the zoo models and several CPUs (mv2 and mv3 with CMLENS_TEST_MEMORY_ALL=1)."""
 from __future__ import annotations
 
 import os
@@ -17,7 +17,7 @@ CASES = [("ds_cnn", "cortex-m55"), ("ds_cnn", "cortex-m4"), ("ds_cnn", "cortex-m
          ("maxpool_ceil", "cortex-m55"),
          # the two MobileNets add no op kind the cases above lack and cost ~110 s of the suite: opt-in
          *[pytest.param(m, "cortex-m55", marks=[pytest.mark.slow, pytest.mark.skipif(
-             not os.environ.get("CMLENS_MEMORY_ALL"), reason="opt-in: CMLENS_MEMORY_ALL=1 (about 2 min)")])
+             not os.environ.get("CMLENS_TEST_MEMORY_ALL"), reason="opt-in: CMLENS_TEST_MEMORY_ALL=1 (about 2 min)")])
            for m in ("mv2", "mv3")]]
 
 

@@ -60,10 +60,10 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert cli_main(["check", "layernorm_mlp", "--board", "no-such-board"]) == 2
 
 
-@pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"), reason="opt-in: needs an ExecuTorch checkout "
-                    "(EXECUTORCH_ROOT); CI has none")
+@pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"), reason="opt-in: needs an ExecuTorch checkout "
+                    "(CMLENS_TEST_ET_ROOT); CI has none")
 def test_run_stops_with_exit_2_before_building(capsys: pytest.CaptureFixture) -> None:
-    code = cli_main(["run", GATE, "--sim", "qemu", "--target", "cortex-m55"])
+    code = cli_main(["run", GATE, "--sim", "qemu", "--target", "cortex-m55", "--et-root", os.environ["CMLENS_TEST_ET_ROOT"]])
     captured = capsys.readouterr()
     assert code == 2, captured.out + captured.err
     text = captured.out + captured.err

@@ -1,5 +1,5 @@
 """Opt-in, real: layernorm_mlp built against an ExecuTorch checkout and run twice on QEMU M55 with
--icount. Runs only when EXECUTORCH_ROOT names a checkout whose M55 libraries are already in the cmlens
+-icount. Runs only when CMLENS_TEST_ET_ROOT names a checkout whose M55 libraries are already in the cmlens
 cache (a cold library build takes 5-11 min); CI has no checkout and skips it."""
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ def _libraries_ready(root: str) -> bool:
     from backend_core.runner_build.libraries import EtLibRequest, read_stamp
 
     co = inspect_checkout(root)
-    cmsis = find_cmsis_nn(os.environ.get("CMSIS_NN_PATH"), co)
+    cmsis = find_cmsis_nn(os.environ.get("CMLENS_TEST_CMSIS_NN"), co)
     req = EtLibRequest(co.root, "cortex-m55", "Release", cmsis.path, commit=co.commit, etdump=True)
     return read_stamp(req) is not None and req.install_dir.is_dir()     # built once, by any process
 
 
 @pytest.mark.slow
 def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None:
-    root = os.environ.get("EXECUTORCH_ROOT")
+    root = os.environ.get("CMLENS_TEST_ET_ROOT")
     if not root or not Path(root).is_dir():
-        pytest.skip("opt-in: set EXECUTORCH_ROOT to an ExecuTorch checkout (CI has none)")
+        pytest.skip("opt-in: set CMLENS_TEST_ET_ROOT to an ExecuTorch checkout (CI has none)")
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
@@ -32,7 +32,7 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
 
     for i in range(2):
         (tmp_path / f"r{i}").mkdir()             # run_model writes into a given workdir, it does not create it
-    runs = [run_model("layernorm_mlp", et_root=root, cmsis_nn=os.environ.get("CMSIS_NN_PATH"),
+    runs = [run_model("layernorm_mlp", et_root=root, cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN"),
                       options=RunOptions(target="cortex-m55", profile=True), workdir=tmp_path / f"r{i}")
             for i in range(2)]
     for r in runs:
