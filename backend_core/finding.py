@@ -56,3 +56,35 @@ def certain(findings: list[Finding]) -> list[Finding]:
 
 def for_node(findings: list[Finding], node_id: str) -> list[Finding]:
     return [f for f in findings if f.node == node_id]
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """The findings of one rule on one op (38 portable batch norms on channels-last input are one group):
+    how many, the first nodes, and the one message and fix they share (the first finding's)."""
+
+    first: Finding
+    nodes: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.nodes)
+
+    def head(self, shown: int = 3) -> str:
+        """`will fail  [needs-contiguous] aten.x ×38: node_a, node_b, node_c, …`"""
+        f = self.first
+        names = ", ".join(n or "(program)" for n in self.nodes[:shown]) + (", …" if self.count > shown else "")
+        times = f" ×{self.count}" if self.count > 1 else ""
+        return f"{f.certainty:9}  [{f.rule}] {f.op}{times}: {names}"
+
+    def line(self) -> str:
+        """One line for a terminal: the head and the shared message."""
+        return f"{self.head()} — {self.first.message}"
+
+
+def group_findings(findings: list[Finding]) -> list[FindingGroup]:
+    """Findings grouped by (certainty, rule, op), in the order the first of each appears."""
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.certainty, f.rule, f.op), []).append(f)
+    return [FindingGroup(fs[0], tuple(x.node for x in fs)) for fs in groups.values()]

@@ -34,11 +34,20 @@ def add_check_command(sub: Any) -> None:
     p.set_defaults(func=run_check_command)
 
 
-def print_findings(findings: list, out: Any) -> None:
-    """The findings as a user reads them: certainty, node, op, message, fix; then the runtime check the
-    rule models, why it is this certain (the recorded failure it rests on), and the evidence."""
-    for f in findings:
-        print(f"\n  {f.certainty.upper()}  {f.node or '(program)'}  ({f.op})  [{f.rule}]", file=out)
+def print_findings(findings: list, out: Any, verbose: bool = False) -> None:
+    """The findings as a user reads them, grouped by rule and op (count, first nodes, one message and fix:
+    38 identical batch-norm findings are one entry): certainty, rule, op, message, fix; then the runtime
+    check the rule models, why it is this certain (the recorded failure it rests on), and the evidence of
+    the group's first node. With `verbose` every node of a group is listed."""
+    from backend_core.finding import group_findings
+
+    for g in group_findings(findings):
+        f = g.first
+        times = f" ×{g.count}" if g.count > 1 else ""
+        print(f"\n  {f.certainty.upper()}  [{f.rule}]  {f.op}{times}", file=out)
+        shown = g.nodes if verbose else g.nodes[:3]
+        more = f", … ({g.count - len(shown)} more; -v lists them)" if g.count > len(shown) else ""
+        print(f"      node{'s' if g.count > 1 else ''}: {', '.join(n or '(program)' for n in shown)}{more}", file=out)
         for line in textwrap.wrap(f.message, 92):
             print(f"      {line}", file=out)
         for i, line in enumerate(textwrap.wrap(f.fix, 88)):
@@ -95,7 +104,7 @@ def run_check_command(args: argparse.Namespace) -> int:
         print(f"{rep.model} → {target}: pre-flight {'clean' if not rep.findings else ''}"
               + (f"{n_certain} will fail, {len(rep.findings) - n_certain} may fail" if rep.findings else ""),
               file=out)
-        print_findings(rep.findings, out)
+        print_findings(rep.findings, out, verbose=bool(getattr(args, "verbose", False)))
         print("\nchecked: " + "; ".join(rep.checked), file=out)
         for s in rep.skipped:
             print(f"not checked: {s}", file=out)

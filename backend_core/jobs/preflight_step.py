@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from ..models.sniff import is_program_path
 from ..errors import BadInputError
-from ..finding import Finding
+from ..finding import Finding, group_findings
 from .lower_step import lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..preflight import check_snapshot, findings_of
@@ -77,8 +77,8 @@ def gate(source: str, model: Path, options: PipelineOptions, board: Any,
     have = {(f.node, f.rule) for f in findings}
     findings.extend(f for f in check_snapshot(None, program=model.read_bytes()) if (f.node, f.rule) not in have)
     findings.extend(memory_findings(model.read_bytes(), final, board, options.target, emit))
-    for f in findings:
-        emit("cmlens", f"pre-flight: {f.line()}")
+    for g in group_findings(findings):      # one line per rule and op, not one per node
+        emit("cmlens", f"pre-flight: {g.line()}")
     if not findings:
         emit("cmlens", "pre-flight: no finding")
     certain = [f for f in findings if f.certain]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import BadInputError
-from ..finding import Finding
+from ..finding import Finding, group_findings
 
 
 class PreflightError(BadInputError):
@@ -16,13 +16,14 @@ class PreflightError(BadInputError):
     def __init__(self, findings: list[Finding]) -> None:
         first = findings[0]
         where = f" at {first.node}" if first.node else ""
-        more = f", and {len(findings) - 1} more finding(s)" if len(findings) > 1 else ""
+        groups = group_findings(findings)
+        more = (f", {len(findings)} finding(s) of {len(groups)} kind(s)" if len(findings) > 1 else "")
         super().__init__(
             f"Pre-flight: this program will fail on the target{where} ({first.op}, {first.rule}{more}). "
             "Nothing was built.",
             f"{first.message}\nfix: {first.fix}\nSee every finding with `cmlens check MODEL`; run anyway with "
             "--skip-preflight.",
-            detail="\n".join(f.line() for f in findings[1:]))
+            detail="\n".join(g.line() for g in groups))
         self.findings = findings
 
 

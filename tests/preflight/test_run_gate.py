@@ -25,7 +25,7 @@ def test_gate_stops_a_program_that_will_fail(tmp_path: Path) -> None:
              lowered=res)
     exc = ei.value
     assert exc.exit_code == 2
-    assert "at aten_cat_default (aten.cat.default, layout-ignored, and 1 more finding(s))" in exc.message
+    assert "at aten_cat_default (aten.cat.default, layout-ignored, 2 finding(s) of 2 kind(s))" in exc.message
     assert "Nothing was built" in exc.message and "op_softmax" not in exc.message
     assert ".contiguous()" in exc.hint and "--skip-preflight" in exc.hint
     assert any("pre-flight: will fail" in line for line in lines)
