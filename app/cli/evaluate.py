@@ -120,6 +120,9 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
             if "json" in res.files:                          # the report the job wrote stays, with the error
                 report = json.loads(Path(res.files["json"]).read_text())
                 report["error"] = res.error
+                if res.status == "cancelled":                # stopped: say so, and where; no accuracy claimed
+                    report["status"] = "cancelled"
+                    report["cancelled"] = {**(report.get("cancelled") or {}), "step": res.error.get("step")}
                 write_json(Path(res.files["json"]), report)
             return print_error(res.exception, sys.stderr)
         for line in summary_lines(res.steps["evaluate"]):

@@ -69,3 +69,21 @@ def test_version_names_every_package_of_the_stack() -> None:
 
     assert f"torch       {metadata.version('torch')}" in proc.stdout
     assert "checkout" in names                     # EXECUTORCH_ROOT named: its commit line is there
+
+
+def test_a_stopped_evaluation_exits_130_and_its_report_says_cancelled(tmp_path: Path) -> None:
+    out = tmp_path / "e.json"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "evaluate", "digits_cnn", "--json", str(out)],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:                         # the lowering is done: the evaluation runs
+        if "running float on" in line or "running fake-quant" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    rest_out, rest_err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, rest_err[-2000:]
+    assert "cancelled (Ctrl-C)" in rest_err and "top-1" not in rest_out and "Traceback" not in rest_err
+    report = json.loads(out.read_text())
+    assert report["status"] == "cancelled" and report["cancelled"]["step"] == "evaluate"
+    assert "evaluate" not in report                  # no accuracy figure for an evaluation that never ended
