@@ -17,12 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.jobs.etrecord_lowering import lower_with_etrecord  # noqa: E402
 from backend_core.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
 from backend_core.jobs.spec import RunOptions  # noqa: E402
 from backend_core.pipeline.reference_check import output_steps  # noqa: E402
 from backend_core.runner_build.debug_buffer import read_program  # noqa: E402
-from backend_core.pipeline.stages import PipelineOptions  # noqa: E402
 from backend_core.judge.fault import plant_weight_fault  # noqa: E402
 from backend_core.judge.verdict import judge_run  # noqa: E402
 from backend_core.judge.references import beside, read_beside  # noqa: E402
@@ -40,7 +38,12 @@ def main() -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="cmlens-fault-"))
     work.mkdir(parents=True, exist_ok=True)
     say = lambda s: print(f"lower: {s}", flush=True)  # noqa: E731
-    rec = lower_with_etrecord(args.model, PipelineOptions(target=args.target), work, say)   # .bpte + ETRecord
+    from backend_core.jobs import Job, LowerRequest, run_job
+
+    done = run_job(Job(args.model, LowerRequest(target=args.target), steps=("lower",), keep=("etrecord",),
+                       out_dir=str(work)), lambda kind, data: say(data["text"]) if kind == "status" else None)
+    done.raise_error()
+    rec = done.record                                      # the .bpte + ETRecord of the job's one lowering
     pipe = rec.pipeline
     intact = rec.bpte
     fault = plant_weight_fault(intact.read_bytes(), pipe.final_program, pipe.example_inputs)

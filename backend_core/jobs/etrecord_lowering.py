@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..judge.gaps_inspector import record_bundle
-from .lower_step import lower_source, lowering_failed
+from .failed_lowering import lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..snapshot.model import GraphSnapshot
 
@@ -27,14 +27,6 @@ class LoweredWithRecord:
     seconds: float
     pipeline: Any = None             # the live LoweringPipeline (bench/planted_fault.py plants a weight fault)
     result: Any = None               # the LoweringResult (a job's lower step: its report, memory, pre-flight)
-
-
-def lower_with_etrecord(source: str, options: PipelineOptions, workdir: Path,
-                        on_status: Callable[[str], None] | None = None) -> LoweredWithRecord:
-    """Lower `source` (no cache: live programs are needed), write `<model>.bpte` and `etrecord.bin`."""
-    start = time.monotonic()
-    res = lower_source(source, options, use_cache=False, keep_programs=True, on_status=on_status)
-    return record_of(res, workdir, on_status, start)
 
 
 def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None = None,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import Cancelled, StageFailedError
+from ..errors import Cancelled
+from .failed_lowering import lowering_failed
 from .result import FAILED, JobResult
 from .spec import Job
 
@@ -18,8 +19,8 @@ EventCallback = Callable[[str, dict[str, Any]], None]
 def wants_live_programs(job: Job) -> bool:
     """A run with --etdump needs the .bpte and its ETRecord from one live lowering (not a cache hit):
     the lower step keeps its programs and the run step makes both from them (one lowering per job)."""
-    return ((job.wants("run") or job.wants("profile")) and job.run.etdump and not job.lower.companions
-            and not job.reads_program)
+    return ((job.wants("run") or job.wants("profile")) and job.run.etdump or "etrecord" in job.keep) \
+        and not job.lower.companions and not job.reads_program
 
 
 def wants_stages(job: Job) -> bool:
@@ -59,6 +60,12 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
     res.steps["lower"] = report
     if lowering.status == "cancelled":
         raise Cancelled("cancelled during the lowering")
+    if lowering.status == "done" and "etrecord" in job.keep and not job.reads_program:
+        from .etrecord_lowering import record_of
+        from .outputs import out_dir
+
+        res.record = record_of(lowering, out_dir(job), lambda text: emit("status", {"text": text}))
+        res.files.update(bpte=str(res.record.bpte), etrecord=str(res.record.etrecord))
     if lowering.status != "done":
         exc = lowering_failed(job.model, lowering)
         res.status, res.exception = FAILED, exc
@@ -68,16 +75,8 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
 
 
 def lower_source(source: str, options: Any, **kwargs: Any) -> Any:
-    """The lowering for a job helper that is handed no lower-step result (a per-CPU memory row, a bench
-    that runs one feature alone). In a job, steps read `res.lowering` instead: a job lowers once."""
+    """A lowering outside any job, for tests and bench scripts that measure the lowering itself. Nothing in
+    backend_core or app calls it (tests/structure/test_one_lowering.py): in a job, steps read `res.lowering`."""
     from ..lowering import lower
 
     return lower(source, options, **kwargs)
-
-
-def lowering_failed(source: str, lowering: Any, hint: str = "") -> StageFailedError:
-    """The one wording of a failed lowering (exit 3), with its stage, node and ExecuTorch's traceback."""
-    err = lowering.error or {}
-    return StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
-                            f"{err.get('message', lowering.status)}", err.get("hint", "") or hint,
-                            node=err.get("node"), detail=err.get("traceback", ""))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import BadInputError
-from .lower_step import lowering_failed
+from .failed_lowering import lowering_failed
 from ..boards.specs import BoardSpec
 from ..memory.plan import program_bytes
 from ..memory.report import analyze_memory

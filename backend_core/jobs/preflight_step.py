@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..models.sniff import is_program_path
 from ..errors import BadInputError
 from ..finding import Finding, group_findings
-from .lower_step import lowering_failed
+from .failed_lowering import lowering_failed
 from ..pipeline.stages import PipelineOptions
 from ..preflight import check_snapshot, findings_of
 from ..preflight.check import PreflightReport, report_memory

@@ -25,6 +25,7 @@ class JobResult:
     lowering: Any = field(default=None, repr=False, compare=False)
     run: Any = field(default=None, repr=False, compare=False)
     preflight: Any = field(default=None, repr=False, compare=False)    # the check step's PreflightReport
+    record: Any = field(default=None, repr=False, compare=False)       # keep "etrecord": the .bpte + ETRecord
     numerics: Any = field(default=None, repr=False, compare=False)     # the numerics step's NumericsResult
     numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/numerics_step.py)
     run_environment: Any = field(default=None, repr=False, compare=False)   # the run's board, checkout, simulator (jobs/run_plan.py)

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..runner_build.debug_buffer import read_program
-from ..errors import BadInputError
+from ..errors import BadInputError, CmlensError
 from ..judge.references import References, beside, read_beside
 from ..pipeline.stages import PipelineOptions
 from ..toolchain.process import LineCallback
-from .etrecord_lowering import lower_with_etrecord, record_of
+from .etrecord_lowering import record_of
 from ..models.sniff import is_program_path
-from .lower_step import lower_source, lowering_failed
+from .failed_lowering import lowering_failed
 from .spec import RunOptions
 
 
@@ -40,12 +40,10 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
             raise BadInputError(f"Model file {p} does not exist.")
         return p, 0.0, None
     start = time.monotonic()
-    if lowered is not None and lowered.status == "done" and "model.bpte" in lowered.blobs:
-        res = lowered
-    else:
-        on_line("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow)")
-        res = lower_source(source, lowering or PipelineOptions(target=opts.target, flow=opts.flow), want_pte=True,
-                           want_bpte=True, on_status=lambda s: on_line("cmlens", s))
+    if lowered is None:                       # the job's lower step always runs first for a model source
+        raise CmlensError(f"The run of {source} has no lowering: a target run lowers in its job's lower step.",
+                          "Submit a Job with the run step (cmlens run does): its lower step makes the program.")
+    res = lowered
     if res.status != "done" or "model.bpte" not in res.blobs:
         raise lowering_failed(source, res)
     out = workdir / f"{res.model}.bpte"
@@ -59,11 +57,10 @@ def program_for_run(source: str, opts: RunOptions, lowering: PipelineOptions, wo
                     lowered: Any = None) -> RunProgram:
     """The run's program; with --etdump from a model source, with the ETRecord of the same lowering."""
     if opts.etdump and not is_program_path(source):
-        if lowered is not None and lowered.status == "done" and lowered.pipeline is not None:
-            record = record_of(lowered, workdir, lambda s: emit("cmlens", s))
-        else:
-            emit("cmlens", f"lowering {source} for {opts.target} ({opts.flow} flow) with an ETRecord")
-            record = lower_with_etrecord(source, lowering, workdir, lambda s: emit("cmlens", s))
+        if lowered is None or lowered.status != "done" or lowered.pipeline is None:
+            raise CmlensError(f"The --etdump run of {source} has no live lowering to take its ETRecord from.",
+                              "Submit a Job with the run step and etdump (cmlens run --etdump does).")
+        record = record_of(lowered, workdir, lambda s: emit("cmlens", s))
         return RunProgram(record.bpte, record.seconds, record.result, record)
     model, seconds, res = model_file(source, opts, workdir, emit, lowering, lowered)
     return RunProgram(model, seconds, res)

@@ -14,7 +14,7 @@ from ..errors import BadInputError
 from ..pipeline.stages import PipelineOptions
 
 STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export")
-KEEP = ("pte", "bpte", "graphs", "elf", "etdump")
+KEEP = ("pte", "bpte", "graphs", "elf", "etdump", "etrecord")   # etrecord: the .bpte + ETRecord of the one lowering
 JOB_FORMAT = 1
 
 

@@ -98,11 +98,20 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
     assert handle_dim_order((9,), {}) is None
 
 
+def lowered_with_etrecord(work: Path):  # noqa: ANN201
+    """The .bpte and ETRecord of one lowering: a Job that keeps them (what `cmlens run --etdump` uses)."""
+    from backend_core.jobs import Job, LowerRequest, run_job
+
+    res = run_job(Job(str(MODEL), LowerRequest("cortex-m55", "legacy"), steps=("lower",), keep=("etrecord",),
+                      out_dir=str(work)))
+    assert res.status == "done", res.error
+    return res.record
+
+
 @pytest.fixture(scope="module")
 def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     """Real lowering (ExecuTorch is installed in CI) + the recorded ETDump -> GapReport."""
     pytest.importorskip("executorch")
-    from backend_core.jobs.etrecord_lowering import lower_with_etrecord
     from backend_core.judge.gaps_inspector import compute_gaps
 
     work = tmp_path_factory.mktemp("gaps")
@@ -112,7 +121,7 @@ def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     assert block.complete and set(block.files) == {"etdump.bin", "debug_buffer.bin"}
     (work / "etdump.bin").write_bytes(block.files["etdump.bin"])
     (work / "debug_buffer.bin").write_bytes(block.files["debug_buffer.bin"])
-    rec = lower_with_etrecord(str(MODEL), PipelineOptions("cortex-m55", "legacy"), work)
+    rec = lowered_with_etrecord(work)
     assert rec.etrecord.is_file() and rec.bpte.stat().st_size > 0
     return compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", rec.etrecord, rec.final, "MSE"), rec
 
@@ -169,14 +178,12 @@ UART_PASS = FIXTURES / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
 def passing_run(tmp_path_factory: pytest.TempPathFactory):
     """The same tiny model, run on QEMU M55 from a .bpte with channels-last input bytes (PASS, error 0)."""
     pytest.importorskip("executorch")
-    from backend_core.jobs.etrecord_lowering import lower_with_etrecord
-
     work = tmp_path_factory.mktemp("gaps_pass")
     report = parse_uart(UART_PASS.read_text())
     assert report.tests and report.tests[0].passed is True
     for name, data in report.etdumps[0].files.items():
         (work / name).write_bytes(data)
-    return work, lower_with_etrecord(str(MODEL), PipelineOptions("cortex-m55", "legacy"), work)
+    return work, lowered_with_etrecord(work)
 
 
 def test_etrecord_runs_the_host_graph_on_the_logical_inputs(passing_run) -> None:
