@@ -158,7 +158,18 @@ def _check(job: Job, env: ExportEnvironment, bundle: Any, bpte: bytes | None, em
 
     if bpte is None:
         raise BadInputError("--check needs the expected outputs of a .bpte.", "Pass the model source or its .bpte.")
-    run_board = resolve_run_board(env.target, "qemu", job.board).board
+    rb = resolve_run_board(env.target, "qemu", job.board)
+    run_board = rb.board
+    mem = bundle.info["memory"]
+    runtime = mem.get("runtime_estimate")
+    if rb.mcu and bundle.info.get("board_fit") and runtime:
+        # the MCU's own regions laid out on the QEMU board of its core, sections where the fit verdict put
+        # them (boards/sized.py, as `cmlens run --board` does): the link itself checks that the firmware fits
+        from ..boards.sized import sized_board
+        from ..runner_build.paths import cache_dir
+
+        run_board = sized_board(rb.spec, bundle.info["board_fit"], cache_dir() / "boards", stack=runtime["stack"],
+                                heap=runtime["heap"], base=rb.board)
     emit("status", {"text": f"--check: building the example firmware for {run_board.name} and running it on QEMU"})
     import shutil
     import tempfile
