@@ -178,3 +178,15 @@ def test_will_fail_program_is_refused_then_exported_with_keep_going(tmp_path: Pa
     info = json.loads((bundle / "bundle.json").read_text())
     assert "permute_in_fewer_dims" in info["workarounds"] and info["check"]["verdict"] == "PASS"
     assert "## Not plain ExecuTorch" in (bundle / "README.md").read_text()
+
+
+def test_check_on_an_mcu_links_into_its_own_regions(tmp_path: Path) -> None:
+    """--board stm32f746 --check: the example firmware is linked into the MCU's regions laid out on QEMU's
+    M7 board (boards/sized.py), runs bit for bit, and its RAM is within the bundle's figure."""
+    bundle = tmp_path / "bundle"
+    assert main(["export", "ds_cnn", "--board", "stm32f746", "-o", str(bundle), "--check", "--et-root", ET_ROOT,
+                 "--cmsis-nn", CMSIS_NN, "--quiet"]) == 0
+    check = json.loads((bundle / "bundle.json").read_text())["check"]
+    assert check["board"].startswith("stm32f746-on-") and check["verdict"] == "PASS"
+    assert check["measured"]["ram_static"] <= check["predicted"]["ram"]
+    assert check["measured"]["flash"] <= check["predicted"]["flash"]
