@@ -282,3 +282,44 @@ def permute_in_fewer_dims(ep: Any) -> tuple[Any, dict[str, str]]:
         g.erase_node(n)
     ep.graph_module.recompile()
     return ep, {}
+
+
+_PORTABLE_NORMS = ("batch_norm.default", "group_norm.default", "layer_norm.default",
+                   "_native_batch_norm_legit_no_training.default", "native_group_norm.default",
+                   "native_layer_norm.default", "instance_norm.default")
+
+
+def norms_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
+    """bn(x) of a channels-last tensor written as bn(x.contiguous()).contiguous(memory_format=torch.channels_last)
+    for every normalisation that stays on a portable kernel: ExecuTorch's portable batch norm, group norm and
+    layer norm take only contiguous (NCHW) tensors and return InvalidArgument on the target otherwise (the
+    pre-flight's needs-contiguous: a DenseNet's pre-activation batch norms, an FPN head's group norms). A
+    batch norm straight after a conv that uses nothing else is left alone: the quantizer folds it into the
+    conv (a copy in between would stop the fold). Same values; two dim-order copies per such norm."""
+    import torch
+
+    aten = torch.ops.aten
+    ep = copy.deepcopy(ep)
+    g = ep.graph_module.graph
+    for n in list(g.nodes):
+        if n.op != "call_function" or not str(n.target).endswith(_PORTABLE_NORMS):
+            continue
+        src = n.args[0]
+        if not _channels_last_4d(getattr(src, "meta", {}).get("val")):
+            continue
+        folds = (str(n.target).endswith("batch_norm.default") and getattr(src, "target", None) == aten.conv2d.default
+                 and len(src.users) == 1)
+        if folds:
+            continue
+        n.args = (_copy_before(g, n, src, torch.contiguous_format), *n.args[1:])
+        val = n.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            n.meta["val"] = fake_val(lambda v: v.contiguous(), val)
+            _copy_after(g, n, torch.channels_last)
+        else:                            # a tuple (native_* ops): the first output's users read the copy
+            for u in list(n.users):
+                if u.target is operator.getitem and u.args[1] == 0:
+                    u.meta["val"] = fake_val(lambda v: v.contiguous(), u.meta["val"])
+                    _copy_after(g, u, torch.channels_last)
+    ep.graph_module.recompile()
+    return ep, {}

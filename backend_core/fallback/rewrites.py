@@ -7,8 +7,8 @@ import copy
 from typing import Any, Callable
 
 from .layout_rewrites import (cat_through_contiguous, channels_last_after_views, channels_last_into_convs,
-                              collapse_permutation, fake_val as _fake, permute_in_fewer_dims,
-                              permute_through_contiguous)
+                              collapse_permutation, fake_val as _fake, norms_through_contiguous,
+                              permute_in_fewer_dims, permute_through_contiguous)
 
 Rewrite = Callable[[Any], tuple[Any, dict[str, str]]]
 
@@ -102,6 +102,7 @@ PERMUTE_CONTIGUOUS = "permute_through_contiguous"
 CL_INTO_CONVS = "channels_last_into_convs"
 CL_AFTER_VIEWS = "channels_last_after_views"
 FEWER_DIMS = "permute_in_fewer_dims"
+NORMS_CONTIGUOUS = "norms_through_contiguous"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
@@ -126,6 +127,10 @@ REWRITES: dict[str, tuple[Rewrite, str]] = {
     FEWER_DIMS: (permute_in_fewer_dims, "every permute of more than 4 dims made on a view that merges the dims "
                                         "that stay together, then viewed back (CMSIS-NN's transpose takes at most "
                                         "4 dims)"),
+    NORMS_CONTIGUOUS: (norms_through_contiguous, "every batch/group/layer norm of a channels-last tensor that "
+                                                 "stays on a portable kernel done on an NCHW copy and turned back "
+                                                 "to channels-last (ExecuTorch's portable norms take only "
+                                                 "contiguous tensors)"),
 }
 
 
@@ -137,7 +142,11 @@ def compose(names: list[str]) -> Rewrite | None:
     def apply(ep: Any) -> tuple[Any, dict[str, str]]:
         renames: dict[str, str] = {}
         for name in names:
-            ep, more = REWRITES[name][0](ep)
+            try:
+                ep, more = REWRITES[name][0](ep)
+            except Exception as e:  # noqa: BLE001 - named, so the failure is reported as the tool's rewrite
+                e.rewrite = name      # type: ignore[attr-defined]
+                raise
             renames.update({new: renames.get(old, old) for new, old in more.items()})
         return ep, renames
     return apply

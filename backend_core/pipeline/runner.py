@@ -21,7 +21,7 @@ from ..snapshot.model import GraphSnapshot
 from ..cpus import normalise_target, target_config
 from .failure import capture_failure, exception_chain
 from .logs import StageLog, capture_logs
-from .stack_traces import full_stack_traces
+from .export_guards import full_stack_traces, module_attributes_kept
 from .passes import host_runnable, pass_list, run_pass, stage_names
 from .quantize import QuantizerVerdicts, quantize
 from .stages import PipelineOptions, Stage
@@ -111,6 +111,10 @@ class LoweringPipeline:
     def run(self) -> Iterator[Stage]:
         import torch
 
+        from .int_conv import install_int_dilated_conv
+
+        install_int_dilated_conv()      # every host run of the lowered program (references, numerics)
+
         opts = self.options
         given = self.model.inputs_for(opts.flow)
         inputs = to_layout(given, opts.channels_last)
@@ -123,19 +127,25 @@ class LoweringPipeline:
         # op; a layout fallback says so), or channels-last when the user asked for it.
         t0 = time.perf_counter()
         try:
-            with capture_logs() as log, full_stack_traces():
+            with capture_logs() as log, full_stack_traces(), module_attributes_kept(self.model.module):
                 if opts.channels_last:
                     ep = torch.export.export(channels_last_copy(self.model.module), inputs)
                 elif self.model.exported is not None:
                     ep = self.model.exported
                 else:
                     ep = torch.export.export(self.model.module, inputs)
-                if self.float_rewrite is not None:
-                    ep, self.renames = self.float_rewrite(ep)
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
         except Exception as e:  # noqa: BLE001
             raise _with_logs(self._export_error(e), log) from e
+        if self.float_rewrite is not None:       # the tool's own edit: its failure is the tool's, by name
+            try:
+                with capture_logs() as log:
+                    ep, self.renames = self.float_rewrite(ep)
+            except Cancelled:
+                raise
+            except Exception as e:  # noqa: BLE001
+                raise _with_logs(self._rewrite_error(e), log) from e
         yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())
 
         # 2. PT2E quantization
@@ -229,6 +239,17 @@ class LoweringPipeline:
                     "Rewrite it with torch.where / torch.cond, or move the decision out of forward().")
         return StageFailedError(STAGE_EXPORT, f"Exporting the float model failed: {_first_lines(text)}",
                                 hint, detail=traceback.format_exc())
+
+    def _rewrite_error(self, e: BaseException) -> StageFailedError:
+        """A --keep-going workaround (or a suggestion check) that failed on the export: the tool's bug, named."""
+        name = getattr(e, "rewrite", None) or "a rewrite of the float export"
+        root = _root_cause(e)
+        return StageFailedError(
+            STAGE_EXPORT, f"The tool's own rewrite '{name}' failed on the float export: {type(root).__name__}: "
+            f"{_first_lines(str(root))}",
+            "This is a failure of CortexM Lens's workaround, not of your model or of ExecuTorch: the export "
+            "itself succeeded. Please report it (the traceback is shown with --verbose); lowering without "
+            "--keep-going gives plain ExecuTorch's result.", detail=traceback.format_exc())
 
     def _pass_error(self, stage: str, e: BaseException) -> StageFailedError:
         """The stage error with the failing node's diagnosis (`.failure`, a dict): the op the user

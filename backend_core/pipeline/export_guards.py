@@ -1,4 +1,4 @@
-"""Full stack traces in the float export. torch.export (non-strict) keeps only the frames named `forward`
+"""What the tool's float export guards against. Full stack traces: torch.export (non-strict) keeps only the frames named `forward`
 in a node's `stack_trace` (_ModuleStackTracer sets `_record_forward_stack_traces_only`), so an op made
 inside a helper function (transformers' eager_attention_forward, a timm activation helper) is attributed
 to the module line that called the helper. During our own export the tracer keeps every frame from the
@@ -38,3 +38,25 @@ def full_stack_traces() -> Iterator[None]:
         yield
     finally:
         _ModuleStackTracer.__init__ = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def module_attributes_kept(module: Any) -> Iterator[None]:
+    """torch.export runs forward() on fake tensors, and a forward that caches tensors on the module
+    (ultralytics' Detect: `self.anchors, self.strides = make_anchors(...)`) leaves fake tensors there. The
+    next export of the same module (a --keep-going round, a suggestion check) then captures them as
+    constants, and copying that program fails ("Cannot access data pointer of Tensor"). The plain tensor
+    attributes are put back as they were after the export."""
+    import torch
+
+    saved: list[tuple[Any, str, Any]] = []
+    for mod in module.modules() if isinstance(module, torch.nn.Module) else ():
+        for name, value in list(vars(mod).items()):
+            if isinstance(value, torch.Tensor) and not name.startswith("_"):
+                saved.append((mod, name, value))
+    try:
+        yield
+    finally:
+        for mod, name, value in saved:
+            if vars(mod).get(name) is not value:
+                setattr(mod, name, value)
