@@ -16,7 +16,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, guarded, line_printer, lower_request_from, write_json
+from .common import add_keep_going_flag, guarded, line_printer, lower_request_from, submit, write_json
 
 
 def add_export_command(sub: Any) -> None:
@@ -80,21 +80,25 @@ def export_lines(section: dict[str, Any]) -> list[str]:
     return out
 
 
+def export_job_from(args: argparse.Namespace) -> Any:
+    """The Job `cmlens export` submits for these arguments (the window builds the same one)."""
+    from backend_core.jobs import ExportOptions
+    from backend_core.jobs.export_step import export_job
+
+    args.target = _target(args)                # the board's core when --target is left out
+    command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
+        f"cmlens export {args.model} -o {args.output}"
+    return export_job(args.model, lower_request_from(args),
+                      args.board, ExportOptions(output=args.output, force=args.force, check=args.check,
+                                                command=command), args.et_root, args.cmsis_nn)
+
+
 def run_export_command(args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
     json_file = Path(args.json) if args.json else None
 
     def work() -> int:
-        from backend_core.execute.inprocess import run_in_process
-        from backend_core.jobs import ExportOptions
-        from backend_core.jobs.export_step import export_job
-
-        args.target = target = _target(args)       # the board's core when --target is left out
-        command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
-            f"cmlens export {args.model} -o {args.output}"
-        job = export_job(args.model, lower_request_from(args),
-                         args.board, ExportOptions(output=args.output, force=args.force, check=args.check,
-                                                   command=command), args.et_root, args.cmsis_nn)
+        job = export_job_from(args)
         on_line = line_printer(out, args.quiet)
 
         def on_event(kind: str, data: dict) -> None:
@@ -103,7 +107,7 @@ def run_export_command(args: argparse.Namespace) -> int:
             elif kind == "status":
                 print(f"… {data['text']}", file=err, flush=True)
 
-        res = run_in_process(job, on_event)
+        res = submit(job, on_event)
         res.raise_error()
         section = res.steps["export"]
         for line in export_lines(section):

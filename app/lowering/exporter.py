@@ -1,6 +1,7 @@
 """Exports: JSON and standalone HTML reports, .pte / .bpte (a lower Job in the job worker, which hits
 the result cache, written by the job's one output writer: a .bpte with its references.json beside it,
-as `cmlens lower --bpte` writes it), and the current graph as SVG / PNG."""
+as `cmlens lower --bpte` writes it), a firmware bundle for the user's own project (the Job `cmlens export`
+submits: backend_core.jobs.export_step), and the current graph as SVG / PNG."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.jobs.spec import Job
+from backend_core.files import write_atomic
+from backend_core.jobs.spec import ExportOptions, Job
 from backend_core.report.json_report import build_report
 from backend_core.versions import stack_versions
 
@@ -35,6 +37,10 @@ class Exporter(QObject):
         self.job.event.connect(self._on_job_event)
         self.job.finished.connect(self._on_job_finished)
         self._artifact: tuple[str, str] | None = None
+        self.bundle_job = QtJob("job worker", "export bundle", self)      # may build and run: graceful cancel
+        self.bundle_job.event.connect(self._on_job_event)
+        self.bundle_job.finished.connect(self._on_bundle_finished)
+        self.bundle_result: dict | None = None
 
     def report(self) -> dict[str, Any]:
         s = self.session
@@ -46,7 +52,7 @@ class Exporter(QObject):
                             error=s.error, versions=stack_versions(), planned_stages=s.planned_stages)
 
     def export_json(self, path: str) -> str:
-        Path(path).write_text(json.dumps(self.report(), default=str, indent=1))
+        write_atomic(path, json.dumps(self.report(), default=str, indent=1))
         self.message.emit(f"Wrote {path}")
         self.exported.emit("json", path, "")
         return path
@@ -73,8 +79,44 @@ class Exporter(QObject):
         self.job.start(export_job(req, kind, path))
         self.message.emit(f"Building .{kind} (from the cache when possible)…")
 
+    def export_bundle(self, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
+                      force: bool = False) -> Job:
+        """A firmware bundle of the window's lowering (as it was made, kept going included) into `folder`:
+        `cmlens export SOURCE --target CPU -o folder` in the job worker; with `check` also built and run on
+        QEMU against the lowered program. Returns the Job submitted."""
+        req = self.session.request
+        if req is None:
+            raise RuntimeError("Nothing to export yet: lower a model first.")
+        command = f"cmlens export {req.source} --target {req.target} -o {folder}" + (" --check" if check else "")
+        job = bundle_job(req, folder, et_root, cmsis_nn, check=check, force=force, command=command)
+        self.bundle_result = None
+        self.bundle_job.start(job)
+        self.message.emit(f"Exporting a firmware bundle to {folder}…")
+        return job
+
     def busy(self) -> bool:
-        return self.job.is_running()
+        return self.job.is_running() or self.bundle_job.is_running()
+
+    def _on_bundle_finished(self, status: str, job_result: dict | None) -> None:
+        self.bundle_result = job_result
+        folder = str(((self.bundle_result or {}).get("job") or {}).get("export", {}).get("output", ""))
+        section = ((job_result or {}).get("steps") or {}).get("export")
+        if status == "cancelled":
+            self.message.emit("Bundle export cancelled: nothing was written")
+            self.exported.emit("bundle", folder, "cancelled")
+            return
+        if status != "done" or section is None:
+            err = (job_result or {}).get("error") or {}
+            text = f"{err.get('message', status)} {err.get('hint', '')}".strip()
+            self.message.emit(f"Bundle export failed: {text}")
+            self.exported.emit("bundle", folder, text)
+            return
+        check = section.get("check") or {}
+        proof = f"; --check: {check.get('verdict') or check.get('outcome')}" if check else ""
+        fb = f", {len(section['fallbacks'])} portable fallback(s)" if section.get("fallbacks") else ""
+        self.message.emit(f"Wrote the firmware bundle {section['folder']} ({len(section['files'])} files{fb}{proof}); "
+                          "its README.md says how to add it to your CMake project")
+        self.exported.emit("bundle", section["folder"], "")
 
     def _on_job_event(self, kind: str, data: dict) -> None:
         if kind == "status":
@@ -107,6 +149,7 @@ class Exporter(QObject):
 
     def shutdown(self) -> None:
         self.job.shutdown(graceful=False)       # a lower Job starts no process of its own: nothing to wait for
+        self.bundle_job.shutdown()              # a --check may be building: let it end its compilers
         self.runner.shutdown()
 
 
@@ -114,3 +157,14 @@ def export_job(req: LowerRequest, kind: str, path: str) -> Job:
     """The Job of an export: the window's lowering, exactly as it was made (CPU, flow, calibration,
     channels-last, an artefact's companions), with `kind` (pte | bpte) written to `path`."""
     return Job(req.source, req.job_request(), steps=("lower",), outputs={kind: path})
+
+
+def bundle_job(req: LowerRequest, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
+               force: bool = False, command: str = "") -> Job:
+    """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.jobs.export_step), with
+    the window's lowering as it was made and the CPU it was lowered for."""
+    from backend_core.jobs.export_step import export_job
+
+    return export_job(req.source, req.job_request(), None,
+                      ExportOptions(output=folder, force=force, check=check, command=command),
+                      et_root or None, cmsis_nn or None)

@@ -332,6 +332,11 @@ class MainWindow(QMainWindow):
     def _export(self, kind: str, filt: str) -> None:
         req = self.session.request
         base = req.model_name if req else "model"
+        if kind == "bundle":
+            parent = QFileDialog.getExistingDirectory(self, "Export a firmware bundle into…")
+            if parent:
+                self.export_to(kind, str(Path(parent) / f"{base}_bundle"))
+            return
         suffix = {"json": ".json", "html": ".html", "pte": ".pte", "bpte": ".bpte", "svg": ".svg",
                   "png": ".png"}[kind]
         path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", base + suffix, filt)
@@ -349,6 +354,9 @@ class MainWindow(QMainWindow):
             self.exporter.export_html(path)
         elif kind in ("pte", "bpte"):
             self.exporter.export_artifact(kind, path)
+        elif kind == "bundle":              # the checkout and CMSIS-NN the Run-on-target form names
+            self.exporter.export_bundle(path, self.target_panel.et_root.text().strip(),
+                                        self.target_panel.cmsis.text().strip())
         else:
             self.graph.render_image(path)
             self.statusBar().showMessage(f"Wrote {path}", 6000)

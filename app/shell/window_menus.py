@@ -43,6 +43,10 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
         MenuEntry("HTML report…", lambda: c.export("html", "HTML (*.html)"), name="html"),
         MenuEntry(".pte program…", lambda: c.export("pte", "ExecuTorch program (*.pte)")),
         MenuEntry(".bpte bundled program…", lambda: c.export("bpte", "Bundled program (*.bpte)")),
+        MenuEntry("Firmware bundle for your project…", lambda: c.export("bundle", ""), name="bundle",
+                  tip="cmlens export: the program as a C array, a C API with exact static pools, the selective "
+                      "op list and CMake, for your own bare-metal project (needs the ExecuTorch checkout set "
+                      "under Run on target)"),
         SEPARATOR,
         MenuEntry("Graph as SVG…", lambda: c.export("svg", "SVG (*.svg)")),
         MenuEntry("Graph as PNG…", lambda: c.export("png", "PNG (*.png)")),
