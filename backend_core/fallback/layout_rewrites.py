@@ -132,7 +132,8 @@ def _op_base(n: Any) -> str:
 
 
 def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
-    """A 2-D convolution fed straight by a view (a permute, reshape, chunk or split of the user's) gets an
+    """A 2-D convolution fed straight by a view (a permute, reshape, chunk or split of the user's), or by
+    any activation with NCHW strides in eager (ultralytics' DFL: a softmax of a transposed view), gets an
     explicit `.contiguous(memory_format=torch.channels_last)` input. In the float export such a view can
     still look channels-last, but to_edge turns views into copies with contiguous outputs, and the
     CMSIS-NN conv kernels refuse a contiguous input on the target (the pre-flight's
@@ -148,7 +149,12 @@ def channels_last_into_convs(ep: Any) -> tuple[Any, dict[str, str]]:
         src = n.args[0]
         val = getattr(src, "meta", {}).get("val")
         base = _op_base(src.args[0] if src.op == "call_function" and src.target is operator.getitem else src)
-        if base not in _VIEWS or not isinstance(val, torch.Tensor) or val.dim() != 4 or val.shape[1] < 2:
+        if not isinstance(val, torch.Tensor) or val.dim() != 4 or val.shape[1] < 2:
+            continue
+        # a view, or any NCHW-strided activation (YOLO's DFL: a softmax of a transposed view into a 1x1 conv)
+        nchw = _layout_matters(val) and not val.is_contiguous(memory_format=torch.channels_last) \
+            and src.op == "call_function"
+        if base not in _VIEWS and not nchw:
             continue
         n.args = (_copy_before(g, n, src, torch.channels_last), *n.args[1:])
     ep.graph_module.recompile()

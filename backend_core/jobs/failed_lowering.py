@@ -8,8 +8,18 @@ from ..errors import StageFailedError
 
 
 def lowering_failed(source: str, lowering: Any, hint: str = "") -> StageFailedError:
-    """The one wording of a failed lowering (exit 3), with its stage, node and ExecuTorch's traceback."""
+    """The one wording of a failed lowering (exit 3), with its stage and node; its detail (which every CLI
+    command prints as the error's last output) is the failure in the user's terms (the op, the line that
+    made it, the calls to it) in default mode, and ExecuTorch's traceback with --verbose: a default-mode
+    output never shows a Python traceback (the lowering's own record keeps it, `cmlens lower --json`)."""
+    from ..pipeline.logs import verbose_logging
+
     err = lowering.error or {}
+    detail = err.get("traceback", "")
+    if not verbose_logging():
+        from ..fallback.pass_failure import failure_lines
+
+        detail = "\n".join(failure_lines(err["failure"])) if err.get("failure") else ""
     return StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "
                             f"{err.get('message', lowering.status)}", err.get("hint", "") or hint,
-                            node=err.get("node"), detail=err.get("traceback", ""))
+                            node=err.get("node"), detail=detail)

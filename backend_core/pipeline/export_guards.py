@@ -42,21 +42,23 @@ def full_stack_traces() -> Iterator[None]:
 
 @contextmanager
 def module_attributes_kept(module: Any) -> Iterator[None]:
-    """torch.export runs forward() on fake tensors, and a forward that caches tensors on the module
-    (ultralytics' Detect: `self.anchors, self.strides = make_anchors(...)`) leaves fake tensors there. The
-    next export of the same module (a --keep-going round, a suggestion check) then captures them as
-    constants, and copying that program fails ("Cannot access data pointer of Tensor"). The plain tensor
-    attributes are put back as they were after the export."""
+    """torch.export runs forward() on fake tensors, and a forward that caches on the module (ultralytics'
+    Detect: `self.anchors, self.strides = make_anchors(...)` and `self.shape = shape`) leaves fake tensors
+    there. The next export of the same module (a --keep-going round, a suggestion check) then captures them
+    as constants, and copying that program fails ("Cannot access data pointer of Tensor"). Every module's
+    plain attributes are put back as they were after the export (changed ones restored, new ones removed)."""
     import torch
 
-    saved: list[tuple[Any, str, Any]] = []
+    saved: list[tuple[Any, dict[str, Any]]] = []
     for mod in module.modules() if isinstance(module, torch.nn.Module) else ():
-        for name, value in list(vars(mod).items()):
-            if isinstance(value, torch.Tensor) and not name.startswith("_"):
-                saved.append((mod, name, value))
+        saved.append((mod, {k: v for k, v in vars(mod).items() if not k.startswith("_")}))
     try:
         yield
     finally:
-        for mod, name, value in saved:
-            if vars(mod).get(name) is not value:
-                setattr(mod, name, value)
+        for mod, before in saved:
+            now = vars(mod)
+            for k in [k for k in now if not k.startswith("_") and k not in before]:
+                del now[k]
+            for k, v in before.items():
+                if now.get(k) is not v:
+                    now[k] = v
