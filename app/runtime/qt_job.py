@@ -149,6 +149,10 @@ class QtJob(QObject):
         else:
             handle.cancel_requested = True
             signal_group(proc, signal.SIGKILL)
+            try:
+                proc.wait(2)                       # SIGKILL ends it within milliseconds: nothing left behind
+            except Exception:  # noqa: BLE001 - a process stuck in the kernel: reaped when it ends
+                pass
 
     def _on_relay(self, run: int, kind: str, data: Any) -> None:
         if run != self._run:

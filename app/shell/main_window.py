@@ -11,10 +11,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QMessageBox, QScrollArea, QTabWidget,
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
-from backend_core.fallback.changed import keep_going_summary
 from backend_core.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
@@ -24,6 +23,7 @@ from app.lowering.repro_row import ReproRow
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
 from app.shell.details_fold import DetailsFold
+from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message
 from app.graph.panel import GraphPanel
 from app.lowering.inspector import NodeInspector
 from app.lowering.log_views import PipelineLog, QuantizerReport
@@ -34,7 +34,7 @@ from app.lowering.model_bar import ModelBar
 from app.memory.panel import MemoryPanel
 from app.accuracy import AccuracyPanel
 from app.sweep import SweepView
-from app.compare import CompareDialog, CompareView
+from app.compare import CompareView
 from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
@@ -249,8 +249,6 @@ class MainWindow(QMainWindow):
     def open_sweep(self, folder: str | None = None) -> None:
         """Show a sweep folder (`cmlens sweep --out DIR`) in the Sweep tab."""
         if folder is None:
-            from PySide6.QtWidgets import QFileDialog
-
             folder = QFileDialog.getExistingDirectory(self, "Open sweep folder")
             if not folder:
                 return
@@ -317,49 +315,13 @@ class MainWindow(QMainWindow):
             self.state.focus(good, failure["last_good_node"])   # the failing op in the last good stage
         elif status == "failed" and node and s.snapshots and s.snapshots[-1].node(node) is not None:
             self.state.focus(len(s.snapshots) - 1, node)      # show where it failed
-        verb = "Read" if s.request is not None and is_artefact_path(s.request.source) else "Lowered"
-        msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
-                       f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
-               "failed": "Lowering failed; earlier stages stay browsable",
-               "cancelled": "Lowering cancelled",
-               "error": ("The file could not be read" if verb == "Read" else "Lowering did not start")
-               + " (see the error panel)"}
-        changed = keep_going_summary(s.verdicts)
-        if status == "done" and changed:        # --keep-going: say it where the user looks first
-            msg["done"] += "; " + changed
-        self.statusBar().showMessage(msg.get(status, status))
+        self.statusBar().showMessage(finished_message(s, status))
 
     def _export(self, kind: str, filt: str) -> None:
-        req = self.session.request
-        base = req.model_name if req else "model"
-        if kind == "bundle":
-            parent = QFileDialog.getExistingDirectory(self, "Export a firmware bundle into…")
-            if parent:
-                self.export_to(kind, str(Path(parent) / f"{base}_bundle"))
-            return
-        suffix = {"json": ".json", "html": ".html", "pte": ".pte", "bpte": ".bpte", "svg": ".svg",
-                  "png": ".png"}[kind]
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", base + suffix, filt)
-        if not path:
-            return
-        try:
-            self.export_to(kind, path)
-        except Exception as e:  # noqa: BLE001 - show any export problem, keep the window alive
-            QMessageBox.warning(self, "Export", str(e))
+        export_dialog(self, kind, filt)
 
     def export_to(self, kind: str, path: str) -> None:
-        if kind == "json":
-            self.exporter.export_json(path)
-        elif kind == "html":
-            self.exporter.export_html(path)
-        elif kind in ("pte", "bpte"):
-            self.exporter.export_artifact(kind, path)
-        elif kind == "bundle":              # the checkout and CMSIS-NN the Run-on-target form names
-            self.exporter.export_bundle(path, self.target_panel.et_root.text().strip(),
-                                        self.target_panel.cmsis.text().strip())
-        else:
-            self.graph.render_image(path)
-            self.statusBar().showMessage(f"Wrote {path}", 6000)
+        export_to(self, kind, path)
 
     # ------------------------------------------------------------------ menus
     def _build_menus(self) -> None:
@@ -409,19 +371,10 @@ class MainWindow(QMainWindow):
     def focus_final_node(self, node_id: str) -> None:
         self.links.focus_final_node(node_id)
 
-    # ------------------------------------------------------------------ shutdown
     def compare_with(self) -> None:
-        """Tools > Compare with…: the current lowering against a second one (a Job per side in the job worker)."""
-        req = self.session.request
-        if req is None:
-            self.statusBar().showMessage("Open a model first: Compare with… puts a second lowering next to it.", 8000)
-            return
-        dlg = CompareDialog(req.source, req.target, req.flow, req.channels_last, self)
-        if dlg.exec():
-            self.compare.start(dlg.side_args())
-            self.show_tab("compare")
-            self.resizeDocks([self.bottom_dock], [int(self.height() * 0.65)], Qt.Orientation.Vertical)
+        compare_dialog(self)
 
+    # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""
         self.compare.shutdown()

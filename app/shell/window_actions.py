@@ -1,0 +1,78 @@
+"""What the window's File > Export and Tools > Compare with… entries do, and the sentence the status bar
+shows when a lowering ends: kept out of main_window.py, which wires the window."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from backend_core.fallback.changed import keep_going_summary
+from backend_core.models.sniff import is_artefact_path
+
+from app.compare import CompareDialog
+
+
+def export_dialog(win: Any, kind: str, filt: str) -> None:
+    """File > Export: ask where, then export_to."""
+    req = win.session.request
+    base = req.model_name if req else "model"
+    if kind == "bundle":
+        parent = QFileDialog.getExistingDirectory(win, "Export a firmware bundle into…")
+        if parent:
+            win.export_to(kind, str(Path(parent) / f"{base}_bundle"))
+        return
+    suffix = {"json": ".json", "html": ".html", "pte": ".pte", "bpte": ".bpte", "svg": ".svg",
+              "png": ".png"}[kind]
+    path, _ = QFileDialog.getSaveFileName(win, f"Export {kind.upper()}", base + suffix, filt)
+    if not path:
+        return
+    try:
+        win.export_to(kind, path)
+    except Exception as e:  # noqa: BLE001 - show any export problem, keep the window alive
+        QMessageBox.warning(win, "Export", str(e))
+
+
+def export_to(win: Any, kind: str, path: str) -> None:
+    """Write `kind` of the lowering on screen to `path` (a bundle: a folder) through the window's exporter."""
+    if kind == "json":
+        win.exporter.export_json(path)
+    elif kind == "html":
+        win.exporter.export_html(path)
+    elif kind in ("pte", "bpte"):
+        win.exporter.export_artifact(kind, path)
+    elif kind == "bundle":              # the checkout and CMSIS-NN the Run-on-target form names
+        win.exporter.export_bundle(path, win.target_panel.et_root.text().strip(),
+                                   win.target_panel.cmsis.text().strip())
+    else:
+        win.graph.render_image(path)
+        win.statusBar().showMessage(f"Wrote {path}", 6000)
+
+
+def finished_message(s: Any, status: str) -> str:
+    """The status bar's sentence for a lowering session that ended with `status`."""
+    verb = "Read" if s.request is not None and is_artefact_path(s.request.source) else "Lowered"
+    msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
+                   f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
+           "failed": "Lowering failed; earlier stages stay browsable",
+           "cancelled": "Lowering cancelled",
+           "error": ("The file could not be read" if verb == "Read" else "Lowering did not start")
+           + " (see the error panel)"}
+    changed = keep_going_summary(s.verdicts)
+    if status == "done" and changed:        # --keep-going: say it where the user looks first
+        msg["done"] += "; " + changed
+    return msg.get(status, status)
+
+
+def compare_dialog(win: Any) -> None:
+    """Tools > Compare with…: the current lowering against a second one (a Job per side in the job worker)."""
+    req = win.session.request
+    if req is None:
+        win.statusBar().showMessage("Open a model first: Compare with… puts a second lowering next to it.", 8000)
+        return
+    dlg = CompareDialog(req.source, req.target, req.flow, req.channels_last, win)
+    if dlg.exec():
+        win.compare.start(dlg.side_args())
+        win.show_tab("compare")
+        win.resizeDocks([win.bottom_dock], [int(win.height() * 0.65)], Qt.Orientation.Vertical)
