@@ -55,6 +55,9 @@ def add_history_command(sub: Any) -> None:
                    help="relative change of the lowering time that counts as a change (default %(default)s; "
                         "changes under 1 s never count: one lowering per commit is a noisy sample)")
     s.add_argument("--html", metavar="F", help="write the charts and the change list as one self-contained HTML file")
+    s.add_argument("--reports", action="store_true",
+                   help="with --html: also write each commit's recorded lowering report and each change's compare "
+                        "page into F's folder F_files/ (from the store, no lowering); a click opens them")
     s.add_argument("--json", metavar="F", help="write the records and changes as JSON")
     s.set_defaults(func=run_show)
     add_backfill_parser(hs)
@@ -190,9 +193,17 @@ def run_show(args: argparse.Namespace) -> int:
                 from backend_core.history.html import history_html
 
                 recs = h.records
+                links = None
+                if args.reports:
+                    from backend_core.history.pages import write_pages
+
+                    out = Path(args.html)
+                    links = write_pages(store, recs, h.changes, out.parent / f"{out.stem}_files")
+                    print(f"wrote {len(links['points'])} lowering report(s) and {len(links['changes'])} compare "
+                          f"page(s) into {out.parent / (out.stem + '_files')}")
                 span = f"{(recs[0].commit_date or '')[:10]} … {(recs[-1].commit_date or '')[:10]}" if recs else ""
                 page = history_html(f"History of {h.model}", f"{h.config} · {len(recs)} commits · {span} · "
-                                    f"store {store.where}", recs, h.changes)
+                                    f"store {store.where}", recs, h.changes, links)
                 Path(args.html).parent.mkdir(parents=True, exist_ok=True)
                 Path(args.html).write_text(page)
                 print(f"wrote html: {args.html}")

@@ -28,6 +28,9 @@ def _lowering_flags(p: argparse.ArgumentParser) -> None:
                         "(default), or Dask (--scheduler ADDR, else a local cluster)")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="pool / local Dask cluster size")
     p.add_argument("--scheduler", metavar="ADDR", help="a Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--python", metavar="PATH", help="run each job in a worker process under this interpreter (a "
+                   "second venv with another ExecuTorch): recorded as its own series, configuration "
+                   "'... env=executorch-VERSION'")
 
 
 def add_backfill_parser(hs: Any) -> None:
@@ -72,9 +75,37 @@ def _template(args: argparse.Namespace) -> Any:
     return Job("placeholder.py", lower_request_from(args), steps=("lower", "memory"), board=args.board)
 
 
+def python_env(python: str) -> str:
+    """The label of another interpreter's stack ("executorch-1.4.0"); BadInputError when it cannot say."""
+    import subprocess
+
+    from backend_core.errors import BadInputError
+
+    code = "import importlib.metadata as m; print(m.version('executorch'))"
+    try:
+        p = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BadInputError(f"Cannot run --python {python}: {exc}", "Give the python of a venv with executorch.") from None
+    if p.returncode != 0 or not p.stdout.strip():
+        raise BadInputError(f"--python {python} has no executorch ({(p.stderr.strip().splitlines() or ['?'])[-1]}).",
+                            "Install the stack into that venv (pip install executorch torch torchao ...).")
+    return f"executorch-{p.stdout.strip()}"
+
+
 def _executor(args: argparse.Namespace) -> Any:
     from backend_core.execute import open_executor
 
+    if getattr(args, "python", None):
+        import os
+        from pathlib import Path
+
+        from backend_core.execute import WorkerProcessExecutor
+
+        src = str(Path(__file__).resolve().parents[2])          # this cmlens's code, that venv's stack
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+        ex = WorkerProcessExecutor(python=args.python, env=env)
+        ex.workers = args.workers or 1                            # type: ignore[attr-defined]
+        return ex
     if args.executor == "local":
         return open_executor(kind="here")
     if args.executor == "dask":
@@ -121,6 +152,7 @@ def run_backfill(args: argparse.Namespace) -> int:
         model = locate(args.model)
         commits = commits_in_range(model.root, args.range) if args.range else last_commits(model.root, args.last)
         template = _template(args)
+        env = python_env(args.python) if args.python else None
         with _store(args, model) as store:
             def progress(p: Any) -> None:
                 eta = f"; ETA {p.eta_s:.0f} s" if p.eta_s else ""
@@ -130,7 +162,8 @@ def run_backfill(args: argparse.Namespace) -> int:
             with _executor(args) as ex:
                 print(f"backfill {model.key}: {len(commits)} commit(s) on {ex.describe()}, store {store.where}",
                       file=sys.stderr, flush=True)
-                res = backfill(model, commits, template, store, ex, on_progress=progress, force=args.force)
+                res = backfill(model, commits, template, store, ex, on_progress=progress, force=args.force, env=env,
+                               chunk=(args.workers or 1) if args.python else None)
         failed = sum(1 for r in res.recorded if not r.ok)
         print(f"recorded {len(res.recorded)} commit(s) ({failed} failed to lower), skipped {len(res.skipped)} "
               f"already recorded, in {res.seconds:.1f} s")
@@ -157,7 +190,8 @@ def run_bisect(args: argparse.Namespace) -> int:
         commits = [good, *between]
         threshold = parse_threshold(args.threshold)
         template = _template(args)
-        config = config_of_request(template.lower, template.board)
+        env = python_env(args.python) if args.python else None
+        config = config_of_request(template.lower, template.board, env)
         with _store(args, model) as store, _executor(args) as ex:
             def evaluate(commit: str) -> tuple[Any, bool]:
                 rec = store.get(model.key, config, commit)
@@ -165,7 +199,7 @@ def run_bisect(args: argparse.Namespace) -> int:
                     print(f"  {commit[:8]} recorded: {_line(rec)}", file=sys.stderr, flush=True)
                     return rec, False
                 print(f"  {commit[:8]} lowering …", file=sys.stderr, flush=True)
-                done = backfill(model, [commit], template, store, ex, chunk=1)
+                done = backfill(model, [commit], template, store, ex, chunk=1, env=env)
                 rec = done.recorded[0]
                 print(f"  {commit[:8]} {_line(rec)}", file=sys.stderr, flush=True)
                 return rec, True

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .config import config_of_request
 from .entry import Record
 from .git import ModelInRepo, add_worktree, commit_info, current_branch, has_path, remove_worktree
-from .record import build_record, record_of_result
+from .record import build_record, kept_report, record_of_result, report_of_result
 from .store import HistoryStore
 
 ProgressCallback = Callable[["Progress"], None]
@@ -46,11 +46,12 @@ def job_at(template: Any, model: ModelInRepo, tree: Path) -> Any:
 
 def backfill(model: ModelInRepo, commits: list[str], template: Any, store: HistoryStore, executor: Any, *,
              chunk: int | None = None, on_progress: ProgressCallback | None = None,
-             branch: str | None = None, force: bool = False) -> BackfillResult:
+             branch: str | None = None, force: bool = False, env: str | None = None) -> BackfillResult:
     """Lower and record every commit not yet recorded. `template`: a jobs.Job whose model is replaced by
-    the worktree's copy; `executor`: an execute.Executor (its `workers` size the batches)."""
+    the worktree's copy; `executor`: an execute.Executor (its `workers` size the batches); `env`: the label
+    of another Python environment the executor runs jobs in (`--python`): a series of its own."""
     t0 = time.monotonic()
-    config = config_of_request(template.lower, template.board)
+    config = config_of_request(template.lower, template.board, env)
     have = set() if force else store.recorded_commits(model.key, config)
     todo = [c for c in commits if c not in have]
     out = BackfillResult(skipped=[c for c in commits if c in have])
@@ -59,8 +60,8 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
                      else max(8, 4 * getattr(executor, "workers", 1)))
     lowered_s: list[float] = []
 
-    def finish(rec: Record) -> None:
-        store.add(rec)
+    def finish(rec: Record, report: dict[str, Any] | None = None) -> None:
+        store.add(rec, report)
         out.recorded.append(rec)
         if on_progress:
             elapsed = time.monotonic() - t0
@@ -94,12 +95,15 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
             for h in as_completed(handles):
                 c = commit_of[id(h)]
                 res = h.result()
-                rec = record_of_result(res, model, source="backfill", branch=branch, info=infos[c])
+                report = report_of_result(res)
+                rec = record_of_result(res, model, source="backfill", branch=branch, info=infos[c], config=config,
+                                       report=report)
                 _untemp(rec, trees[c])
+                report = _untemp_report(kept_report(report), trees[c])
                 if rec.lowering_s:
                     lowered_s.append(rec.lowering_s)
                 remove_worktree(model.root, trees.pop(c))
-                finish(rec)
+                finish(rec, report)
         finally:
             for tree in trees.values():
                 remove_worktree(model.root, tree)
@@ -117,3 +121,12 @@ def _untemp(rec: Record, tree: Path) -> None:
         value = getattr(rec, attr)
         if value:
             setattr(rec, attr, json.loads(json.dumps(value).replace(prefix, "")))
+
+
+def _untemp_report(report: dict[str, Any] | None, tree: Path) -> dict[str, Any] | None:
+    """The kept report names the model's files as in the repository, not in the temporary worktree."""
+    if report is None:
+        return None
+    import json
+
+    return json.loads(json.dumps(report, default=str).replace(json.dumps(f"{tree}/")[1:-1], ""))

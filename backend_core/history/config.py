@@ -10,7 +10,8 @@ from ..cpus import normalise_target
 
 
 def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None = None,
-               board: str | None = None) -> str:
+               board: str | None = None, env: str | None = None) -> str:
+    """`env`: another Python environment the jobs ran in (`--python`), e.g. "executorch-1.4.0": its own series."""
     o = options or {}
     try:
         cpu = normalise_target(target or "cortex-m55")
@@ -25,13 +26,15 @@ def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None
         parts.append("keep-going")
     if board:
         parts.append(f"board={board}")
+    if env:
+        parts.append(f"env={env}")
     return " ".join(parts)
 
 
-def config_of_request(req: Any, board: str | None = None) -> str:
+def config_of_request(req: Any, board: str | None = None, env: str | None = None) -> str:
     """From a jobs.LowerRequest."""
     return config_key(req.target, req.flow, {"activations": req.activations, "channels_last": req.channels_last,
-                                             "calib": req.calib, "keep_going": req.keep_going}, board)
+                                             "calib": req.calib, "keep_going": req.keep_going}, board, env)
 
 
 def config_of_report(report: dict[str, Any], board: str | None = None) -> str:

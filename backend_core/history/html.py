@@ -40,6 +40,7 @@ _JS = """
 const R=JSON.parse(document.getElementById('data').textContent);
 function esc(s){return String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]))}
 function show(i){const r=R.records[i];const d=document.getElementById('detail');let h='';
+const L=R.links||{};const rp=(L.points||{})[i],cp=(L.changes||{})[i];
 h+='<b class="mono">'+esc(r.commit.slice(0,10))+'</b> '+esc(r.subject||'')+' <span class="s">'+esc(r.commit_date||'')+
 (r.branch?' · '+esc(r.branch):'')+(r.dirty?' · dirty':'')+'</span><br>';
 if(r.status!=='ok'){h+='<b class="up">failed</b>: '+esc((r.error||{}).message||'')+'<br>'}
@@ -47,11 +48,14 @@ h+='<span class="s">'+Object.entries(r.versions||{}).map(([k,v])=>esc(k)+' '+esc
 const fb=(R.fallbacks[i]||[]);if(fb.length){h+='<div><b>fallbacks</b>: '+fb.map(f=>esc(f.op)+' ('+esc(f.category)+(f.source?', '+esc(f.source):'')+')').join('; ')+'</div>'}
 const df=R.diffs[i];if(df&&(df.added.length||df.removed.length)){h+='<div><b>against the commit before</b>: '+
 df.added.map(x=>'<span class="up">+ '+esc(x)+'</span>').join(' ')+' '+df.removed.map(x=>'<span class="down">− '+esc(x)+'</span>').join(' ')+'</div>'}
+if(rp||cp){h+='<div>'+(rp?'<a href="'+esc(rp)+'">open the lowering report of this commit</a> ':'')+
+(cp?'<a href="'+esc(cp)+'">compare with the commit before</a>':'')+'</div>'}
 h+='<table>'+Object.entries(r.metrics||{}).map(([k,v])=>'<tr><td>'+esc(k)+'</td><td class="mono">'+esc(v)+'</td></tr>').join('')+'</table>';
 d.innerHTML=h;d.style.display='block';
 document.querySelectorAll('.pt').forEach(p=>p.setAttribute('stroke',p.dataset.i==i?'#000':'none'));}
-document.querySelectorAll('.pt').forEach(p=>p.addEventListener('click',()=>show(+p.dataset.i)));
-document.querySelectorAll('.ch').forEach(p=>p.addEventListener('click',()=>{show(+p.dataset.i);
+function go(i,kind){const p=((R.links||{})[kind]||{})[i];if(p){window.location.href=p;return true}return false}
+document.querySelectorAll('.pt').forEach(p=>p.addEventListener('click',()=>{if(!go(+p.dataset.i,'points'))show(+p.dataset.i)}));
+document.querySelectorAll('.ch').forEach(p=>p.addEventListener('click',()=>{if(go(+p.dataset.i,'changes'))return;show(+p.dataset.i);
 const c=document.getElementById('chart-'+p.dataset.m);if(c)c.scrollIntoView({block:'nearest'})}));
 """
 
@@ -134,7 +138,10 @@ def fallback_diffs(records: list[Record]) -> list[dict[str, list[str]]]:
     return out
 
 
-def history_html(title: str, subtitle: str, records: list[Record], changes: list[Change]) -> str:
+def history_html(title: str, subtitle: str, records: list[Record], changes: list[Change],
+                 links: dict[str, dict[int, str]] | None = None) -> str:
+    """`links` (pages.write_pages): a click on a point opens that commit's lowering report, a click on a
+    change the compare of the commit against the one before it."""
     names = [m for m in metric_names(records) if any(v is not None for v in series(records, m))]
     versions = [(c.index, f"{c.metric} {c.after}") for c in changes if c.kind == VERSION]
     diffs = fallback_diffs(records)
@@ -168,7 +175,7 @@ def history_html(title: str, subtitle: str, records: list[Record], changes: list
     data = {"records": [{k: getattr(r, k) for k in ("commit", "subject", "commit_date", "branch", "dirty", "status",
                                                       "error", "versions", "metrics")} for r in records],
             "fallbacks": [((r.extra or {}).get("notes") or {}).get("fallbacks", []) for r in records],
-            "diffs": diffs}
+            "diffs": diffs, "links": {k: {str(i): p for i, p in v.items()} for k, v in (links or {}).items()}}
     payload = json.dumps(data, default=str).replace("</", "<\\/")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><header><h1>{_e(title)}</h1><div class='sub'>{_e(subtitle)}</div>"

@@ -54,6 +54,14 @@ def report_of_result(result: Any) -> dict[str, Any] | None:
     return report
 
 
+def kept_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The report a store keeps beside its record: one with graphs (a finished or a failed lowering's
+    stages), so the commit's lowering opens again without lowering it; None for one without graphs."""
+    if report and report.get("stages") and "nodes" in report["stages"][-1]:
+        return report
+    return None
+
+
 def facts_of(report: dict[str, Any]) -> Any | None:
     """The compare's facts of a finished lowering with graphs (None otherwise)."""
     if report.get("status") != "done" or not report.get("stages") or "nodes" not in report["stages"][-1]:
@@ -109,16 +117,16 @@ def _baseline_facts(facts: Any) -> dict[str, Any] | None:
 
 
 def record_of_result(result: Any, model: ModelInRepo, *, source: str = "lower", branch: str | None = None,
-                     info: Any = None) -> Record:
+                     info: Any = None, config: str | None = None, report: dict[str, Any] | None = None) -> Record:
     """A JobResult -> Record at the commit `info` (a git.CommitInfo; default: the repository's HEAD,
     with its dirty flag: the work tree that was lowered may differ from the commit)."""
     dirty = False
     if info is None:
         info, dirty = commit_info(model.root, "HEAD"), is_dirty(model.root)
     board = result.job.board
-    report = report_of_result(result)
-    config = config_of_report(report, board) if report and report.get("target") else \
-        config_of_request(result.job.lower, board)
+    report = report if report is not None else report_of_result(result)
+    config = config or (config_of_report(report, board) if report and report.get("target") else
+                        config_of_request(result.job.lower, board))
     error = None
     if result.status != "done":
         error = result.error or {"message": result.status}
@@ -157,9 +165,10 @@ def record_job_result(result: Any, model_source: str, store_url: str | None = No
     from .store import open_store
 
     model = locate(model_source)
-    rec = record_of_result(result, model, source=source)
+    report = report_of_result(result)
+    rec = record_of_result(result, model, source=source, report=report)
     with open_store(store_url or default_store(model)) as store:
-        store.add(rec)
+        store.add(rec, kept_report(report))
     return rec
 
 
@@ -192,5 +201,5 @@ def record_report(report: dict[str, Any], model_source: str | None, store_url: s
                        dirty=is_dirty(model.root) if commit is None else False, date=info.date,
                        subject=info.subject, branch=info.branch, source="add")
     with open_store(store_url or default_store(model)) as store:
-        store.add(rec)
+        store.add(rec, kept_report(report))
     return rec

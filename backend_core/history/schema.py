@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 2            # the head revision of migrations/versions, as a number
+SCHEMA_VERSION = 3            # the head revision of migrations/versions, as a number
 
 metadata = sa.MetaData()
 
@@ -38,3 +38,13 @@ records = sa.Table(
 sa.Index("ix_records_model_config_branch", records.c.model, records.c.config, records.c.branch)
 
 COLUMNS = tuple(c.name for c in records.columns if c.name != "id")
+
+reports = sa.Table(                                           # revision 0003: each record's lowering report
+    "reports", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("model", sa.String(500), nullable=False),
+    sa.Column("config", sa.String(500), nullable=False),
+    sa.Column("commit", sa.String(64), nullable=False),
+    sa.Column("report_gz", sa.LargeBinary, nullable=False),    # gzip of the report's JSON (with graphs)
+    sa.UniqueConstraint("model", "config", "commit", name="uq_reports_model_config_commit"),
+)

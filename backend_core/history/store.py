@@ -8,6 +8,7 @@ recording at once both land."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import random
@@ -21,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from ..errors import BadInputError
 from .entry import Record
-from .schema import COLUMNS, SCHEMA_VERSION, records
+from .schema import COLUMNS, SCHEMA_VERSION, records, reports
 
 T = TypeVar("T")
 _MIGRATIONS = Path(__file__).with_name("migrations")
@@ -91,14 +92,12 @@ class HistoryStore:
         self.close()
 
     # --- writing -----------------------------------------------------------------------------------
-    def add(self, rec: Record) -> None:
-        """Insert, or replace the record of the same (model, config, commit)."""
-        self.add_many([rec])
+    def add(self, rec: Record, report: dict[str, Any] | None = None) -> None:
+        """Insert, or replace the record of the same (model, config, commit); with its lowering report
+        (kept gzip-compressed, so the commit's lowering opens again without lowering it)."""
+        self.add_many([rec], {rec.commit: report} if report else None)
 
-    def add_many(self, recs: Iterable[Record]) -> int:
-        rows = [{k: getattr(r, k) for k in COLUMNS} for r in recs]
-        if not rows:
-            return 0
+    def _upsert(self, table: sa.Table, columns: Iterable[str]) -> Any:
         dialect = self.engine.dialect.name
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
@@ -106,16 +105,42 @@ class HistoryStore:
             from sqlalchemy.dialects.postgresql import insert
         else:
             raise BadInputError(f"History stores on {dialect} are not supported.", "Use SQLite or PostgreSQL.")
-        stmt = insert(records)
+        stmt = insert(table)
         keys = ("model", "config", "commit")
-        stmt = stmt.on_conflict_do_update(index_elements=list(keys),
-                                          set_={c: stmt.excluded[c] for c in COLUMNS if c not in keys})
+        return stmt.on_conflict_do_update(index_elements=list(keys),
+                                          set_={c: stmt.excluded[c] for c in columns if c not in keys})
+
+    def add_many(self, recs: Iterable[Record], reports_by_commit: dict[str, dict[str, Any]] | None = None) -> int:
+        recs = list(recs)
+        rows = [{k: getattr(r, k) for k in COLUMNS} for r in recs]
+        if not rows:
+            return 0
+        stmt = self._upsert(records, COLUMNS)
+        rep_rows = [{"model": r.model, "config": r.config, "commit": r.commit,
+                     "report_gz": gzip.compress(json.dumps(reports_by_commit[r.commit], default=str).encode(), 6)}
+                    for r in recs if reports_by_commit and reports_by_commit.get(r.commit)]
+        rep_stmt = self._upsert(reports, ("model", "config", "commit", "report_gz")) if rep_rows else None
 
         def write() -> None:
             with self.engine.begin() as conn:
                 conn.execute(stmt, rows)
+                if rep_stmt is not None:
+                    conn.execute(rep_stmt, rep_rows)
         retrying(write)
         return len(rows)
+
+    def report(self, model: str, config: str, commit: str) -> dict[str, Any] | None:
+        """The lowering report recorded with (model, config, commit), or None."""
+        q = sa.select(reports.c.report_gz).where(sa.and_(reports.c.model == model, reports.c.config == config,
+                                                         reports.c.commit == commit))
+        with self.engine.connect() as conn:
+            blob = conn.execute(q).scalar()
+        return json.loads(gzip.decompress(blob)) if blob is not None else None
+
+    def commits_with_reports(self, model: str, config: str) -> set[str]:
+        q = sa.select(reports.c.commit).where(sa.and_(reports.c.model == model, reports.c.config == config))
+        with self.engine.connect() as conn:
+            return {r[0] for r in conn.execute(q)}
 
     # --- reading -----------------------------------------------------------------------------------
     def _select(self, where: Any = None, order: Any = None) -> list[Record]:

@@ -128,3 +128,21 @@ def test_gate_against_the_branch_history(backfilled: tuple[Path, list[str], str]
     assert code == 1 and "FAIL  new fallbacks: 1" in out, out + err
     code, out, err = cli("gate", repo / "model.py", "--history", repo / ".cmlens" / "history.db", "--branch", "dev")
     assert code == 2 and "on branch dev" in err
+
+
+def test_show_html_opens_each_commits_report_and_each_changes_compare(backfilled: tuple[Path, list[str], str],
+                                                                      tmp_path: Path) -> None:
+    """--reports: the store keeps each lowering's report, so the pages are written without lowering again."""
+    repo, commits, _ = backfilled
+    out = tmp_path / "trends.html"
+    code, text, err = cli("history", "show", repo / "model.py", "--html", out, "--reports")
+    assert code == 0, err
+    files = tmp_path / "trends_files"
+    assert sorted(p.name for p in files.glob("*.html") if "-vs-" not in p.name) == sorted(f"{c[:12]}.html" for c in commits)
+    five = files / f"{commits[4][:12]}-vs-{commits[3][:12]}.html"
+    seven = files / f"{commits[6][:12]}-vs-{commits[5][:12]}.html"
+    assert five.exists() and seven.exists()
+    page = five.read_text()
+    assert "fallbacks added on" in page and "layer_norm" in page and "model.py:" in page
+    assert "cmlens-worktrees" not in (files / f"{commits[4][:12]}.html").read_text()      # the user's paths
+    assert f"trends_files/{commits[4][:12]}-vs-{commits[3][:12]}.html" in out.read_text()  # the change's link
