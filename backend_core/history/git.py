@@ -18,7 +18,8 @@ _ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 def git(repo: str | Path, *args: str, check: bool = True) -> str:
     try:
-        p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_ENV, timeout=120)
+        p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_ENV, timeout=120,
+                           stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise BadInputError("git is not installed.", "Install it (apt-get install git).") from None
     if check and p.returncode != 0:
@@ -140,7 +141,7 @@ def is_dirty(root: Path) -> bool:
 
 def has_path(root: Path, commit: str, path: str) -> bool:
     return subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{commit}:{path}"], env=_ENV,
-                          capture_output=True).returncode == 0
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=120).returncode == 0
 
 
 def worktree_base(root: Path) -> Path:

@@ -12,6 +12,8 @@ from .helpers import cli, tree_state
 
 pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.timeout(600)        # worker processes: a hang fails the test, never the suite
+
 
 def test_dask_backfill_records_the_same_series(model_repo: tuple[Path, list[str]], tmp_path: Path) -> None:
     repo, commits = model_repo

@@ -19,6 +19,8 @@ from .helpers import cli, tree_state
 
 FAST = ("--calib", "1", "--executor", "local")
 
+pytestmark = pytest.mark.timeout(600)        # worker processes: a hang fails the test, never the suite
+
 
 @pytest.fixture(scope="module")
 def broken_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:

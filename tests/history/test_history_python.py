@@ -7,7 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from .helpers import cli
+
+pytestmark = pytest.mark.timeout(600)        # worker processes: a hang fails the test, never the suite
 
 
 def test_another_python_is_a_series_of_its_own(model_repo: tuple[Path, list[str]], tmp_path: Path) -> None:
