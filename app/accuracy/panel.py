@@ -22,7 +22,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from app.accuracy.charts import MODEL_LABELS, AccuracyBars, ConfusionMatrices, Thumbnail, models_in
+from app.accuracy.charts import AccuracyBars, ConfusionMatrices, Thumbnail, models_in
+from app.accuracy.texts import flip_head, flip_row, headline, title_html
 from app.lowering.session import LowerRequest
 from app.runtime.qt_job import QtJob
 from app.widgets import theme
@@ -250,9 +251,9 @@ class AccuracyPanel(QWidget):
             self.flip_head.setText("")
             self.body.setCurrentWidget(self.placeholder)
             return
-        self.title.setText(self._title_html(ev))
+        self.title.setText(title_html(ev))
         tr = ev.get("target_run") or {}
-        self.title.setToolTip(self._headline(ev))
+        self.title.setToolTip(headline(ev))
         if tr.get("summary"):
             ok = tr.get("bit_exact") == tr.get("k")
             color = theme.UI["ok"] if ok else theme.UI["bad"]
@@ -309,7 +310,7 @@ class AccuracyPanel(QWidget):
         self.error = None
         self.status.setText(f"evaluated {ev['samples']} samples in {ev.get('seconds', 0):.1f} s")
         self.set_result(ev)
-        self.message.emit(f"Accuracy: {self._headline(ev)}")
+        self.message.emit(f"Accuracy: {headline(ev)}")
         self.finished.emit("done")
 
     def _fail(self, err: dict[str, Any], status: str = "failed") -> None:
@@ -338,56 +339,15 @@ class AccuracyPanel(QWidget):
             self.data.setText(folder)
 
     # -- drawing ---------------------------------------------------------------------------------
-    @staticmethod
-    def _headline(ev: dict[str, Any]) -> str:
-        parts = []
-        for k in models_in(ev):
-            v = ev["models"][k].get("top1")
-            if isinstance(v, (int, float)):
-                n = ev["models"][k].get("n") if k == "target" else None
-                parts.append(f"{MODEL_LABELS[k]} {100 * v:.2f} %" + (f" (first {n} samples)" if n else ""))
-        flips = len(ev.get("flipped", []))
-        return ", ".join(parts) + f"; {flips} flip{'s' if flips != 1 else ''} of {ev['samples']}"
-
-    def _title_html(self, ev: dict[str, Any]) -> str:
-        low = ev["models"].get("lowered", {})
-        fid = low.get("agreement_with_fake_quant")
-        s = (f"<b>{html.escape(str(ev['model']))}</b> → {html.escape(str(ev['target']))}: {ev['samples']} samples of "
-             f"{html.escape(str(ev['data']))} · top-1 {html.escape(self._headline(ev))}")
-        if isinstance(fid, (int, float)):
-            s += f" · lowered vs fake-quant agree on {100 * fid:.2f} %"
-        return s
-
     def _fill_flips(self, ev: dict[str, Any]) -> None:
-        fl = ev.get("flips") or {}
-        rows = fl.get("samples") or []
-        labels = {l["node"]: l for l in fl.get("layers", [])}
-        n = len(ev.get("flipped", []))
-        if not n:
-            self.flip_head.setText("<b>no flips</b>: every prediction of the lowered program is float's")
-        else:
-            lines = []
-            for g in fl.get("by_layer", [])[:2]:
-                where = g.get("label") if g.get("layer") is None else g.get("label", g.get("layer"))
-                lines.append(f"{g['flips']} at {html.escape(str(where))}")
-            self.flip_head.setText(f"<b>{n} flipped</b> of {ev['samples']}: " + "; ".join(lines)
-                                   + (f" (first {len(rows)} traced)" if len(rows) < n else ""))
-            self.flip_head.setToolTip("\n".join(f"{g['flips']} flips: {g.get('label', g.get('layer'))}"
-                                                for g in fl.get("by_layer", [])))
-        classes = ev.get("classes")
-
-        def name(c: Any) -> str:
-            return str(classes[c]) if classes and isinstance(c, int) and c < len(classes) else str(c)
-
-        for r in rows:
-            layer = labels.get(r.get("layer") or "", {})
-            where = layer.get("label") or ("no layer departs (near tie in float)" if not r.get("layer") else r["layer"])
-            item = QTreeWidgetItem([
-                str(r["sample"]), "" if r.get("label") is None else name(r["label"]),
-                f"{name(r['float'])} → {name(r['lowered'])}", where,
-                "" if r.get("layer_sqnr_db") is None else f"{r['layer_sqnr_db']:.1f} dB",
-                "" if r.get("median_sqnr_db") is None else f"{r['median_sqnr_db']:.1f} dB"])
-            item.setToolTip(3, f"{where}\n{layer.get('code', '')}".strip())
+        text, tip = flip_head(ev)
+        self.flip_head.setText(text)
+        self.flip_head.setToolTip(tip)
+        labels = {l["node"]: l for l in (ev.get("flips") or {}).get("layers", [])}
+        for r in (ev.get("flips") or {}).get("samples") or []:
+            cells, tip = flip_row(ev, r, labels)
+            item = QTreeWidgetItem(cells)
+            item.setToolTip(3, tip)
             item.setData(0, Qt.ItemDataRole.UserRole, r)
             self.flips.addTopLevelItem(item)
 
