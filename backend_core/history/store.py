@@ -117,7 +117,8 @@ class HistoryStore:
             return 0
         stmt = self._upsert(records, COLUMNS)
         rep_rows = [{"model": r.model, "config": r.config, "commit": r.commit,
-                     "report_gz": gzip.compress(json.dumps(reports_by_commit[r.commit], default=str).encode(), 6)}
+                     "report_gz": gzip.compress(json.dumps(reports_by_commit[r.commit], default=str,
+                                                           separators=(",", ":")).encode(), 1)}
                     for r in recs if reports_by_commit and reports_by_commit.get(r.commit)]
         rep_stmt = self._upsert(reports, ("model", "config", "commit", "report_gz")) if rep_rows else None
 
