@@ -140,6 +140,29 @@ class LoweringSession(QObject):
         self.statusText.emit("importing ExecuTorch (first time takes ~8 s)")
         self.job.start(request.job())
 
+    def show_recorded(self, report: dict[str, Any], title: str) -> None:
+        """A lowering recorded earlier (a history store keeps each commit's report): its stages shown as a
+        finished lowering, nothing lowered. "Lower" then lowers the model file as it is now."""
+        from backend_core.report.json_report import snapshots_from_report
+
+        self.job.shutdown(graceful=False)
+        self.previous_snapshots = []
+        self._reset()
+        self.request = LowerRequest(str(report.get("source") or report.get("model")), str(report.get("target") or
+                                    "cortex-m55"), str(report.get("flow") or "legacy"))
+        self.status = "running"
+        self.started.emit()
+        self.planned_stages = list(report.get("planned_stages") or [st["name"] for st in report["stages"]])
+        self.planned.emit(self.planned_stages)
+        for snap in snapshots_from_report(report):
+            self._add_stage(snap)
+        self.verdicts = report.get("quantizer") or {}
+        self.error = report.get("error")
+        self.status = str(report.get("status") or "done")
+        self._log(f"[recorded] {title}: the lowering the history store kept (not lowered again)")
+        self.watch.clear()
+        self.finished.emit(self.status)
+
     def cancel(self) -> None:
         if self.status != "running":
             return

@@ -157,3 +157,15 @@ def collapsible_docks(window: QMainWindow, sides: dict[QDockWidget, bool], detai
     tabs.setCornerWidget(DetailsCorner(details, tabs, c), Qt.Corner.TopRightCorner)
     out[details.objectName()] = c
     return out
+
+
+def add_dock(win: QMainWindow, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    """A movable, closable, floatable dock named `name` (its state is saved by that name)."""
+    dock = QDockWidget(title, win)
+    dock.setObjectName(name)
+    dock.setWidget(widget)
+    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                     | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                     | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+    win.addDockWidget(area, dock)
+    return dock

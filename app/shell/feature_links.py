@@ -169,7 +169,7 @@ class FeatureLinks(QObject):
         """The dock height the current tab wants (0: the tables are fine with less)."""
         w = self.tabs.currentWidget()
         return {id(self.numerics): PLOT_DOCK_HEIGHT, id(self.tab_widgets.get("memory")): PLOT_DOCK_HEIGHT,
-                id(self.tab_widgets.get("accuracy")): PLOT_DOCK_HEIGHT,
+                id(self.tab_widgets.get("accuracy")): PLOT_DOCK_HEIGHT, id(self.tab_widgets.get("history")): PLOT_DOCK_HEIGHT,
                 id(self.tab_widgets["target"]): TARGET_DOCK_HEIGHT}.get(id(w), 0)
 
     def _on_tab_changed(self, _index: int) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
+from PySide6.QtWidgets import (QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
 from backend_core.models.sniff import is_artefact_path
@@ -23,7 +23,8 @@ from app.lowering.repro_row import ReproRow
 from app.lowering.exporter import Exporter
 from app.lowering.fallback_table import FallbackTable
 from app.shell.details_fold import DetailsFold
-from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message
+from app.history import HistoryView
+from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message, wire_history
 from app.graph.panel import GraphPanel
 from app.lowering.inspector import NodeInspector
 from app.lowering.log_views import PipelineLog, QuantizerReport
@@ -39,7 +40,7 @@ from app.numerics.panel import NumericsPanel
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
-from app.shell.docks import collapsible_docks
+from app.shell.docks import add_dock, collapsible_docks
 from app.shell.shortcuts import ShortcutsDialog, shortcut_rows, step_fallback
 from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window,
                                        save_window)
@@ -97,9 +98,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.timeline = PassTimeline(self.session, self.state, self)
-        self.timeline_dock = self._dock("Passes", "PassesDock", self.timeline, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.timeline_dock = add_dock(self, "Passes", "PassesDock", self.timeline, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector = NodeInspector(self.session, self.state, self)
-        self.inspector_dock = self._dock("Node inspector", "InspectorDock", self.inspector,
+        self.inspector_dock = add_dock(self, "Node inspector", "InspectorDock", self.inspector,
                                          Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabs = QTabWidget(self)
         self.fallbacks = FallbackTable(self.session, self.state, self)
@@ -125,13 +126,16 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.sweep, "Sweep")
         self.compare = CompareView(self)
         self.tabs.addTab(self.compare, "Compare")
-        self.bottom_dock = self._dock("Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.history = HistoryView(self)
+        self.tabs.addTab(self.history, "History")
+        self.bottom_dock = add_dock(self, "Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
                                   self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
                                   {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
                                    "numerics": self.numerics, "target": self.target_scroll,
                                    "memory": self.memory, "accuracy": self.accuracy, "sweep": self.sweep,
-                                   "compare": self.compare})
+                                   "compare": self.compare, "history": self.history})
+        wire_history(self)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
                                             self.bottom_dock, self.tabs)
@@ -181,16 +185,6 @@ class MainWindow(QMainWindow):
         if want and self._sized and not (c and c.collapsed) and self.bottom_dock.height() < want - 40:
             self.resizeDocks([self.bottom_dock], [min(want, max(self.details_room(), self.bottom_dock.height()))],
                              Qt.Orientation.Vertical)
-
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-        self.addDockWidget(area, dock)
-        return dock
 
     def _connect(self) -> None:
         self.model_bar.lowerRequested.connect(self.lower)
@@ -378,6 +372,7 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop every process and thread this window started (idempotent)."""
         self.compare.shutdown()
+        self.history.shutdown()
         self.numerics.shutdown()
         self.accuracy.shutdown()
         self.target_panel.shutdown()

@@ -76,3 +76,11 @@ def compare_dialog(win: Any) -> None:
         win.compare.start(dlg.side_args())
         win.show_tab("compare")
         win.resizeDocks([win.bottom_dock], [int(win.height() * 0.65)], Qt.Orientation.Vertical)
+
+
+def wire_history(win: Any) -> None:
+    """The History tab's clicks: a point shows that commit's recorded lowering as the window's lowering (no
+    lowering again); a change opens the Compare tab on that commit against the one before it."""
+    win.history.message.connect(lambda text: win.statusBar().showMessage(text, 10000))
+    win.history.pointOpened.connect(lambda report, title: win.session.show_recorded(report, title))
+    win.history.changeOpened.connect(lambda data: (win.compare.show_compare(data), win.show_tab("compare")))

@@ -1,0 +1,98 @@
+"""What the History tab shows, read from a store (backend_core.history) on a background thread: plain data,
+no widgets. One road with `cmlens history show`: load_history, series, the changes, the recorded reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend_core.history import History, HistoryStore, load_history, metric_names, open_store, series
+from backend_core.history.metrics import label
+from backend_core.history.trends import METRIC, VERSION
+
+
+@dataclass
+class HistoryData:
+    where: str
+    store: HistoryStore
+    history: History
+    model_key: str
+    models: list[tuple[str, str]]                  # (label, model key) of every model in the store
+    metrics: list[str] = field(default_factory=list)
+
+    def label(self, metric: str) -> str:
+        return label(metric)
+
+    def points(self, metric: str) -> tuple[list[int], list[float]]:
+        """(commit positions, values) where the metric was measured."""
+        vals = series(self.history.records, metric)
+        pts = [(i, float(v)) for i, v in enumerate(vals) if isinstance(v, (int, float))]
+        return [p[0] for p in pts], [p[1] for p in pts]
+
+    def changed_at(self, metric: str) -> set[int]:
+        return {c.index for c in self.history.changes if c.kind == METRIC and c.metric == metric}
+
+    @property
+    def version_marks(self) -> list[int]:
+        return sorted({c.index for c in self.history.changes if c.kind == VERSION})
+
+    @property
+    def failed(self) -> list[int]:
+        return [i for i, r in enumerate(self.history.records) if not r.ok]
+
+    def point_tip(self, index: int, metric: str) -> str:
+        r = self.history.records[index]
+        v = series([r], metric)[0]
+        return f"{r.short} {r.subject or ''}\n{label(metric)}: {v}"
+
+    def commit_text(self, index: int) -> str:
+        """The commit's subject, date, status and what changed there (rich text for the details box)."""
+        import html
+
+        r = self.history.records[index]
+        lines = [f"<b>{r.short}</b> {html.escape(r.subject or '')} <i>{html.escape(r.commit_date or '')}</i>"]
+        if not r.ok:
+            lines.append(f"<span style='color:#b71c1c'>failed: {html.escape(str((r.error or {}).get('message', '')))}</span>")
+        lines += [html.escape(c.text()) for c in self.history.changes if c.index == index]
+        return "<br>".join(lines)
+
+
+def load_data(where: str, model: str | None = None) -> HistoryData:
+    """Open the store (never creating one) and read one model's series: the first recorded, or `model`."""
+    store = open_store(where, create=False)
+    series_of = store.models()
+    models = sorted({m for m, _, _ in series_of})
+    if not models:
+        from backend_core.errors import BadInputError
+
+        raise BadInputError(f"The history store {store.where} is empty.",
+                            "Record with `cmlens history backfill MODEL --last N` or `--record`.")
+    key = model if model in models else models[0]
+    configs = [c for m, c, _ in series_of if m == key]
+    history = load_history(store, key, config=configs[0])
+    metrics = [m for m in metric_names(history.records) if any(v is not None for v in series(history.records, m))]
+    return HistoryData(store.where, store, history, key, [(m, m) for m in models], metrics)
+
+
+def recorded_report(data: HistoryData, index: int) -> dict[str, Any] | None:
+    """The lowering report recorded with commit `index` (graphs included), or None."""
+    r = data.history.records[index]
+    rep = data.store.report(r.model, r.config, r.commit)
+    return rep if rep and rep.get("stages") and all("nodes" in st for st in rep["stages"]) else None
+
+
+def change_compare(data: HistoryData, index: int) -> dict[str, Any] | None:
+    """The compare JSON of commit `index` against the last commit before it that lowered (None: nothing to
+    compare): from the records' facts and reports, as the trends page's change links."""
+    from backend_core.compare.facts import SideFacts
+    from backend_core.compare.result import compare_facts, compare_to_dict
+
+    recs = data.history.records
+    before = next((recs[j] for j in range(index - 1, -1, -1) if recs[j].ok), None)
+    after = recs[index]
+    if before is None or not (before.facts and after.facts):
+        return None
+    a, b = SideFacts.from_dict(before.facts), SideFacts.from_dict(after.facts)
+    a.label, b.label = f"{before.short} {(before.subject or '')[:40]}", f"{after.short} {(after.subject or '')[:40]}"
+    reports = [data.store.report(r.model, r.config, r.commit) for r in (before, after)]
+    cmp = compare_facts([a, b], reports=reports)
+    return compare_to_dict(cmp, reports=True)

@@ -1,0 +1,190 @@
+"""The History tab: every recorded figure of a model over its commits (a `cmlens history` store: SQLite file
+or PostgreSQL URL), one pyqtgraph chart per metric, the changes list beside them.
+
+A click on a point opens that commit's recorded lowering in the window (the report the store keeps: no
+lowering again); a click on a change opens the compare of that commit against the one before it (their
+recorded facts and reports, as `cmlens history show --html --reports` writes it). The store is read on a
+background thread (backend_core.history: SQLAlchemy, no torch).
+
+Signals:
+    pointOpened(object, str): (a recorded lowering report, a title) to show as the window's lowering.
+    changeOpened(object): a compare JSON (the Compare tab draws it).
+    message(str): a line for the status bar.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+                               QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+
+from app.runtime.background import BackgroundRunner
+
+from .loading import HistoryData, change_compare, load_data, recorded_report
+
+CHART_HEIGHT = 150
+
+
+class HistoryView(QWidget):
+    pointOpened = Signal(object, str)
+    changeOpened = Signal(object)
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data: HistoryData | None = None
+        self.runner = BackgroundRunner("cmlens-history", self)
+        self.runner.done.connect(self._on_loaded)
+        self.runner.failed.connect(lambda _job, msg: self._say(f"History: {msg.splitlines()[0] if msg else 'failed'}",
+                                                               bad=True))
+        self.store = QLineEdit(placeholderText="a history store: .cmlens/history.db, or postgresql://…")
+        self.store.returnPressed.connect(lambda: self.open_store(self.store.text().strip()))
+        browse = QPushButton("Open…")
+        browse.clicked.connect(self._browse)
+        self.model = QComboBox()
+        self.model.setMinimumWidth(260)
+        self.model.activated.connect(lambda _i: self.open_store(self.store.text().strip(), self.model.currentData()))
+        self.info = QLabel("Open a history store (`cmlens history backfill MODEL --last N` writes one): a chart per "
+                           "figure over the commits; click a point for that commit's lowering, a change for the "
+                           "compare with the commit before it.")
+        self.info.setWordWrap(True)
+        self.charts = QWidget()
+        self.charts_layout = QVBoxLayout(self.charts)
+        self.charts_layout.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.charts)
+        self.changes = QListWidget()
+        self.changes.setObjectName("historyChanges")
+        self.changes.itemActivated.connect(self._on_change)
+        self.changes.itemClicked.connect(self._on_change)
+        self.details = QLabel("")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(QLabel("<b>Changes</b> (click: compare with the commit before)"))
+        rl.addWidget(self.changes, 1)
+        rl.addWidget(self.details)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(scroll)
+        split.addWidget(right)
+        split.setSizes([700, 420])
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Store"))
+        top.addWidget(self.store, 2)
+        top.addWidget(browse)
+        top.addWidget(QLabel("Model"))
+        top.addWidget(self.model, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.info)
+        lay.addWidget(split, 1)
+
+    # ------------------------------------------------------------------ public
+    def open_store(self, where: str, model: str | None = None) -> None:
+        """Read `where` (a path or a database URL) off the UI thread; the first model unless one is named."""
+        if not where:
+            self._say("History: name a store first (a .db file or a postgresql:// URL).", bad=True)
+            return
+        self.store.setText(where)
+        self._say(f"Reading {where}…")
+        self.runner.submit(lambda: load_data(where, model))
+
+    def chart_names(self) -> list[str]:
+        return list(self.data.metrics) if self.data is not None else []
+
+    def open_point(self, index: int) -> None:
+        """As a click on the point of commit `index`: its recorded lowering, shown in the window."""
+        if self.data is None:
+            return
+        rec = self.data.history.records[index]
+        report = recorded_report(self.data, index)
+        self.details.setText(self.data.commit_text(index))
+        if report is None:
+            self._say(f"{rec.short}: no lowering report was recorded with this commit (recorded from a JSON "
+                      "result without graphs); its figures are shown here.")
+            return
+        self.pointOpened.emit(report, f"{rec.short} {rec.subject or ''}".strip())
+        self._say(f"Showing the lowering recorded at {rec.short} ({rec.subject or ''}): not lowered again.")
+
+    def open_change(self, row: int) -> None:
+        """As a click on change `row`: the compare of its commit against the one before it."""
+        if self.data is None or not 0 <= row < len(self.data.history.changes):
+            return
+        change = self.data.history.changes[row]
+        self.details.setText(self.data.commit_text(change.index))
+        data = change_compare(self.data, change.index)
+        if data is None:
+            self._say(f"{change.commit[:8]}: nothing recorded to compare it with (the commit before it failed, or "
+                      "no facts were recorded).")
+            return
+        self.changeOpened.emit(data)
+
+    def shutdown(self) -> None:
+        self.runner.shutdown()
+
+    # ------------------------------------------------------------------ internals
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a history store", "", "History store (*.db);;All files (*)")
+        if path:
+            self.open_store(path)
+
+    def _say(self, text: str, bad: bool = False) -> None:
+        self.info.setText(text)
+        self.info.setStyleSheet("color: #b71c1c" if bad else "")
+        self.message.emit(text)
+
+    def _on_loaded(self, _job: int, data: HistoryData) -> None:
+        self.data = data
+        self.model.blockSignals(True)
+        self.model.clear()
+        for label, key in data.models:
+            self.model.addItem(label, key)
+        self.model.setCurrentIndex(max(0, self.model.findData(data.model_key)))
+        self.model.blockSignals(False)
+        while self.charts_layout.count():
+            w = self.charts_layout.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        for metric in data.metrics:
+            self.charts_layout.addWidget(self._chart(metric))
+        self.charts_layout.addStretch(1)
+        self.changes.clear()
+        for ch in data.history.changes:
+            item = QListWidgetItem(f"{ch.commit[:8]}  {ch.text()}  — {(ch.subject or '')[:50]}")
+            item.setToolTip(f"{ch.commit} {ch.subject}\n{ch.text()}")
+            self.changes.addItem(item)
+        h = data.history
+        self._say(f"{h.model}: {len(h.records)} commit(s), {len(h.changes)} change(s), {len(data.metrics)} figure(s) "
+                  f"({data.where}). Click a point or a change.")
+
+    def _chart(self, metric: str) -> pg.PlotWidget:
+        data = self.data
+        assert data is not None
+        plot = pg.PlotWidget(background="w")
+        plot.setObjectName(f"history:{metric}")
+        plot.setFixedHeight(CHART_HEIGHT)
+        plot.setTitle(data.label(metric), size="9pt")
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        xs, ys = data.points(metric)
+        plot.plot(xs, ys, pen=pg.mkPen("#1565c0", width=2))
+        changed = data.changed_at(metric)
+        brushes = [pg.mkBrush("#e53935" if x in changed else "#1565c0") for x in xs]
+        dots = pg.ScatterPlotItem(xs, ys, size=9, brush=brushes, pen=pg.mkPen("w"), hoverable=True,
+                                  data=xs, tip=lambda x, y, d: data.point_tip(int(d), metric))
+        dots.sigClicked.connect(lambda _item, points, _ev: points and self.open_point(int(points[0].data())))
+        plot.addItem(dots)
+        for x in data.version_marks:
+            plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen("#8e24aa", style=Qt.PenStyle.DashLine)))
+        for x in data.failed:
+            plot.addItem(pg.ScatterPlotItem([x], [0], symbol="x", size=11, brush=pg.mkBrush("#b71c1c")))
+        plot.getAxis("bottom").setTicks([[(i, r.short[:7]) for i, r in enumerate(data.history.records)]])
+        return plot
+
+    def _on_change(self, item: QListWidgetItem) -> None:
+        self.open_change(self.changes.row(item))
