@@ -59,3 +59,15 @@ def test_selftest_runs_from_the_installed_wheel(installed: Path, tmp_path) -> No
               "--build-dir", str(tmp_path / "build")], tmp_path)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "PASS" in r.stdout
+
+
+def test_version_and_a_history_store_work_from_the_installed_wheel(installed: Path, tmp_path) -> None:
+    """`cmlens --version` (a bug report's first lines) and the history store's migrations (package data:
+    the Alembic scripts) come with the wheel."""
+    r = _run([str(installed / "bin" / "cmlens"), "--version"], tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [line.split()[0] for line in r.stdout.splitlines()][:5] == ["cmlens", "python", "torch", "torchao",
+                                                                         "executorch"]
+    r = _run([str(installed / "bin" / "python"), "-c",
+              "from backend_core.history import open_store; s = open_store('h.db'); print(s.models())"], tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr[-2000:]
