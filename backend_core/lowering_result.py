@@ -49,11 +49,11 @@ class LoweringResult:
         f = self.final
         return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
 
-    def report(self, artifacts: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
+    def report(self, files: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
         return build_report(model=self.model, source=self.source, target=self.options.target,
                             flow=self.options.flow, status=self.status, snapshots=self.snapshots,
                             verdicts=self.verdicts, error=self.error, versions=stack_versions(),
-                            artifacts=artifacts, planned_stages=self.planned_stages,
+                            files=files, planned_stages=self.planned_stages,
                             with_graphs=with_graphs,
                             options={"channels_last": self.options.channels_last,
                                      "keep_going": self.options.keep_going,

@@ -130,7 +130,7 @@ def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered
     from backend_core.errors import CmlensError
     from backend_core.models.spec import LoadedModel, ModelSpec
     from backend_core.pipeline import LoweringPipeline, PipelineOptions
-    from backend_core.pipeline.artifacts import bpte_bytes
+    from backend_core.pipeline.program_files import bpte_bytes
     from backend_core.preflight import check_snapshot
     from backend_core.runner_build.ops import read_program_ops
     from backend_core.runner_build.runner import portable_ops

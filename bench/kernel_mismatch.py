@@ -57,7 +57,7 @@ def main() -> int:
                     help="test modules to import (the mobilenet_v2/v3 ones try to download weights)")
     args = ap.parse_args()
 
-    from backend_core.pipeline.artifacts import expected_outputs_from_lowered, output_steps_of
+    from backend_core.pipeline.program_files import expected_outputs_from_lowered, output_steps_of
     from backend_core.judge.kernel_refs import has_known_ops, target_faithful_run
     from backend_core.judge.steps import compare_all, summary
 

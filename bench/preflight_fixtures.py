@@ -65,7 +65,7 @@ def stock_bundle(res) -> bytes:
     from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 
-    from backend_core.pipeline.artifacts import _executorch_manager
+    from backend_core.pipeline.program_files import _executorch_manager
 
     pipe = res.pipeline
     with torch.no_grad():

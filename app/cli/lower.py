@@ -142,8 +142,8 @@ def run_lower(args: argparse.Namespace) -> int:
             print(f"error: {(done.error or {}).get('message')}", file=sys.stderr)
             return done.exit_code
         return print_error(done.exception, verbose=args.verbose)
-    artifacts = {k: v for k, v in done.files.items() if k in ("pte", "bpte", "references", "json", "html")}
-    report = result.report(artifacts, with_graphs=False)
+    files = {k: v for k, v in done.files.items() if k in ("pte", "bpte", "references", "json", "html")}
+    report = result.report(files, with_graphs=False)
     cached = " (from cache)" if result.from_cache else ""
     artefact = getattr(result, "artefact", None)       # a .pte/.bpte/.etrecord/.etdump that was read
     if artefact is not None:
@@ -179,7 +179,7 @@ def run_lower(args: argparse.Namespace) -> int:
     changed = keep_going_summary(result.verdicts)
     if changed:
         print(f"\n{changed}")
-    for kind, path in artifacts.items():
+    for kind, path in files.items():
         print(f"wrote {kind}: {path}")
     if args.fail_on_fallback and report["fallbacks"]:
         return 1

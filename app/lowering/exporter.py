@@ -36,7 +36,7 @@ class Exporter(QObject):
         self.job = QtJob("job worker", "export", self)
         self.job.event.connect(self._on_job_event)
         self.job.finished.connect(self._on_job_finished)
-        self._artifact: tuple[str, str] | None = None
+        self._program: tuple[str, str] | None = None
         self.bundle_job = QtJob("job worker", "export bundle", self)      # may build and run: graceful cancel
         self.bundle_job.event.connect(self._on_job_event)
         self.bundle_job.finished.connect(self._on_bundle_finished)
@@ -69,13 +69,13 @@ class Exporter(QObject):
         self._jobs[self.runner.submit(run)] = ("html", path)
         self.message.emit(f"Writing {path}…")
 
-    def export_artifact(self, kind: str, path: str) -> None:
+    def export_program(self, kind: str, path: str) -> None:
         """kind: pte | bpte. The window's lowering as a lower Job with that output (the result cache
         makes it quick); a .bpte gets its references.json beside it."""
         req = self.session.request
         if req is None:
             raise RuntimeError("Nothing to export yet: lower a model first.")
-        self._artifact = (kind, path)
+        self._program = (kind, path)
         self.job.start(export_job(req, kind, path))
         self.message.emit(f"Building .{kind} (from the cache when possible)…")
 
@@ -123,10 +123,10 @@ class Exporter(QObject):
             self.message.emit(str(data.get("text", "")))
 
     def _on_job_finished(self, status: str, job_result: dict | None) -> None:
-        if self._artifact is None:
+        if self._program is None:
             return
-        kind, path = self._artifact
-        self._artifact = None
+        kind, path = self._program
+        self._program = None
         files = (job_result or {}).get("files") or {}
         err = ""
         if status != "done" or files.get(kind) is None or not Path(path).is_file():

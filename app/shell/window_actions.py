@@ -41,7 +41,7 @@ def export_to(win: Any, kind: str, path: str) -> None:
     elif kind == "html":
         win.exporter.export_html(path)
     elif kind in ("pte", "bpte"):
-        win.exporter.export_artifact(kind, path)
+        win.exporter.export_program(kind, path)
     elif kind == "bundle":              # the checkout and CMSIS-NN the Run-on-target form names
         win.exporter.export_bundle(path, win.target_panel.et_root.text().strip(),
                                    win.target_panel.cmsis.text().strip())

@@ -20,10 +20,10 @@ class ArtefactLowering(LoweringResult):
 
     artefact: ArtefactResult | None = None
 
-    def report(self, artifacts: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
+    def report(self, files: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
         assert self.artefact is not None
         rep = self.artefact.report(with_graphs=with_graphs)
-        rep["artifacts"] = artifacts or {}
+        rep["files"] = files or {}
         return rep
 
 

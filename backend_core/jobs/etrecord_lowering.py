@@ -39,7 +39,7 @@ def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None =
     from executorch.exir import EdgeProgramManager
 
     from ..lowering.references import references_for_outputs, target_expected
-    from ..pipeline.artifacts import bundled_program, expected_outputs_from_lowered
+    from ..pipeline.program_files import bundled_program, expected_outputs_from_lowered
     from ..judge.references import beside
 
     say = on_status or (lambda _s: None)

@@ -108,7 +108,7 @@ def _write_bundle(pipe: Any, inputs: tuple, path: Path) -> None:
     where a host kernel is known to differ), and its references record beside it (PASS means bit-exact)."""
     from ..judge.kernel_refs import has_known_ops, target_faithful_run
     from ..judge.references import beside, references_from_bundle
-    from ..pipeline.artifacts import bundle_program
+    from ..pipeline.program_files import bundle_program
 
     def adjust(expected: tuple, _secs: float) -> tuple:
         if not has_known_ops(pipe.final_program):

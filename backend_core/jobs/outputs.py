@@ -22,12 +22,12 @@ def check_output_folders(outputs: dict[str, str] | None) -> None:
         check_writable(value, kind)
 
 
-def report_of(res: JobResult, artifacts: dict[str, str] | None = None) -> dict[str, Any]:
+def report_of(res: JobResult, files: dict[str, str] | None = None) -> dict[str, Any]:
     """The job's report: the lowering's (graphs included) and every later step's section."""
     from ..memory.source import memory_for_result
 
     low = res.lowering
-    report = low.report(artifacts, with_graphs=True) if low is not None else {"model": res.job.model}
+    report = low.report(files, with_graphs=True) if low is not None else {"model": res.job.model}
     memory = res.steps.get("memory") or (memory_for_result(low) if low is not None else None)
     if memory is not None:
         report["memory"] = memory           # docs/json-format.md: the report's `memory` section
@@ -40,7 +40,7 @@ def report_of(res: JobResult, artifacts: dict[str, str] | None = None) -> dict[s
 def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
     """Write what `job.outputs` asks for; returns {kind: path} (also in `res.files`). The program files
     need a finished lowering; the reports are written for a failed one too (its error and stages)."""
-    from ..pipeline.artifacts import write_bytes
+    from ..pipeline.program_files import write_bytes
 
     outputs = dict(job.outputs or {})
     for kind in ("pte", "bpte"):            # kept files (a sweep's --keep) go to the job's folder

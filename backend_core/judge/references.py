@@ -92,7 +92,7 @@ class References:
 
 
 def references_from_bundle(bundle: Any, causes: list[str] | None = None) -> References:
-    """References of a bundle made by pipeline.artifacts.bundle_program: expected = lowered program,
+    """References of a bundle made by pipeline.program_files.bundle_program: expected = lowered program,
     compared with the fake-quant outputs in each output's quantisation step."""
     from .steps import compare_all
 

@@ -2,7 +2,7 @@
 
 The runner prints every output element (`Output[i][j]: (float) %f`, storage order: a channels-last
 output is printed channels-last) or writes it raw to `out-<i>.bin` (semihosting). The bundle stores its
-expected outputs in the same dim order (pipeline.artifacts._carry_dim_orders), so element j matches
+expected outputs in the same dim order (pipeline.program_files._carry_dim_orders), so element j matches
 element j. `%f` keeps 6 decimals: a quantized output is compared on its integer grid (round(v / step)),
 which that precision resolves exactly for any step above 1e-5; a float output within 1e-6."""
 from __future__ import annotations

@@ -193,7 +193,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if result.status == "done":
         try:
             if want_pte and "model.pte" not in result.blobs:
-                from ..pipeline.artifacts import pte_bytes
+                from ..pipeline.program_files import pte_bytes
 
                 if on_status:
                     on_status("serialising .pte")
@@ -210,7 +210,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
             result.status = "cancelled"
         except CmlensError as e:
             result.status = "failed"
-            result.error = {"stage": getattr(e, "stage", "artifacts"), "node": None,
+            result.error = {"stage": getattr(e, "stage", "program files"), "node": None,
                             "message": e.message, "hint": e.hint, "traceback": e.detail}
     result.seconds = time.perf_counter() - t_start
     if result.status == "done":
@@ -246,7 +246,7 @@ def _user_op_name(ctx: Any, final: GraphSnapshot) -> Callable[[str], str | None]
 
 def _preflight_program(final_program: Any, on_status: Callable[[str], None] | None) -> bytes | None:
     """The .pte bytes the pre-flight reads; None when serialising fails (the .pte step reports it)."""
-    from ..pipeline.artifacts import pte_bytes
+    from ..pipeline.program_files import pte_bytes
 
     if on_status:
         on_status("serialising the program for the pre-flight")

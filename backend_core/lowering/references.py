@@ -24,7 +24,7 @@ def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes,
     """(.bpte bytes, References) of a finished LoweringPipeline: the bundle's expected outputs are the
     lowered program's (with the known host/CMSIS-NN kernel differences computed the target's way); the
     fake-quant comparison is named by local_causes when it is not bit for bit."""
-    from ..pipeline.artifacts import bundle_program
+    from ..pipeline.program_files import bundle_program
 
     known: dict[str, Any] = {}
 
@@ -45,7 +45,7 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
     are what it returned with them."""
     import torch
 
-    from ..pipeline.artifacts import Bundle, output_steps_of
+    from ..pipeline.program_files import Bundle, output_steps_of
 
     with torch.no_grad():
         fq = pipeline.quantized_module(*pipeline.example_inputs)

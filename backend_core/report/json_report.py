@@ -46,7 +46,7 @@ def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
 
 def build_report(*, model: str, source: str, target: str, flow: str, status: str,
                  snapshots: list[GraphSnapshot], verdicts: dict[str, Any], error: dict | None,
-                 versions: dict[str, str], artifacts: dict[str, str] | None = None,
+                 versions: dict[str, str], files: dict[str, str] | None = None,
                  planned_stages: list[str] | None = None, with_graphs: bool = True,
                  options: dict[str, Any] | None = None) -> dict[str, Any]:
     """`with_graphs=False` leaves out nodes/edges (a summary: counts, diffs, fallbacks)."""
@@ -69,7 +69,7 @@ def build_report(*, model: str, source: str, target: str, flow: str, status: str
     final_done = status == "done" and snapshots and snapshots[-1].kind == "final"
     report = {
         "schema": SCHEMA_VERSION, "model": model, "source": source, "target": target, "flow": flow,
-        "status": status, "error": error, "versions": versions, "artifacts": artifacts or {},
+        "status": status, "error": error, "versions": versions, "files": files or {},
         "options": options or {"channels_last": False, "verify_suggestions": False},
         "planned_stages": planned_stages or [s.stage for s in snapshots],
         "stages": stages,

@@ -129,7 +129,7 @@ def test_target_cpu_changes_the_lowered_graph() -> None:
     assert sizes(m55) != sizes(m4)
 
 
-def test_artifacts_pte_and_bpte_are_serialised() -> None:
+def test_the_pte_and_bpte_are_serialised() -> None:
     from backend_core.lowering import lower
     from backend_core.pipeline.stages import PipelineOptions
 

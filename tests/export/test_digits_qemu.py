@@ -46,7 +46,7 @@ def test_digits_bundle_classifies_like_the_lowered_program(tmp_path: Path) -> No
     from backend_core.jobs.lower_step import lower_source
     from backend_core.judge.kernel_refs import has_known_ops, target_faithful_run
     from backend_core.models.digits import get_eval_data
-    from backend_core.pipeline.artifacts import expected_outputs_from_lowered
+    from backend_core.pipeline.program_files import expected_outputs_from_lowered
     from backend_core.pipeline.stages import PipelineOptions
     from backend_core.runner_build.paths import KERNELS_DIR
 

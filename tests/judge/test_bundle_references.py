@@ -25,7 +25,7 @@ def gelu_conv():
 
 
 def test_expected_outputs_are_the_lowered_program_bit_for_bit(gelu_conv) -> None:
-    from backend_core.pipeline.artifacts import bytes_in_dim_order, expected_outputs_from_lowered
+    from backend_core.pipeline.program_files import bytes_in_dim_order, expected_outputs_from_lowered
     from backend_core.pipeline.reference_check import expected_outputs
 
     pipe = gelu_conv.pipeline

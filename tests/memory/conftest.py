@@ -27,7 +27,7 @@ def lowered_program(model: str, target: str = "cortex-m55") -> Lowered:
     key = (model, target)
     if key not in _MEMO:
         from backend_core.lowering import lower
-        from backend_core.pipeline.artifacts import _executorch_manager
+        from backend_core.pipeline.program_files import _executorch_manager
         from backend_core.pipeline.stages import PipelineOptions
 
         res = lower(model, PipelineOptions(target=target), use_cache=False, keep_programs=True)

@@ -40,7 +40,7 @@ def test_executorch_mean_fallback_cases_have_no_certain_finding(name: str) -> No
 
     from backend_core.models.spec import LoadedModel, ModelSpec
     from backend_core.pipeline import LoweringPipeline, PipelineOptions
-    from backend_core.pipeline.artifacts import pte_bytes
+    from backend_core.pipeline.program_files import pte_bytes
 
     case = fallback_test_cases[name]
     model = LoadedModel(name, case.model.eval(), tuple(case.get_example_inputs()), ModelSpec("python", name))
