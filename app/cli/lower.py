@@ -12,6 +12,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
+from .history_flags import add_record_flags, record_if_asked
 from .common import ZOO_EPILOG, add_keep_going_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
 
 
@@ -43,6 +44,7 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.add_argument("--fail-on-fallback", action="store_true", help="exit 1 if any op falls back")
     p.add_argument("--no-cache", action="store_true", help="ignore cached results")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
+    add_record_flags(p)
     p.set_defaults(func=run_lower)
 
 
@@ -136,6 +138,7 @@ def run_lower(args: argparse.Namespace) -> int:
         for kind, path in done.files.items():
             print(f"wrote {kind} (status: cancelled): {path}", file=sys.stderr)
         return print_cancelled(cancelled_where(done))
+    recorded = record_if_asked(args, done)      # --record: this lowering (or its failure) in the history store
     result = done.lowering
     if result is None or (done.error and done.error.get("step") != "lower"):
         if done.exception is None:
@@ -183,5 +186,5 @@ def run_lower(args: argparse.Namespace) -> int:
         print(f"wrote {kind}: {path}")
     if args.fail_on_fallback and report["fallbacks"]:
         return 1
-    return 0
+    return recorded
 

@@ -1,0 +1,25 @@
+"""`cmlens lower MODEL --record` (issue 35): the lowering lands in the model repository's store, keyed by the
+commit of the model file, and `history show` lists it; without --record nothing is written."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .conftest import make_repo
+from .helpers import cli
+
+
+def test_lower_record_adds_the_commit_to_the_store(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path / "repo")
+    code, _out, err = cli("lower", repo / "model.py", "--calib", "1")
+    assert code == 0, err
+    assert not (repo / ".cmlens").exists()                     # nothing recorded unless asked
+    code, _out, err = cli("lower", repo / "model.py", "--calib", "1", "--record")
+    assert code == 0, err
+    from backend_core.history import open_store
+
+    with open_store(repo / ".cmlens" / "history.db", create=False) as store:
+        recs = store.records("model.py")
+    assert [r.commit for r in recs] == [commits[-1]] and recs[0].ok and recs[0].source == "lower"
+    assert recs[0].metrics["fallbacks"] == 1                     # the last commit has the LayerNorm
+    shutil.rmtree(repo / ".cmlens")
