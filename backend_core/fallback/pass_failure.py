@@ -7,6 +7,7 @@ the same UserOpResolver the fallback reasons use. A cause is stated only when a 
 ExecuTorch's own predicate on the operands; otherwise the record says what was checked."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from .user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
 DTYPE_MARK = "expected scalar type"
+QPARAMS_MARK = re.compile(r"input_qparams\"?\]\[(\d+)\]")     # node.meta["input_qparams"][1]: a KeyError
 CL_ORDER = [0, 2, 3, 1]
 
 
@@ -337,6 +339,31 @@ def _mixed_int_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnaps
         pf.checked.append(f"{len(same)} more {ln.target} get inputs of two different dtypes: " + ", ".join(same))
 
 
+def _missing_qparams_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnapshot, ln: NodeSnapshot,
+                           index: int) -> None:
+    """A pass reads `node.meta["input_qparams"][i]` of an op the quantizer annotated, but input i has none
+    (timm MobileOne's `out += identity_out` with identity_out a 0-d constant 0: KeyError in
+    AtenToCortexMPass). Every node of the same op annotated on some inputs but not on input i fails the same
+    read, so --keep-going takes them out together (it was one add per round: 3+ minutes each)."""
+    o = next((x for x in pf.operands if x.get("index") == index), None)
+    what = f"{o.get('shape')} {o.get('dtype')}" if o else "?"
+    pf.cause = (f"{pf.op or pf.node} was quantized (input qparams for inputs {[i for i, _ in ln.input_qparams]}), but "
+                f"its input {index} ({what}) has none: the quantizer left that operand unquantized (a constant or a "
+                f"0-d tensor), and {pf.stage} reads input_qparams[{index}].")
+    same = []
+    for n in last.nodes:
+        if n.fx_op != "call_function" or n.target != ln.target or n.id == ln.id or not n.input_qparams:
+            continue
+        if index < len(n.inputs) and index not in dict(n.input_qparams):
+            q = resolver.quantized_node(n)
+            if q is not None and q.name != pf.op_node:
+                same.append(q.name)
+    pf.same_failure = list(dict.fromkeys(same))
+    if pf.same_failure:
+        pf.checked.append(f"{len(pf.same_failure)} more {ln.target} have no qparams for input {index}: "
+                          + ", ".join(pf.same_failure[:12]) + (", …" if len(pf.same_failure) > 12 else ""))
+
+
 def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
     """`failure`: backend_core.pipeline.failure.LiveFailure; `snapshots`: every stage before the failing one."""
     pf = PassFailure(stage=failure.stage, error=failure.error, error_type=failure.error_type,
@@ -379,6 +406,8 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         _dtype_cause(pf, resolver, last, ln, snap_ops)
     elif ACTIVATION_MARK in failure.error:
         activation_cause(pf, resolver, last, ln, snap_ops)
+    elif QPARAMS_MARK.search(pf.check or "") and ln is not None:
+        _missing_qparams_cause(pf, resolver, last, ln, int(QPARAMS_MARK.search(pf.check).group(1)))
     else:
         pf.checked.append("no rule of the tool matches this ExecuTorch check; the operands above are what it saw")
     return pf

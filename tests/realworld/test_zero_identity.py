@@ -1,0 +1,24 @@
+"""One keep-going round per cause on timm MobileOne's `out += identity_out` (a 0-d zero): every such add
+fails AtenToCortexMPass's read of input_qparams[1] and is named as failing the same check, so --keep-going
+leaves them all in float in one round (mobileone_s0 paid one 3-minute round per add before)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend_core.pipeline.stages import PipelineOptions
+
+MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "zero_identity.py") + ":model"
+
+
+def test_every_add_with_an_unquantized_zero_goes_in_one_round() -> None:
+    from backend_core.jobs.lower_step import lower_source
+
+    failed = lower_source(MODEL, PipelineOptions(calib=2), use_cache=False)
+    assert failed.status == "failed" and failed.error["stage"] == "AtenToCortexMPass", failed.error
+    f = failed.error["failure"]
+    assert "input_qparams" in f["check"] and "has none" in f["cause"]
+    assert len(f["same_failure"]) == 2, f["same_failure"]            # the other two blocks' adds
+    kept = lower_source(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+    assert kept.status == "done", kept.error
+    q = kept.verdicts["quarantined"]
+    assert len(q) == 3 and {why["round"] for why in q.values()} == {1}
