@@ -17,6 +17,7 @@ class DetailsFold(QObject):
         super().__init__(window)
         self.window, self.dock, self.tabs, self.table = window, dock, tabs, table
         self.is_folded = False
+        self.open_height = 0
         table.folded.connect(lambda _f: QTimer.singleShot(0, self.apply))
         tabs.currentChanged.connect(lambda _i: QTimer.singleShot(0, self.apply))
         dock.visibilityChanged.connect(lambda shown: shown and QTimer.singleShot(0, self.apply))
@@ -39,8 +40,11 @@ class DetailsFold(QObject):
             return
         self.is_folded = fold
         if fold:                 # the other tabs' minimum heights would hold the dock open: cap it
+            self.open_height = self.dock.height()      # given back on unfold (a size the user dragged too)
             self.tabs.setMaximumHeight(self.folded_height())
             self.window.resizeDocks([self.dock], [self.folded_height()], Qt.Orientation.Vertical)
         else:
             self.tabs.setMaximumHeight(QWIDGETSIZE_MAX)
-            self.window.resizeDocks([self.dock], [self.window.details_room()], Qt.Orientation.Vertical)
+            height = max(self.open_height, self.window.details_room())
+            self.window.resizeDocks([self.dock], [height], Qt.Orientation.Vertical)
+            self.window.fit_details_to_tab()      # a tab with plots takes the room it wants, as on any tab change

@@ -179,6 +179,9 @@ class MainWindow(QMainWindow):
         return max(DETAILS_MIN, room)
 
     def _on_tab_changed(self, _index: int) -> None:
+        self.fit_details_to_tab()
+
+    def fit_details_to_tab(self) -> None:
         """A tab with plots may take more room, but never the graph's share of the window."""
         want = self.links._tab_height()
         c = self.collapsers.get(self.bottom_dock.objectName())
