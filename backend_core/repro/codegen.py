@@ -41,8 +41,9 @@ def tensor_expr(val: Any, maker: str = "torch.randn", positive: bool = False,
     order = _dim_order(val)
     if order == tuple(range(len(shape))):
         return base
-    if order == CL4:
-        return f"{base}.to(memory_format=torch.channels_last)"
+    if order == CL4:                      # parenthesised: the base may end in "* std + mean" or "> 0.5"
+        return f"({base}).to(memory_format=torch.channels_last)" if " " in base else \
+            f"{base}.to(memory_format=torch.channels_last)"
     # any other order: make the permuted-contiguous tensor and permute it back (same strides)
     inv = [order.index(i) for i in range(len(order))]
     permuted = [shape[d] for d in order]
