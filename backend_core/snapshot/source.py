@@ -6,7 +6,9 @@ import re
 
 from .model import SourceLocation
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
+# The code line is optional: torch formats frames through linecache, which in a long-lived process (the
+# window's worker, a test) still holds a file's old text after an edit: a line past its old end comes back empty.
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)(?:\n(?!\s*File ")(?P<code>[^\n]*))?')
 
 _FRAMEWORK_MARKERS = (
     "/torch/", "/torchao/", "/executorch/exir/", "/executorch/backends/", "/executorch/devtools/",
@@ -29,10 +31,21 @@ def user_source(stack_trace: str | None) -> SourceLocation | None:
     if not frames:
         return None
     last = frames[-1]
-    chain = tuple(f"{m.group('file')}:{m.group('line')} in {m.group('func').strip()}: {m.group('code').strip()}"
+    chain = tuple(f"{m.group('file')}:{m.group('line')} in {m.group('func').strip()}: {_code(m)}"
                   for i, m in enumerate(frames[:-1]) if i == 0 or m.group("func").strip() == "forward")
-    return SourceLocation(file=last.group("file"), line=int(last.group("line")), code=last.group("code").strip(),
+    return SourceLocation(file=last.group("file"), line=int(last.group("line")), code=_code(last),
                           function=last.group("func").strip(), chain=chain)
+
+
+def _code(frame: re.Match) -> str:
+    """The frame's code line: as the trace has it, else read from the file as it is now."""
+    code = (frame.group("code") or "").strip()
+    if not code:
+        import linecache
+
+        linecache.checkcache(frame.group("file"))
+        code = linecache.getline(frame.group("file"), int(frame.group("line"))).strip()
+    return code
 
 
 def module_path_from_stack(nn_module_stack: dict | None) -> tuple[str, str]:
