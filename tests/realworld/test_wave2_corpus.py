@@ -21,6 +21,8 @@ sys.path.insert(0, str(MODELS2.parent))
 from realworld_models2 import CORPUS  # noqa: E402
 
 pytestmark = opt_in
+DATA_MOVEMENT = {"cat", "expand_copy", "permute_copy", "select_copy", "slice_copy", "t_copy", "transpose_copy",
+                 "squeeze_copy", "unsqueeze_copy", "_to_dim_order_copy", "split_with_sizes_copy", "split_copy"}
 
 
 def _have(module: str) -> bool:
@@ -44,7 +46,9 @@ def test_lowers_like_plain_executorch_with_no_unknown(name: str) -> None:
     if plain["ok"]:
         from collections import Counter
 
-        assert Counter(n.target for n in res.fallbacks()) == plain["ops"]
+        # data movement is not a compute fallback (written out here, as tests/core/test_fallbacks.py does)
+        compute = Counter({op: k for op, k in plain["ops"].items() if op.split(".")[1] not in DATA_MOVEMENT})
+        assert Counter(n.target for n in res.fallbacks()) == compute
 
 
 @pytest.mark.parametrize("name", ["densenet40", "deeplabv3plus", "yolo_det"])
