@@ -28,11 +28,13 @@ class DetailsFold(QObject):
         return self.tabs.tabBar().sizeHint().height() + self.table.folded_height() + 8
 
     def refit(self) -> None:
-        """The dock was just laid out open: fold it again if there is nothing to list."""
+        """The dock was just laid out open (to the window's room): fold it again if there is nothing to list;
+        unfolding gives that height back."""
         self.is_folded = False
-        self.apply()
+        self.apply(open_height=self.window.details_room())
 
-    def apply(self) -> None:
+    def apply(self, open_height: int | None = None) -> None:
+        """Fold or unfold for the current tab and table (`open_height`: the height to give back later)."""
         if self.dock.isFloating() or not self.dock.isVisible():
             return
         fold = self.tabs.currentWidget() is self.table and self.table.is_folded()
@@ -40,7 +42,7 @@ class DetailsFold(QObject):
             return
         self.is_folded = fold
         if fold:                 # the other tabs' minimum heights would hold the dock open: cap it
-            self.open_height = self.dock.height()      # given back on unfold (a size the user dragged too)
+            self.open_height = open_height or self.dock.height()   # given back on unfold (a dragged size too)
             self.tabs.setMaximumHeight(self.folded_height())
             self.window.resizeDocks([self.dock], [self.folded_height()], Qt.Orientation.Vertical)
         else:

@@ -34,7 +34,7 @@ def test_window_opens_with_all_panes(window) -> None:
     assert window.timeline_dock.isVisible() and window.inspector_dock.isVisible()
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
         "Fallbacks", "Quantizer report", "Pipeline log", "Numerics", "Run on target", "Memory", "Accuracy",
-        "Sweep", "Compare"]
+        "Sweep", "Compare", "History"]
     assert window.model_bar.target.count() == 10
     assert window.model_bar.flow.findData("explicit") >= 0
     assert window.model_bar.model.findData("ds_cnn") >= 0
