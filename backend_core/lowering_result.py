@@ -9,7 +9,7 @@ from typing import Any
 
 from .pipeline import LoweringPipeline, PipelineOptions
 from .preflight import Finding, findings_of
-from .report.json_report import build_report
+from .report.json_report import ReportSubject, build_report
 from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 from .versions import stack_versions
 
@@ -50,16 +50,13 @@ class LoweringResult:
         return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
 
     def report(self, files: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
-        return build_report(model=self.model, source=self.source, target=self.options.target,
-                            flow=self.options.flow, status=self.status, snapshots=self.snapshots,
-                            verdicts=self.verdicts, error=self.error, versions=stack_versions(),
-                            files=files, planned_stages=self.planned_stages,
-                            with_graphs=with_graphs,
-                            options={"channels_last": self.options.channels_last,
-                                     "keep_going": self.options.keep_going,
-                                     "verify_suggestions": self.verify_suggestions,
-                                     "activations": self.options.activations,
-                                     "calib": self.options.calib})
+        return build_report(ReportSubject(self.model, self.source, self.options.target, self.options.flow, self.status,
+                                          list(self.snapshots), self.verdicts, self.error, self.planned_stages,
+                                          {"channels_last": self.options.channels_last,
+                                           "keep_going": self.options.keep_going,
+                                           "verify_suggestions": self.verify_suggestions,
+                                           "activations": self.options.activations, "calib": self.options.calib}),
+                            versions=stack_versions(), files=files, with_graphs=with_graphs)
 
 
 def supported_targets() -> frozenset[str]:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal
 
 from backend_core.files import write_atomic
 from backend_core.jobs.spec import ExportOptions, Job
-from backend_core.report.json_report import build_report
+from backend_core.report.json_report import ReportSubject, build_report
 from backend_core.versions import stack_versions
 
 from app.runtime.background import BackgroundRunner
@@ -47,9 +47,9 @@ class Exporter(QObject):
         req = s.request
         if req is None or not s.snapshots:
             raise RuntimeError("Nothing to export yet: lower a model first.")
-        return build_report(model=req.model_name, source=req.source, target=req.target, flow=req.flow,
-                            status=s.status, snapshots=list(s.snapshots), verdicts=s.verdicts,
-                            error=s.error, versions=stack_versions(), planned_stages=s.planned_stages)
+        return build_report(ReportSubject(req.model_name, req.source, req.target, req.flow, s.status,
+                                          list(s.snapshots), s.verdicts, s.error, s.planned_stages),
+                            versions=stack_versions())
 
     def export_json(self, path: str) -> str:
         write_atomic(path, json.dumps(self.report(), default=str, indent=1))

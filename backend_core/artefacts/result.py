@@ -47,13 +47,12 @@ class ArtefactResult:
 
     def report(self, *, with_graphs: bool = True) -> dict[str, Any]:
         """The lowering report's shape (stages, fallbacks[]) plus an "artefact" object."""
-        from ..report.json_report import build_report
+        from ..report.json_report import ReportSubject, build_report
         from ..versions import stack_versions
 
-        rep = build_report(model=self.name, source=self.path, target=TARGET_UNKNOWN, flow=self.kind,
-                           status="done", snapshots=self.snapshots, verdicts={}, error=None,
-                           versions=stack_versions(), planned_stages=[s.stage for s in self.snapshots],
-                           with_graphs=with_graphs)
+        rep = build_report(ReportSubject(self.name, self.path, TARGET_UNKNOWN, self.kind, "done", list(self.snapshots),
+                                         planned_stages=[s.stage for s in self.snapshots]),
+                           versions=stack_versions(), with_graphs=with_graphs)
         rep["artefact"] = self.extras()
         return rep
 

@@ -3,7 +3,7 @@ fallbacks with reasons, the quantizer's verdicts. Lossless: `result_from_dict` r
 snapshots from it, which is also how the cache and the GUI worker move results around."""
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..diff import diff_all
@@ -44,12 +44,29 @@ def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
     return rows
 
 
-def build_report(*, model: str, source: str, target: str, flow: str, status: str,
-                 snapshots: list[GraphSnapshot], verdicts: dict[str, Any], error: dict | None,
-                 versions: dict[str, str], files: dict[str, str] | None = None,
-                 planned_stages: list[str] | None = None, with_graphs: bool = True,
-                 options: dict[str, Any] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReportSubject:
+    """What a report is about: a lowering's identity, its stages and the quantizer's verdicts (a lowering,
+    an artefact read back, the window's session each give one: one value, not a dozen arguments)."""
+    model: str
+    source: str
+    target: str
+    flow: str
+    status: str
+    snapshots: list[GraphSnapshot]
+    verdicts: dict[str, Any] = field(default_factory=dict)
+    error: dict | None = None
+    planned_stages: list[str] | None = None
+    options: dict[str, Any] | None = None
+
+
+def build_report(subject: ReportSubject, *, versions: dict[str, str], files: dict[str, str] | None = None,
+                 with_graphs: bool = True) -> dict[str, Any]:
     """`with_graphs=False` leaves out nodes/edges (a summary: counts, diffs, fallbacks)."""
+    model, source, target, flow, status = (subject.model, subject.source, subject.target, subject.flow,
+                                           subject.status)
+    snapshots, verdicts, error = subject.snapshots, subject.verdicts, subject.error
+    planned_stages, options = subject.planned_stages, subject.options
     diffs = diff_all(snapshots)
     stages = []
     for snap, d in zip(snapshots, diffs):
