@@ -63,7 +63,8 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"), reason="opt-in: needs an ExecuTorch checkout "
                     "(CMLENS_TEST_ET_ROOT); CI has none")
 def test_run_stops_with_exit_2_before_building(capsys: pytest.CaptureFixture) -> None:
-    code = cli_main(["run", GATE, "--sim", "qemu", "--target", "cortex-m55", "--et-root", os.environ["CMLENS_TEST_ET_ROOT"]])
+    code = cli_main(["run", GATE, "--sim", "qemu", "--target", "cortex-m55", "--et-root", os.environ["CMLENS_TEST_ET_ROOT"],
+                     *(["--cmsis-nn", os.environ["CMLENS_TEST_CMSIS_NN"]] if os.environ.get("CMLENS_TEST_CMSIS_NN") else [])])
     captured = capsys.readouterr()
     assert code == 2, captured.out + captured.err
     text = captured.out + captured.err

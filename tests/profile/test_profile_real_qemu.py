@@ -27,14 +27,17 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
-    from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target as run_model
+    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
 
-    for i in range(2):
-        (tmp_path / f"r{i}").mkdir()             # run_model writes into a given workdir, it does not create it
-    runs = [run_model("layernorm_mlp", et_root=root, cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN"),
-                      options=RunOptions(target="cortex-m55", profile=True), workdir=tmp_path / f"r{i}")
-            for i in range(2)]
+    def run_model(i: int):  # noqa: ANN202 - the Job `cmlens profile` submits for one CPU
+        res = run_job(Job("layernorm_mlp", LowerRequest(target="cortex-m55"), steps=("profile",),
+                          run=RunOptions(target="cortex-m55", profile=True, et_root=root,
+                                         cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")),
+                          out_dir=str(tmp_path / f"r{i}")))
+        res.raise_error()
+        return res.run
+
+    runs = [run_model(i) for i in range(2)]
     for r in runs:
         assert r.outcome == "PASS" and "-icount" in r.sim.command and r.profile is not None
         p = r.profile
