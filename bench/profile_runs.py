@@ -52,7 +52,7 @@ def get_example_inputs():
 
 def _run(model: str, args, profile: bool, on_line):
     from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target as run_model
+    from target_job import run_model
 
     opts = RunOptions(target=args.target, cache_root=args.cache_dir, profile=profile, timeout=600)
     return run_model(model, et_root=args.et_root, cmsis_nn=args.cmsis_nn, options=opts, on_line=on_line)

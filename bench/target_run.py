@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
     from backend_core.runner_build.libraries import EtLibRequest, read_stamp
     from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target as run_model
+    from target_job import run_model
     from backend_core.simulate.simulator import runner_for
 
     def on_line(stream: str, line: str) -> None:
@@ -101,7 +101,7 @@ def etdump_transfer(args, co, cmsis, on_line) -> None:
     """The second model with --etdump twice: the ETDump + debug buffer as base64 on the UART (what a board
     or the FVP does), then written to host files through semihosting (cmlens run's QEMU default)."""
     from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target as run_model
+    from target_job import run_model
 
     runs = {}
     for label, uart in (("UART base64", True), ("semihosting host files", False)):
