@@ -2,6 +2,7 @@
 (`cmlens --version`, `cmlens doctor`) and what every report and history record states."""
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 
 PACKAGES = ("executorch", "torch", "torchao", "cortexm-lens")
@@ -9,11 +10,17 @@ VERSION_PACKAGES = ("cortexm-lens", "torch", "torchao", "executorch")   # the or
 
 
 def stack_versions() -> dict[str, str]:
-    out = {}
+    """A copy of the installed versions (read once per process: every report and history record asks)."""
+    return dict(_installed_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    out = []
     for p in PACKAGES:
         try:
-            out[p] = metadata.version(p)
+            out.append((p, metadata.version(p)))
         except metadata.PackageNotFoundError:
-            out[p] = "not installed"
-    return out
+            out.append((p, "not installed"))
+    return tuple(out)
 
