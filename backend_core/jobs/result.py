@@ -58,7 +58,7 @@ class JobResult:
         fit = (mem.get("verdict") or {}) if mem else {}
         return {
             "status": self.status, "error": (self.error or {}).get("message"),
-            "fallbacks": None if not low else len(low.get("fallbacks", [])),
+            "fallbacks": None if not low or low.get("fallbacks") is None else len(low["fallbacks"]),
             "arena_bytes": mem.get("arena_bytes"), "pte_bytes": mem.get("pte_bytes") or low.get("pte_bytes"),
             "fits": fit.get("fits") if fit else None,
             "method_allocator_bytes": (mem.get("method_allocator") or {}).get("used") if mem else None,

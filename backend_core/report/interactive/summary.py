@@ -53,7 +53,7 @@ def head_html(report: dict[str, Any]) -> str:
 
 
 def fallbacks_html(report: dict[str, Any]) -> str:
-    fbs = report.get("fallbacks", [])
+    fbs = report.get("fallbacks") or []
     parts = [f"<h2>Fallbacks: {len(fbs)}</h2>"]
     if fbs:
         parts.append("<table><tr><th>node</th><th>op</th><th>category</th><th>reason</th><th>suggestion</th>"
@@ -74,15 +74,21 @@ def fallbacks_html(report: dict[str, Any]) -> str:
 def details_html(report: dict[str, Any]) -> str:
     """Pre-flight findings, the memory section, the stage table, the quantizer's report."""
     parts = []
-    pre = report.get("preflight", [])
-    parts.append(f"<h2>Pre-flight: {len(pre)} finding(s)</h2>")
+    pre = report.get("preflight") or []
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for f in pre:                       # one row per rule and op: 38 portable batch norms are one finding
+        groups.setdefault((f["certainty"], f["rule"], f.get("op", "")), []).append(f)
+    parts.append(f"<h2>Pre-flight: {len(pre)} finding(s) of {len(groups)} kind(s)</h2>")
     if pre:
-        parts.append("<table><tr><th>certainty</th><th>node</th><th>op</th><th>rule</th><th>what happens on the "
-                     "target</th><th>fix</th><th>evidence</th></tr>")
-        for f in pre:
+        parts.append("<table><tr><th>certainty</th><th>nodes</th><th>op</th><th>rule</th><th>what happens on the "
+                     "target</th><th>fix</th><th>evidence (first node)</th></tr>")
+        for fs in groups.values():
+            f = fs[0]
             ev = "".join(f"<li>{_e(x)}</li>" for x in f.get("evidence", []))
             src = f"<br><small>ExecuTorch {_e(f['source'])}</small>" if f.get("source") else ""
-            parts.append(f"<tr><td class='fb'>{_e(f['certainty'])}</td><td>{_e(f['node'] or '(program)')}</td>"
+            nodes = ", ".join(_e(x["node"] or "(program)") for x in fs[:3]) + (", …" if len(fs) > 3 else "")
+            count = f"<b>×{len(fs)}</b> " if len(fs) > 1 else ""
+            parts.append(f"<tr><td class='fb'>{_e(f['certainty'])}</td><td>{count}{nodes}</td>"
                          f"<td>{_e(f.get('op', ''))}</td><td>{_e(f['rule'])}{src}</td><td>{_e(f['message'])}</td>"
                          f"<td>{_e(f.get('fix', ''))}</td><td><ul class='ev'>{ev}</ul></td></tr>")
         parts.append("</table>")
