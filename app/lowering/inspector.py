@@ -171,6 +171,10 @@ class NodeInspector(QWidget):
             link = QUrl.fromLocalFile(src.file).toString()
             rows.append(("source", f"<a href='{_e(link)}'>{_e(Path(src.file).name)}:{src.line}</a>"
                                    f" in {_e(src.function)}<br><span class='mono'>{_e(src.code)}</span>"))
+            if src.chain:          # the calls from the user's own line down to the line that made the op
+                rows.append(("called from", "<br>".join(
+                    f"<span class='dim'>{'' if i == 0 else 'via '}</span><span class='mono'>{_e(_short_frame(c))}</span>"
+                    for i, c in enumerate(src.chain))))
         if n.debug_handle is not None:
             rows.append(("debug handle", str(n.debug_handle)))
         if n.origin:
@@ -290,3 +294,9 @@ class NodeInspector(QWidget):
             self.state.select(s[5:], center=True)
         else:
             QDesktopServices.openUrl(url)
+
+
+def _short_frame(frame: str) -> str:
+    """`/long/path/model.py:61 in forward: code` as `model.py:61 in forward: code`."""
+    path, sep, rest = frame.partition(":")
+    return f"{Path(path).name}{sep}{rest}"

@@ -335,6 +335,7 @@
     var src = r.src ? h("span", null, r.src[0] + ":" + r.src[1] + (r.src[2] ? " in " + r.src[2] : ""), r.src[3] ? h("div", { cls: "mono", text: r.src[3] }) : null) : null;
     out.appendChild(table([["op", h("span", { cls: "mono", text: r.op })], ["fx op", r.fx], ["output", r.t || "—"],
       r.mod ? ["module", (r.mod[0] || "(top level)") + (r.mod[1] ? "  " + r.mod[1] : "")] : null, ["source", src],
+      r.chain ? ["called from", h.apply(null, ["div", null].concat(r.chain.map(function (c, i) { return h("div", { cls: "mono", text: (i ? "via " : "") + c }); })))] : null,
       r.dh !== undefined ? ["debug handle", String(r.dh)] : null, r.from ? ["from", r.from.join(", ")] : null,
       r.flags ? ["flags", r.flags.map(function (f) { return f[0] + " = " + f[1]; }).join("; ")] : null]));
     if (r.qin || r.qout || r.rq) {

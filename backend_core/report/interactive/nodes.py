@@ -69,6 +69,9 @@ def node_record(n: dict[str, Any]) -> dict[str, Any]:
     src = n.get("source")
     if src:
         rec["src"] = [Path(src["file"]).name, src["line"], src.get("function", ""), src.get("code", "")]
+        if src.get("chain"):      # the calls from the user's own line down to the line that made the op
+            rec["chain"] = [Path(c.split(":", 1)[0]).name + ":" + c.split(":", 1)[1] if ":" in c else c
+                            for c in src["chain"]]
     if n.get("debug_handle") is not None:
         rec["dh"] = n["debug_handle"]
     if n.get("args"):
