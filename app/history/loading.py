@@ -82,17 +82,10 @@ def recorded_report(data: HistoryData, index: int) -> dict[str, Any] | None:
 
 def change_compare(data: HistoryData, index: int) -> dict[str, Any] | None:
     """The compare JSON of commit `index` against the last commit before it that lowered (None: nothing to
-    compare): from the records' facts and reports, as the trends page's change links."""
-    from backend_core.compare.facts import SideFacts
-    from backend_core.compare.result import compare_facts, compare_to_dict
+    compare), the one the trends page links to (backend_core.history.pages.change_comparison)."""
+    from backend_core.compare.result import compare_to_dict
+    from backend_core.history.pages import change_comparison
 
-    recs = data.history.records
-    before = next((recs[j] for j in range(index - 1, -1, -1) if recs[j].ok), None)
-    after = recs[index]
-    if before is None or not (before.facts and after.facts):
-        return None
-    a, b = SideFacts.from_dict(before.facts), SideFacts.from_dict(after.facts)
-    a.label, b.label = f"{before.short} {(before.subject or '')[:40]}", f"{after.short} {(after.subject or '')[:40]}"
-    reports = [data.store.report(r.model, r.config, r.commit) for r in (before, after)]
-    cmp = compare_facts([a, b], reports=reports)
-    return compare_to_dict(cmp, reports=True)
+    cmp = change_comparison(data.history.records, index,
+                            lambda r: data.store.report(r.model, r.config, r.commit))
+    return compare_to_dict(cmp, reports=True) if cmp is not None else None

@@ -15,8 +15,7 @@ from .trends import METRIC, Change
 def write_pages(store: HistoryStore, records: list[Record], changes: list[Change], folder: Path,
                 on_page: Callable[[str], None] | None = None) -> dict[str, dict[int, str]]:
     """{"points": {index: relative path}, "changes": {index: relative path}} of the pages written."""
-    from ..compare.facts import SideFacts
-    from ..compare.result import compare_facts, compare_to_dict
+    from ..compare.result import compare_to_dict
     from ..report.html_report import write_html
     from ..report.interactive import compare_html, write_text
 
@@ -41,17 +40,31 @@ def write_pages(store: HistoryStore, records: list[Record], changes: list[Change
     changed: dict[int, str] = {}
     for i in sorted({c.index for c in changes if c.kind == METRIC}):
         a, b = _parent(records, i), records[i]
-        if a is None or not (a.facts and b.facts):
+        cmp = change_comparison(records, i, report)
+        if a is None or cmp is None:
             continue
-        sa, sb = SideFacts.from_dict(a.facts), SideFacts.from_dict(b.facts)
-        sa.label, sb.label = f"{a.short} {(a.subject or '')[:40]}", f"{b.short} {(b.subject or '')[:40]}"
-        cmp = compare_facts([sa, sb], reports=[report(a), report(b)])
         name = f"{b.commit[:12]}-vs-{a.commit[:12]}.html"
         write_text(folder / name, compare_html(compare_to_dict(cmp), cmp.reports))
         changed[i] = f"{folder.name}/{name}"
         if on_page:
             on_page(name)
     return {"points": points, "changes": changed}
+
+
+def change_comparison(records: list[Record], i: int,
+                      report: Callable[[Record], dict[str, Any] | None]) -> Any:
+    """The compare of commit `i` against the last commit before it that lowered (their recorded facts, and
+    the reports `report` gives for the graphs), or None when there is nothing to compare it with. The trends
+    page's change links and the window's History tab both show this."""
+    from ..compare.facts import SideFacts
+    from ..compare.result import compare_facts
+
+    a, b = _parent(records, i), records[i]
+    if a is None or not (a.facts and b.facts):
+        return None
+    sa, sb = SideFacts.from_dict(a.facts), SideFacts.from_dict(b.facts)
+    sa.label, sb.label = f"{a.short} {(a.subject or '')[:40]}", f"{b.short} {(b.subject or '')[:40]}"
+    return compare_facts([sa, sb], reports=[report(a), report(b)])
 
 
 def _parent(records: list[Record], i: int) -> Record | None:
