@@ -14,6 +14,7 @@ from typing import Any
 from ..provenance import Provenance
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
+from .batch_norm_fold import why_not_folded
 from .evidence import Facts, evidence_lines, gather
 from .suggestions import suggestion_for, suggestion_for_activation
 from .user_op import RNN_MODULES, UserOpResolver, group_id
@@ -263,6 +264,9 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg = (f"{_at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
                + (f" ({detail})" if detail else "")
                + f", so it stays in {'float' if f.float_out else node.dtype} on a portable kernel.")
+    elif f.float_out and (fold := why_not_folded(ctx.snapshots, q)) is not None:
+        cat = "not_annotated"            # a batch norm prepare_pt2e did not fold: why, and how it folds
+        msg, suggestion = fold
     elif f.rejected and all(SHARED_FLOAT in r for r in f.rejected):
         cat = "not_annotated"
         producer = _producer_at_q(ctx, f)
