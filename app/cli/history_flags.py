@@ -22,11 +22,12 @@ def wants_record(args: argparse.Namespace) -> bool:
 
 
 def check_record(args: argparse.Namespace, model_source: str | None = None) -> None:
-    """Before any work: a model that is no file in a git repository cannot be recorded (BadInputError, exit 2)."""
+    """Before any work: a model that is no file in a git repository cannot be recorded (BadInputError, exit 2);
+    git reads HEAD's commit and dirty flag while the job runs (the record does not wait for it after)."""
     if wants_record(args):
-        from backend_core.history.git import locate
+        from backend_core.history.record import start_record
 
-        locate(model_source or args.model)
+        start_record(model_source or args.model)
 
 
 def record_if_asked(args: argparse.Namespace, result: Any, model_source: str | None = None, *,

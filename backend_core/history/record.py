@@ -13,7 +13,7 @@ from ..errors import BadInputError, CmlensError
 from ..versions import stack_versions
 from .config import config_of_report, config_of_request
 from .entry import FAILED, OK, Record
-from .git import ModelInRepo, commit_info, is_dirty, locate
+from .git import HeadState, ModelInRepo, commit_info, is_dirty, locate
 from .metrics import lowering_seconds, metrics_of
 
 
@@ -54,6 +54,15 @@ def report_of_result(result: Any) -> dict[str, Any] | None:
     return report
 
 
+def live_snapshots(result: Any, report: dict[str, Any] | None) -> list[Any] | None:
+    """The lowering's GraphSnapshots in this process, when `report`'s stages are theirs (one per stage)."""
+    low = getattr(result, "lowering", None)
+    snaps = getattr(low, "snapshots", None)
+    if not snaps or not report or len(report.get("stages") or ()) != len(snaps):
+        return None
+    return list(snaps)
+
+
 def kept_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
     """The report a store keeps beside its record: one with graphs (a finished or a failed lowering's
     stages), so the commit's lowering opens again without lowering it; None for one without graphs."""
@@ -62,8 +71,9 @@ def kept_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
-def facts_of(report: dict[str, Any]) -> Any | None:
-    """The compare's facts of a finished lowering with graphs (None otherwise)."""
+def facts_of(report: dict[str, Any], snapshots: list[Any] | None = None) -> Any | None:
+    """The compare's facts of a finished lowering with graphs (None otherwise). `snapshots`: the live
+    lowering's, when the report was built from them in this process (not rebuilt from its nodes again)."""
     if report.get("status") != "done" or not report.get("stages") or "nodes" not in report["stages"][-1]:
         return None
     from ..compare.extract import facts_from_report
@@ -71,7 +81,8 @@ def facts_of(report: dict[str, Any]) -> Any | None:
     run = report.get("run") or {}
     try:
         return facts_from_report(report, label=report.get("model", ""), kind="report", profile=run.get("profile"),
-                                 numerics=report.get("numerics"), evaluate=report.get("evaluate"))
+                                 numerics=report.get("numerics"), evaluate=report.get("evaluate"),
+                                 snapshots=snapshots)
     except CmlensError:
         return None
 
@@ -79,8 +90,9 @@ def facts_of(report: dict[str, Any]) -> Any | None:
 def build_record(report: dict[str, Any] | None, model: ModelInRepo, *, config: str, commit: str,
                  error: dict[str, Any] | None = None, dirty: bool = False, date: str | None = None,
                  subject: str | None = None, branch: str | None = None, source: str = "lower",
-                 name: str | None = None) -> Record:
-    """A record of a finished lowering, or of a failure (`error`: its cause) at `commit`."""
+                 name: str | None = None, snapshots: list[Any] | None = None) -> Record:
+    """A record of a finished lowering, or of a failure (`error`: its cause) at `commit`. `snapshots`: the
+    live GraphSnapshots the report was built from (live_snapshots), so its facts are not rebuilt from JSON."""
     report = report or {}
     failed = error is not None or report.get("status") not in ("done", None) or not report
     rec = Record(model=model.key, name=name or report.get("model") or Path(model.path).stem, config=config,
@@ -95,7 +107,7 @@ def build_record(report: dict[str, Any] | None, model: ModelInRepo, *, config: s
         if rec.lowering_s is not None:
             rec.metrics = {"lowering_s": rec.lowering_s}
         return rec
-    facts = facts_of(report)
+    facts = facts_of(report, snapshots)
     rec.status = OK
     rec.metrics, notes = metrics_of(report, facts)
     rec.facts = _baseline_facts(facts)
@@ -117,21 +129,24 @@ def _baseline_facts(facts: Any) -> dict[str, Any] | None:
 
 
 def record_of_result(result: Any, model: ModelInRepo, *, source: str = "lower", branch: str | None = None,
-                     info: Any = None, config: str | None = None, report: dict[str, Any] | None = None) -> Record:
+                     info: Any = None, config: str | None = None, report: dict[str, Any] | None = None,
+                     head: HeadState | None = None) -> Record:
     """A JobResult -> Record at the commit `info` (a git.CommitInfo; default: the repository's HEAD,
-    with its dirty flag: the work tree that was lowered may differ from the commit)."""
+    with its dirty flag: the work tree that was lowered may differ from the commit). `head`: HEAD's state
+    already being read (git.HeadState, started before the report was built)."""
+    report = report if report is not None else report_of_result(result)
     dirty = False
     if info is None:
-        info, dirty = commit_info(model.root, "HEAD"), is_dirty(model.root)
+        info, dirty = (head or HeadState(model.root)).result()
     board = result.job.board
-    report = report if report is not None else report_of_result(result)
     config = config or (config_of_report(report, board) if report and report.get("target") else
                         config_of_request(result.job.lower, board))
     error = None
     if result.status != "done":
         error = result.error or {"message": result.status}
     rec = build_record(report, model, config=config, commit=info.commit, error=error, dirty=dirty,
-                       date=info.date, subject=info.subject, branch=branch or info.branch, source=source)
+                       date=info.date, subject=info.subject, branch=branch or info.branch, source=source,
+                       snapshots=live_snapshots(result, report))
     target = target_provenance(getattr(result, "run_environment", None))
     if target:
         rec.extra = {**(rec.extra or {}), "target": target}
@@ -157,16 +172,29 @@ def target_provenance(env: Any) -> dict[str, Any] | None:
                          "source": getattr(cm, "source", None)}}
 
 
+_STARTED: dict[Path, HeadState] = {}
+
+
+def start_record(model_source: str) -> ModelInRepo:
+    """Before the job: BadInputError (exit 2) when the model is no file in a git repository, and HEAD's
+    commit, branch and dirty flag read while the job runs (the tree as it was lowered), so
+    `record_job_result` does not wait for git after it."""
+    model = locate(model_source)
+    _STARTED[model.root] = HeadState(model.root)
+    return model
+
+
 def record_job_result(result: Any, model_source: str, store_url: str | None = None, *,
                       source: str = "lower") -> Record:
     """`--record`: add a job's result to the history store (default `.cmlens/history.db` in the model's
-    repository), keyed by the repository's current commit. BadInputError when the model is not a file in
+    repository), keyed by the repository's current commit (read when `start_record` was called, if it was). BadInputError when the model is not a file in
     a git repository."""
     from .store import open_store
 
     model = locate(model_source)
+    head = _STARTED.pop(model.root, None) or HeadState(model.root)   # git reads HEAD while the report is built
     report = report_of_result(result)
-    rec = record_of_result(result, model, source=source, report=report)
+    rec = record_of_result(result, model, source=source, report=report, head=head)
     with open_store(store_url or default_store(model)) as store:
         store.add(rec, kept_report(report))
     return rec

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 3            # the head revision of migrations/versions, as a number
+SCHEMA_VERSION = 4            # the head revision of migrations/versions, as a number
 
 metadata = sa.MetaData()
 
@@ -45,6 +45,6 @@ reports = sa.Table(                                           # revision 0003: e
     sa.Column("model", sa.String(500), nullable=False),
     sa.Column("config", sa.String(500), nullable=False),
     sa.Column("commit", sa.String(64), nullable=False),
-    sa.Column("report_gz", sa.LargeBinary, nullable=False),    # gzip of the report's JSON (with graphs)
+    sa.Column("report_gz", sa.LargeBinary, nullable=False),    # gzip of the report's JSON (with graphs; 0004: packed)
     sa.UniqueConstraint("model", "config", "commit", name="uq_reports_model_config_commit"),
 )

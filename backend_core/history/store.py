@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 
 from ..errors import BadInputError
 from .entry import Record
+from .packing import pack_report, unpack_report
 from .schema import COLUMNS, SCHEMA_VERSION, records, reports
 
 T = TypeVar("T")
@@ -49,7 +50,8 @@ def _sqlite_pragmas(engine: Engine) -> None:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA synchronous=NORMAL")     # WAL's own advice: never corrupts; a power cut may lose
+        cur.execute("PRAGMA busy_timeout=30000")     # the last record, not an application crash (one fsync less)
         cur.close()
 
 
@@ -94,7 +96,7 @@ class HistoryStore:
     # --- writing -----------------------------------------------------------------------------------
     def add(self, rec: Record, report: dict[str, Any] | None = None) -> None:
         """Insert, or replace the record of the same (model, config, commit); with its lowering report
-        (kept gzip-compressed, so the commit's lowering opens again without lowering it)."""
+        (kept packed and gzip-compressed, so the commit's lowering opens again without lowering it)."""
         self.add_many([rec], {rec.commit: report} if report else None)
 
     def _upsert(self, table: sa.Table, columns: Iterable[str]) -> Any:
@@ -117,8 +119,8 @@ class HistoryStore:
             return 0
         stmt = self._upsert(records, COLUMNS)
         rep_rows = [{"model": r.model, "config": r.config, "commit": r.commit,
-                     "report_gz": gzip.compress(json.dumps(reports_by_commit[r.commit], default=str,
-                                                           separators=(",", ":")).encode(), 1)}
+                     "report_gz": gzip.compress(json.dumps(pack_report(reports_by_commit[r.commit]), default=str,
+                                                           separators=(",", ":"), check_circular=False).encode(), 1)}
                     for r in recs if reports_by_commit and reports_by_commit.get(r.commit)]
         rep_stmt = self._upsert(reports, ("model", "config", "commit", "report_gz")) if rep_rows else None
 
@@ -136,7 +138,7 @@ class HistoryStore:
                                                          reports.c.commit == commit))
         with self.engine.connect() as conn:
             blob = conn.execute(q).scalar()
-        return json.loads(gzip.decompress(blob)) if blob is not None else None
+        return unpack_report(json.loads(gzip.decompress(blob))) if blob is not None else None
 
     def commits_with_reports(self, model: str, config: str) -> set[str]:
         q = sa.select(reports.c.commit).where(sa.and_(reports.c.model == model, reports.c.config == config))
