@@ -292,8 +292,10 @@ def accuracy_facts(ev: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile: dict[str, Any] | None = None,
-                      numerics: dict[str, Any] | None = None, evaluate: dict[str, Any] | None = None) -> SideFacts:
-    """BadInputError when the report has no finished final graph to compare."""
+                      numerics: dict[str, Any] | None = None, evaluate: dict[str, Any] | None = None,
+                      snapshots: list[Any] | None = None) -> SideFacts:
+    """BadInputError when the report has no finished final graph to compare. `snapshots`: the live
+    lowering's GraphSnapshots the report was built from (else rebuilt from its stages' nodes)."""
     if report.get("status") != "done":
         err = report.get("error") or {}
         raise CmlensError(f"{label}: the lowering did not finish ({report.get('status')}"
@@ -301,7 +303,7 @@ def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile:
                             "Compare lowerings that finish; `cmlens lower` on it shows the failing stage.")
     if not report.get("stages") or "nodes" not in report["stages"][-1]:
         raise BadInputError(f"{label}: the report holds no graphs.", "Write it with `cmlens lower MODEL --json F`.")
-    snaps = snapshots_from_report(report)
+    snaps = snapshots if snapshots is not None else snapshots_from_report(report)
     final = snaps[-1]
     ops = op_nodes(final)
     full = any(s.stage == QUANTIZED_STAGE for s in snaps)
