@@ -20,9 +20,9 @@ def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
         else:
             src = (rec.get("producer") or {}).get("source")
             why = f"{rec.get('stage')} failed" + (f"; the view at {src}" if src else "")
-        edits.append(f"{name} ({why})")
+        edits.append(f"{name} on {rec.get('on') or 'a copy of the export'} ({why})")
     if edits:
-        parts.append("value-preserving workarounds applied to a copy of the export: " + ", ".join(edits))
+        parts.append("value-preserving workarounds applied: " + ", ".join(edits))
     if quarantined:
         parts.append(f"{len(quarantined)} op(s) or module(s) taken out of quantisation after an ExecuTorch pass "
                      f"failed on them or the pre-flight found the target would abort on them "

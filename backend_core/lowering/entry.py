@@ -14,6 +14,8 @@ from ..models.calibration import input_folder_dependencies
 from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from ..lowering_result import LoweringResult, supported_targets
 from ..pipeline.stages import Stage
+from .layout_copies import copies_on_final
+from ..fallback.program_layout import NAME as PROGRAM_COPIES
 from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
 from ..fallback.rewrites import REWRITES, compose
 from ..preflight import attach as attach_preflight, check_snapshot, findings_of
@@ -99,9 +101,10 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     quarantine: dict[str, dict[str, Any]] = {}      # --keep-going: ops taken out of quantisation
     rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
     for round_no in range(1, MAX_ROUNDS + 1):
+        rewrites.pop(PROGRAM_COPIES, None)          # made again on this round's program when still needed
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
         pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte,
-                                quarantine=quarantine, float_rewrite=compose(list(rewrites)))
+                                quarantine=quarantine, float_rewrite=compose([r for r in rewrites if r in REWRITES]))
         result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
                                 verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
                                 cache_note=note)
@@ -131,9 +134,15 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     # what will fail on the target: the kernel rules read the serialised program (what the
                     # runtime sees, with the ops to_executorch inserts), so serialise it here (issue 21)
                     program = _preflight_program(pipe.final_program, on_status)
+                    attach_preflight(snap, check_snapshot(snap, program=program))
+                    if opts.keep_going:     # layout findings: dim-order copies on this program, same round
+                        fixed = copies_on_final(pipe, opts.target, opts.flow, ctx.supported_targets, round_no,
+                                                lambda p: _preflight_program(p, on_status), on_status)
+                        if fixed is not None:
+                            rewrites.update(fixed[0])
+                            program, snap = fixed[1], pipe.snapshots[-1]
                     if program is not None:
                         result.blobs["model.pte"] = program
-                    attach_preflight(snap, check_snapshot(snap, program=program))
                 if on_stage:
                     on_stage(snap, planned)
                 if should_stop and should_stop() and snap.kind != "final":
