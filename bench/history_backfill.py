@@ -5,7 +5,7 @@
    same work; wall times and the ratio;
 2. the cost of `--record` against the lowering it records, as `cmlens lower --record` pays it: git
    started before the job (`start_record`), then the result recorded into a SQLite store (the report,
-   the compare's facts, the insert), median of 5, as a share of the lowering's own time (cache off);
+   the compare's facts, the insert), median of 8, as a share of the lowering's own time (cache off);
    into an existing store, and the first record that creates one; for the small MLP and for MLPerf
    Tiny's DS-CNN. Imports are outside both sides (the lowering's 5-8 s of torch and ExecuTorch, the
    store's SQLAlchemy), as they are paid once per process.
@@ -65,6 +65,9 @@ def ds_cnn_repo(root: Path) -> Path:
     return root
 
 
+REPEAT = 8          # records per side; the first steady one is dropped (its store's first WAL)
+
+
 def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
     """Median seconds of `--record` as `cmlens lower --record` pays it in a fresh process (git's root
     forgotten each time): `start_record` before the job (locate the repository, start git reading HEAD)
@@ -81,7 +84,7 @@ def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
     res = run_in_process(job)                                   # warm: imports, first-lowering costs
     record_job_result(res, model, str(tmp / "warm.db"))
     lowerings, records, firsts = [], [], []
-    for i in range(6):
+    for i in range(REPEAT + 1):
         for db, out in ((tmp / "steady.db", records), (tmp / f"new{i}.db", firsts)):
             history_git._ROOTS.clear()                          # a fresh CLI process knows no repository
             t0 = time.perf_counter()
@@ -94,6 +97,8 @@ def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
             record_job_result(res, model, str(db))
             out.append(before + time.perf_counter() - t0)
             lowerings.append(lowered)
+    if os.environ.get("BENCH_SAMPLES"):
+        print("samples ms", [round(x * 1000) for x in records], [round(x * 1000) for x in firsts], file=sys.stderr)
     return statistics.median(records[1:]), statistics.median(firsts), statistics.median(lowerings)
 
 
@@ -141,7 +146,7 @@ def main() -> None:
     print(f"cost of --record: before the job (locate, start git) + after it (report, facts, store); "
           f"this disk's fdatasync {sync:.1f} ms, 4 per record")
     for name, (r, f, lw) in (("small MLP (the tests' model)", (rec, first, low)), ("DS-CNN", (rec2, first2, low2))):
-        print(f"cost of --record, {name} (median of 5)")
+        print(f"cost of --record, {name} (median of {REPEAT})")
         print(f"  lowering (lower + memory steps)     {lw * 1000:7.0f} ms")
         print(f"  recording it (existing store)       {r * 1000:7.0f} ms   = {r / lw * 100:.1f} % of the lowering")
         print(f"  first record (creates the store)    {f * 1000:7.0f} ms   = {f / lw * 100:.1f} % of the lowering")

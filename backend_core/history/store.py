@@ -71,6 +71,12 @@ def retrying(work: Callable[[], T], *, seconds: float = 60.0) -> T:
         delay = min(delay * 2, 0.5)
 
 
+def encode_report(report: dict[str, Any]) -> bytes:
+    """A kept report as stored: packed (packing.py), JSON, gzip level 1."""
+    return gzip.compress(json.dumps(pack_report(report), default=str, separators=(",", ":"),
+                                    check_circular=False).encode(), 1)
+
+
 class HistoryStore:
     """One open store. Use as a context manager, or call `close()`."""
 
@@ -119,8 +125,7 @@ class HistoryStore:
             return 0
         stmt = self._upsert(records, COLUMNS)
         rep_rows = [{"model": r.model, "config": r.config, "commit": r.commit,
-                     "report_gz": gzip.compress(json.dumps(pack_report(reports_by_commit[r.commit]), default=str,
-                                                           separators=(",", ":"), check_circular=False).encode(), 1)}
+                     "report_gz": encode_report(reports_by_commit[r.commit])}
                     for r in recs if reports_by_commit and reports_by_commit.get(r.commit)]
         rep_stmt = self._upsert(reports, ("model", "config", "commit", "report_gz")) if rep_rows else None
 
@@ -131,6 +136,17 @@ class HistoryStore:
                     conn.execute(rep_stmt, rep_rows)
         retrying(write)
         return len(rows)
+
+    def add_encoded_report(self, rec: Record, blob: bytes) -> None:
+        """Insert, or replace, the kept report of `rec` (`encode_report`'s bytes), in a transaction of its
+        own: `--record` commits the record first, while this blob is still being encoded."""
+        stmt = self._upsert(reports, ("model", "config", "commit", "report_gz"))
+        row = {"model": rec.model, "config": rec.config, "commit": rec.commit, "report_gz": blob}
+
+        def write() -> None:
+            with self.engine.begin() as conn:
+                conn.execute(stmt, [row])
+        retrying(write)
 
     def report(self, model: str, config: str, commit: str) -> dict[str, Any] | None:
         """The lowering report recorded with (model, config, commit), or None."""
