@@ -59,6 +59,9 @@ def add_history_command(sub: Any) -> None:
                    help="with --html: also write each commit's recorded lowering report and each change's compare "
                         "page into F's folder F_files/ (from the store, no lowering); a click opens them")
     s.add_argument("--json", metavar="F", help="write the records and changes as JSON")
+    s.add_argument("--envs", action="store_true",
+                   help="the configuration (--config, without env=) under every Python environment it was recorded "
+                        "in (`backfill --python`), side by side; the default when those are its only series")
     s.set_defaults(func=run_show)
     add_backfill_parser(hs)
     add_bisect_parser(hs)
@@ -171,13 +174,75 @@ def show_text(h: Any, where: str, metrics: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def show_envs_text(histories: list[Any], differences: list[Any], where: str, metrics: list[str] | None) -> str:
+    """Each environment's series (its table and changes), then the figures that differ between them."""
+    from backend_core.history.envs import env_label
+    from backend_core.history.metrics import label
+
+    labels = [env_label(h) for h in histories]
+    lines = [f"{histories[0].model} [{histories[0].config.partition(' env=')[0]}] under {len(histories)} Python "
+             "environments:"] + [f"  {k + 1}. {lab}: {len(h.records)} commit(s) [{h.config}]"
+                                 for k, (lab, h) in enumerate(zip(labels, histories))]
+    for k, (lab, h) in enumerate(zip(labels, histories)):
+        lines += ["", f"== {k + 1}. {lab} ==", show_text(h, where, metrics)]
+    both = len({r.commit for r in histories[0].records}.intersection(*[{r.commit for r in h.records}
+                                                                       for h in histories[1:]]))
+    lines += ["", f"between the environments ({both} commit(s) recorded in all):"]
+    if not differences:
+        lines.append("  no figure differs (lowering time is not compared)")
+    short = [lab.split(" (")[0] for lab in labels]
+    for d in differences:
+        vals = ", ".join(f"{s} {_cell(v) if not isinstance(v, str) else v}" for s, v in zip(short, d.values))
+        lines.append(f"  {d.commit[:8]} \"{(d.subject or '')[:40]}\": {label(d.metric)}: {vals}")
+    return "\n".join(lines)
+
+
+def _run_show_envs(args: argparse.Namespace, store: Any, model: Any, key: str) -> int:
+    from backend_core.history.envs import env_differences, load_env_histories
+    from backend_core.history.trends import ordered
+
+    root = model.root if model else None
+    hs = load_env_histories(store, key, config=args.config, root=root,
+                            time_threshold=parse_fraction(args.time_threshold, "--time-threshold"))
+    diffs = env_differences(hs, args.metric, root)
+    print(show_envs_text(hs, diffs, store.where, args.metric))
+    if args.html:
+        from backend_core.history.envs_html import env_history_html
+
+        order = list(dict.fromkeys(r.commit for r in ordered([r for h in hs for r in h.records], root)))
+        page = env_history_html(f"History of {key} under {len(hs)} Python environments",
+                                f"{hs[0].config.partition(' env=')[0]} · {len(order)} commits · store {store.where}",
+                                hs, diffs, order)
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(page)
+        print(f"wrote html: {args.html}")
+    if args.json:
+        from backend_core.history.envs import env_label
+
+        Path(args.json).write_text(json.dumps(
+            {"model": key, "environments": [{"label": env_label(h), "config": h.config,
+                                             "records": [r.to_dict() for r in h.records],
+                                             "changes": [c.to_dict() for c in h.changes]} for h in hs],
+             "differences": [d.__dict__ for d in diffs]}, indent=1, default=str))
+        print(f"wrote json: {args.json}")
+    return 0
+
+
 def run_show(args: argparse.Namespace) -> int:
     def work() -> int:
         from backend_core.history import load_history
+        from backend_core.history.envs import env_configs
 
         store, model = store_for(args, args.model, create=False)
         with store:
             key = model.key if model else args.model
+            if args.envs or (args.config is None and env_configs(store, key)):
+                if args.reports:
+                    from backend_core.errors import BadInputError
+
+                    raise BadInputError("--reports opens one series' recorded lowerings.",
+                                        "Pick the environment with --config \"... env=...\" (as printed) for --reports.")
+                return _run_show_envs(args, store, model, key)
             h = load_history(store, key, config=args.config, root=model.root if model else None,
                              time_threshold=parse_fraction(args.time_threshold, "--time-threshold"))
             if args.metric:
