@@ -216,11 +216,18 @@ def _node_dict(n: NodeSnapshot) -> dict[str, Any]:
         "output_qparams": _qp_dict(n.output_qparams),
         "requant": _requant_dict(n.requant),
         "debug_handle": n.debug_handle, "module_path": n.module_path, "module_type": n.module_type,
-        "source": asdict(n.source) if n.source is not None else None, "origin": list(n.origin),
+        "source": _source_dict(n.source), "origin": list(n.origin),
         "flags": [list(f) for f in n.flags], "schema": n.schema,
         "fallback": asdict(n.fallback) if n.fallback is not None else None,
         "dim_order": list(n.dim_order) if n.dim_order is not None else None,
     }
+
+
+def _source_dict(s: SourceLocation | None) -> dict[str, Any] | None:
+    """asdict() deep-copies each field (DS-CNN: 6.6 ms of a 10 ms report); the same dict, chain a tuple."""
+    if s is None:
+        return None
+    return {"file": s.file, "line": s.line, "code": s.code, "function": s.function, "chain": tuple(s.chain)}
 
 
 def _requant_dict(r: Requant | None) -> dict[str, Any] | None:
