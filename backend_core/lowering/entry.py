@@ -13,6 +13,7 @@ from ..models import load_model, parse_model_source
 from ..models.calibration import input_folder_dependencies
 from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
 from ..lowering_result import LoweringResult, supported_targets
+from ..pipeline.calibration_memo import CalibrationMemo
 from ..pipeline.stages import Stage
 from .layout_copies import copies_on_final
 from ..fallback.program_layout import NAME as PROGRAM_COPIES
@@ -100,11 +101,14 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     on_status = _stopping(on_status, should_stop)   # a stop is seen at the next status, inside a stage too
     quarantine: dict[str, dict[str, Any]] = {}      # --keep-going: ops taken out of quantisation
     rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
+    memo = CalibrationMemo() if opts.keep_going else None   # a round on the same float graph reuses it
     for round_no in range(1, MAX_ROUNDS + 1):
         rewrites.pop(PROGRAM_COPIES, None)          # made again on this round's program when still needed
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
+        float_edits = [r for r in rewrites if r in REWRITES]
         pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte,
-                                quarantine=quarantine, float_rewrite=compose([r for r in rewrites if r in REWRITES]))
+                                quarantine=quarantine, float_rewrite=compose(float_edits),
+                                calibration_memo=memo.for_graph(tuple(float_edits)) if memo else None)
         result = LoweringResult(spec.name, source, opts, "running", pipe.snapshots, {}, planned, pipeline=pipe,
                                 verify_suggestions=verify_suggestions, dependencies=[d.to_dict() for d in deps],
                                 cache_note=note)

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .calibration_memo import CalibrationMemo, observer_keys
+
 Q_ANNOTATION_KEY = "quantization_annotation"
 
 
@@ -118,9 +120,12 @@ def quarantine_quantizer(quantizer: Any, node_names: list[str]) -> None:
 
 def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
              status: Callable[[str], None] | None = None, activations: str = "int8",
-             quarantine: dict[str, dict[str, Any]] | None = None) -> tuple[Any, QuantizerVerdicts]:
+             quarantine: dict[str, dict[str, Any]] | None = None,
+             memo: CalibrationMemo | None = None) -> tuple[Any, QuantizerVerdicts]:
     """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule).
-    `quarantine`: {node name at quantisation time, or "module:NAME": why} to leave in float (--keep-going)."""
+    `quarantine`: {node name at quantisation time, or "module:NAME": why} to leave in float (--keep-going).
+    `memo`: observer states and qparams of an earlier round on the same float graph (--keep-going): when
+    it knows every observer, calibration is skipped (exact: see calibration_memo)."""
     say = status or (lambda _t: None)
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -141,9 +146,24 @@ def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow:
             verdicts.accepted.pop(name)
     for name, why in (quarantine or {}).items():
         verdicts.quarantined[name] = dict(why)
-    for i, sample in enumerate(calibration, 1):
-        say(f"quantizing: calibration sample {i}/{len(calibration)}")
-        prepared(*sample)
+    keys = observer_keys(prepared) if memo is not None else {}
+    if memo is not None and memo.covers(keys):
+        memo.load(prepared, keys)
+        say(f"quantizing: calibration of all {len(set(keys.values()))} observers reused from the earlier round "
+            f"({len(calibration)} samples not run again)")
+    else:
+        known = memo.load(prepared, keys) if memo is not None else []
+        if known:
+            total, reused = len(set(keys.values())), len({keys[t] for t in known})
+            say(f"quantizing: calibration of {reused} of {total} observers reused from the earlier "
+                f"round; calibrating the {total - reused} new ones")
+        for i, sample in enumerate(calibration, 1):
+            say(f"quantizing: calibration sample {i}/{len(calibration)}")
+            prepared(*sample)
+        if memo is not None:
+            memo.save(prepared, keys)
+    if memo is not None:
+        memo.memoize_qparams(prepared, keys)
     say("quantizing: convert_pt2e")
     converted = convert_pt2e(prepared)
     return converted, verdicts

@@ -23,6 +23,7 @@ from .failure import capture_failure, exception_chain
 from .logs import StageLog, capture_logs
 from .export_guards import full_stack_traces, module_attributes_kept
 from .passes import host_runnable, pass_list, run_pass, stage_names
+from .calibration_memo import CalibrationMemo
 from .quantize import QuantizerVerdicts, quantize
 from .stages import PipelineOptions, Stage
 
@@ -81,14 +82,17 @@ class LoweringPipeline:
     def __init__(self, model: LoadedModel, options: PipelineOptions,
                  on_status: Callable[[str], None] | None = None, *, keep_edge_program: bool = True,
                  float_rewrite: Callable[[Any], Any] | None = None,
-                 quarantine: dict[str, dict[str, Any]] | None = None) -> None:
+                 quarantine: dict[str, dict[str, Any]] | None = None,
+                 calibration_memo: CalibrationMemo | None = None) -> None:
         """`keep_edge_program` keeps a private copy of the edge program (passes mutate the live
         one) for reference runs; callers that only need snapshots skip the copy's cost.
         `float_rewrite(ep) -> (edited copy, renames)` edits the float export (backend_core.fallback.
         verify uses it to try a suggested change); None for a normal lowering.
         `quarantine` ({node name at quantisation time: why}) leaves those ops unquantized
-        (--keep-going after a pass failed on them)."""
+        (--keep-going after a pass failed on them); `calibration_memo` carries an earlier round's calibration
+        (--keep-going: a round that only quarantines more ops does not calibrate again)."""
         self.quarantine = dict(quarantine or {})
+        self.calibration_memo = calibration_memo
         self.keep_edge_program = keep_edge_program
         self.float_rewrite = float_rewrite
         self.renames: dict[str, str] = {}          # {new node name: old} made by float_rewrite
@@ -155,7 +159,8 @@ class LoweringPipeline:
                 gm = ep.module(check_guards=False)
                 converted, self.verdicts = quantize(gm, inputs, calib, opts.flow, self.say,
                                                     activations=opts.activations,
-                                                    quarantine=self.quarantine)
+                                                    quarantine=self.quarantine,
+                                                    memo=self.calibration_memo)
                 self.quantized_module = converted
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise

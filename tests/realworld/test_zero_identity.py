@@ -22,3 +22,25 @@ def test_every_add_with_an_unquantized_zero_goes_in_one_round() -> None:
     assert kept.status == "done", kept.error
     q = kept.verdicts["quarantined"]
     assert len(q) == 3 and {why["round"] for why in q.values()} == {1}
+
+
+def test_the_second_round_reuses_the_calibration_and_gets_the_same_program(monkeypatch) -> None:
+    """Round 2 only quarantines the adds: every observer sees the same float values as in round 1, so the
+    observers round 1 had keep their calibration and qparams (only the adds' new output observers calibrate)
+    and the program is the one a fresh calibration gives, qparam for qparam."""
+    from backend_core.jobs.lower_step import lower_source
+    from backend_core.lowering.entry import lower
+    from backend_core.pipeline.calibration_memo import CalibrationMemo
+
+    said: list[str] = []
+    kept = lower(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False, on_status=said.append)
+    assert kept.status == "done", kept.error
+    reused = [s for s in said if "reused from the earlier round" in s]
+    assert len(reused) == 1 and "calibrating the 3 new ones" in reused[0], said     # the 3 adds' outputs
+    monkeypatch.setattr(CalibrationMemo, "load", lambda self, prepared, keys: [])   # calibrate every round
+    monkeypatch.setattr(CalibrationMemo, "memoize_qparams", lambda self, prepared, keys: None)
+    fresh = lower_source(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+
+    def qparams(res):  # noqa: ANN001, ANN202
+        return {n.id: (n.output_qparams, n.input_qparams, n.requant) for n in res.final.nodes}
+    assert qparams(kept) == qparams(fresh)
