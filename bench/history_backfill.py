@@ -68,11 +68,12 @@ def ds_cnn_repo(root: Path) -> Path:
 REPEAT = 8          # records per side; the first steady one is dropped (its store's first WAL)
 
 
-def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
+def record_cost(repo: Path, tmp: Path) -> dict[str, float]:
     """Median seconds of `--record` as `cmlens lower --record` pays it in a fresh process (git's root
-    forgotten each time): `start_record` before the job (locate the repository, start git reading HEAD)
-    plus `record_job_result` after it (the report, facts, the store); into an existing store, and the
-    first record (which creates the store and runs its migrations); and the lowering's own seconds."""
+    forgotten each time): `start_record` before the job (locate the repository, start git reading HEAD,
+    open the store) plus `record_job_result` after it (the report, facts, the writes); into an existing store ("record",
+    with its "before" and "after" parts), and the first record ("first": it creates the store and runs
+    its migrations); and the lowering's own seconds ("lowering")."""
     from backend_core.execute.inprocess import run_in_process
     from backend_core.history import git as history_git
     from backend_core.history import record_job_result
@@ -83,39 +84,46 @@ def record_cost(repo: Path, tmp: Path) -> tuple[float, float, float]:
     job = Job(model, LowerRequest(calib=1, use_cache=False), steps=("lower", "memory"))
     res = run_in_process(job)                                   # warm: imports, first-lowering costs
     record_job_result(res, model, str(tmp / "warm.db"))
-    lowerings, records, firsts = [], [], []
+    samples: dict[str, list[float]] = {"record": [], "before": [], "after": [], "first": [], "lowering": [],
+                                       "floor": []}
     for i in range(REPEAT + 1):
-        for db, out in ((tmp / "steady.db", records), (tmp / f"new{i}.db", firsts)):
+        for db, kind in ((tmp / "steady.db", "record"), (tmp / f"new{i}.db", "first")):
             history_git._ROOTS.clear()                          # a fresh CLI process knows no repository
             t0 = time.perf_counter()
-            start_record(model)                                 # before the job: cmlens lower's check_record
+            start_record(model, str(db))                        # before the job: cmlens lower's check_record
             before = time.perf_counter() - t0
             t0 = time.perf_counter()
             res = run_in_process(job)
-            lowered = time.perf_counter() - t0
+            samples["lowering"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             record_job_result(res, model, str(db))
-            out.append(before + time.perf_counter() - t0)
-            lowerings.append(lowered)
+            after = time.perf_counter() - t0
+            samples[kind].append(before + after)
+            if kind == "record":
+                samples["before"].append(before)
+                samples["after"].append(after)
+                samples["floor"].append(sqlite_cycle(tmp / "floor.db"))
     if os.environ.get("BENCH_SAMPLES"):
-        print("samples ms", [round(x * 1000) for x in records], [round(x * 1000) for x in firsts], file=sys.stderr)
-    return statistics.median(records[1:]), statistics.median(firsts), statistics.median(lowerings)
+        print({k: [round(x * 1000) for x in v] for k, v in samples.items()}, file=sys.stderr)
+    # the first round is dropped: the steady store's first WAL, the first new store's imports
+    return {k: statistics.median(v[1:] if k != "lowering" else v) for k, v in samples.items()}
 
 
-def fdatasync_ms(folder: Path) -> float:
-    """One fdatasync of a small file on the store's disk (median of 9): SQLite's commit and close in WAL
-    mode make four, the floor of any record on this disk."""
-    f = folder / "sync-probe"
-    times = []
-    with open(f, "wb") as fh:
-        for _ in range(9):
-            fh.write(b"x" * 4096)
-            fh.flush()
-            t0 = time.perf_counter()
-            os.fdatasync(fh.fileno())
-            times.append(time.perf_counter() - t0)
-    f.unlink()
-    return statistics.median(times) * 1000
+def sqlite_cycle(db: Path) -> float:
+    """Seconds of the least a record can write on this disk at this moment: open a SQLite file in WAL
+    mode (synchronous=NORMAL, as the store), insert one small row, commit, close (4 fdatasyncs: the WAL
+    created, then checkpointed and removed). Measured right after each record, on the same disk."""
+    import sqlite3
+
+    t0 = time.perf_counter()
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute("CREATE TABLE IF NOT EXISTS t (x TEXT)")
+    con.execute("INSERT INTO t VALUES ('x')")
+    con.commit()
+    con.close()
+    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -134,22 +142,25 @@ def main() -> None:
         if not args.record_only:
             serial = backfill_once(repo, "local", 1, tmp / "serial.db")
             pool = backfill_once(repo, "pool", args.workers, tmp / "pool.db")
-        rec, first, low = record_cost(repo, tmp)
+        mlp = record_cost(repo, tmp)
         (tmp / "ds").mkdir()
-        rec2, first2, low2 = record_cost(ds_cnn_repo(tmp / "ds" / "repo"), tmp / "ds")
-        sync = fdatasync_ms(tmp)
+        ds = record_cost(ds_cnn_repo(tmp / "ds" / "repo"), tmp / "ds")
     print()
     if not args.record_only:
         print(f"backfill of 8 commits, cache off ({os.cpu_count()} cores)")
         print(f"  serial (this process, one by one)   {serial:7.1f} s")
         print(f"  local pool of {args.workers} processes          {pool:7.1f} s   serial/pool = {serial / pool:.2f}x")
-    print(f"cost of --record: before the job (locate, start git) + after it (report, facts, store); "
-          f"this disk's fdatasync {sync:.1f} ms, 4 per record")
-    for name, (r, f, lw) in (("small MLP (the tests' model)", (rec, first, low)), ("DS-CNN", (rec2, first2, low2))):
+    print("cost of --record: before the job (locate the repository, start git, open the store) + after it (report, "
+          "facts, the writes); 'floor': a bare SQLite WAL write of one row on the same disk right after (4 fdatasyncs)")
+    for name, c in (("small MLP (the tests' model)", mlp), ("DS-CNN", ds)):
+        lw = c["lowering"]
         print(f"cost of --record, {name} (median of {REPEAT})")
         print(f"  lowering (lower + memory steps)     {lw * 1000:7.0f} ms")
-        print(f"  recording it (existing store)       {r * 1000:7.0f} ms   = {r / lw * 100:.1f} % of the lowering")
-        print(f"  first record (creates the store)    {f * 1000:7.0f} ms   = {f / lw * 100:.1f} % of the lowering")
+        print(f"  recording it (existing store)       {c['record'] * 1000:7.0f} ms   = {c['record'] / lw * 100:.1f} % "
+              f"of the lowering (before {c['before'] * 1000:.0f} + after {c['after'] * 1000:.0f} ms; "
+              f"floor {c['floor'] * 1000:.0f} ms = {c['floor'] / lw * 100:.1f} %)")
+        print(f"  first record (creates the store)    {c['first'] * 1000:7.0f} ms   = {c['first'] / lw * 100:.1f} % "
+              "of the lowering")
 
 
 if __name__ == "__main__":

@@ -22,12 +22,13 @@ def wants_record(args: argparse.Namespace) -> bool:
 
 
 def check_record(args: argparse.Namespace, model_source: str | None = None) -> None:
-    """Before any work: a model that is no file in a git repository cannot be recorded (BadInputError, exit 2);
-    git reads HEAD's commit and dirty flag while the job runs (the record does not wait for it after)."""
+    """Before any work: a model that is no file in a git repository, or a store that cannot be opened, cannot
+    be recorded (BadInputError, exit 2); git reads HEAD's commit and dirty flag while the job runs and the
+    store stays open (the record waits for neither after it)."""
     if wants_record(args):
         from backend_core.history.record import start_record
 
-        start_record(model_source or args.model)
+        start_record(model_source or args.model, getattr(args, "history", None))
 
 
 def record_if_asked(args: argparse.Namespace, result: Any, model_source: str | None = None, *,

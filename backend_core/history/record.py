@@ -6,6 +6,7 @@ import os
 import platform
 import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,75 +173,64 @@ def target_provenance(env: Any) -> dict[str, Any] | None:
                          "source": getattr(cm, "source", None)}}
 
 
-_STARTED: dict[Path, HeadState] = {}
+@dataclass
+class _Started:
+    head: HeadState | None
+    url: str
+    store: Any
 
 
-def start_record(model_source: str) -> ModelInRepo:
-    """Before the job: BadInputError (exit 2) when the model is no file in a git repository, and HEAD's
-    commit, branch and dirty flag read while the job runs (the tree as it was lowered), so
-    `record_job_result` does not wait for git after it."""
+_STARTED: dict[Path, _Started] = {}
+
+
+def start_record(model_source: str, store_url: str | None = None) -> ModelInRepo:
+    """Before the job: BadInputError (exit 2) when the model is no file in a git repository or the store
+    cannot be opened (a newer schema, a server out of reach); HEAD's commit, branch and dirty flag are
+    read while the job runs (the tree as it was lowered) and the store stays open, so
+    `record_job_result` waits for neither after it."""
     from .git import split_source
+    from .store import open_store
 
     folder = Path(split_source(model_source)[0]).expanduser().resolve().parent
     head = HeadState(folder) if folder.is_dir() else None     # runs beside locate's own git call
     try:
         model = locate(model_source)
+        url = str(store_url or default_store(model))
+        store = open_store(url)
     except BaseException:
         if head is not None:
             head.result_or_none()
         raise
-    if head is not None:
-        _STARTED[model.root] = head
+    old = _STARTED.pop(model.root, None)
+    if old is not None:
+        old.store.close()
+    _STARTED[model.root] = _Started(head, url, store)
     return model
 
 
 def record_job_result(result: Any, model_source: str, store_url: str | None = None, *,
                       source: str = "lower") -> Record:
     """`--record`: add a job's result to the history store (default `.cmlens/history.db` in the model's
-    repository), keyed by the repository's current commit (read from when `start_record` was called, if
+    repository), keyed by the repository's current commit (as read when `start_record` was called, if
     it was). BadInputError when the model is not a file in a git repository."""
     from .store import open_store
 
     model = locate(model_source)
-    head = _STARTED.pop(model.root, None) or HeadState(model.root)   # git reads HEAD while the report is built
+    started = _STARTED.pop(model.root, None)
+    head = (started.head if started else None) or HeadState(model.root)   # git reads HEAD while the report is built
     report = report_of_result(result)
     rec = record_of_result(result, model, source=source, report=report, head=head)
     kept = kept_report(report)
-    url = store_url or default_store(model)
-    if kept is None:
-        with open_store(url) as store:
-            store.add(rec)
-        return rec
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .store import encode_report
-
-    # The record's transaction waits on the disk (SQLite's fsyncs, a server's round trip) with the GIL
-    # released, while this thread encodes the report; the report follows in a transaction of its own.
-    with ThreadPoolExecutor(1, thread_name_prefix="cmlens-record") as pool:
-        opened = pool.submit(_open_and_add, url, rec)
-        try:
-            blob = encode_report(kept)
-        except BaseException:
-            if opened.exception() is None:
-                opened.result().close()
-            raise
-        store = opened.result()
-    with store:
-        store.add_encoded_report(rec, blob)
+    url = str(store_url or default_store(model))
+    store = started.store if started is not None and started.url == url else None
+    if started is not None and store is None:
+        started.store.close()
+    with store or open_store(url) as s:
+        if kept is None:
+            s.add(rec)
+        else:
+            s.add_overlapped(rec, kept)
     return rec
-
-
-def _open_and_add(url: Any, rec: Record) -> Any:
-    from .store import open_store
-
-    store = open_store(url)
-    try:
-        store.add(rec)
-    except BaseException:
-        store.close()
-        raise
-    return store
 
 
 def record_report(report: dict[str, Any], model_source: str | None, store_url: str | None = None, *,

@@ -137,6 +137,31 @@ class HistoryStore:
         retrying(write)
         return len(rows)
 
+    def add_overlapped(self, rec: Record, report: dict[str, Any]) -> None:
+        """`add(rec, report)` for `--record`, in two transactions: the record's commit (the disk's fsyncs
+        or a server's round trip, the GIL released) runs on a thread while this one encodes the report,
+        which follows in its own. A reader in between sees the record without its report, as a record of
+        schema 2."""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        stmt, row = self._upsert(records, COLUMNS), {k: getattr(rec, k) for k in COLUMNS}
+        inserted = threading.Event()
+
+        def write() -> None:
+            with self.engine.begin() as conn:
+                conn.execute(stmt, [row])
+                inserted.set()                   # what is left is the commit: the encoding runs beside it
+        with ThreadPoolExecutor(1, thread_name_prefix="cmlens-record") as pool:
+            done = pool.submit(retrying, write)
+            while not inserted.wait(0.05) and not done.done():
+                pass
+            try:
+                blob = encode_report(report)
+            finally:
+                done.result()
+        self.add_encoded_report(rec, blob)
+
     def add_encoded_report(self, rec: Record, blob: bytes) -> None:
         """Insert, or replace, the kept report of `rec` (`encode_report`'s bytes), in a transaction of its
         own: `--record` commits the record first, while this blob is still being encoded."""
