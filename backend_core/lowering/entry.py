@@ -139,7 +139,9 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     # runtime sees, with the ops to_executorch inserts), so serialise it here (issue 21)
                     program = _preflight_program(pipe.final_program, on_status)
                     attach_preflight(snap, check_snapshot(snap, program=program))
-                    if opts.keep_going:     # layout findings: dim-order copies on this program, same round
+                    if opts.keep_going and not (round_no < MAX_ROUNDS   # the float-export rewrites come first
+                                                and next_target_rewrite(findings_of(snap), rewrites, round_no)):
+                        # none left to try: dim-order copies on this program for the layout findings, same round
                         fixed = copies_on_final(pipe, opts.target, opts.flow, ctx.supported_targets, round_no,
                                                 lambda p: _preflight_program(p, on_status), on_status)
                         if fixed is not None:

@@ -14,7 +14,6 @@ import pytest
 from tests.helpers.target_run import run_on_m55_or_skip
 
 from backend_core.fallback.changed import keep_going_summary
-from backend_core.fallback.program_layout import NAME as PROGRAM_COPIES
 from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS, REWRITES
 from backend_core.pipeline.stages import PipelineOptions
 
@@ -51,16 +50,16 @@ def test_keep_going_applies_both_workarounds_and_the_preflight_is_clean(kept: An
 
     assert kept.status == "done", kept.error
     rewrites = kept.verdicts["rewrites"]
-    assert list(rewrites) == [NOOP_ALIAS, PROGRAM_COPIES]      # the cat's copies: on the lowered program
+    assert list(rewrites) == [NOOP_ALIAS, CAT_CONTIGUOUS]
     assert rewrites[NOOP_ALIAS]["stage"] == "AtenToCortexMPass"
-    assert rewrites[PROGRAM_COPIES]["via"] == "pre-flight" and rewrites[PROGRAM_COPIES]["rules"] == ["layout-ignored"]
+    assert rewrites[CAT_CONTIGUOUS]["via"] == "pre-flight"
     assert not kept.verdicts["quarantined"]                  # the multiply stays quantized ...
     ops = [n.target for n in kept.final.nodes]
     assert any("quantized_mul" in t for t in ops), ops     # ... and runs on CMSIS-NN
     assert not [f for f in findings_of(kept.final) if f.certain]
     assert not kept.fallbacks()
     text = keep_going_summary(kept.verdicts)
-    assert NOOP_ALIAS in text and PROGRAM_COPIES in text and "NOT what plain ExecuTorch produces" in text
+    assert NOOP_ALIAS in text and CAT_CONTIGUOUS in text and "NOT what plain ExecuTorch produces" in text
     assert "ghostlike.py:21" in text
 
 
@@ -97,14 +96,13 @@ def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight
     `feat.view(B, -1, w, w)` of a channels-last conv output becomes a memory view read as NCHW
     (view-of-channels-last). All get value-preserving workarounds and nothing the pre-flight is certain of
     is left."""
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
     from backend_core.jobs.lower_step import lower_source
     from backend_core.preflight import findings_of
 
     kept = lower_source(WINDOWED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
-    assert list(kept.verdicts["rewrites"]) == [PROGRAM_COPIES]      # all three layout rules: copies in the program
-    assert kept.verdicts["rewrites"][PROGRAM_COPIES]["rules"] == ["cmsis-needs-channels-last", "dim-order-mismatch",
-                                                                  "view-of-channels-last"]
+    assert list(kept.verdicts["rewrites"]) == [PERMUTE_CONTIGUOUS, CL_INTO_CONVS, CL_AFTER_VIEWS]
     assert list(kept.verdicts["quarantined"]) == ["bmm"]
     assert not [f for f in findings_of(kept.final) if f.certain]
 
@@ -131,8 +129,9 @@ MIXED = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "mixe
 def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None:
     """timm EfficientViT's window reverse: a cortex_m.transpose of a channels-last conv output and a CMSIS-NN
     add of an NHWC and an NCHW buffer (cmsis-ignores-dim-order, wrong values on QEMU M55). --keep-going
-    gives the add's inputs one dim order with copies in the lowered program, in one round, and the pre-flight
-    is then clean."""
+    makes the permute on an NCHW copy and gives its result back its eager channels-last layout, in one
+    round, and the pre-flight is then clean."""
+    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
     from backend_core.jobs.lower_step import lower_source
     from backend_core.preflight import findings_of
 
@@ -141,12 +140,11 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
     kept = lower_source(MIXED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
     rewrites = kept.verdicts["rewrites"]
-    assert list(rewrites) == [PROGRAM_COPIES]
-    assert rewrites[PROGRAM_COPIES]["round"] == 1 and rewrites[PROGRAM_COPIES]["copies"] == 2
+    assert list(rewrites) == [PERMUTE_CONTIGUOUS, CL_AFTER_VIEWS]
+    assert {r["round"] for r in rewrites.values()} == {1}
     assert not [f for f in findings_of(kept.final) if f.certain]
     add = next(n for n in kept.final.nodes if "quantized_add" in n.target)
-    ins = [kept.final.node(i) for i in add.inputs]
-    assert {i.dim_order for i in ins if i is not None and i.shape and len(i.shape) == 4} == {add.dim_order}
+    assert add.dim_order == (0, 2, 3, 1)
 
 
 def test_the_window_reverse_workarounds_change_no_value() -> None:
@@ -212,13 +210,13 @@ GROUP_SPLIT = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / 
 VIEW_CL = str(Path(__file__).resolve().parents[1] / "preflight" / "models" / "view_of_channels_last.py")
 
 
-@pytest.mark.parametrize("model, rewrites", [(GROUP_SPLIT, [PROGRAM_COPIES]), (VIEW_CL, [PROGRAM_COPIES])])
+@pytest.mark.parametrize("model, rewrites", [(GROUP_SPLIT, ["channels_last_into_convs", "channels_last_after_views"]),
+                                             (VIEW_CL, ["channels_last_after_views"])])
 def test_views_and_splits_of_channels_last_tensors_get_eager_layouts_back(model: str, rewrites: list[str]) -> None:
     """timm EfficientViT's `feat.view(B, -1, H, W).split(...)` of a conv output: to_executorch reads the view's
     NHWC base as NCHW (view-of-channels-last), the split writes contiguous pieces, the depthwise conv refuses
-    them and the add mixes layouts. --keep-going gives the view an NCHW copy of its base, the depthwise conv a
-    channels-last copy of its piece and the add inputs of one dim order (copies in the lowered program); the
-    pre-flight is then clean (both PASS bit for bit on QEMU M55)."""
+    them and the add mixes layouts. --keep-going gives the view an NCHW base, makes the split on it and clones
+    the pieces back to channels-last; the pre-flight is then clean (both PASS bit for bit on QEMU M55)."""
     from backend_core.jobs.lower_step import lower_source
     from backend_core.preflight import findings_of
 
