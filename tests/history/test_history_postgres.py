@@ -65,3 +65,19 @@ def test_newer_schema_refused_on_postgresql(pg_url: str) -> None:
     with pytest.raises(StoreTooNewError) as e:
         open_store(url)
     assert "schema version 9" in e.value.message
+
+
+def test_lower_record_on_postgresql(pg_url: str, model_repo: tuple[Path, list[str]]) -> None:
+    """`cmlens lower --record --history postgresql://...`: the store opened before the job, the record's
+    commit on a thread while the report is encoded; both land, and the kept report reads back."""
+    from backend_core.history import open_store
+
+    repo, commits = model_repo
+    code, _out, err = cli("lower", repo / "model.py", "--calib", "1", "--history", pg_url)
+    assert code == 0 and "recorded model.py @" in err, err
+    with open_store(pg_url) as store:
+        rec = next(c for m, c, _ in store.models() if m == "model.py" and "env=" not in c)
+        got = store.get("model.py", rec, commits[-1])
+        report = store.report("model.py", rec, commits[-1])
+    assert got is not None and got.ok and got.source == "lower" and got.metrics["fallbacks"] == 1
+    assert report is not None and report["status"] == "done" and "nodes" in report["stages"][-1]
