@@ -50,6 +50,8 @@ CASES = (
     Case("preflight_transpose_4d_pass_mps3-an547.txt", MODELS + "window_partition.py:near", ""),
     Case("preflight_view_of_channels_last_mps3-an547.txt", MODELS + "view_of_channels_last.py", "view-of-channels-last"),
     Case("preflight_view_of_contiguous_pass_mps3-an547.txt", MODELS + "view_of_channels_last.py:near", ""),
+    Case("preflight_int_list_arg_mps3-an547.txt", MODELS + "max_dim.py", "int-list-given-int"),
+    Case("preflight_int_list_arg_pass_mps3-an547.txt", MODELS + "max_dim.py:near", ""),
     Case("preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw", "missing-kernel",
          without=("aten::native_layer_norm.out",)),
     Case("preflight_bundle_dim_order_mps3-an547.txt", MODELS + "gelu_upsample.py", "bundle-output-dim-order",

@@ -16,6 +16,7 @@ from ..lowering_result import LoweringResult, supported_targets
 from ..pipeline.calibration_memo import CalibrationMemo
 from ..pipeline.stages import Stage
 from .layout_copies import copies_on_final
+from ..fallback.program_args import NAME as INT_LISTS
 from ..fallback.program_layout import NAME as PROGRAM_COPIES
 from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
 from ..fallback.rewrites import REWRITES, compose
@@ -103,7 +104,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
     memo = CalibrationMemo() if opts.keep_going else None   # a round on the same float graph reuses it
     for round_no in range(1, MAX_ROUNDS + 1):
-        rewrites.pop(PROGRAM_COPIES, None)          # made again on this round's program when still needed
+        for edit in (PROGRAM_COPIES, INT_LISTS):     # made again on this round's program when still needed
+            rewrites.pop(edit, None)
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
         float_edits = [r for r in rewrites if r in REWRITES]
         pipe = LoweringPipeline(model, opts, on_status, keep_edge_program=keep_programs or want_bpte,

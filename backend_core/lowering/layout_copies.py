@@ -1,11 +1,14 @@
-"""--keep-going on a lowering that succeeded but whose pre-flight found layout mismatches: make the
-dim-order copies on the lowered program (backend_core.fallback.program_layout), then snapshot, explain,
-serialise and check it again, all within the same round — no second lowering for a layout finding."""
+"""--keep-going on a lowering that succeeded but whose pre-flight found what the lowered program itself can
+be mended for: layout mismatches (dim-order copies, backend_core.fallback.program_layout) and int-list
+arguments held as a bare int (backend_core.fallback.program_args). The edits are made on the lowered program,
+then it is snapshotted, explained, serialised and checked again, all within the same round: no second
+lowering for such a finding."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from ..fallback import FallbackContext, explain_fallbacks
+from ..fallback import program_args
 from ..fallback.program_layout import DESCRIPTION, NAME, dim_order_copies, layout_findings
 from ..preflight import attach as attach_preflight, check_snapshot, findings_of
 from ..snapshot.capture import capture
@@ -19,16 +22,19 @@ def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str]
     final snapshot (explained, with its new findings) and returns (the rewrite's record, the new .pte
     bytes); None when there was nothing to do."""
     final: GraphSnapshot = pipe.snapshots[-1]
-    todo = layout_findings(findings_of(final))
-    if not todo:
-        return None
-    done = dim_order_copies(pipe.final_program, todo)
-    if not done:
+    found = findings_of(final)
+    todo = layout_findings(found)
+    done = dim_order_copies(pipe.final_program, todo) if todo else {}
+    lists = program_args.int_lists(pipe.final_program, found)
+    if not done and not lists:
         return None
     copies = sum(d["copies"] for d in done.values())
-    if on_status:
+    if on_status and done:
         on_status(f"--keep-going: the pre-flight says {len(done)} op(s) meet a layout their kernel refuses or "
                   f"misreads; adding {copies} dim-order copies to the lowered program and checking it again")
+    if on_status and lists:
+        on_status(f"--keep-going: the pre-flight says {len(lists)} op(s) hold an int-list argument as a single int; "
+                  f"writing it as a list in the lowered program")
     snap = capture(pipe.final_program, final.stage, final.index, final.kind, final=True, seconds=final.seconds,
                    log=final.log, changed=True, runnable_on_host=final.runnable_on_host)
     pipe.snapshots[-1] = snap
@@ -36,9 +42,14 @@ def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str]
     pipe.snapshots[-1] = explain_fallbacks(ctx)
     program = serialise(pipe.final_program)
     attach_preflight(pipe.snapshots[-1], check_snapshot(pipe.snapshots[-1], program=program))
-    first = todo[0]
-    record = {"stage": "pre-flight", "error": first.message, "check": first.check, "check_at": first.source,
-              "op": first.op, "round": round_no, "nodes": list(done), "cause": first.message, "via": "pre-flight",
-              "workaround": DESCRIPTION, "producer": None, "on": "the lowered program", "copies": copies,
-              "rules": sorted({d["rule"] for d in done.values()})}
-    return {NAME: record}, program
+    records: dict[str, Any] = {}
+    for name, made, text in ((NAME, done, DESCRIPTION), (program_args.NAME, lists, program_args.DESCRIPTION)):
+        if not made:
+            continue
+        first = next(f for f in found if f.node in made)
+        records[name] = {"stage": "pre-flight", "error": first.message, "check": first.check,
+                         "check_at": first.source, "op": first.op, "round": round_no, "nodes": list(made),
+                         "cause": first.message, "via": "pre-flight", "workaround": text, "producer": None,
+                         "on": "the lowered program", "rules": sorted({d["rule"] for d in made.values()}),
+                         **({"copies": copies} if name == NAME else {})}
+    return records, program

@@ -9,6 +9,7 @@ confirming case it rests on, evidence, source line): the CLI prints them, `cmlen
 - cortex_m_rules: the cortex_m kernels' channels-last checks
 - program_rules: operators the checkout's runner cannot register; bundled outputs it cannot compare
 - measured_rules: configurations measured to give wrong numbers ("may fail")
+- arg_rules: int-list arguments the program stores as a single Int (the runtime aborts reading them)
 - rules: the rule table; only a rule with a recorded real failure may say "will fail"
 No torch import here: rules read snapshots and flatbuffer bytes."""
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..snapshot.model import GraphSnapshot
 from ..finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
 from .cortex_m_rules import (cortex_m_findings, dim_order_blind_findings, int8_operand_findings,
                              transpose_rank_findings)
+from .arg_rules import bare_int_findings
 from .view_rules import view_alias_findings
 from .kernel_rules import kernel_findings
 from .measured_rules import measured_findings
@@ -49,6 +51,7 @@ def check_snapshot(final: GraphSnapshot | None, *, bundle: bytes | None = None,
             findings.extend(dim_order_blind_findings(view))
             findings.extend(transpose_rank_findings(view))
             findings.extend(view_alias_findings(view, final))
+            findings.extend(bare_int_findings(final))
         findings.extend(measured_findings(final))
     if blob is not None:
         findings.extend(bundle_findings(blob, final))

@@ -93,6 +93,11 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          UART + "preflight_view_of_channels_last_mps3-an547.txt", MODELS + "view_of_channels_last.py",
          "Test_result: FAIL",
          MODELS + "view_of_channels_last.py:near", UART + "preflight_view_of_contiguous_pass_mps3-an547.txt"),
+    Rule("int-list-given-int",
+         "EValue::toIntList() (runtime/core/evalue.h:411) on a kernel's int[] argument: ET_CHECK_MSG(isIntList()), "
+         "else abort",
+         UART + "preflight_int_list_arg_mps3-an547.txt", MODELS + "max_dim.py", "EValue is not an Int List",
+         MODELS + "max_dim.py:near", UART + "preflight_int_list_arg_pass_mps3-an547.txt"),
     Rule("missing-kernel", _REGISTRY,
          UART + "preflight_missing_kernel_mps3-an547.txt", MODELS + "layer_norm_cl.py:nchw (checkout without "
          "aten::native_layer_norm.out)", "Missing operator: [2] aten::native_layer_norm.out",

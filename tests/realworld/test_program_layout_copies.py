@@ -53,3 +53,32 @@ def test_one_edit_removes_the_layout_findings_and_changes_no_value(case: str, ru
     assert not set(copied) & weights                                                  # packed weights untouched
     out_after = pipe.final_program.module()(*x)
     assert torch.equal(out_before, out_after)
+
+
+MAX_DIM = str(CASES / "max_dim.py")
+
+
+def test_a_bare_int_for_an_int_list_is_written_as_the_list() -> None:
+    """SINet's `y.max(dim=1)[0]`: ExecuTorch's program holds `amax(x, 1)` and the runtime aborts reading the
+    int; --keep-going writes `[1]` in the lowered program in the same round and the pre-flight is clean."""
+    from backend_core.jobs.lower_step import lower_source
+    from backend_core.preflight import findings_of
+
+    plain = lower_source(MAX_DIM, PipelineOptions(calib=2), use_cache=False)
+    assert {f.rule for f in findings_of(plain.final) if f.certain} == {"int-list-given-int"}
+    kept = lower_source(MAX_DIM, PipelineOptions(calib=2, keep_going=True), use_cache=False)
+    assert kept.status == "done", kept.error
+    rec = kept.verdicts["rewrites"]["int_lists_in_program"]
+    assert rec["round"] == 1 and rec["nodes"] == ["aten_amax_default"]
+    assert not [f for f in findings_of(kept.final) if f.certain]
+    amax = kept.final.node("aten_amax_default")
+    assert amax is not None and amax.args[1] == "[1]"
+
+
+@pytest.mark.slow
+def test_the_listed_int_passes_on_qemu_m55_bit_exact(tmp_path: Path) -> None:
+    from tests.helpers.target_run import run_on_m55_or_skip
+
+    r = run_on_m55_or_skip(MAX_DIM, tmp_path, keep_going=True)
+    assert r.outcome == "PASS", r.summary()
+    assert "bit for bit" in r.summary()
