@@ -51,6 +51,13 @@ def _order(v: Any) -> tuple[int, ...] | None:
     return tuple(int(d) for d in v.dim_order()) if isinstance(v, torch.Tensor) else None
 
 
+def _stored(n: Any, stored: dict[str, tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The dim order the serialised program gives `n`'s output (to_executorch propagates the tensors again,
+    so a node's meta can say channels-last where the program stores contiguous: Fast-SCNN's adaptive pools),
+    else its meta's."""
+    return stored.get(n.name) or _order(_val(n))
+
+
 def _in_order(v: Any, order: tuple[int, ...]) -> Any:
     import torch
 
@@ -92,11 +99,12 @@ def _tensor_inputs(n: Any, first_only: bool = False) -> list[tuple[Any, Any]]:
     return out
 
 
-def _feed(g: Any, n: Any, order: tuple[int, ...], first_only: bool = False) -> int:
+def _feed(g: Any, n: Any, order: tuple[int, ...], stored: dict[str, tuple[int, ...]],
+          first_only: bool = False) -> int:
     """Every 4-D activation input of `n` not in `order` read through a copy in `order`; how many copies."""
     copies: dict[Any, Any] = {}
     for x, v in _tensor_inputs(n, first_only):
-        if _order(v) != order and x not in copies:
+        if _stored(x, stored) != order and x not in copies:
             copies[x] = _copy(g, x, order, before=n)
     if copies:
         n.args = _replace(n.args, copies)
@@ -120,11 +128,11 @@ def _hashable(a: Any) -> bool:
     return True
 
 
-def _output_in(g: Any, n: Any, order: tuple[int, ...]) -> int:
+def _output_in(g: Any, n: Any, order: tuple[int, ...], stored: dict[str, tuple[int, ...]]) -> int:
     """`n` writes its (first) output in `order`; its readers get a copy in the order they had."""
     val = n.meta.get("val")
     first = _val(n)
-    old = _order(first)
+    old = _stored(n, stored)
     if old is None or old == order or first.dim() != 4:
         return 0
     new = _in_order(first, order)
@@ -146,19 +154,19 @@ def _back(g: Any, n: Any, order: tuple[int, ...]) -> int:
     return 1
 
 
-def _fix(g: Any, n: Any, rule: str) -> int:
+def _fix(g: Any, n: Any, rule: str, stored: dict[str, tuple[int, ...]]) -> int:
     """Copies made so `n`'s kernel gets the layout `rule` asks for."""
     if rule in _TO_CHANNELS_LAST:               # the conv's or pool's input; its weight is packed already
-        return _feed(g, n, CHANNELS_LAST, first_only=True)
-    out = _order(_val(n))
+        return _feed(g, n, CHANNELS_LAST, stored, first_only=True)
+    out = _stored(n, stored)
     ins = _tensor_inputs(n)
     elementwise = "transpose" not in str(n.target) and "permute" not in str(n.target)   # a transpose moves dims
     if (rule in _SAME_ORDER and elementwise and out is not None and len(out) == 4 and ins
             and len(ins) == _tensor_args(n)):
-        return _feed(g, n, out)
-    count = _feed(g, n, CONTIGUOUS)
+        return _feed(g, n, out, stored)
+    count = _feed(g, n, CONTIGUOUS, stored)
     if rule != "view-of-channels-last":          # a view has no kernel: its output is a view of the copy
-        count += _output_in(g, n, CONTIGUOUS)
+        count += _output_in(g, n, CONTIGUOUS, stored)
     return count
 
 
@@ -175,9 +183,12 @@ def _tensor_args(n: Any) -> int:
     return count
 
 
-def dim_order_copies(program: Any, findings: list[Any]) -> dict[str, dict[str, Any]]:
+def dim_order_copies(program: Any, findings: list[Any],
+                     stored: dict[str, tuple[int, ...]] | None = None) -> dict[str, dict[str, Any]]:
     """Edit `program` (the lowered ExportedProgram, in place) so none of `findings`' layout mismatches is
-    left; {node: {"rule", "copies"}} for every node that got copies (empty: nothing to do)."""
+    left; {node: {"rule", "copies"}} for every node that got copies (empty: nothing to do). `stored`: the dim
+    order the serialised program gives each node's output (preflight.program_view.stored_dim_orders)."""
+    stored = stored or {}
     g = program.graph_module.graph
     nodes = {n.name: n for n in g.nodes}
     users = set(program.graph_signature.user_inputs)
@@ -189,7 +200,7 @@ def dim_order_copies(program: Any, findings: list[Any]) -> dict[str, dict[str, A
         n = nodes.get(f.node)
         if n is None or f.node in done:
             continue
-        made = _fix(g, n, f.rule)
+        made = _fix(g, n, f.rule, stored)
         if made:
             done[f.node] = {"rule": f.rule, "op": f.op, "copies": made}
     if done:

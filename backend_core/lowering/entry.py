@@ -145,7 +145,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                                                 and next_target_rewrite(findings_of(snap), rewrites, round_no)):
                         # none left to try: dim-order copies on this program for the layout findings, same round
                         fixed = copies_on_final(pipe, opts.target, opts.flow, ctx.supported_targets, round_no,
-                                                lambda p: _preflight_program(p, on_status), on_status)
+                                                lambda p: _preflight_program(p, on_status), on_status, program)
                         if fixed is not None:
                             rewrites.update(fixed[0])
                             program, snap = fixed[1], pipe.snapshots[-1]

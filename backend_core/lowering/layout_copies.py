@@ -11,20 +11,23 @@ from ..fallback import FallbackContext, explain_fallbacks
 from ..fallback import program_args
 from ..fallback.program_layout import DESCRIPTION, NAME, dim_order_copies, layout_findings
 from ..preflight import attach as attach_preflight, check_snapshot, findings_of
+from ..preflight.program_view import stored_dim_orders
 from ..snapshot.capture import capture
 from ..snapshot.model import GraphSnapshot
 
 
 def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str], round_no: int,
                     serialise: Callable[[Any], bytes | None],
-                    on_status: Callable[[str], None] | None) -> tuple[dict[str, Any], bytes | None] | None:
+                    on_status: Callable[[str], None] | None,
+                    program: bytes | None = None) -> tuple[dict[str, Any], bytes | None] | None:
     """Apply the copies to `pipe.final_program` when its final snapshot has layout findings: replaces the
     final snapshot (explained, with its new findings) and returns (the rewrite's record, the new .pte
     bytes); None when there was nothing to do."""
     final: GraphSnapshot = pipe.snapshots[-1]
     found = findings_of(final)
     todo = layout_findings(found)
-    done = dim_order_copies(pipe.final_program, todo) if todo else {}
+    stored = stored_dim_orders(program, final) if todo and program is not None else {}
+    done = dim_order_copies(pipe.final_program, todo, stored) if todo else {}
     lists = program_args.int_lists(pipe.final_program, found)
     if not done and not lists:
         return None

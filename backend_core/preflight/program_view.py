@@ -297,3 +297,18 @@ def match_nodes(view: ProgramView, final: GraphSnapshot | None) -> ProgramView:
             user = next((c for c in view.calls[i + 1:] if outs & set(_in_args(view, c))), None)
             call.for_node = user.where if user is not None else ""
     return view
+
+
+def stored_dim_orders(data: bytes, final: GraphSnapshot) -> dict[str, tuple[int, ...]]:
+    """{final-graph node: the dim order the serialised program gives its (first) output}: what the runtime
+    builds, which can differ from the node's meta (to_executorch propagates the tensors again)."""
+    view = match_nodes(read_program(data), final)
+    out: dict[str, tuple[int, ...]] = {}
+    for call in view.calls:
+        if call.inserted:
+            continue
+        for o in call.outs[:1]:
+            t = view.tensor(o)
+            if t is not None and call.node not in out:
+                out[call.node] = tuple(t.dim_order)
+    return out

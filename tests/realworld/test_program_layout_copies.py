@@ -44,7 +44,7 @@ def test_one_edit_removes_the_layout_findings_and_changes_no_value(case: str, ru
                and n.name not in pipe.final_program.graph_signature.user_inputs}
 
     fixed = copies_on_final(pipe, res.options.target, res.options.flow, frozenset(), 1,
-                            lambda p: _preflight_program(p, None), None)
+                            lambda p: _preflight_program(p, None), None, res.blobs["model.pte"])
     assert fixed is not None
     record = fixed[0]["dim_order_copies"]
     assert record["copies"] >= 1 and rule in record["rules"]
