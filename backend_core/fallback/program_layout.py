@@ -73,9 +73,21 @@ def _copy(g: Any, src: Any, order: tuple[int, ...], *, before: Any = None, after
     with ctx:
         c = g.call_function(exir_ops.edge.dim_order_ops._clone_dim_order.default, (src,),
                             {"dim_order": list(order)})
-    meta = {k: v for k, v in src.meta.items() if k not in ("debug_handle", "spec")}
-    c.meta = {**meta, "val": _in_order(_val(src), order)}
+    keep = ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node")
+    c.meta = {**{k: v for k, v in src.meta.items() if k in keep}, "val": _in_order(_val(src), order)}
+    _own_origin(c)
     return c
+
+
+def _own_origin(node: Any) -> None:
+    """The copy as its own origin, so to_executorch gives it a debug handle of its own: sharing its source's
+    (through from_node) would make an ETDump report the copy's bytes as that op's output."""
+    try:
+        from torch.fx.traceback import NodeSource
+
+        node.meta["from_node"] = [NodeSource(node, "cmlens --keep-going dim-order copy")]
+    except Exception:  # noqa: BLE001 - a torch without NodeSource: the source's origin (shared handle) it is
+        pass
 
 
 def _is_constant(x: Any) -> bool:
