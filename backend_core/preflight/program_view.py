@@ -302,7 +302,11 @@ def match_nodes(view: ProgramView, final: GraphSnapshot | None) -> ProgramView:
 def stored_dim_orders(data: bytes, final: GraphSnapshot) -> dict[str, tuple[int, ...]]:
     """{final-graph node: the dim order the serialised program gives its (first) output}: what the runtime
     builds, which can differ from the node's meta (to_executorch propagates the tensors again)."""
-    view = match_nodes(read_program(data), final)
+    return output_dim_orders(match_nodes(read_program(data), final))
+
+
+def output_dim_orders(view: ProgramView) -> dict[str, tuple[int, ...]]:
+    """stored_dim_orders on a program already read and matched."""
     out: dict[str, tuple[int, ...]] = {}
     for call in view.calls:
         if call.inserted:

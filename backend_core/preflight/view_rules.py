@@ -10,7 +10,7 @@ from ..finding import WILL_FAIL, Finding
 from ..snapshot.model import GraphSnapshot
 from .cortex_m_rules import memory_order
 from .dim_order import describe
-from .program_view import ProgramView
+from .program_view import ProgramView, output_dim_orders
 
 VIEW_PASS = "exir/passes/replace_view_copy_with_view_pass.py:286"
 
@@ -20,6 +20,7 @@ def view_alias_findings(view: ProgramView, final: GraphSnapshot) -> list[Finding
     dim order (size-1 dims aside: a [1, C, 1, 1] tensor is the same bytes either way)."""
     called = {c.where for c in view.calls}
     by_id = {n.id: n for n in final.nodes}
+    stored = output_dim_orders(view)     # the program's own dim orders (the graph's meta can be stale)
     findings: list[Finding] = []
     for n in final.nodes:
         if n.target != "aten.view_copy.default" or n.id in called or not n.inputs:
@@ -27,7 +28,7 @@ def view_alias_findings(view: ProgramView, final: GraphSnapshot) -> list[Finding
         base = by_id.get(n.inputs[0])
         if base is None or base.shape is None or base.dim_order is None:
             continue
-        shape, order = tuple(base.shape), tuple(base.dim_order)
+        shape, order = tuple(base.shape), tuple(stored.get(base.id) or base.dim_order)
         if memory_order(shape, order) == memory_order(shape, tuple(range(len(shape)))):
             continue
         where = f" at {n.source.file.rsplit('/', 1)[-1]}:{n.source.line}" if n.source else ""
