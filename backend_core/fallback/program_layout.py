@@ -13,8 +13,8 @@ Strategies, by rule:
 - a portable kernel that needs contiguous tensors or ignores the dim order (needs-contiguous, layout-ignored,
   view-of-channels-last): its 4-D inputs copied to contiguous, its output made contiguous and copied back;
 - a portable or CMSIS-NN kernel whose tensors must share one dim order (dim-order-mismatch,
-  cmsis-ignores-dim-order): its 4-D inputs copied to the output's dim order when all are 4-D, else the
-  contiguous strategy;
+  cmsis-ignores-dim-order): its 4-D inputs copied to the output's dim order when all have the output's shape,
+  else (a broadcast, another rank) the contiguous strategy;
 - a CMSIS-NN kernel that needs channels-last input (cmsis-needs-channels-last): its 4-D inputs copied to
   channels-last."""
 from __future__ import annotations
@@ -173,7 +173,11 @@ def _fix(g: Any, n: Any, rule: str, stored: dict[str, tuple[int, ...]]) -> int:
     out = _stored(n, stored)
     ins = _tensor_inputs(n)
     elementwise = "transpose" not in str(n.target) and "permute" not in str(n.target)   # a transpose moves dims
-    if (rule in _SAME_ORDER and elementwise and out is not None and len(out) == 4 and ins
+    # a broadcast operand ([1, C, 1, 1] against [1, C, H, W]) goes contiguous with the rest: the portable
+    # kernels walk a broadcast by the output's logical index, which is the memory order only for contiguous
+    # tensors (CGNet's PReLU `x * w` came out wrong on half its values with a channels-last output)
+    same_shape = all(tuple(v.shape) == tuple(_val(n).shape) for _x, v in ins) if _val(n) is not None else False
+    if (rule in _SAME_ORDER and elementwise and same_shape and out is not None and len(out) == 4 and ins
             and len(ins) == _tensor_args(n)):
         return _feed(g, n, out, stored)
     count = _feed(g, n, CONTIGUOUS, stored)
