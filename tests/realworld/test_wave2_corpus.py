@@ -51,7 +51,12 @@ def test_lowers_like_plain_executorch_with_no_unknown(name: str) -> None:
         assert Counter(n.target for n in res.fallbacks()) == compute
 
 
-@pytest.mark.parametrize("name", ["densenet40", "deeplabv3plus", "yolo_det"])
+# every model of the corpus whose pre-flight says "will fail" as plain ExecuTorch lowers it
+WILL_FAIL = ["densenet40", "deeplabv3plus", "yolo_det", "yolo_seg", "fpn", "fastscnn", "sinet", "cgnet", "unet",
+             "vit_eager"]
+
+
+@pytest.mark.parametrize("name", WILL_FAIL)
 def test_kept_going_passes_on_qemu_m55(name: str, tmp_path: Path) -> None:
     if not _have(CORPUS[name]):
         pytest.skip(f"needs {CORPUS[name]} on PYTHONPATH")
