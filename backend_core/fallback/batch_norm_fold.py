@@ -69,8 +69,8 @@ def why_not_folded(snapshots: list[GraphSnapshot], q: NodeSnapshot | None) -> tu
     snap, bn = found
     head = (f"The batch norm `{bn.name}`{_where(bn)} was not folded into a convolution: torchao's prepare_pt2e "
             f"folds an eval-mode batch norm only into the conv (or 2-D linear) whose output it reads directly. ")
-    tail = (" So it stays in float, the Cortex-M quantizer has no pattern for a lone batch norm, and it runs "
-            "on ExecuTorch's portable kernel between a dequantize and a quantize.")
+    tail = (" So it stays in float: the Cortex-M quantizer has no pattern for a lone batch norm, and ExecuTorch's "
+            "portable fp32 kernel runs it (between a dequantize and a quantize when its neighbours are quantized).")
     if op_base_name(bn.target) in _TRAINING:
         return (head + "This one was exported in training mode (it updates its running statistics), which is "
                 "never folded." + tail,
