@@ -59,7 +59,8 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> StageDiff:
             pairs[nid] = nid
             if _constant_args(na) != _constant_args(nb):
                 modified.append(nid)
-    free_a = {i: n for i, n in am.items() if i not in set(pairs.values())}
+    paired = set(pairs.values())
+    free_a = {i: n for i, n in am.items() if i not in paired}
     free_b = [n for i, n in bm.items() if i not in pairs]
     rewritten: list[tuple[str, str]] = []
 
