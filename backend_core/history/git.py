@@ -81,10 +81,27 @@ def _toplevel(folder: str) -> str:
     """The work tree's root of `folder` ("" outside one). A root found is kept for the process: `--record`
     asks before the job, when it records and for the default store (a git process each, 4 ms). Only a
     repository is kept: a folder that is none may become one later."""
-    out = _ROOTS.get(folder) or git(folder, "rev-parse", "--show-toplevel", check=False).strip()
+    out = _ROOTS.get(folder) or _nearest_git(folder) or git(folder, "rev-parse", "--show-toplevel",
+                                                             check=False).strip()
     if out:
         _ROOTS[folder] = out
     return out
+
+
+_GIT_LOOKUP_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def _nearest_git(folder: str) -> str:
+    """The nearest folder up from `folder` (resolved) with a `.git` (a folder, or a worktree's or a
+    submodule's file), as git looks for it; "" when there is none or the environment changes git's
+    search (then git answers). A git process less for every `--record` (2-3 ms)."""
+    if any(v in os.environ for v in _GIT_LOOKUP_VARS):
+        return ""
+    here = Path(folder).resolve()
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return str(d)
+    return ""
 
 
 def resolve_commit(root: Path, rev: str) -> str:
