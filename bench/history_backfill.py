@@ -8,9 +8,11 @@
    the compare's facts, the insert), median of 8, as a share of the lowering's own time (cache off);
    into an existing store, and the first record that creates one; for the small MLP and for MLPerf
    Tiny's DS-CNN. Imports are outside both sides (the lowering's 5-8 s of torch and ExecuTorch, the
-   store's SQLAlchemy), as they are paid once per process.
+   store's SQLAlchemy), as they are paid once per process;
+3. what one CLI call pays: whole `cmlens lower --no-cache` processes with and without `--record`,
+   alternated, imports included.
 
-    .venv/bin/python bench/history_backfill.py [--workers 2] [--record-only]
+    .venv/bin/python bench/history_backfill.py [--workers 2] [--record-only] [--whole-pairs 3]
 """
 from __future__ import annotations
 
@@ -109,6 +111,24 @@ def record_cost(repo: Path, tmp: Path) -> dict[str, float]:
     return {k: statistics.median(v[1:] if k != "lowering" else v) for k, v in samples.items()}
 
 
+def whole_command(repo: Path, tmp: Path, pairs: int) -> tuple[float, float]:
+    """Median wall seconds of `cmlens lower MODEL --no-cache` and of the same with `--record`, each a fresh
+    process, alternated pair by pair: what one CLI call pays, SQLAlchemy's import included (about
+    0.17 s, once per process: a window, a backfill's worker or a sweep pays it once for many records)."""
+    import subprocess
+
+    base = [sys.executable, "-m", "app.cli", "lower", str(repo / "model.py"), "--no-cache", "--calib", "1"]
+    rec = [*base, "--record", "--history", str(tmp / "whole.db")]
+    times: dict[str, list[float]] = {"plain": [], "record": []}
+    for i in range(pairs + 1):                                  # the first pair warms the disk cache
+        for name, cmd in (("plain", base), ("record", rec)):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+            if i:
+                times[name].append(time.perf_counter() - t0)
+    return statistics.median(times["plain"]), statistics.median(times["record"])
+
+
 def sqlite_cycle(db: Path) -> float:
     """Seconds of the least a record can write on this disk at this moment: open a SQLite file in WAL
     mode (synchronous=NORMAL, as the store), insert one small row, commit, close (4 fdatasyncs: the WAL
@@ -130,6 +150,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--record-only", action="store_true", help="only the cost of --record (no backfill)")
+    ap.add_argument("--whole-pairs", type=int, default=3,
+                    help="pairs of whole `cmlens lower` processes with and without --record (0: none)")
     args = ap.parse_args()
     from backend_core.execute.task import quiet_logs
     from tests.history.conftest import make_repo
@@ -144,7 +166,10 @@ def main() -> None:
             pool = backfill_once(repo, "pool", args.workers, tmp / "pool.db")
         mlp = record_cost(repo, tmp)
         (tmp / "ds").mkdir()
-        ds = record_cost(ds_cnn_repo(tmp / "ds" / "repo"), tmp / "ds")
+        ds_repo = ds_cnn_repo(tmp / "ds" / "repo")
+        ds = record_cost(ds_repo, tmp / "ds")
+        whole = {name: whole_command(r, tmp / "ds", args.whole_pairs)
+                 for name, r in (("small MLP", repo), ("DS-CNN", ds_repo))} if args.whole_pairs else {}
     print()
     if not args.record_only:
         print(f"backfill of 8 commits, cache off ({os.cpu_count()} cores)")
@@ -161,6 +186,10 @@ def main() -> None:
               f"floor {c['floor'] * 1000:.0f} ms = {c['floor'] / lw * 100:.1f} %)")
         print(f"  first record (creates the store)    {c['first'] * 1000:7.0f} ms   = {c['first'] / lw * 100:.1f} % "
               "of the lowering")
+
+    for name, (plain, rec) in whole.items():
+        print(f"whole command, {name}: cmlens lower --no-cache {plain:.2f} s, with --record {rec:.2f} s "
+              f"= {rec / plain:.3f}x (median of {args.whole_pairs} alternated pairs; imports included)")
 
 
 if __name__ == "__main__":
