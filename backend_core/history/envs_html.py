@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from .envs import EnvDifference, env_label
-from .html import _CSS, _JS, H, PAD_B, PAD_L, PAD_R, PAD_T, W, _e, _fmt, fallback_diffs
+from .html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, fallback_diffs
 from .metrics import label
 from .query import History
 from .trends import metric_names, series
@@ -22,24 +22,9 @@ def env_chart_svg(metric: str, axis: list[str], lines: list[tuple[str, list[tupl
     """One metric over the commits of `axis`, one line per environment: `lines` is (colour, points) with
     points (axis position, index in the page's records, value, record)."""
     nums = [v for _, pts in lines for _, _, v, _ in pts if isinstance(v, (int, float))]
-    lo, hi = (min(nums), max(nums)) if nums else (0, 1)
-    if lo == hi:
-        lo, hi = lo - (abs(lo) * 0.1 or 1), hi + (abs(hi) * 0.1 or 1)
     n = len(axis)
-    iw, ih = W - PAD_L - PAD_R, H - PAD_T - PAD_B
-
-    def x(i: int) -> float:
-        return PAD_L + (iw * i / (n - 1) if n > 1 else iw / 2)
-
-    def y(v: float) -> float:
-        return PAD_T + ih - (v - lo) / (hi - lo) * ih
-
-    out = [f'<svg width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" aria-label="{_e(label(metric))}">',
-           f'<line x1="{PAD_L}" y1="{PAD_T + ih}" x2="{W - PAD_R}" y2="{PAD_T + ih}" stroke="#ccd2da"/>',
-           f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{PAD_T + ih}" stroke="#ccd2da"/>']
-    for v in (lo, (lo + hi) / 2, hi):
-        out.append(f'<text x="{PAD_L - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{_e(_fmt(v))}</text>')
-        out.append(f'<line x1="{PAD_L}" y1="{y(v):.1f}" x2="{W - PAD_R}" y2="{y(v):.1f}" stroke="#f0f2f5"/>')
+    out, x, y = chart_frame(metric, n, nums)
+    ih = H - PAD_T - PAD_B
     for k, (colour, pts) in enumerate(lines):
         shift = (k - (len(lines) - 1) / 2) * 2.5          # equal values: the lines side by side, not hidden
         xy = [(x(a), y(v) + shift) for a, _, v, _ in pts if isinstance(v, (int, float))]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import Any, Callable
 
 from .entry import Record
 from .metrics import label
@@ -72,12 +72,10 @@ def _fmt(v: Any) -> str:
     return f"{int(v):,}" if isinstance(v, (int, float)) else str(v)
 
 
-def chart_svg(metric: str, records: list[Record], values: list[Any], changed: set[int],
-              versions: list[tuple[int, str]]) -> str:
-    """One metric over the commits: a line through the measured points, changes in orange, failures as
-    red crosses on the axis, version changes as dashed verticals."""
-    n = len(records)
-    nums = [v for v in values if isinstance(v, (int, float))]
+def chart_frame(metric: str, n: int, nums: list[Any]) -> tuple[list[str], Callable[[int], float],
+                                                              Callable[[float], float]]:
+    """The SVG's opening, axes and three value grid lines of a chart over `n` commits whose values span
+    `nums`, and its x (commit position) and y (value) scales: the trends page's and the environments'."""
     lo, hi = (min(nums), max(nums)) if nums else (0, 1)
     if lo == hi:
         lo, hi = lo - (abs(lo) * 0.1 or 1), hi + (abs(hi) * 0.1 or 1)
@@ -95,6 +93,17 @@ def chart_svg(metric: str, records: list[Record], values: list[Any], changed: se
     for v in (lo, (lo + hi) / 2, hi):
         out.append(f'<text x="{PAD_L - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{_e(_fmt(v))}</text>')
         out.append(f'<line x1="{PAD_L}" y1="{y(v):.1f}" x2="{W - PAD_R}" y2="{y(v):.1f}" stroke="#f0f2f5"/>')
+    return out, x, y
+
+
+def chart_svg(metric: str, records: list[Record], values: list[Any], changed: set[int],
+              versions: list[tuple[int, str]]) -> str:
+    """One metric over the commits: a line through the measured points, changes in orange, failures as
+    red crosses on the axis, version changes as dashed verticals."""
+    n = len(records)
+    nums = [v for v in values if isinstance(v, (int, float))]
+    out, x, y = chart_frame(metric, n, nums)
+    iw, ih = W - PAD_L - PAD_R, H - PAD_T - PAD_B
     for i, text in versions:
         xv = x(i) - (iw / (n - 1) / 2 if n > 1 else 0)
         out.append(f'<line x1="{xv:.1f}" y1="{PAD_T - 8}" x2="{xv:.1f}" y2="{PAD_T + ih}" stroke="#8e44ad" '
