@@ -156,7 +156,8 @@ function(_cmlens_kernel_library _name)
   target_link_libraries(${{_name}} PRIVATE executorch_core kernels_util_all_deps)
   target_include_directories(${{_name}} PRIVATE ${{CMLENS_ET_ROOT}}/.. ${{CMLENS_ET_ROOT}}/runtime/core/portable_type/c10
                                                ${{CMLENS_ET_INSTALL_DIR}}/include)
-  target_compile_options(${{_name}} PRIVATE -Wno-deprecated-declarations)
+  # -ffp-contract=off: no fused multiply-add, so the float kernels round as the host reference (x86-64) does
+  target_compile_options(${{_name}} PRIVATE -Wno-deprecated-declarations -ffp-contract=off)
   target_compile_definitions(${{_name}} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS)
 endfunction()
 set(_cmlens_op_libs)

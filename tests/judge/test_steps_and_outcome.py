@@ -75,6 +75,32 @@ def test_a_target_that_differs_fails_with_its_first_layer() -> None:
     assert no_dump.lines[1] == "run with --etdump for the first layer that differs"
 
 
+def _float_layer_gaps(max_abs: float, snr_db: float) -> dict:
+    """FPN on QEMU M55 (issue 38): the first layer that differs is the float copy after a portable group
+    norm, 350 of 512 values by at most 4.7e-10; one int8 output value then lands one step apart."""
+    return {"layers": [{"node_id": "conv", "target": "cortex_m.quantized_conv2d.default", "mismatched": 0,
+                        "numel": 512, "max_abs": 0.0, "scale": 0.01, "dtype": "torch.int8"},
+                       {"node_id": "dim_order_ops__clone_dim_order_default_3",
+                        "target": "dim_order_ops._clone_dim_order.default", "mismatched": 350, "numel": 512,
+                        "max_abs": max_abs, "scale": None, "dtype": "torch.float32", "snr_db": snr_db}]}
+
+
+def test_float_rounding_in_a_float_layer_is_not_called_a_target_bug() -> None:
+    diff = [OutputDifference(0, 12288, 1, STEP, STEP, 1.0)]
+    v = classify_outcome("FAIL", _refs(False), target_vs_reference=diff,
+                         gaps=_float_layer_gaps(4.7e-10, 176.0), etdump=True)
+    assert v.outcome == "FAIL" and v.exact is False
+    assert "(a target bug)" not in v.lines[0]
+    assert "float rounding, not a target bug" in v.lines[0] and "176 dB" in v.lines[0]
+    assert "-ffp-contract=off" in v.lines[0]
+    assert v.first_differing_layer.float_rounding and not v.kernel_mismatches
+    assert Verdict.from_dict(v.to_dict()).lines == v.lines
+    # a float layer that is wrong (a kernel reading the wrong values) stays a target bug
+    wrong = classify_outcome("FAIL", _refs(False), target_vs_reference=diff,
+                             gaps=_float_layer_gaps(0.8, 12.0), etdump=True)
+    assert wrong.lines[0].endswith("(a target bug)") and wrong.kernel_mismatches
+
+
 def test_a_tolerance_does_not_pass_for_bit_exact() -> None:
     diff = [OutputDifference(0, 12, 3, 0.0015, 0.000727, 2.06)]
     v = classify_outcome("PASS", _refs(False), target_vs_reference=diff, atol=0.01, rtol=0.01)
