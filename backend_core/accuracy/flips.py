@@ -10,7 +10,6 @@ quantisation noise was ordinary, the decision was not robust."""
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any, Callable
 
 from ..numerics.analyze import analyze
@@ -33,11 +32,11 @@ def layer_info(node: NodeSnapshot) -> dict[str, Any]:
     if node.kind == "portable_fallback":
         op += " (portable fallback)"
     src = node.source
-    where = f"{Path(src.file).name}:{src.line}" if src else ""
+    where = src.short if src else ""
     name = node.module_path or node.id
     label = f"{name} ({op}{', ' + where if where else ''})"
     return {"node": node.id, "target": node.target, "op": op, "module": node.module_path, "label": label,
-            "source": f"{src.file}:{src.line}" if src else None, "code": src.code if src else ""}
+            "source": src.full if src else None, "code": src.code if src else ""}
 
 
 def sqnr_profile(programs: EvalPrograms, sample: tuple) -> dict[str, float]:

@@ -45,7 +45,7 @@ def _primary(nodes: list[NodeSnapshot]) -> NodeSnapshot:
 
 
 def _source(n: NodeSnapshot) -> tuple[str | None, str]:
-    return (f"{n.source.file}:{n.source.line}", n.source.code) if n.source else (None, "")
+    return (n.source.full, n.source.code) if n.source else (None, "")
 
 
 def _short(target: str) -> str:

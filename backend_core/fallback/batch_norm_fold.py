@@ -26,7 +26,7 @@ def is_batch_norm(target: str) -> bool:
 
 def _at(node: NodeSnapshot) -> str:
     src = node.source
-    return f"{src.file.rsplit('/', 1)[-1]}:{src.line}" if src is not None else ""
+    return src.short if src is not None else ""
 
 
 def _where(node: NodeSnapshot) -> str:

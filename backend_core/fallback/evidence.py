@@ -118,7 +118,7 @@ def evidence_lines(f: Facts, supported_known: bool) -> list[str]:
     q = f.quantized
     if q is not None:
         where = ", ".join(x for x in (f"module {q.module_path} ({q.module_type})" if q.module_path else "",
-                                      f"{q.source.file}:{q.source.line}" if q.source else "") if x)
+                                      q.source.full if q.source else "") if x)
         ev.append(f"at quantization time: {q.target} `{q.name}`" + (f" [{where}]" if where else ""))
     ev += [f"QuantizerReporter rejected it: {r!r}" for r in f.rejected]
     ev += [f"limit hit: {x}" for x in f.limits]

@@ -14,7 +14,7 @@ def user_op_dict(resolver: UserOpResolver, n: NodeSnapshot) -> dict[str, Any]:
     src = (q.source if q is not None else None) or n.source
     return {"node": n.id, "op": n.target, "op_at_quantisation": q.target if q is not None else None,
             "name_at_quantisation": q.name if q is not None else None,
-            "source": f"{src.file}:{src.line}" if src else None, "code": src.code if src else "",
+            "source": src.full if src else None, "code": src.code if src else "",
             "module": (q.module_path if q is not None else n.module_path),
             "dim_order": list(n.dim_order) if n.dim_order is not None else None}
 

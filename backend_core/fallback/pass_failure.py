@@ -256,7 +256,7 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         q = resolver.quantized_node(ln)
         src = (q.source if q is not None else None) or ln.source
         pf.op, pf.op_node = (q.target, q.name) if q is not None else (ln.target, None)
-        pf.source = f"{src.file}:{src.line}" if src else None
+        pf.source = src.full if src else None
         pf.code, pf.function = (src.code, src.function) if src else ("", "")
         pf.chain = list(src.chain) if src else []
         pf.module = q.module_path if q is not None else ln.module_path

@@ -138,7 +138,7 @@ def _not_annotated(f: Facts, base: str) -> str:
 def _scalar_read(f: Facts) -> str:
     """`.item()` / `aten._local_scalar_dense`: a Python number read from a tensor while the program runs."""
     q = f.quantized
-    where = f" at {q.source.file.rsplit('/', 1)[-1]}:{q.source.line}" if q is not None and q.source else ""
+    where = f" at {q.source.short}" if q is not None and q.source else ""
     return (f"{_at_q(f)}{where} reads a Python scalar out of a tensor while the program runs (`.item()`, "
             f"exported as aten._local_scalar_dense): its value depends on data, so export cannot make it a "
             f"constant, the quantizer cannot quantize it, and a portable kernel copies it out on every inference "

@@ -63,7 +63,7 @@ class UserOpResolver:
         if q is None:
             return None
         return UserOp(target=q.target, name=q.name,
-                      source=f"{q.source.file}:{q.source.line}" if q.source else None,
+                      source=q.source.full if q.source else None,
                       module=q.module_path, module_type=q.module_type)
 
 

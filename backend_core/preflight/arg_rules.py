@@ -22,7 +22,7 @@ def bare_int_findings(final: GraphSnapshot) -> list[Finding]:
         for pos, name, typ in list_args(n.schema):
             if pos >= len(n.args) or not re.fullmatch(r"-?\d+", n.args[pos].strip()):
                 continue
-            where = f" at {n.source.file.rsplit('/', 1)[-1]}:{n.source.line}" if n.source else ""
+            where = f" at {n.source.short}" if n.source else ""
             findings.append(Finding(
                 node=n.id, rule="int-list-given-int",
                 message=(f"{n.target}{where} gets `{name}={n.args[pos]}`, a single int, for its `{typ} {name}` "

@@ -31,7 +31,7 @@ def view_alias_findings(view: ProgramView, final: GraphSnapshot) -> list[Finding
         shape, order = tuple(base.shape), tuple(stored.get(base.id) or base.dim_order)
         if memory_order(shape, order) == memory_order(shape, tuple(range(len(shape)))):
             continue
-        where = f" at {n.source.file.rsplit('/', 1)[-1]}:{n.source.line}" if n.source else ""
+        where = f" at {n.source.short}" if n.source else ""
         findings.append(Finding(
             node=n.id, rule="view-of-channels-last",
             message=(f"The view{where} ({list(shape)} → {list(n.shape or ())}) becomes a memory view of its base in "

@@ -37,7 +37,7 @@ def fallback_rows(final: GraphSnapshot) -> list[dict[str, Any]]:
                          "reason": n.fallback.message, "evidence": list(n.fallback.evidence),
                          "suggestion": n.fallback.suggestion, "stage": n.fallback.stage,
                          "module_path": n.module_path,
-                         "source": f"{n.source.file}:{n.source.line}" if n.source else None,
+                         "source": n.source.full if n.source else None,
                          "user_op": asdict(n.fallback.user_op) if n.fallback.user_op else None,
                          "group": n.fallback.group, "verified": n.fallback.verified,
                          "verification": n.fallback.verification})

@@ -83,6 +83,16 @@ class SourceLocation:
     # empty when the line is the only model frame
     chain: tuple[str, ...] = ()
 
+    @property
+    def full(self) -> str:
+        """`path/to/file.py:LINE`: what the JSON and an editor's go-to-line take."""
+        return f"{self.file}:{self.line}"
+
+    @property
+    def short(self) -> str:
+        """`file.py:LINE`: how a message names the line (the path is in the JSON)."""
+        return f"{self.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+
 
 @dataclass(frozen=True)
 class UserOp:
