@@ -113,7 +113,7 @@ def _write_bundle(pipe: Any, inputs: tuple, path: Path) -> None:
     def adjust(expected: tuple, _secs: float) -> tuple:
         if not has_known_ops(pipe.final_program):
             return expected
-        return target_faithful_run(pipe.final_program, inputs)[0]
+        return target_faithful_run(pipe.final_program, inputs, pipe.options.target)[0]
 
     bundle = bundle_program(pipe.final_program, pipe.quantized_module, inputs, adjust)
     path.write_bytes(bundle.bpte)

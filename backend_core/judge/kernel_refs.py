@@ -13,8 +13,10 @@ Measured (issue 16, QEMU M55/M4, ExecuTorch 1.5.1 wheel, CMSIS-NN dbf45dbf):
 Qt-free; torch only inside the functions (the verdict package imports without it)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+
+from .portable_refs import PortableKernels, needs_portable
 
 AVG_POOL_HOW = ("CMSIS-NN's arm_avgpool_s8 sums the raw int8 window and rounds the average half away from "
                 "zero; the host reference (ExecuTorch's Python cortex_m kernel) rounds (q - zero point) half to "
@@ -50,10 +52,48 @@ def _avg_pool(args: tuple, nhwc: bool) -> Any:
     return out.contiguous(memory_format=__import__("torch").channels_last) if x.dim() == 4 else out
 
 
-# op name (as in the graph: "cortex_m.quantized_avg_pool2d.default") -> (target emulation, how they differ)
-KNOWN: dict[str, tuple[Callable[[tuple], Any], str]] = {
-    "cortex_m.quantized_avg_pool2d": (lambda a: _avg_pool(a, False), AVG_POOL_HOW),
-    "cortex_m.quantized_avg_pool2d_nhwc": (lambda a: _avg_pool(a, True), AVG_POOL_HOW),
+QUANTIZE_HOW = ("the target's cortex_m quantize takes 1/scale in float32 (1.0f / (float)scale) and, on a CPU "
+                "with Helium (MVE), rounds x * (1/scale) in one fused multiply-add per 16 values (the remainder "
+                "one by one, product rounded first); the host reference (quantized_decomposed) multiplies by "
+                "(float)(1.0 / scale) and rounds the float32 product: they differ where x / scale is within "
+                "a rounding of a half step")
+HELIUM_CPUS = ("cortex-m55", "cortex-m85")
+
+
+def cortex_m_quantize(x: Any, scale: float, zero_point: int, qmin: int, qmax: int, dtype: Any,
+                      helium: bool) -> Any:
+    """backends/cortex_m/ops/op_quantize_per_tensor.cpp on a float32 tensor: the MVE loop over whole
+    blocks (16 values for int8, 8 for int16) adds the magic number 1.5 * 2**23 to x * inv in one fused
+    multiply-add, which is round-half-even of the exact product (a float64 holds the product of two
+    float32 exactly); the scalar tail rounds the float32 product with nearbyint (half even)."""
+    import numpy as np
+    import torch
+
+    nhwc = x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
+    mem = x.detach().permute(0, 2, 3, 1) if nhwc else x.detach()        # the order the kernel walks memory
+    flat = mem.contiguous().reshape(-1).numpy().astype(np.float32)
+    inv = np.float32(1.0) / np.float32(scale)
+    q = np.rint(flat * inv).astype(np.float64)                      # float32 product, rounded half even
+    if helium:
+        block = 16 if dtype == torch.int8 else 8
+        whole = flat.size - flat.size % block
+        q[:whole] = np.rint(flat[:whole].astype(np.float64) * np.float64(inv))
+    q = np.clip(q + int(zero_point), int(qmin), int(qmax))
+    out = torch.from_numpy(q.astype(np.int64)).to(dtype).reshape(mem.shape)
+    return out.permute(0, 3, 1, 2) if nhwc else out
+
+
+def _quantize(a: tuple, cpu: str | None) -> Any:
+    x, scale, zp, qmin, qmax, dtype = a[:6]
+    return cortex_m_quantize(x, float(scale), int(zp), int(qmin), int(qmax), dtype, (cpu or "") in HELIUM_CPUS)
+
+
+# op name (as in the graph: "cortex_m.quantized_avg_pool2d.default") -> (target emulation(args, cpu), how
+# they differ)
+KNOWN: dict[str, tuple[Callable[[tuple, str | None], Any], str]] = {
+    "cortex_m.quantized_avg_pool2d": (lambda a, _cpu: _avg_pool(a, False), AVG_POOL_HOW),
+    "cortex_m.quantized_avg_pool2d_nhwc": (lambda a, _cpu: _avg_pool(a, True), AVG_POOL_HOW),
+    "cortex_m.quantize_per_tensor": (_quantize, QUANTIZE_HOW),
 }
 
 
@@ -91,35 +131,74 @@ class OpMismatch:
 
 
 def has_known_ops(final_program: Any) -> bool:
-    return any(n.op == "call_function" and known_op(n.target) for n in final_program.graph_module.graph.nodes)
+    """True when the target's way of computing some op of the program is not PyTorch's: a KNOWN cortex_m
+    op, or a float op on a portable kernel (portable_refs.py)."""
+    return any(n.op == "call_function" and (known_op(n.target) or needs_portable(n))
+               for n in final_program.graph_module.graph.nodes)
 
 
-def target_faithful_run(final_program: Any, inputs: tuple) -> tuple[tuple, list[OpMismatch]]:
-    """The lowered program on the host with every KNOWN op computed the target's way (its own inputs
-    flow from the emulated upstream, as on the target), and per known node the host kernel against the
-    emulation on the same inputs. Returns (outputs, mismatches of the nodes that differ)."""
+@dataclass
+class FaithfulRun:
+    """What target_faithful_run did besides its outputs: the KNOWN nodes that differ, and the float ops it
+    computed with ExecuTorch's portable kernels."""
+
+    mismatches: list[OpMismatch] = field(default_factory=list)
+    portable_nodes: int = 0
+    portable_programs: int = 0
+    portable_unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = None,
+                        info: FaithfulRun | None = None) -> tuple[tuple, list[OpMismatch]]:
+    """The lowered program on the host computed as the target computes it: every KNOWN op the target's way
+    for `cpu` (its own inputs flow from the emulated upstream, as on the target), every float portable op
+    with ExecuTorch's portable kernel (portable_refs.py), and per known node the host kernel against the
+    emulation on the same inputs. Returns (outputs, mismatches of the KNOWN nodes that differ); `info`
+    gets the rest."""
     import copy
 
     import torch
     from torch.fx import Interpreter
 
     module = copy.deepcopy(final_program).module()
-    found: list[OpMismatch] = []
+    info = info if info is not None else FaithfulRun()
+    portable = PortableKernels()
 
     class _Faithful(Interpreter):
         def run_node(self, n: Any) -> Any:
             key = known_op(n.target) if n.op == "call_function" else None
             if key is None:
-                return super().run_node(n)
+                host = super().run_node(n)
+                if not needs_portable(n):
+                    return host
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                got = portable.run(n.target, tuple(args), dict(kwargs))
+                if got is None:
+                    return host
+                info.portable_nodes += 1
+                return _like(got, host)
             args, kwargs = self.fetch_args_kwargs_from_env(n)
             host = n.target(*args, **kwargs)
             emulated, how = KNOWN[key]
-            got = emulated(tuple(args))
+            got = _like(emulated(tuple(args), cpu), host)
             d = (host.to(torch.int32) - got.to(torch.int32)).abs()
             if int(d.max()) if d.numel() else 0:
-                found.append(OpMismatch(n.name, key, int((d > 0).sum()), int(d.numel()), int(d.max()), how))
+                info.mismatches.append(OpMismatch(n.name, key, int((d > 0).sum()), int(d.numel()), int(d.max()),
+                                                  how))
             return got
 
     with torch.no_grad():
         out = _Faithful(module).run(*inputs)
-    return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), found
+    info.portable_programs, info.portable_unavailable = portable.built, dict(portable.unavailable)
+    return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), info.mismatches
+
+
+def _like(got: Any, host: Any) -> Any:
+    """The portable kernel's values in the host tensor's layout (later host kernels may expect it)."""
+    import torch
+
+    if isinstance(host, (list, tuple)):
+        return type(host)(_like(g, h) for g, h in zip(got, host))
+    if isinstance(host, torch.Tensor) and isinstance(got, torch.Tensor) and got.shape == host.shape:
+        return torch.empty_like(host).copy_(got)       # empty_like keeps a dense tensor's strides
+    return got

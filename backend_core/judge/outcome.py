@@ -232,6 +232,7 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
                                "not your model and not the target")
         if fq_line:
             v.lines.append(fq_line)
+        v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made
         if refs.expected_from != LOWERED:
             v.lines.append(f"the expected outputs are the {name}: PASS means equal to them, not to the lowered program")
     elif sim_outcome == "FAIL":
@@ -286,6 +287,7 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
             v.lines.append("run with --etdump for the first layer that differs")
         if fq_line:
             v.lines.append(fq_line)
+        v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made
     else:
         if problem:
             v.lines.append(problem)

@@ -66,7 +66,7 @@ def target_expected(pipeline: Any, expected: tuple, host_seconds: float = 0.0,
     Why replace, not only record: the runner compares on the target, and a PASS must mean the target
     equals the lowered program as the target's kernels define it; the host reference's rounding of a
     tie is ExecuTorch's Python kernel disagreeing with its own CMSIS-NN kernel, not the program."""
-    from ..judge.kernel_refs import has_known_ops, target_faithful_run
+    from ..judge.kernel_refs import FaithfulRun, has_known_ops, target_faithful_run
 
     if not has_known_ops(pipeline.final_program):
         return expected, None, None
@@ -76,14 +76,34 @@ def target_expected(pipeline: Any, expected: tuple, host_seconds: float = 0.0,
                                 "told apart from a target bug")
     if on_status:
         on_status("running the lowered program the target's way (known host/CMSIS-NN kernel differences)")
+    info = FaithfulRun()
     try:
-        faithful, found = target_faithful_run(pipeline.final_program, pipeline.example_inputs)
+        faithful, found = target_faithful_run(pipeline.final_program, pipeline.example_inputs,
+                                              pipeline.options.target, info)
     except Exception as exc:  # noqa: BLE001  an extra: the host reference stands without it
         return expected, None, f"the known host/CMSIS-NN kernel differences could not be computed ({type(exc).__name__})"
-    if not found:
-        return expected, [], None
     out = tuple(f.to(e.dtype).contiguous() if hasattr(e, "dtype") else f for f, e in zip(faithful, expected))
-    return out, found, None
+    return out, found, _portable_note(info, out, expected)
+
+
+def _portable_note(info: Any, faithful: tuple, expected: tuple) -> str | None:
+    """What computing the float portable ops with ExecuTorch's portable kernels changed, in words."""
+    import torch
+
+    if info.portable_unavailable:
+        ops = ", ".join(sorted(info.portable_unavailable))
+        return (f"{ops}: computed on the host with PyTorch's kernel, not ExecuTorch's portable one (it could not "
+                f"be lowered alone: {'; '.join(sorted(set(info.portable_unavailable.values())))[:200]}), so its "
+                "float rounding may differ from the target's")
+    if not info.portable_nodes:
+        return None
+    moved = sum(int((f != e).sum()) for f, e in zip(faithful, expected)
+                if isinstance(f, torch.Tensor) and isinstance(e, torch.Tensor) and f.shape == e.shape)
+    if not moved:
+        return None
+    return (f"the expected outputs compute the program's {info.portable_nodes} float portable op(s) with "
+            f"ExecuTorch's portable kernels, as the target does; PyTorch's kernels round them differently and "
+            f"would have moved {moved} output value(s)")
 
 
 def record_known(refs: References, found: list[Any] | None, note: str | None) -> References:
