@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .portable_refs import PortableKernels, needs_portable
+from .portable_refs import needs_portable, op_name, shared_portable_kernels
 
 AVG_POOL_HOW = ("CMSIS-NN's arm_avgpool_s8 sums the raw int8 window and rounds the average half away from "
                 "zero; the host reference (ExecuTorch's Python cortex_m kernel) rounds (q - zero point) half to "
@@ -162,7 +162,8 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
 
     module = copy.deepcopy(final_program).module()
     info = info if info is not None else FaithfulRun()
-    portable = PortableKernels()
+    portable = shared_portable_kernels()
+    built_before = portable.built
 
     class _Faithful(Interpreter):
         def run_node(self, n: Any) -> Any:
@@ -174,6 +175,7 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
                 got = portable.run(n.target, tuple(args), dict(kwargs))
                 if got is None:
+                    info.portable_unavailable[op_name(n.target)] = portable.unavailable.get(op_name(n.target), "")
                     return host
                 info.portable_nodes += 1
                 return _like(got, host)
@@ -189,7 +191,7 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
 
     with torch.no_grad():
         out = _Faithful(module).run(*inputs)
-    info.portable_programs, info.portable_unavailable = portable.built, dict(portable.unavailable)
+    info.portable_programs = portable.built - built_before
     return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), info.mismatches
 
 

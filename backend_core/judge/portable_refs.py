@@ -30,11 +30,17 @@ ROUNDING_EXACT = frozenset({
     "pixel_shuffle", "pixel_unshuffle", "floor", "ceil", "round", "trunc", "sign", "fill", "scalar_tensor",
     "arange", "empty", "index_select", "masked_fill", "_unsafe_view", "unbind_copy", "stack",
 })
+MAX_PROGRAMS = 512      # one-op programs kept per process (a few KB each)
 _FLOAT = ("torch.float32", "torch.float64", "torch.float16", "torch.bfloat16")
 
 
+def op_name(target: Any) -> str:
+    """"aten.native_group_norm.default" (an edge op's str() carries its whole schema)."""
+    return str(getattr(target, "__name__", target))
+
+
 def _base(target: Any) -> str:
-    name = str(getattr(target, "__name__", target))      # "aten.native_group_norm.default"
+    name = op_name(target)
     parts = name.split(".")
     return parts[-2] if len(parts) >= 2 else name
 
@@ -109,13 +115,25 @@ class PortableKernels:
             calls = [n for n in edge.exported_program().graph.nodes if n.op == "call_function"
                      and _base(n.target) not in ("getitem",)]
             if len(calls) != 1 or _base(calls[0].target) != _base(target):
-                self.unavailable[str(target)] = f"lowered alone it became {[str(c.target) for c in calls]}"
+                self.unavailable[op_name(target)] = f"lowered alone it became {[op_name(c.target) for c in calls]}"
                 return None
             buffer = edge.to_executorch().buffer
             # the loaded program reads the buffer in place (no copy): freeing it crashed the next run
             program = _LoadedProgram(buffer, _load_for_executorch_from_buffer(buffer))
         except Exception as exc:  # noqa: BLE001  the PyTorch kernel stands in; the note says which op
-            self.unavailable[str(target)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            self.unavailable[op_name(target)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
             return None
         self.built += 1
         return program
+
+
+_SHARED: PortableKernels | None = None
+
+
+def shared_portable_kernels() -> PortableKernels:
+    """One set of one-op programs per process: `evaluate --on-target` bundles every sample of one program,
+    and each would otherwise build the same programs again (~0.2 s per signature)."""
+    global _SHARED
+    if _SHARED is None or len(_SHARED._programs) > MAX_PROGRAMS:
+        _SHARED = PortableKernels()
+    return _SHARED
