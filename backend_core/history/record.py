@@ -2,17 +2,16 @@
 file's repository, and into a store: `record_job_result` is what `--record` on every subcommand calls."""
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import platform
 import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import BadInputError, CmlensError
+from ..gc_pause import collector_paused
 from ..versions import stack_versions
 from .config import config_of_report, config_of_request
 from .entry import FAILED, OK, Record
@@ -215,23 +214,10 @@ def record_job_result(result: Any, model_source: str, store_url: str | None = No
     """`--record`: add a job's result to the history store (default `.cmlens/history.db` in the model's
     repository), keyed by the repository's current commit (as read when `start_record` was called, if
     it was). BadInputError when the model is not a file in a git repository."""
-    with _no_gc_pause():
+    # the collector off while a record is built: it makes some 10^5 short-lived dicts right after a lowering
+    # left millions of objects young, and a full collection on the way would walk them all (100-300 ms)
+    with collector_paused():
         return _record_job_result(result, model_source, store_url, source=source)
-
-
-@contextlib.contextmanager
-def _no_gc_pause() -> Iterator[None]:
-    """The collector off while a record is built: it makes some 10^5 short-lived dicts right after a
-    lowering left millions of objects young, and a full collection it would trigger on the way walks
-    them all (100-300 ms, ten times the record; DS-CNN's median record lost 10 ms to the smaller ones).
-    The garbage is collected when the collector runs next, as it would have been."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _record_job_result(result: Any, model_source: str, store_url: str | None, *, source: str) -> Record:

@@ -2,12 +2,14 @@
 options, stage by stage, with a result that survives a failed stage, and a cache."""
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import replace
 from typing import Any, Callable
 
 from ..cache import ResultCache, cache_key
 from ..errors import Cancelled, CmlensError, StageFailedError
+from ..gc_pause import collector_paused_in
 from ..fallback import FallbackContext, explain_fallbacks
 from ..models import load_model, parse_model_source
 from ..models.calibration import input_folder_dependencies
@@ -44,6 +46,7 @@ def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts:
     return payload, blobs
 
 
+@collector_paused_in
 def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
@@ -104,6 +107,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     rewrites: dict[str, dict[str, Any]] = {}        # --keep-going: value-preserving edits of the export
     memo = CalibrationMemo() if opts.keep_going else None   # a round on the same float graph reuses it
     for round_no in range(1, MAX_ROUNDS + 1):
+        if round_no > 1:
+            gc.collect()        # the collector is paused over a lowering: the last round's garbage goes here
         for edit in (PROGRAM_COPIES, INT_LISTS):     # made again on this round's program when still needed
             rewrites.pop(edit, None)
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
