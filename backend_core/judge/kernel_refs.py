@@ -144,7 +144,6 @@ class FaithfulRun:
 
     mismatches: list[OpMismatch] = field(default_factory=list)
     portable_nodes: int = 0
-    portable_programs: int = 0
     portable_unavailable: dict[str, str] = field(default_factory=dict)
 
 
@@ -163,7 +162,6 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
     module = copy.deepcopy(final_program).module()
     info = info if info is not None else FaithfulRun()
     portable = shared_portable_kernels()
-    built_before = portable.built
 
     class _Faithful(Interpreter):
         def run_node(self, n: Any) -> Any:
@@ -191,7 +189,6 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
 
     with torch.no_grad():
         out = _Faithful(module).run(*inputs)
-    info.portable_programs = portable.built - built_before
     return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), info.mismatches
 
 

@@ -49,16 +49,11 @@ def needs_portable(node: Any) -> bool:
     """A float op the target runs on a portable kernel whose rounding PyTorch's kernel may not share."""
     if node.op != "call_function":
         return False
-    name = str(getattr(node.target, "__name__", node.target))
-    if not name.startswith(("aten.", "aten::")) or _base(node.target) in ROUNDING_EXACT:
+    if not op_name(node.target).startswith(("aten.", "aten::")) or _base(node.target) in ROUNDING_EXACT:
         return False
     val = node.meta.get("val")
     vals = val if isinstance(val, (list, tuple)) else [val]
     return any(str(getattr(v, "dtype", "")) in _FLOAT for v in vals)
-
-
-def has_portable_float_ops(final_program: Any) -> bool:
-    return any(needs_portable(n) for n in final_program.graph_module.graph.nodes)
 
 
 class _LoadedProgram:
@@ -71,7 +66,6 @@ class PortableKernels:
 
     def __init__(self) -> None:
         self._programs: dict[tuple, Any] = {}
-        self.built = 0
         self.unavailable: dict[str, str] = {}      # op -> why it stayed on PyTorch's kernel
 
     def run(self, target: Any, args: tuple, kwargs: dict) -> Any:
@@ -113,7 +107,7 @@ class PortableKernels:
             ep = torch.export.export(OneOp(), tensors, strict=False)
             edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[op]))
             calls = [n for n in edge.exported_program().graph.nodes if n.op == "call_function"
-                     and _base(n.target) not in ("getitem",)]
+                     and _base(n.target) != "getitem"]
             if len(calls) != 1 or _base(calls[0].target) != _base(target):
                 self.unavailable[op_name(target)] = f"lowered alone it became {[op_name(c.target) for c in calls]}"
                 return None
@@ -123,7 +117,6 @@ class PortableKernels:
         except Exception as exc:  # noqa: BLE001  the PyTorch kernel stands in; the note says which op
             self.unavailable[op_name(target)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
             return None
-        self.built += 1
         return program
 
 
