@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from .envs import EnvDifference, env_label
-from .html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, fallback_diffs
+from .html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels, fallback_diffs
 from .metrics import label
 from .query import History
 from .trends import metric_names, series
@@ -40,9 +40,7 @@ def env_chart_svg(metric: str, axis: list[str], lines: list[tuple[str, list[tupl
                 tip = _e(f"{r.short} {r.subject or ''}: {_fmt(v)}")
                 out.append(f'<circle class="pt" data-i="{flat}" cx="{x(a):.1f}" cy="{y(v) + shift:.1f}" r="3.5" '
                            f'fill="{colour}"><title>{tip}</title></circle>')
-    step = max(1, n // 8)
-    for i in range(0, n, step):
-        out.append(f'<text x="{x(i):.1f}" y="{H - 8}" text-anchor="middle" class="mono">{_e(axis[i][:7])}</text>')
+    out += commit_labels(axis, x)
     out.append("</svg>")
     return "".join(out)
 

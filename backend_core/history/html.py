@@ -13,7 +13,9 @@ from .entry import Record
 from .metrics import label
 from .trends import METRIC, STATUS, VERSION, Change, metric_names, series
 
-W, H, PAD_L, PAD_R, PAD_T, PAD_B = 420, 170, 58, 10, 22, 26
+# PAD_R holds half a commit id (7 monospace characters, ~42 px): with 10 the last id, centred on the
+# chart's right end, ran past the SVG's edge and was cut (`794be`, `6a3d3`)
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 420, 170, 58, 24, 22, 26
 
 _CSS = """
 body{font:13px/1.35 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
@@ -96,6 +98,13 @@ def chart_frame(metric: str, n: int, nums: list[Any]) -> tuple[list[str], Callab
     return out, x, y
 
 
+def commit_labels(commits: list[str], x: Callable[[int], float]) -> list[str]:
+    """At most 8 short commit ids, centred under their points (the trends page's and the environments')."""
+    n = len(commits)
+    return [f'<text x="{x(i):.1f}" y="{H - 8}" text-anchor="middle" class="mono">{_e(commits[i][:7])}</text>'
+            for i in range(0, n, max(1, n // 8))]
+
+
 def chart_svg(metric: str, records: list[Record], values: list[Any], changed: set[int],
               versions: list[tuple[int, str]]) -> str:
     """One metric over the commits: a line through the measured points, changes in orange, failures as
@@ -125,9 +134,7 @@ def chart_svg(metric: str, records: list[Record], values: list[Any], changed: se
             color = "#e67e22" if i in changed else "#3056d3"
             out.append(f'<circle class="pt" data-i="{i}" cx="{x(i):.1f}" cy="{y(v):.1f}" r="{5 if i in changed else 3.5}" '
                        f'fill="{color}"><title>{tip}</title></circle>')
-    step = max(1, n // 8)
-    for i in range(0, n, step):
-        out.append(f'<text x="{x(i):.1f}" y="{H - 8}" text-anchor="middle" class="mono">{_e(records[i].commit[:7])}</text>')
+    out += commit_labels([r.commit for r in records], x)
     out.append("</svg>")
     return "".join(out)
 
