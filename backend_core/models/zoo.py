@@ -78,6 +78,14 @@ def _teaching(cls_name: str) -> Callable[[], tuple[Any, tuple]]:
     return build
 
 
+def _sequence(name: str, attr: str) -> Callable[..., Any]:
+    def call() -> Any:
+        from .sequences import MODELS
+
+        return getattr(MODELS[name], attr)()
+    return call
+
+
 def _digits(fn_name: str) -> Callable[..., Any]:
     def call() -> Any:
         from . import digits
@@ -102,6 +110,15 @@ ZOO: dict[str, ZooEntry] = {e.name: e for e in [
              "97.3 % float test accuracy; scripts/train_digits.py)", _digits("build"),
              calibration=_digits("calibration_inputs"), eval_data=_digits("get_eval_data"),
              weights="weights/digits_cnn.pt"),
+    ZooEntry("lstm_kws", "trained LSTM keyword spotter (1x49x10 MFCC frames -> nn.LSTM(10, 32) -> 8 keywords; "
+             "a synthetic keyword task, 98.3 % float test accuracy; scripts/train_sequences.py)",
+             _sequence("lstm_kws", "build"), calibration=_sequence("lstm_kws", "calibration_inputs"),
+             eval_data=_sequence("lstm_kws", "eval_data"), weights="weights/lstm_kws.pt"),
+    ZooEntry("cnn_gru_har", "trained CNN + GRU activity recogniser (1x3x128 accelerometer window -> 2 Conv1d -> "
+             "nn.GRU(16, 32) -> 6 activities; a synthetic activity task, 96.7 % float test accuracy; "
+             "scripts/train_sequences.py)", _sequence("cnn_gru_har", "build"),
+             calibration=_sequence("cnn_gru_har", "calibration_inputs"),
+             eval_data=_sequence("cnn_gru_har", "eval_data"), weights="weights/cnn_gru_har.pt"),
     ZooEntry("layernorm_mlp", "teaching: Linear -> LayerNorm -> ReLU -> Linear; LayerNorm stays float "
              "and the ReLU after it cannot be fused", _teaching("LayerNormMLP")),
     ZooEntry("softmax_channels", "teaching: conv then softmax over the channel dim, which the "
