@@ -131,6 +131,13 @@ def add_keep_going_flag(parser) -> None:
     parser.add_argument("--keep-going", action="store_true", help=KEEP_GOING_HELP)
 
 
+def add_board_size_flags(parser) -> None:
+    """--ram/--flash: a board made of sizes instead of --board NAME (the memory fit verdict on it), one text
+    for every command that takes them (the unknown-board message suggests them)."""
+    parser.add_argument("--ram", metavar="SIZE", help="RAM size instead of a board (e.g. 256K, 1M)")
+    parser.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
+
+
 def lower_request_from(args, **overrides):
     """The lowering flags every command shares, read once into the job's LowerRequest (a flag a command
     does not have takes its default). `overrides`: fields a command sets itself (memory's per-CPU target)."""

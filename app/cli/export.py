@@ -16,7 +16,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, guarded, line_printer, lower_request_from, submit, write_json
+from .common import add_board_size_flags, add_keep_going_flag, guarded, line_printer, lower_request_from, submit, write_json
 
 
 def add_export_command(sub: Any) -> None:
@@ -31,6 +31,7 @@ def add_export_command(sub: Any) -> None:
                     "QEMU and compares its outputs with the lowered program bit for bit.")
     p.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     p.add_argument("--board", metavar="NAME", help="fit the bundle to this board (`cmlens memory --board list`)")
+    add_board_size_flags(p)
     p.add_argument("--target", metavar="CPU", default=None,
                    help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
     p.add_argument("-o", "--output", metavar="DIR", required=True, help="the bundle folder (written all or nothing)")
@@ -82,7 +83,7 @@ def export_lines(section: dict[str, Any]) -> list[str]:
 
 def export_job_from(args: argparse.Namespace) -> Any:
     """The Job `cmlens export` submits for these arguments (the window builds the same one)."""
-    from backend_core.jobs import ExportOptions
+    from backend_core.jobs import ExportOptions, MemoryOptions
     from backend_core.jobs.export_step import export_job
 
     args.target = _target(args)                # the board's core when --target is left out
@@ -90,7 +91,8 @@ def export_job_from(args: argparse.Namespace) -> Any:
         f"cmlens export {args.model} -o {args.output}"
     return export_job(args.model, lower_request_from(args),
                       args.board, ExportOptions(output=args.output, force=args.force, check=args.check,
-                                                command=command), args.et_root, args.cmsis_nn)
+                                                command=command), args.et_root, args.cmsis_nn,
+                      MemoryOptions(ram=args.ram, flash=args.flash))
 
 
 def run_export_command(args: argparse.Namespace) -> int:

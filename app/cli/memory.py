@@ -12,7 +12,7 @@ from typing import Any
 from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import guarded, submit, write_json
+from .common import add_board_size_flags, guarded, submit, write_json
 
 
 def add_memory_command(sub: Any) -> None:
@@ -28,8 +28,7 @@ def add_memory_command(sub: Any) -> None:
                    help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--board", metavar="NAME", help="check against this board (`--board list` lists them)")
-    p.add_argument("--ram", metavar="SIZE", help="RAM size instead of a board (e.g. 256K, 1M)")
-    p.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
+    add_board_size_flags(p)
     p.add_argument("--elf", metavar="F", help="a built runner ELF: the runtime's code, .data/.bss, stack and heap "
                                               "from its sections (arm-none-eabi-size -A) instead of the prediction")
     p.add_argument("--runtime-from", choices=("auto", "libraries", "table"), default="auto",

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..errors import BadInputError
 from .result import JobResult
-from .spec import ExportOptions, Job, LowerRequest, RunOptions
+from .spec import ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -32,17 +32,16 @@ class ExportEnvironment:
 
 
 def export_job(model: str, lower: LowerRequest, board: str | None, options: ExportOptions,
-               et_root: str | None, cmsis_nn: str | None) -> Job:
-    """The job `cmlens export` (and the window) submits."""
+               et_root: str | None, cmsis_nn: str | None, memory: MemoryOptions | None = None) -> Job:
+    """The job `cmlens export` (and the window) submits; `memory` carries --ram/--flash (a board of sizes)."""
     return Job(model, lower, steps=("lower", "check", "memory", "export"), board=board,
-               run=RunOptions(et_root=et_root, cmsis_nn=cmsis_nn), export=options)
+               run=RunOptions(et_root=et_root, cmsis_nn=cmsis_nn), export=options, memory=memory or MemoryOptions())
 
 
 def prepare_export(job: Job) -> ExportEnvironment:
     """Everything the export needs that can be wrong before the lowering: BadInputError (exit 2)."""
     import os
 
-    from ..boards.specs import board_named
     from ..cpus import normalise_target
     from ..export import check_destination
     from ..toolchain.checkout import find_cmsis_nn, inspect_checkout
@@ -51,7 +50,7 @@ def prepare_export(job: Job) -> ExportEnvironment:
     if not opts.output:
         raise BadInputError("No output folder for the bundle.", "Pass -o DIR.")
     target = normalise_target(job.lower.target)
-    board = board_named(job.board) if job.board else None
+    board = job.memory_board()              # --board NAME, or --ram/--flash (a board of sizes), or None
     if board is not None and board.core and normalise_target(board.core) != target:
         raise BadInputError(f"{board.name} has a {board.core}, the model is lowered for {target}.",
                             f"Pass --target {board.core} (or leave --target out with --board).")

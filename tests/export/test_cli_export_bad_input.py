@@ -78,3 +78,21 @@ def test_export_job_is_plain_data() -> None:
     assert again == job and again.export.check and again.run.et_root == "/src/executorch"
     assert job.key() != export_job("ds_cnn", LowerRequest(target="cortex-m7"), "stm32f746",
                                    ExportOptions(output="/tmp/other"), "/src/executorch", None).key()
+
+
+def test_the_unknown_board_advice_is_accepted_by_export(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 44, item 10: the unknown-board message suggests `--ram 256K --flash 1M`; export took them as
+    "unrecognized arguments" (argparse exit 2 with its usage). Now they parse and reach the next check (the
+    checkout), and a bad size is refused by name before any lowering."""
+    import re
+
+    assert _export(tmp_path, "--board", "no-such-board", "--et-root", "/nonexistent/executorch") == 2
+    advice = re.search(r"(--ram \S+ --flash \S+)", capsys.readouterr().err).group(1).rstrip(".").split()
+    assert _export(tmp_path, *advice, "--et-root", "/nonexistent/executorch") == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments" not in err and "does not exist" in err
+    assert _export(tmp_path, "--ram", "12Q", "--et-root", "/nonexistent/executorch") == 2
+    assert "RAM size" in capsys.readouterr().err
+    assert _export(tmp_path, "--board", "stm32f746", "--ram", "256K", "--et-root", "/nonexistent/executorch") == 2
+    assert "--board and --ram/--flash both given" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
