@@ -95,6 +95,20 @@ def export_job_from(args: argparse.Namespace) -> Any:
                       MemoryOptions(ram=args.ram, flash=args.flash))
 
 
+def _not_checked(section: dict[str, Any], res: Any, json_file: Path | None) -> int:
+    """Stopped during --check: the bundle is written and whole, its proof is not; say exactly that."""
+    from backend_core.jobs.export_step import NOT_CHECKED
+
+    from . import interrupt
+
+    for line in export_lines(section):
+        print(line, file=sys.stdout)
+    code = interrupt.exit_code()
+    print(f"cancelled ({interrupt.signal_name()}): {NOT_CHECKED}", file=sys.stderr)
+    write_json(json_file, {"status": "cancelled", "message": NOT_CHECKED, "export": section, "exit_code": code})
+    return code
+
+
 def run_export_command(args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
     json_file = Path(args.json) if args.json else None
@@ -110,8 +124,10 @@ def run_export_command(args: argparse.Namespace) -> int:
                 print(f"… {data['text']}", file=err, flush=True)
 
         res = submit(job, on_event)
+        section = res.steps.get("export")
+        if res.status == "cancelled" and section is not None:
+            return _not_checked(section, res, json_file)
         res.raise_error()
-        section = res.steps["export"]
         for line in export_lines(section):
             print(line, file=out)
         code = 0

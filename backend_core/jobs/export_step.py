@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
+from ..errors import BadInputError, Cancelled
 from .result import JobResult
 from .spec import ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions
 
 EventCallback = Callable[[str, dict[str, Any]], None]
+
+# What a bundle whose --check was stopped says, in bundle.json, README.md, the terminal and the window:
+# the files are complete and correct (written all or nothing before the check), only the proof is missing.
+NOT_CHECKED = "bundle written, not checked: rerun with --check"
 
 
 @dataclass
@@ -138,10 +142,16 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
                                "pools": bundle.info["pools"], "memory": bundle.info["memory"],
                                "selected_ops": bundle.info["selective_build"]["ops"], "fallbacks": fallbacks,
                                "workarounds": spec.workarounds, "board_fit": spec.board_fit, "check": None}
-    if job.export.check:
-        section["check"] = _check(job, env, bundle, bpte, emit, cancel)
-        update_report(bundle, section["check"])
     res.steps["export"] = section
+    if job.export.check:
+        try:
+            section["check"] = _check(job, env, bundle, bpte, emit, cancel)
+        except Cancelled:
+            # Ctrl-C during the proof: keep the bundle (it is whole), and say in its report that it is unproven
+            section["check"] = {"verdict": "NOT CHECKED", "summary": NOT_CHECKED}
+            update_report(bundle, section["check"])
+            raise
+        update_report(bundle, section["check"])
 
 
 def _flatc(et_root: Path) -> str | None:
