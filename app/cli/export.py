@@ -133,7 +133,8 @@ def run_export_command(args: argparse.Namespace) -> int:
         code = 0
         check = section.get("check")
         if check is not None:
-            print(f"check: {check['verdict']}", file=out)
+            degenerate = " (on degenerate outputs: see the warnings)" if check.get("warnings") else ""
+            print(f"check: {check['verdict']}{degenerate}", file=out)
             code = 0 if check["verdict"] == "PASS" else 1 if check["verdict"] == "FAIL" else 3
         write_json(json_file, {"export": section, "exit_code": code})
         return code

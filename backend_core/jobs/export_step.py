@@ -160,6 +160,21 @@ def _flatc(et_root: Path) -> str | None:
     return wheel_flatc(et_root)
 
 
+def _exercise_sets(job: Job, io_inputs: list[dict[str, Any]], emit: EventCallback) -> list[Any]:
+    """The model's own calibration or evaluation samples as check inputs ([]: generated ones are used)."""
+    if job.reads_program:
+        return []
+    from ..export.exercise import model_sets
+    from ..models import load_model, parse_model_source
+
+    try:
+        return model_sets(load_model(parse_model_source(job.model)), io_inputs)
+    except Exception as exc:  # noqa: BLE001  an extra: generated inputs stand in, and the check says which ran
+        emit("line", {"stream": "cmlens", "line": f"note: the model's own samples could not be read for --check "
+                      f"({type(exc).__name__}: {str(exc)[:120]}): generated inputs are used"})
+        return []
+
+
 def _check(job: Job, env: ExportEnvironment, bundle: Any, bpte: bytes | None, emit: EventCallback,
            cancel: threading.Event) -> dict[str, Any]:
     from ..boards.resolve import resolve_run_board
@@ -183,10 +198,11 @@ def _check(job: Job, env: ExportEnvironment, bundle: Any, bpte: bytes | None, em
     import shutil
     import tempfile
 
+    extra = _exercise_sets(job, bundle.info["io"]["inputs"], emit)
     work = Path(tempfile.mkdtemp(prefix="cmlens-export-check-"))
     try:
         result = run_check(bundle.folder, bpte, bundle.info, run_board, et_root=env.checkout.root,
-                           cmsis_nn=env.cmsis.path, work=work, cancel_event=cancel,
+                           cmsis_nn=env.cmsis.path, work=work, cancel_event=cancel, extra=extra,
                            on_line=lambda stream, line: emit("line", {"stream": stream, "line": line}))
     finally:
         if not job.keep or "elf" not in job.keep:
