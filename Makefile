@@ -2,9 +2,15 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# Real model code the default suite lowers (issue 38's small transformer encoders): installed with --no-deps
-# into a folder outside the venv, as a user would, and put on the tests' PYTHONPATH.
+# Real model code the default suite lowers (issue 38's small transformer encoders; issue 46's braindecode EEGNet,
+# pytorch-tcn TCN and speechbrain ECAPA-TDNN): installed with --no-deps into a folder outside the venv, as a
+# user would, pinned by constraints.txt, and put on the tests' PYTHONPATH.
 MODEL_LIBS ?= .model-libs
+MODEL_LIB_PKGS := transformers \
+  braindecode skorch mne mne-bids pydantic pydantic-core annotated-types typing-inspection einops torchinfo h5py \
+  wfdb docstring-inheritance docstring-parser linear-attention-transformer local-attention hyper-connections \
+  linformer product-key-memory colt5-attention axial-positional-embedding lazy-loader pooch platformdirs \
+  decorator tabulate pytorch-tcn torchaudio speechbrain hyperpyyaml ruamel.yaml ruamel.yaml.clib
 MODEL_LIBS_STAMP := $(MODEL_LIBS)/.installed
 
 .PHONY: setup run test sysdeps bench clean
@@ -27,7 +33,7 @@ run: setup
 	else $(VENV)/bin/cmlens gui; fi
 
 $(MODEL_LIBS_STAMP): constraints.txt | $(STAMP)
-	$(PY) -m pip install --quiet --no-deps --target $(MODEL_LIBS) -c constraints.txt transformers
+	$(PY) -m pip install --quiet --no-deps --target $(MODEL_LIBS) -c constraints.txt $(MODEL_LIB_PKGS)
 	@touch $(MODEL_LIBS_STAMP)
 
 test: setup $(MODEL_LIBS_STAMP)

@@ -27,6 +27,8 @@ opt_in = pytest.mark.skipif(not ALL, reason="opt-in (minutes): set CMLENS_TEST_R
 # outside the venv (`pip install --no-deps --target DIR`, then PYTHONPATH=DIR); a model whose library is
 # not importable is skipped with that reason.
 MODELS2 = ROOT / "bench" / "realworld_models2.py"
+# The third wave (issue 46): braindecode, pytorch-tcn, MONAI, torchaudio, speechbrain and two RNNs of our own.
+MODELS3 = ROOT / "bench" / "realworld_models3.py"
 
 
 def source(name: str) -> str:
@@ -37,11 +39,15 @@ def source2(name: str) -> str:
     return f"{MODELS2}:{name}"
 
 
+def source3(name: str) -> str:
+    return f"{MODELS3}:{name}"
+
+
 def needs_library(module: str) -> pytest.MarkDecorator:
     """Skip unless `module` imports (the real model libraries are not in the venv)."""
     found = importlib.util.find_spec(module) is not None
     return pytest.mark.skipif(not found, reason=f"needs {module}: pip install --no-deps --target DIR "
-                              f"(bench/realworld_models2.py says which), then PYTHONPATH=DIR")
+                              f"(bench/realworld_models2.py and 3 say which), then PYTHONPATH=DIR")
 
 
 def bench_module() -> ModuleType:
