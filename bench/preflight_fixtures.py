@@ -35,6 +35,8 @@ CASES = (
     Case("preflight_softmax_dim_order_mps3-an547.txt", MODELS + "gate_cat_softmax.py", "dim-order-mismatch"),
     Case("preflight_cat_channels_last_mps3-an547.txt", MODELS + "cat_channels_last.py", "layout-ignored"),
     Case("preflight_cat_contiguous_pass_mps3-an547.txt", MODELS + "cat_channels_last.py:fixed", ""),
+    Case("preflight_pad_channels_last_mps3-an547.txt", MODELS + "pad_channels_last.py", "pad-layout-ignored"),
+    Case("preflight_pad_contiguous_pass_mps3-an547.txt", MODELS + "pad_channels_last.py:contiguous", ""),
     Case("preflight_conv3d_rank_mps3-an547.txt", MODELS + "conv3d.py", "unsupported-rank"),
     Case("preflight_conv1d_pass_mps3-an547.txt", MODELS + "conv1d.py", ""),
     Case("preflight_layer_norm_channels_last_mps3-an547.txt", MODELS + "layer_norm_cl.py", "needs-contiguous"),

@@ -11,7 +11,7 @@ Values are unchanged (a dim-order copy moves bytes); the cost is one copy per mi
 
 Strategies, by rule:
 - a portable kernel that needs contiguous tensors or ignores the dim order (needs-contiguous, layout-ignored,
-  view-of-channels-last): its 4-D inputs copied to contiguous, its output made contiguous and copied back;
+  pad-layout-ignored, view-of-channels-last): its 4-D inputs copied to contiguous, its output made contiguous and copied back;
 - a portable or CMSIS-NN kernel whose tensors must share one dim order (dim-order-mismatch,
   cmsis-ignores-dim-order): its 4-D inputs copied to the output's dim order when all have the output's shape,
   else (a broadcast, another rank) the contiguous strategy;
@@ -27,7 +27,7 @@ from .layout_rewrites import fake_val
 NAME = "dim_order_copies"
 CONTIGUOUS = (0, 1, 2, 3)
 CHANNELS_LAST = (0, 2, 3, 1)
-_TO_CONTIGUOUS = frozenset({"needs-contiguous", "layout-ignored", "view-of-channels-last"})
+_TO_CONTIGUOUS = frozenset({"needs-contiguous", "layout-ignored", "pad-layout-ignored", "view-of-channels-last"})
 _SAME_ORDER = frozenset({"dim-order-mismatch", "cmsis-ignores-dim-order", "dim-order-mixed-unverified"})
 _TO_CHANNELS_LAST = frozenset({"cmsis-needs-channels-last"})
 LAYOUT_RULES = _TO_CONTIGUOUS | _SAME_ORDER | _TO_CHANNELS_LAST

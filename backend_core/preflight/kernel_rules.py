@@ -9,7 +9,8 @@ from typing import Any
 
 from ..finding import MAY_FAIL, WILL_FAIL, Finding
 from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
-from .kernels import DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, RANK, SAME, Check, checks_for
+from .kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER, RANK, SAME, Check,
+                      checks_for)
 from .program_view import Call, ProgramView, schema_arg_names
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
@@ -59,12 +60,58 @@ def call_arg(view: ProgramView, call: Call, name: str) -> Any:
     return None
 
 
+def call_ints(view: ProgramView, call: Call, name: str) -> list[int] | None:
+    """An int[] argument by schema name, as values (not the EValue indices the program stores)."""
+    for i, a in enumerate(call.args):
+        if arg_name(call, i) == name:
+            return view.ints(a)
+    return None
+
+
 def _effectively_contiguous(t: TensorArg) -> bool:
     """Memory holds the values in logical order: the dims of size > 1 appear in dim order as in the shape."""
     if t.dim_order is None or t.shape is None:
         return True
     big = [d for d in t.dim_order if t.shape[d] != 1]
     return big == sorted(big)
+
+
+def last_padded_dim(pad: Any, rank: int) -> int:
+    """op_constant_pad_nd.cpp:208-213: the last dim with a positive pad (pad[2i], pad[2i+1] pad dim rank-1-i);
+    0 when none is padded."""
+    last = 0
+    pairs = list(pad) if isinstance(pad, (list, tuple)) else []
+    for i in range(min(len(pairs) // 2, rank)):
+        if int(pairs[2 * i]) + int(pairs[2 * i + 1]) > 0:
+            last = max(last, rank - 1 - i)
+    return last
+
+
+def pad_reads_right(t: TensorArg, last: int) -> bool:
+    """The portable pad walks dims 0..last with the strides of a contiguous tensor and copies everything
+    below `last` as one block: right when the memory holds the values in logical order, or when dims 0..last
+    lead the dim order in that order (the block's own order is then copied as it is)."""
+    if _effectively_contiguous(t) or t.dim_order is None:
+        return True
+    return tuple(t.dim_order[:last + 1]) == tuple(range(last + 1))
+
+
+def _pad_finding(view: ProgramView, call: Call, check: Check, tensors: list[TensorArg]) -> Finding | None:
+    rank = len(tensors[0].shape or ())
+    pad = call_ints(view, call, "pad") or []
+    last = last_padded_dim(pad, rank)
+    bad = [t for t in tensors if not pad_reads_right(t, last)]
+    if last == 0 or not bad:
+        return None
+    op = call.target or call.name
+    parts = ", ".join(dict.fromkeys(f"{t.name} is {describe(t.dim_order)}" for t in bad))
+    return _finding(call, check, "pad-layout-ignored",
+                    f"The portable kernel of {op} takes its strides from the logical shape and ignores the dim "
+                    f"order: padding dim {last} (pad {list(pad)}) when {parts} gives scrambled values on the "
+                    f"target (no error is raised; the outputs are wrong).",
+                    "Make the input of the pad contiguous in the model (`.contiguous()` before `F.pad`, or before "
+                    "the conv whose `padding=\"same\"` ExecuTorch writes as a pad), or let the quantizer take "
+                    "the pad (quantized, it runs on CMSIS-NN's arm_pad, which reads the layout).", bad)
 
 
 def _evidence(tensors: list[TensorArg]) -> tuple[str, ...]:
@@ -138,6 +185,8 @@ def _apply(view: ProgramView, call: Call, check: Check, args: dict[str, list[Ten
                         f"target (no error is raised; the outputs are wrong).",
                         "Make the inputs of the concatenation contiguous in the model (`.contiguous()` on each, "
                         "ExecuTorch inserts dim-order copies), or concatenate along dim 0.", bad)
+    if check.kind == PAD_IGNORES_DIM_ORDER:
+        return _pad_finding(view, call, check, tensors)
     if check.kind == RANK:
         bad = [t for t in tensors if t.shape is not None and len(t.shape) not in check.ranks]
         if not bad:

@@ -18,6 +18,7 @@ DEFAULT_OR_CL = "default_or_cl"  # tensor_is_default_or_channels_last_dim_order(
 DTYPE = "dtype"                  # ET_SWITCH_*_TYPES over the argument's dtype
 RANK = "rank"                    # in.dim() == N checks of the kernel's check_*_args
 IGNORES_DIM_ORDER = "ignores_dim_order"  # the kernel indexes by logical sizes: wrong values unless contiguous
+PAD_IGNORES_DIM_ORDER = "pad_ignores_dim_order"  # constant_pad_nd: strides from the logical sizes, any dim order
 
 _INT = ("uint8", "int8", "int16", "int32", "int64")
 _FLOAT = ("float32", "float64")
@@ -152,7 +153,11 @@ KERNEL_CHECKS: dict[str, tuple[Check, ...]] = {
     "aten.index.Tensor": (_same("self,out", _P + "op_index.cpp:201"), _default("self", _P + "op_index.cpp:204")),
     "aten.pixel_shuffle.default": (_same("self,out", _P + "op_pixel_shuffle.cpp:81"),
                                    _default("self", _P + "op_pixel_shuffle.cpp:84")),
-    "aten.constant_pad_nd.default": (_same("self,out", _P + "op_constant_pad_nd.cpp:252"),),
+    # op_constant_pad_nd.cpp:204-206 takes both tensors' strides from their logical sizes (getTrailingDims) and
+    # copies rows by them: the check at :252 lets two channels-last tensors through, and a pad of any dim but 0
+    # then writes scrambled values (measured on QEMU M55: braindecode's EEGInceptionERP, "same" padding).
+    "aten.constant_pad_nd.default": (_same("self,out", _P + "op_constant_pad_nd.cpp:252"),
+                                     Check(PAD_IGNORES_DIM_ORDER, ("self", "out"), _P + "op_constant_pad_nd.cpp:204")),
     "aten.convolution.default": (_dcl("input,out", _U + "kernel_ops_util.cpp:384"),
                                  _rank("input", (3, 4), _U + "kernel_ops_util.cpp:394"),
                                  _same("input,out", _P + "op_convolution.cpp:379")),

@@ -113,6 +113,12 @@ class ProgramView:
     def value(self, index: int) -> Any:
         return self.values[index]
 
+    def ints(self, index: int) -> list[int] | None:
+        """An int[] argument's values: the program stores an IntList as the indices of boxed Int EValues."""
+        if not 0 <= index < len(self.values) or self.kinds[index] != _INT_LIST:
+            return None
+        return [int(self.values[i]) for i in self.values[index]]
+
 
 def _vec(t: _Table, index: int, fmt: str) -> list[Any]:
     at = t._indirect(index)

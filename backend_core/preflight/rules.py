@@ -47,6 +47,12 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "channels-last inputs concatenated along a dim other than 0 come out scrambled (no error)",
          UART + "preflight_cat_channels_last_mps3-an547.txt", MODELS + "cat_channels_last.py", "Test_result: FAIL",
          MODELS + "cat_channels_last.py:fixed", UART + "preflight_cat_contiguous_pass_mps3-an547.txt"),
+    Rule("pad-layout-ignored",
+         "op_constant_pad_nd.cpp:204-206 takes both tensors' strides from their logical sizes (getTrailingDims) and "
+         "walks dims 0..last padded dim with them, copying the rest as one block; its dim-order check (:252) only "
+         "asks that input and output agree: a channels-last pad of any dim but 0 comes out scrambled (no error)",
+         UART + "preflight_pad_channels_last_mps3-an547.txt", MODELS + "pad_channels_last.py", "Test_result: FAIL",
+         MODELS + "pad_channels_last.py:contiguous", UART + "preflight_pad_contiguous_pass_mps3-an547.txt"),
     Rule("unsupported-rank",
          "the portable kernel's check_*_args rank test (convolution: in.dim() == 3 or 4)",
          UART + "preflight_conv3d_rank_mps3-an547.txt", MODELS + "conv3d.py", "kernel_ops_util.cpp:394",

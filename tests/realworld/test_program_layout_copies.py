@@ -23,6 +23,7 @@ def _certain(final: Any) -> set[tuple[str, str]]:
 
 @pytest.mark.parametrize("case, rule", [("layer_norm_cl.py", "needs-contiguous"),
                                         ("cat_channels_last.py", "layout-ignored"),
+                                        ("pad_channels_last.py", "pad-layout-ignored"),
                                         ("mixed_layout_add.py", "cmsis-ignores-dim-order"),
                                         ("contiguous_mean.py", "cmsis-needs-channels-last"),
                                         ("gate_cat_softmax.py", "dim-order-mismatch")])
