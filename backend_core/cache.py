@@ -12,7 +12,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -301,8 +300,7 @@ def _is_blob(path: Path) -> bool:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write then rename: a crash never leaves half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    """Write then rename: a crash never leaves half a file (the temporary name ends in .tmp)."""
+    from .files import write_atomic
+
+    write_atomic(path, data)

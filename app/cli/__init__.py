@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     # the window handles its own signals in its event loop
     restore = interrupt.install() if args.command != "gui" else (lambda: None)
     try:
+        from .outputs import check_outputs
+
+        check_outputs(ap, args)          # every output option, before any work: exit 2 (app/cli/outputs.py)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"\ninterrupted ({interrupt.signal_name()})", file=sys.stderr)

@@ -15,6 +15,7 @@ from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import guarded, submit, write_json
+from .outputs import add_output
 
 
 def add_check_command(sub: Any) -> None:
@@ -28,7 +29,7 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout whose kernel registry the runner uses")
     p.add_argument("--board", metavar="NAME", help="check the memory fit on this board (`cmlens memory --board list`)")
-    p.add_argument("--json", metavar="F", help="write {\"preflight\": [...]} as JSON")
+    add_output(p, "--json", metavar="F", help="write {\"preflight\": [...]} as JSON")
     p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_check_command)

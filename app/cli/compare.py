@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from backend_core.cpus import TARGETS
+from .outputs import add_output
 
 SIDE_HELP = ("SOURCE[@OPT,...]: a zoo name, model.py[:NAME] or .pt2 (lowered), a `cmlens lower --json` report, "
              "a .pte/.bpte/.etrecord (read back) or a baseline JSON. OPT: key=value (target, flow, activations, "
@@ -142,12 +143,12 @@ def add_compare_command(sub: Any) -> None:
     ex.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run the sides on this Dask scheduler's workers")
     out = p.add_argument_group("output")
     out.add_argument("--all-rows", action="store_true", help="print unchanged ops too")
-    out.add_argument("--json", metavar="F", help="write the comparison JSON (docs/json-format.md)")
+    add_output(out, "--json", metavar="F", help="write the comparison JSON (docs/json-format.md)")
     out.add_argument("--with-reports", action="store_true",
                      help="embed every side's full lowering report (graphs per stage) in the --json file")
-    out.add_argument("--html", metavar="F", help="write one self-contained interactive HTML file: the summary "
+    add_output(out, "--html", metavar="F", help="write one self-contained interactive HTML file: the summary "
                      "deltas on top, the graphs side by side with synced selection, every side's stages")
-    out.add_argument("--baseline-out", metavar="F",
+    add_output(out, "--baseline-out", metavar="F",
                      help="write the last side as a baseline for `cmlens gate` (docs/json-format.md)")
     p.set_defaults(func=run_compare)
 
@@ -160,11 +161,6 @@ def run_compare(args: argparse.Namespace) -> int:
             raise BadInputError("compare needs two sides or more.",
                                 "Give two sources (a.py b.py, r1.json r2.json) or vary one: "
                                 "cmlens compare ds_cnn --vary target=m4,m55.")
-        from backend_core.files import check_writable
-
-        for flag in ("json", "html", "baseline_out"):      # refused now, not after every side's lowering
-            if getattr(args, flag, None):
-                check_writable(getattr(args, flag), flag.replace("_", "-"))
         sides = load_sides(args.sides, args, args.vary)
         from backend_core.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
         from backend_core.compare.text import comparison_text

@@ -20,6 +20,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_keep_going_flag, guarded, lower_request_from, print_error, submit, write_json
+from .outputs import add_output
 
 
 def add_evaluate_command(sub: Any) -> None:
@@ -52,8 +53,8 @@ def add_evaluate_command(sub: Any) -> None:
                         "firmware, each checked bit for bit against the lowered program")
     p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout for --on-target (default: $EXECUTORCH_ROOT)")
     p.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN tree for --on-target (default: $CMSIS_NN_PATH)")
-    p.add_argument("--json", metavar="F", help="write the job's report (lowering + the evaluate section) as JSON")
-    p.add_argument("--html", metavar="F", help="write the report as a self-contained HTML file")
+    add_output(p, "--json", metavar="F", help="write the job's report (lowering + the evaluate section) as JSON")
+    add_output(p, "--html", metavar="F", help="write the report as a self-contained HTML file")
     p.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")
     from .history_flags import add_record_flags
 

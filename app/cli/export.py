@@ -17,6 +17,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, add_keep_going_flag, guarded, line_printer, lower_request_from, submit, write_json
+from .outputs import FOLDER, add_output
 
 
 def add_export_command(sub: Any) -> None:
@@ -34,7 +35,7 @@ def add_export_command(sub: Any) -> None:
     add_board_size_flags(p)
     p.add_argument("--target", metavar="CPU", default=None,
                    help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
-    p.add_argument("-o", "--output", metavar="DIR", required=True, help="the bundle folder (written all or nothing)")
+    add_output(p, "-o", "--output", kind=FOLDER, metavar="DIR", required=True, help="the bundle folder (written all or nothing)")
     p.add_argument("--force", action="store_true", help="replace DIR even when it is not an earlier bundle")
     p.add_argument("--check", action="store_true", help="build the example firmware, run it on QEMU and compare "
                                                         "its outputs with the lowered program bit for bit")
@@ -44,7 +45,7 @@ def add_export_command(sub: Any) -> None:
     p.add_argument("--calib", metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
     add_keep_going_flag(p)
     p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
-    p.add_argument("--json", metavar="F", help="write the job's export section as JSON")
+    add_output(p, "--json", metavar="F", help="write the job's export section as JSON")
     p.add_argument("--quiet", action="store_true", help="hide the build's output lines")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_export_command)

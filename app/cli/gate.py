@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from .compare import SIDE_HELP, add_lowering_options, load_sides
+from .outputs import add_output
 
 EPILOG = """examples:
   cmlens lower model.py --json lowering.json --html lowering.html
@@ -34,7 +35,7 @@ def add_gate_command(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("result", metavar="RESULT", help=SIDE_HELP)
     p.add_argument("--baseline", metavar="BASE.json", help="the baseline (written by --write-baseline)")
-    p.add_argument("--write-baseline", metavar="F", help="write RESULT as a baseline (after gating, if --baseline)")
+    add_output(p, "--write-baseline", metavar="F", help="write RESULT as a baseline (after gating, if --baseline)")
     p.add_argument("--history", metavar="STORE", help="the baseline is the last record of the same model and options "
                    "on --branch in this history store (`cmlens history`; a path or postgresql://...)")
     p.add_argument("--branch", default="main", metavar="NAME", help="with --history: the branch (default %(default)s)")
@@ -49,8 +50,8 @@ def add_gate_command(sub: Any) -> None:
                    help="top-1 accuracy of the lowered program at most this many points below the baseline's "
                         "(evaluates the result on labelled data: --accuracy N, default all samples)")
     c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list), or RAM[/FLASH] sizes: 64K/256K")
-    p.add_argument("--json", metavar="F", help="write the checks and the comparison as JSON")
-    p.add_argument("--html", metavar="F", help="write the comparison with the baseline as HTML")
+    add_output(p, "--json", metavar="F", help="write the checks and the comparison as JSON")
+    add_output(p, "--html", metavar="F", help="write the comparison with the baseline as HTML")
     add_lowering_options(p)
     # `--min-sqnr -1dB` / `--max-arena -5%`: argparse takes a value starting with "-" for an option
     # unless it looks like a negative number; let a negative limit look like one.
@@ -133,8 +134,10 @@ def run_gate_command(args: argparse.Namespace) -> int:
             if args.json:
                 from backend_core.compare import compare_to_dict
 
-                with open(args.json, "w") as fh:
-                    json.dump({**g.to_dict(), "comparison": compare_to_dict(g.comparison)}, fh, indent=1, default=str)
+                from backend_core.files import write_atomic
+
+                write_atomic(args.json, json.dumps({**g.to_dict(), "comparison": compare_to_dict(g.comparison)},
+                                                   indent=1, default=str))
                 print(f"wrote json: {args.json}")
             if args.html:
                 from backend_core.compare import compare_to_dict

@@ -13,6 +13,7 @@ from typing import Any
 
 from backend_core.errors import BadInputError
 from backend_core.cpus import DEFAULT_TARGET, TARGETS, normalise_target
+from .outputs import add_output
 
 SCREENSHOT_TIMEOUT_S = 600
 
@@ -52,7 +53,7 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
                    help="run the per-layer numerics after lowering on N random inputs or a folder")
     p.add_argument("--heat", action="store_true",
                    help="colour the graph by numerical error (runs the numerics; default 8 inputs)")
-    p.add_argument("--screenshot", default=None, metavar="PNG",
+    add_output(p, "--screenshot", default=None, metavar="PNG",
                    help="render offscreen after lowering, save the window as PNG, exit")
     p.add_argument("--size", default="1500x920", help="window size for --screenshot (WxH)")
     p.add_argument("--palette", action="store_true",

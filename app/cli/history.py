@@ -18,6 +18,7 @@ from typing import Any
 
 from .common import guarded
 from .history_flags import HISTORY_HELP
+from .outputs import add_output
 
 EPILOG = """examples:
   cmlens history backfill models/net.py --last 20 --calib 1      # each of the last 20 commits, on the local pool
@@ -54,11 +55,11 @@ def add_history_command(sub: Any) -> None:
     s.add_argument("--time-threshold", default="25%", metavar="25%",
                    help="relative change of the lowering time that counts as a change (default %(default)s; "
                         "changes under 1 s never count: one lowering per commit is a noisy sample)")
-    s.add_argument("--html", metavar="F", help="write the charts and the change list as one self-contained HTML file")
+    add_output(s, "--html", metavar="F", help="write the charts and the change list as one self-contained HTML file")
     s.add_argument("--reports", action="store_true",
                    help="with --html: also write each commit's recorded lowering report and each change's compare "
                         "page into F's folder F_files/ (from the store, no lowering); a click opens them")
-    s.add_argument("--json", metavar="F", help="write the records and changes as JSON")
+    add_output(s, "--json", metavar="F", help="write the records and changes as JSON")
     s.add_argument("--envs", action="store_true",
                    help="the configuration (--config, without env=) under every Python environment it was recorded "
                         "in (`backfill --python`), side by side; the default when those are its only series")
@@ -68,7 +69,7 @@ def add_history_command(sub: Any) -> None:
     e = hs.add_parser("export", help="write the store's records as JSON lines")
     e.add_argument("model", nargs="?", metavar="MODEL", help="only this model (and its repository's default store)")
     e.add_argument("--history", metavar="URL", help=HISTORY_HELP)
-    e.add_argument("-o", "--output", metavar="F", help="the file (default: standard output)")
+    add_output(e, "-o", "--output", metavar="F", help="the file (default: standard output)")
     e.set_defaults(func=run_export)
     i = hs.add_parser("import", help="add records from JSON lines (`history export`)")
     i.add_argument("file", metavar="F.jsonl")

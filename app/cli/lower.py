@@ -14,6 +14,7 @@ from backend_core.fallback.changed import keep_going_summary
 
 from .history_flags import add_record_flags, check_record, record_if_asked
 from .common import ZOO_EPILOG, add_keep_going_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
+from .outputs import add_output
 
 
 def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
@@ -37,10 +38,10 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.add_argument("--verify-suggestions", action="store_true",
                    help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
                         "last) by re-lowering modified copies; each says verified or not verified")
-    p.add_argument("--json", metavar="F", help="write the JSON report")
-    p.add_argument("--html", metavar="F", help="write a standalone HTML report")
-    p.add_argument("--pte", metavar="F", help="write the ExecuTorch program")
-    p.add_argument("--bpte", metavar="F", help="write a bundled program with reference outputs")
+    add_output(p, "--json", metavar="F", help="write the JSON report")
+    add_output(p, "--html", metavar="F", help="write a standalone HTML report")
+    add_output(p, "--pte", metavar="F", help="write the ExecuTorch program")
+    add_output(p, "--bpte", metavar="F", help="write a bundled program with reference outputs")
     p.add_argument("--fail-on-fallback", action="store_true", help="exit 1 if any op falls back")
     p.add_argument("--no-cache", action="store_true", help="ignore cached results")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")

@@ -13,6 +13,7 @@ from backend_core.models.sniff import is_program_path
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, guarded, submit, write_json
+from .outputs import add_output
 
 
 def add_memory_command(sub: Any) -> None:
@@ -35,7 +36,7 @@ def add_memory_command(sub: Any) -> None:
                    help="where the runtime's size comes from without --elf: this machine's built ExecuTorch "
                         "libraries (a link probe), the shipped table, or auto (libraries when built, else table)")
     p.add_argument("--all-cpus", action="store_true", help="compare the ten Cortex-M CPUs (lowers for each)")
-    p.add_argument("--json", metavar="F", help="write {\"memory\": {...}} as JSON")
+    add_output(p, "--json", metavar="F", help="write {\"memory\": {...}} as JSON")
     p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_memory_command)

@@ -13,6 +13,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from .common import add_keep_going_flag, lower_request_from, print_error, submit
+from .outputs import add_output
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
 
@@ -39,9 +40,9 @@ def add_numerics_command(sub: Any) -> None:
                    help="convert the model's 4-D weights and inputs to channels_last before lowering, as "
                         "`cmlens lower --channels-last` (default: the model as given)")
     add_keep_going_flag(p)
-    p.add_argument("--csv", metavar="F", help="write every layer's metrics as CSV")
-    p.add_argument("--plot", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
-    p.add_argument("--json", metavar="F", help="write the full result as JSON")
+    add_output(p, "--csv", metavar="F", help="write every layer's metrics as CSV")
+    add_output(p, "--plot", suffix=".png", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
+    add_output(p, "--json", metavar="F", help="write the full result as JSON")
     p.add_argument("--sort", choices=tuple(SORT_CHOICES), default="local",
                    help="rank layers by local error (the layer's own kernel on reference inputs), "
                         "cumulative vs fake-quant, or cumulative vs float (default %(default)s)")
@@ -75,8 +76,6 @@ def run_numerics_command(args: argparse.Namespace) -> int:
     try:
         parse_model_source(args.model)             # cheap checks before the 8 s import
         parse_inputs(args.inputs)
-        for flag in ("csv", "plot", "json"):
-            _check_writable(getattr(args, flag), flag)
         if args.top < 0 or args.local_samples < 0:
             from backend_core.errors import BadInputError
             raise BadInputError("--top and --local-samples must be 0 or more.")
@@ -102,13 +101,13 @@ def run_numerics_command(args: argparse.Namespace) -> int:
     sort = SORT_CHOICES[args.sort]
     print(summary_text(result, limit=args.top or None, sort=sort))
     try:
+        from backend_core.files import write_atomic
+
         if args.csv:
-            with open(args.csv, "w", newline="") as f:
-                f.write(to_csv(result, sort=sort))
+            write_atomic(args.csv, to_csv(result, sort=sort))
             print(f"wrote {args.csv}", file=sys.stderr)
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(result.to_dict(), f, allow_nan=False)
+            write_atomic(args.json, json.dumps(result.to_dict(), allow_nan=False))
             print(f"wrote {args.json}", file=sys.stderr)
         if args.plot:
             from app.numerics.view import render_sqnr_png
@@ -119,19 +118,3 @@ def run_numerics_command(args: argparse.Namespace) -> int:
         print(f"error: cannot write output: {e}", file=sys.stderr)
         return 3
     return 0
-
-
-def _check_writable(path: str | None, flag: str) -> None:
-    import os
-
-    from backend_core.errors import BadInputError
-
-    if not path:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise BadInputError(f"--{flag} {path}: the folder {folder} does not exist.",
-                            "Create the folder first or write somewhere else.")
-    if flag == "plot" and not path.lower().endswith(".png"):
-        raise BadInputError(f"--plot {path}: the plot is written as PNG.", "Use a file name ending in .png.")
-

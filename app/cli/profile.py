@@ -15,6 +15,7 @@ from typing import TextIO
 from backend_core.cpus import normalise_target
 
 from .common import guarded, line_printer, write_json
+from .outputs import add_output
 
 DEFAULT_CPUS = "m4,m7,m33,m55"
 
@@ -36,7 +37,7 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--cache-dir", type=Path, metavar="DIR", help="library and runner cache")
     r.add_argument("--top", type=int, default=10, metavar="N", help="top ops printed per CPU (default 10)")
     r.add_argument("--verbose", action="store_true", help="echo build output and the UART")
-    r.add_argument("--json-file", type=Path, metavar="FILE", help="write the table and every profile as JSON")
+    add_output(r, "--json-file", type=Path, metavar="FILE", help="write the table and every profile as JSON")
     r.add_argument("--workers", type=int, default=1, metavar="N",
                    help="run the CPUs' jobs on a local pool of N processes (default 1: one after the other, "
                         "here); each builds its own CPU's libraries")

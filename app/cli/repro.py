@@ -11,6 +11,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import ZOO_EPILOG, print_error, submit, write_json
+from .outputs import add_output
 
 
 def add_repro_command(sub: Any) -> None:
@@ -20,14 +21,14 @@ def add_repro_command(sub: Any) -> None:
                        "file using only torch, torchao and ExecuTorch (to file upstream).",
                        epilog=ZOO_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
-    p.add_argument("-o", "--output", default="repro.py", help="the file to write (default %(default)s)")
+    add_output(p, "-o", "--output", default="repro.py", help="the file to write (default %(default)s)")
     p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--calib", default=None, metavar="DIR|N", help="calibration as for cmlens lower")
     p.add_argument("--channels-last", action="store_true", help="as for cmlens lower")
     p.add_argument("--no-fresh-check", action="store_true",
                    help="do not run the written file in a fresh Python process at the end")
-    p.add_argument("--json", metavar="F", help="write the result (file, lines, expected error, tries) as JSON")
+    add_output(p, "--json", metavar="F", help="write the result (file, lines, expected error, tries) as JSON")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_repro)
 

@@ -15,6 +15,7 @@ from backend_core.fallback.changed import keep_going_summary
 
 from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
+from .outputs import add_output
 
 
 def _pool(args, name: str) -> int | None:
@@ -93,7 +94,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                    help="exit 1 when the inference executes more than N instructions (QEMU -icount; implies "
                         "--profile): a deterministic CI gate")
     r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    r.add_argument("--json-file", type=Path, metavar="FILE",
+    add_output(r, "--json-file", type=Path, metavar="FILE",
                    help="also write the result (or the error) as JSON to FILE (for the GUI)")
     add_protocol_flag(r)
     from .history_flags import add_record_flags

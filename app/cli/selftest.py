@@ -13,6 +13,7 @@ from typing import TextIO
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
+from .outputs import add_output
 
 
 def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
                         "not cycles)")
     s.add_argument("--quiet", action="store_true", help="do not echo build output")
     s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    s.add_argument("--json-file", type=Path, metavar="FILE",
+    add_output(s, "--json-file", type=Path, metavar="FILE",
                    help="also write the result (or the error) as JSON to FILE (for the GUI)")
     add_protocol_flag(s)
     s.set_defaults(func=cmd_selftest)

@@ -14,6 +14,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET
 
 from .common import guarded
+from .outputs import FOLDER, add_output
 
 
 def add_sweep_command(sub: Any) -> None:
@@ -30,7 +31,7 @@ def add_sweep_command(sub: Any) -> None:
     s.add_argument("--eval-data", metavar="DIR", help="labelled samples for the evaluate step (default: each "
                                                       "model's get_eval_data())")
     s.add_argument("--eval-limit", type=int, metavar="N", help="evaluate the first N samples only")
-    s.add_argument("--out", type=Path, default=Path("cmlens-sweep"), help="output folder (default ./cmlens-sweep)")
+    add_output(s, "--out", kind=FOLDER, type=Path, default=Path("cmlens-sweep"), help="output folder (default ./cmlens-sweep)")
     s.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on this Dask scheduler's workers")
     s.add_argument("--workers", type=int, default=None, help="local pool size (default: the number of cores)")
     s.add_argument("--target", default=DEFAULT_TARGET, help="CPU when not varied")

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,11 +154,10 @@ def save_table(table: dict[str, Any]) -> None:
     _table = table
     p = table_path()
     try:
+        from ..files import write_atomic
+
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(table, fh)
-        os.replace(tmp, p)
+        write_atomic(p, json.dumps(table))
     except OSError:
         pass                     # a read-only cache only costs the next open its torch import
 

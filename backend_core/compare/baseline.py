@@ -31,10 +31,9 @@ def baseline_dict(facts: SideFacts) -> dict[str, Any]:
 
 
 def write_baseline(facts: SideFacts, path: str | Path) -> str:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(baseline_dict(facts), indent=1, allow_nan=False))
-    return str(p)
+    from ..files import write_atomic
+
+    return write_atomic(Path(path), json.dumps(baseline_dict(facts), indent=1, allow_nan=False))
 
 
 def read_baseline(path: str | Path) -> SideFacts:

@@ -27,7 +27,8 @@ def report_of(res: JobResult, files: dict[str, str] | None = None) -> dict[str, 
     from ..memory.source import memory_for_result
 
     low = res.lowering
-    report = low.report(files, with_graphs=True) if low is not None else {"model": res.job.model}
+    report = (low.report(files, with_graphs=True) if low is not None else   # failed before any lowering
+              {"model": res.job.model, "status": res.status, "error": res.error, "stages": []})
     memory = res.steps.get("memory") or (memory_for_result(low) if low is not None else None)
     if memory is not None:
         report["memory"] = memory           # docs/json-format.md: the report's `memory` section

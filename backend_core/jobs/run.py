@@ -27,9 +27,10 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     emit = on_event or (lambda kind, data: None)
     cancel = cancel or threading.Event()
     res = JobResult(job)
-    step = "lower"
+    step = "outputs"
     try:
         check_output_folders(job.outputs)          # an output that cannot be written: exit 2 now, not after
+        step = "lower"
         if job.wants("numerics"):
             step = "numerics"
             from .numerics_step import NumericsInputs
@@ -62,7 +63,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
     except CmlensError as exc:
         res.status, res.exception = FAILED, exc
         res.error = _error(step, exc)
-    if job.outputs or job.keep:
+    if (job.outputs or job.keep) and step != "outputs":     # an unwritable output: nothing is written
         try:
             write_outputs(job, res)              # a failed lowering still gets its report
         except OSError as exc:

@@ -55,9 +55,9 @@ def load_cached(path: Path) -> dict | None:
 
 def store_cached(path: Path, data: dict) -> None:
     try:
+        from ..files import write_atomic
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data))
     except OSError:
         pass                                  # a cache that cannot be written is only slower

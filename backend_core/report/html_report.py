@@ -17,9 +17,7 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
 
 
 def write_html(report: dict[str, Any], path: str, *, with_graphs: bool = True) -> str:
-    p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True)
+    """Written whole or not at all, into a folder that exists (backend_core.files)."""
     from ..files import write_atomic
 
-    write_atomic(p, render_html(report, with_graphs=with_graphs))
-    return str(p)
+    return write_atomic(Path(path).expanduser(), render_html(report, with_graphs=with_graphs))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +49,11 @@ class SweepStore:
         return d
 
     def write_result(self, jid: str, result: dict[str, Any]) -> Path:
+        from ..files import write_atomic
+
         p = self.result_path(jid)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result, default=str, allow_nan=False) if _finite(result)
-                       else json.dumps(result, default=str))
-        os.replace(tmp, p)                     # a reader never sees half a file
+        write_atomic(p, json.dumps(result, default=str, allow_nan=False) if _finite(result)   # a reader never
+                     else json.dumps(result, default=str))                                   # sees half a file
         return p
 
     def write_manifest(self, jobs: list[tuple[str, Job]], meta: dict[str, Any]) -> None:

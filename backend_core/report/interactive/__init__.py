@@ -28,10 +28,10 @@ def interactive_html(report: dict[str, Any]) -> str:
 
 
 def write_text(path: str | Path, text: str) -> str:
-    p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
-    return str(p)
+    """Written whole or not at all, into a folder that exists (backend_core.files)."""
+    from ...files import write_atomic
+
+    return write_atomic(Path(path).expanduser(), text)
 
 
 __all__ = ["compare_html", "compare_view", "interactive_html", "lowering_bundle", "write_text"]

@@ -26,10 +26,17 @@ def title_of(report: dict[str, Any]) -> str:
 def head_html(report: dict[str, Any]) -> str:
     """Title, status, versions, options, the error of a failed stage, the kind legend."""
     parts = []
-    status_cls = "ok" if report["status"] == "done" else "fb"
-    parts.append(f"<h1>{_e(report['model'])} → {_e(report['target'])} ({_e(report['flow'])} flow)</h1>")
-    parts.append(f"<p>Status: <span class='{status_cls}'>{_e(report['status'])}</span>. "
-                 f"ExecuTorch {_e(report['versions'].get('executorch'))}, torch {_e(report['versions'].get('torch'))}.</p>")
+    status = report.get("status") or "failed"
+    status_cls = "ok" if status == "done" else "fb"
+    if "target" not in report:              # the job failed before its lowering (jobs/outputs.report_of)
+        err = report.get("error") or {}
+        return (f"<h1>{_e(report['model'])}: not lowered</h1><p>Status: <span class='fb'>{_e(status)}</span>.</p>"
+                f"<p class='fb'>{_e(err.get('message') or 'no lowering')}</p>"
+                + (f"<p>{_e(err['hint'])}</p>" if err.get("hint") else ""))
+    versions = report.get("versions") or {}
+    parts.append(f"<h1>{_e(report['model'])} → {_e(report['target'])} ({_e(report.get('flow'))} flow)</h1>")
+    parts.append(f"<p>Status: <span class='{status_cls}'>{_e(status)}</span>. "
+                 f"ExecuTorch {_e(versions.get('executorch'))}, torch {_e(versions.get('torch'))}.</p>")
     opts = report.get("options") or {}
     layout = ("channels_last: on — the model's 4-D weights and inputs were converted to channels_last "
               "(--channels-last)" if opts.get("channels_last") else
