@@ -160,13 +160,13 @@
     var r = this.svg.getBoundingClientRect();
     return { w: r.width || 600, h: r.height || 400 };
   };
-  /* the whole graph when it is readable so (zoom >= 0.6); else a readable zoom from the top (pan/scroll on) */
+  /* the whole graph when it is readable so (zoom >= 0.6), else a readable zoom; always from the top */
   GraphView.prototype.fit = function () {
     if (!this.graph) return;
     var z = this.size(), m = 16, gw = Math.max(this.graph.w, 1), gh = Math.max(this.graph.h, 1);
     var fitW = (z.w - 2 * m) / gw, all = Math.min(1, fitW, (z.h - 2 * m) / gh);
     var k = all >= 0.6 ? all : Math.max(all, Math.min(0.9, fitW));
-    this.t = { k: k, x: (z.w - gw * k) / 2, y: all >= 0.6 ? (z.h - gh * k) / 2 : m };
+    this.t = { k: k, x: (z.w - gw * k) / 2, y: m };     /* from the top: centred, a short graph sat 250 px down */
     this.apply(false);
   };
   GraphView.prototype.item = function (nodeId) {

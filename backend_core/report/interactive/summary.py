@@ -59,20 +59,37 @@ def head_html(report: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _cols(*percent: int) -> str:
+    """Column widths of a table that fits the page (table.fit: fixed layout, long paths wrap anywhere):
+    at 1366 px an evidence column of source paths once ran off the right edge and the page scrolled sideways."""
+    return "<colgroup>" + "".join(f"<col style='width:{p}%'>" for p in percent) + "</colgroup>"
+
+
+def _evidence(items: list[Any]) -> str:
+    """The evidence folded to one line ("6 facts"; the inspector shows it too): unfolded, six facts with
+    paths made each row a screen tall and pushed the graph viewer off the first screen."""
+    if not items:
+        return ""
+    lis = "".join(f"<li>{_e(x)}</li>" for x in items)
+    return (f"<details class='ev'><summary>{len(items)} fact{'s' if len(items) != 1 else ''}</summary>"
+            f"<ul class='ev'>{lis}</ul></details>")
+
+
 def fallbacks_html(report: dict[str, Any]) -> str:
     fbs = report.get("fallbacks") or []
     parts = [f"<h2>Fallbacks: {len(fbs)}</h2>"]
     if fbs:
-        parts.append("<table><tr><th>node</th><th>op</th><th>category</th><th>reason</th><th>suggestion</th>"
+        parts.append("<div class='tscroll'><table class='fit'>" + _cols(14, 17, 9, 26, 18, 16) +
+                     "<tr><th>node</th><th>op</th><th>category</th><th>reason</th><th>suggestion</th>"
                      "<th>evidence</th></tr>")
         for f in fbs:
-            ev = "".join(f"<li>{_e(x)}</li>" for x in f["evidence"])
+            ev = _evidence(f["evidence"])
             uo = f.get("user_op") or {}
             wrote = f"<br><small>user op: {_e(uo.get('target'))} `{_e(uo.get('name'))}`</small>" if uo else ""
             src = f"<br><small>{_e(f['source'])}</small>" if f.get("source") else ""
             parts.append(f"<tr><td class='fb'>{_e(f['node'])}</td><td>{_e(f['op'])}{wrote}{src}</td><td>{_e(f['category'])}</td>"
-                         f"<td>{_e(f['reason'])}</td><td>{_e(f['suggestion'])}</td><td><ul class='ev'>{ev}</ul></td></tr>")
-        parts.append("</table>")
+                         f"<td>{_e(f['reason'])}</td><td>{_e(f['suggestion'])}</td><td>{ev}</td></tr>")
+        parts.append("</table></div>")
     else:
         parts.append("<p class='ok'>Every compute op runs on a CMSIS-NN kernel.</p>")
     return "\n".join(parts)
@@ -87,17 +104,18 @@ def details_html(report: dict[str, Any]) -> str:
         groups.setdefault((f["certainty"], f["rule"], f.get("op", "")), []).append(f)
     parts.append(f"<h2>Pre-flight: {len(pre)} finding(s) of {len(groups)} kind(s)</h2>")
     if pre:
-        parts.append("<table><tr><th>certainty</th><th>nodes</th><th>op</th><th>rule</th><th>what happens on the "
+        parts.append("<table class='fit'>" + _cols(8, 13, 12, 14, 22, 17, 14) +
+                     "<tr><th>certainty</th><th>nodes</th><th>op</th><th>rule</th><th>what happens on the "
                      "target</th><th>fix</th><th>evidence (first node)</th></tr>")
         for fs in groups.values():
             f = fs[0]
-            ev = "".join(f"<li>{_e(x)}</li>" for x in f.get("evidence", []))
+            ev = _evidence(f.get("evidence", []))
             src = f"<br><small>ExecuTorch {_e(f['source'])}</small>" if f.get("source") else ""
             nodes = ", ".join(_e(x["node"] or "(program)") for x in fs[:3]) + (", …" if len(fs) > 3 else "")
             count = f"<b>×{len(fs)}</b> " if len(fs) > 1 else ""
             parts.append(f"<tr><td class='fb'>{_e(f['certainty'])}</td><td>{count}{nodes}</td>"
                          f"<td>{_e(f.get('op', ''))}</td><td>{_e(f['rule'])}{src}</td><td>{_e(f['message'])}</td>"
-                         f"<td>{_e(f.get('fix', ''))}</td><td><ul class='ev'>{ev}</ul></td></tr>")
+                         f"<td>{_e(f.get('fix', ''))}</td><td>{ev}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p class='ok'>Nothing in the final program is known to fail on the target.</p>")
