@@ -195,6 +195,8 @@ class CompareView(QWidget):
         self.inspector.setRowCount(len(INSPECTOR_FIELDS))
         self.inspector.setHorizontalHeaderLabels([f"{i + 1}. {s.label}" for i, s in enumerate(data.sides)])
         self.inspector.setVerticalHeaderLabels(list(INSPECTOR_FIELDS))
+        self.status.setStyleSheet("")           # what is shown, whoever asked (Tools > Compare, History's change)
+        self.status.setText(self._summary())
 
     def _summary(self) -> str:
         assert self.data is not None
