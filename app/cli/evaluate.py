@@ -89,13 +89,15 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
         print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
         from backend_core.accuracy.table import summary_lines
         from backend_core.jobs import Job
+
+        from .history_flags import recorded_steps
         from backend_core.jobs.spec import EvaluateOptions
 
         outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
         from backend_core.jobs.spec import RunOptions
 
         job = Job(args.model, lower_request_from(args),
-                  steps=("lower", "evaluate"), outputs=outputs,
+                  steps=recorded_steps(args, ("lower", "evaluate")), outputs=outputs,
                   run=RunOptions(et_root=args.et_root, cmsis_nn=args.cmsis_nn),
                   evaluate=EvaluateOptions(data=args.data, limit=args.limit, flips=not args.no_flips,
                                            threshold_db=args.threshold_db, on_target=args.on_target))

@@ -19,7 +19,7 @@ EPILOG = """examples:
   cmlens gate model.py --target m4 --baseline m4.json --fits stm32f746
   cmlens gate digits_cnn --accuracy 0 --write-baseline acc.json       # a baseline with accuracy
   cmlens gate digits_cnn --calib 1 --baseline acc.json --min-accuracy -0.5   # exit 1: 1 random calibration image
-  cmlens gate lowering.json --history .cmlens/history.db --branch main       # against main's last record
+  cmlens gate lowering.json --history .cmlens/history.db         # against the default branch's last record
 
 With no check flag the gate runs every check both files carry data for, with no slack: no new
 fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
@@ -38,7 +38,9 @@ def add_gate_command(sub: Any) -> None:
     add_output(p, "--write-baseline", metavar="F", help="write RESULT as a baseline (after gating, if --baseline)")
     p.add_argument("--history", metavar="STORE", help="the baseline is the last record of the same model and options "
                    "on --branch in this history store (`cmlens history`; a path or postgresql://...)")
-    p.add_argument("--branch", default="main", metavar="NAME", help="with --history: the branch (default %(default)s)")
+    p.add_argument("--branch", default=None, metavar="NAME",
+                   help="with --history: the branch (default: the repository's default branch, e.g. origin's HEAD, "
+                        "main or master; else the one branch the records are on)")
     c = p.add_argument_group("checks")
     c.add_argument("--no-new-fallbacks", action="store_true", help="fail on any op that falls back now and did not")
     c.add_argument("--same-qparams", action="store_true", help="fail when a scale / zero point moved beyond --rtol")
@@ -118,10 +120,10 @@ def run_gate_command(args: argparse.Namespace) -> int:
             store = open_store(args.history, create=False)        # a missing or too new store: exit 2, no lowering
         (side,) = load_sides([args.result], args)
         if store is not None:
-            from backend_core.history.gate_base import baseline_from_history, model_key_of
+            from backend_core.history.gate_base import baseline_from_history, model_of
 
             with store:
-                base, _ = baseline_from_history(store, side.facts, args.branch, model_key_of(args.result))
+                base, _ = baseline_from_history(store, side.facts, args.branch, model_of(args.result))
             args.baseline = f"{args.history} ({base.label})"
         code = 0
         if base is not None:

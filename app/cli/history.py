@@ -147,7 +147,23 @@ def _cell(v: Any) -> str:
     return f"{int(v):,}"
 
 
-def show_text(h: Any, where: str, metrics: list[str] | None = None) -> str:
+def subject_width(recs: list[Any], rest: int, columns: int | None = None) -> int:
+    """The subject column: as wide as the longest subject, as far as the terminal has room beside the other
+    columns (`rest`), never under 28 characters."""
+    import shutil
+
+    room = (columns or shutil.get_terminal_size((120, 24)).columns) - rest
+    longest = max((len(r.subject or "") for r in recs), default=0)
+    return max(28, min(longest, room))
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut to `width` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def show_text(h: Any, where: str, metrics: list[str] | None = None, columns: int | None = None) -> str:
+    """The table of `history show`; `columns`: the terminal's width (default: the one it runs in)."""
     from backend_core.history.metrics import value
     from backend_core.history.trends import METRIC
 
@@ -155,10 +171,12 @@ def show_text(h: Any, where: str, metrics: list[str] | None = None) -> str:
     cols = [c for c in (metrics or _COLUMNS) if any(c in r.metrics for r in recs) or c == "fallbacks"]
     changed = {(c.index, c.metric) for c in h.changes if c.kind == METRIC}
     lines = [f"history of {h.model} [{h.config}]: {len(recs)} commit(s), store {where}", ""]
-    head = f"{'#':>3}  {'commit':8}  {'date':10}  {'subject':28}" + "".join(f" {_HEAD.get(c, c[:9]):>10}" for c in cols)
+    sw = subject_width(recs, 3 + 2 + 8 + 2 + 10 + 2 + 11 * len(cols) + len("  (dirty)"), columns)
+    head = f"{'#':>3}  {'commit':8}  {'date':10}  {'subject':{sw}}" + "".join(f" {_HEAD.get(c, c[:9]):>10}"
+                                                                         for c in cols)
     lines.append(head)
     for i, r in enumerate(recs):
-        row = f"{i + 1:3d}  {r.short:8}  {(r.commit_date or '')[:10]:10}  {(r.subject or '')[:28]:28}"
+        row = f"{i + 1:3d}  {r.short:8}  {(r.commit_date or '')[:10]:10}  {fit(r.subject or '', sw):{sw}}"
         if not r.ok:
             row += f"  FAILED: {((r.error or {}).get('message') or '')[:70]}"
         else:

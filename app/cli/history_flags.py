@@ -21,6 +21,13 @@ def wants_record(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "record", False) or getattr(args, "history", None))
 
 
+def recorded_steps(args: argparse.Namespace, steps: tuple[str, ...]) -> tuple[str, ...]:
+    """A job's steps, plus the memory step when the result is recorded: a record of a lowering carries every
+    figure a backfill's does (arena, RAM, flash: `history backfill` runs lower + memory), so `gate --history
+    --max-arena` finds them in main's last record."""
+    return tuple(dict.fromkeys((*steps, "memory"))) if wants_record(args) else steps
+
+
 def check_record(args: argparse.Namespace, model_source: str | None = None) -> None:
     """Before any work: a model that is no file in a git repository, or a store that cannot be opened, cannot
     be recorded (BadInputError, exit 2); git reads HEAD's commit and dirty flag while the job runs and the

@@ -12,7 +12,7 @@ from typing import Any
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .history_flags import add_record_flags, check_record, record_if_asked
+from .history_flags import add_record_flags, check_record, record_if_asked, recorded_steps
 from .common import ZOO_EPILOG, add_keep_going_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
 from .outputs import add_output
 
@@ -123,7 +123,7 @@ def run_lower(args: argparse.Namespace) -> int:
         from backend_core.cpus import normalise_target
 
         normalise_target(args.target)
-        job = lower_job(args)
+        job = lower_job(args, recorded_steps(args, ("lower",)))
         check_record(args)                      # --record: a git repository, and HEAD read while it lowers
     except CmlensError as e:
         return print_error(e, verbose=args.verbose)

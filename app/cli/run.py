@@ -174,8 +174,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
                       et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
     # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
+    from .history_flags import recorded_steps
+
     job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
-                                             verify_suggestions=False), steps=("run",), run=opts)
+                                             verify_suggestions=False), steps=recorded_steps(args, ("run",)),
+              run=opts)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     def work() -> int:

@@ -16,10 +16,11 @@ from ..errors import BadInputError
 _ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
-def git(repo: str | Path, *args: str, check: bool = True) -> str:
+def git(repo: str | Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
+    """`stdin`: text for git's standard input (`--stdin`, `--batch-check`); none by default."""
     try:
         p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_ENV, timeout=120,
-                           stdin=subprocess.DEVNULL)
+                           **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
     except FileNotFoundError:
         raise BadInputError("git is not installed.", "Install it (apt-get install git).") from None
     if check and p.returncode != 0:
@@ -133,10 +134,23 @@ def last_commits(root: Path, n: int, rev: str = "HEAD") -> list[str]:
     return out
 
 
-def first_parent_order(root: Path, rev: str = "HEAD") -> dict[str, int]:
-    """commit -> position along HEAD's first parents (oldest 0): the order a series is drawn in."""
-    out = git(root, "rev-list", "--reverse", "--first-parent", rev, check=False).split()
-    return {c: i for i, c in enumerate(out)}
+def graph_order(root: Path, commits: list[str]) -> dict[str, int]:
+    """commit -> its position in the git graph (oldest 0) among `commits` and their ancestors: a parent
+    always before its children, the committer date only between commits the graph leaves unordered
+    (`rev-list --date-order`). Commits the repository does not have (a record made in a clone, a rebased
+    branch) are left out. Dates cannot order commits on their own: four commits made in one second tie."""
+    wanted = list(dict.fromkeys(c for c in commits if c))
+    if not wanted:
+        return {}
+    out = git(root, "cat-file", "--batch-check=%(objectname) %(objecttype)", check=False,
+              stdin="".join(f"{c}\n" for c in wanted)).splitlines()
+    known = [ln.split()[0] for ln in out if ln.endswith(" commit")]
+    if not known:
+        return {}
+    walk = git(root, "rev-list", "--date-order", "--reverse", "--stdin", check=False,
+               stdin="".join(f"{c}\n" for c in known)).split()
+    keep = set(wanted)
+    return {c: i for i, c in enumerate(c for c in walk if c in keep)}
 
 
 @dataclass(frozen=True)
@@ -165,6 +179,19 @@ def current_branch(root: Path) -> str | None:
 def _branch_or_ci(out: str) -> str | None:
     return out or os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") \
         or os.environ.get("CI_COMMIT_REF_NAME") or None
+
+
+def default_branch(root: Path) -> str | None:
+    """The repository's own default branch: the one origin's HEAD names, else `init.defaultBranch`, `main`,
+    `master` or `trunk`, the first that exists here or at origin; None when none does."""
+    out = git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD", check=False).strip()
+    if out:
+        return out.split("/", 1)[1] if "/" in out else out
+    have = set(git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes/origin",
+                   check=False).split())
+    configured = git(root, "config", "--get", "init.defaultBranch", check=False).strip()
+    return next((b for b in (configured, "main", "master", "trunk") if b and (b in have or f"origin/{b}" in have)),
+                None)
 
 
 def is_dirty(root: Path) -> bool:

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
@@ -21,6 +22,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from ..errors import BadInputError
+from .damage import StoreDamagedError, check_records, damaged, watch_for_damage
 from .entry import Record
 from .packing import pack_report, unpack_report
 from .schema import COLUMNS, SCHEMA_VERSION, records, reports
@@ -118,8 +120,14 @@ class HistoryStore:
         return stmt.on_conflict_do_update(index_elements=list(keys),
                                           set_={c: stmt.excluded[c] for c in columns if c not in keys})
 
+    def _fuller(self, recs: Iterable[Record]) -> list[Record]:
+        """Each record, keeping the figures a record of the same commit already holds and it lacks (merge.py)."""
+        from .merge import fuller
+
+        return [fuller(self.get(r.model, r.config, r.commit), r) for r in recs]
+
     def add_many(self, recs: Iterable[Record], reports_by_commit: dict[str, dict[str, Any]] | None = None) -> int:
-        recs = list(recs)
+        recs = self._fuller(recs)
         rows = [{k: getattr(r, k) for k in COLUMNS} for r in recs]
         if not rows:
             return 0
@@ -150,6 +158,7 @@ class HistoryStore:
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
+        rec = self._fuller([rec])[0]
         stmt, row = self._upsert(records, COLUMNS), {k: getattr(rec, k) for k in COLUMNS}
         inserted = threading.Event()
 
@@ -184,7 +193,12 @@ class HistoryStore:
                                                          reports.c.commit == commit))
         with self.engine.connect() as conn:
             blob = conn.execute(q).scalar()
-        return unpack_report(json.loads(gzip.decompress(blob))) if blob is not None else None
+        if blob is None:
+            return None
+        try:
+            return unpack_report(json.loads(gzip.decompress(blob)))
+        except (OSError, EOFError, ValueError, zlib.error) as exc:     # its bytes were overwritten
+            raise damaged(self.where, f"the report kept with {commit[:8]} is unreadable ({exc})") from None
 
     def commits_with_reports(self, model: str, config: str) -> set[str]:
         q = sa.select(reports.c.commit).where(sa.and_(reports.c.model == model, reports.c.config == config))
@@ -222,14 +236,15 @@ class HistoryStore:
         with self.engine.connect() as conn:
             return [(m, c, int(n)) for m, c, n in conn.execute(q)]
 
-    def last_on_branch(self, branch: str, config: str, *, model: str | None = None,
-                       name: str | None = None) -> Record | None:
-        """The newest successful record on `branch` of this configuration, by model path or else by name."""
+    def on_branch(self, branch: str | None, config: str, *, model: str | None = None,
+                  name: str | None = None) -> list[Record]:
+        """The successful records of this configuration, by model path or else by name, on `branch` (None:
+        on any branch); in no useful order (`trends.ordered` orders them)."""
         who = records.c.model == model if model else records.c.name == name
-        found = self._select(sa.and_(records.c.branch == branch, records.c.config == config, who,
-                                     records.c.status == "ok"),
-                             order=(records.c.commit_date.desc(), records.c.recorded_at.desc()))
-        return found[0] if found else None
+        conds = [records.c.config == config, who, records.c.status == "ok"]
+        if branch is not None:
+            conds.append(records.c.branch == branch)
+        return self._select(sa.and_(*conds))
 
     # --- JSON lines --------------------------------------------------------------------------------
     def export_jsonl(self, out: Any, model: str | None = None) -> int:
@@ -318,6 +333,7 @@ def open_store(spec: str | os.PathLike[str], *, create: bool = True, upgrade_to:
                                 "Record into it first (`cmlens history backfill` or `--record`), or pass --history.")
         path.parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(url, connect_args={"timeout": 30})
+        watch_for_damage(engine, str(path))        # before the pragmas: a text file fails at the first one
         _sqlite_pragmas(engine)
     else:
         try:
@@ -335,12 +351,14 @@ def open_store(spec: str | os.PathLike[str], *, create: bool = True, upgrade_to:
                     "Open it with the newer cmlens that wrote it (pip install -U cortexm-lens); it is left unchanged.")
             if have is None or have < SCHEMA_VERSION or upgrade_to != "head":
                 retrying(lambda: migrate(conn, upgrade_to))
+            if engine.dialect.name == "sqlite":
+                check_records(conn, engine.url.database or "")
     except sa.exc.OperationalError as exc:
         engine.dispose()
         raise BadInputError(f"Cannot open the history store {engine.url.render_as_string(hide_password=True)}: "
                             f"{str(exc.orig).strip().splitlines()[0] if exc.orig else exc}",
                             "Check the path or the server address, user and database.") from None
-    except StoreTooNewError:
+    except (StoreTooNewError, StoreDamagedError):
         engine.dispose()
         raise
     return HistoryStore(url, engine)

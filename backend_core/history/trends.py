@@ -10,7 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import BadInputError
 from .entry import Record
+from .git import graph_order
 from .metrics import NOISE_FLOOR, NOISY, label, sort_key, value
 
 VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens", "executorch-checkout", "cmsis-nn")
@@ -59,15 +61,31 @@ def _fmt(v: Any, signed: bool = False) -> str:
 
 
 def ordered(records: list[Record], root: str | Path | None = None) -> list[Record]:
-    """Along the repository's first-parent history when it is at hand (commit dates can tie or lie after
-    a rebase); otherwise, and for commits not on it, by commit date."""
-    pos: dict[str, int] = {}
-    if root is not None and Path(root).is_dir():
-        from .git import first_parent_order
-
-        pos = first_parent_order(Path(root))
+    """The one order of a series, for every face (`history show`, its HTML, the History tab, bisect's and
+    gate's baselines): by the git graph of the model's repository (`root`, else the repository the
+    records name), a parent before its children; the commit date only as a tie-break, and for commits
+    the repository does not have (after those it has). Commit dates tie (several commits in a second)
+    and lie (a rebase); the order the records were written in is no order at all (a pool's lowerings
+    finish as they like)."""
+    where = _repository(records, root)
+    try:
+        pos = graph_order(where, [r.commit for r in records]) if where is not None else {}
+    except BadInputError:                     # no git on this machine: the dates are all there is
+        pos = {}
     return sorted(records, key=lambda r: (0, pos[r.commit], "") if r.commit in pos
                   else (1, 0, f"{r.commit_date or ''} {r.recorded_at}"))
+
+
+def _repository(records: list[Record], root: str | Path | None) -> Path | None:
+    """`root` when it is a folder, else the repository most of the records were made in, when it is here."""
+    if root is not None:
+        return Path(root) if Path(root).is_dir() else None
+    from collections import Counter
+
+    for repo, _n in Counter(r.repo for r in records if r.repo).most_common():
+        if Path(repo).is_dir():
+            return Path(repo)
+    return None
 
 
 def metric_names(records: list[Record]) -> list[str]:
@@ -91,6 +109,13 @@ def is_change(metric: str, before: Any, after: Any, threshold: float | None = No
     return True
 
 
+def measured_alike(a: Record, b: Record) -> bool:
+    """Both lowerings ran (neither came from the cache): only then is a difference of their lowering time a
+    change. A cache hit times no lowering of its own (it keeps the saved one's stage times, or reads them in
+    a fraction of a second), so against a lowering that ran, its time says nothing of the commit."""
+    return not ((a.extra or {}).get("from_cache") or (b.extra or {}).get("from_cache"))
+
+
 def changes(records: list[Record], *, time_threshold: float | None = None) -> list[Change]:
     """Every change between consecutive records of an ordered series."""
     out: list[Change] = []
@@ -112,6 +137,8 @@ def changes(records: list[Record], *, time_threshold: float | None = None) -> li
         if not b.ok or last_ok is None:
             continue
         for m in names:
+            if m in NOISY and not measured_alike(last_ok, b):
+                continue
             va, vb = value(last_ok.metrics, m), value(b.metrics, m)
             thr = time_threshold if m in NOISY and time_threshold is not None else None
             if is_change(m, va, vb, thr):
