@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend_core.errors import CmlensError
 from backend_core.history import History, HistoryStore, load_history, metric_names, open_store, series
 from backend_core.history.metrics import label
 from backend_core.history.trends import METRIC, VERSION
@@ -71,6 +72,29 @@ def load_data(where: str, model: str | None = None) -> HistoryData:
     history = load_history(store, key, config=configs[0])
     metrics = [m for m in metric_names(history.records) if any(v is not None for v in series(history.records, m))]
     return HistoryData(store.where, store, history, key, [(m, m) for m in models], metrics)
+
+
+def load_or_error(where: str, model: str | None = None) -> "HistoryData | CmlensError":
+    """load_data, or the typed error that says why not (a damaged, empty or missing store): the view shows
+    its message and fix, never a traceback."""
+    try:
+        return load_data(where, model)
+    except CmlensError as exc:
+        return exc
+
+
+def without_password(where: str) -> str:
+    """A store to remember: a database URL without its password (the server's own means supply it: a
+    .pgpass file, PGPASSWORD); a path as it is."""
+    if "://" not in where:
+        return where
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(where)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: remembered as typed, it holds no password field
+        return where
+    return url._replace(password=None).render_as_string(hide_password=False) if url.password else where
 
 
 def recorded_report(data: HistoryData, index: int) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ Signals:
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
@@ -21,8 +22,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLin
                                QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from app.runtime.background import BackgroundRunner
+from backend_core.errors import CmlensError
 
-from .loading import HistoryData, change_compare, load_data, recorded_report
+from .loading import HistoryData, change_compare, load_or_error, recorded_report, without_password
 
 CHART_HEIGHT = 150
 
@@ -31,10 +33,14 @@ class HistoryView(QWidget):
     pointOpened = Signal(object, str)
     changeOpened = Signal(object)
     message = Signal(str)
+    storeOpened = Signal(str, str)          # (the store as typed, without a password; the model shown)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.data: HistoryData | None = None
+        self._pending: tuple[str, str | None] | None = None     # a remembered store, read when the tab shows
+        self._asked = ""                                         # the store as the user gave it
+        self._job = -1                                           # the read whose answer is shown
         self.runner = BackgroundRunner("cmlens-history", self)
         self.runner.done.connect(self._on_loaded)
         self.runner.failed.connect(lambda _job, msg: self._say(f"History: {msg.splitlines()[0] if msg else 'failed'}",
@@ -91,9 +97,32 @@ class HistoryView(QWidget):
         if not where:
             self._say("History: name a store first (a .db file or a postgresql:// URL).", bad=True)
             return
+        self._pending = None
         self.store.setText(where)
         self._say(f"Reading {where}…")
-        self.runner.submit(lambda: load_data(where, model))
+        self._asked = where
+        self._job = self.runner.submit(lambda: load_or_error(where, model))
+
+    def remember(self, where: str, model: str | None = None) -> None:
+        """The store of the window's last start: named in the field now, read when the tab is first shown
+        (a window that never shows the tab never opens it)."""
+        if where and self.data is None:
+            self.store.setText(where)
+            if "://" not in where and not Path(where).is_file():
+                return                               # moved or deleted since: named, not read
+            self._pending = (where, model or None)
+            if self.isVisible():
+                self._open_pending()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._open_pending()
+
+    def _open_pending(self) -> None:
+        if self._pending is not None:
+            where, model = self._pending
+            self._pending = None
+            self.open_store(where, model)
 
     def chart_names(self) -> list[str]:
         return list(self.data.metrics) if self.data is not None else []
@@ -103,7 +132,11 @@ class HistoryView(QWidget):
         if self.data is None:
             return
         rec = self.data.history.records[index]
-        report = recorded_report(self.data, index)
+        try:
+            report = recorded_report(self.data, index)
+        except CmlensError as exc:                   # its kept report was overwritten: say so, show the rest
+            self._say(f"History: {exc.message}", bad=True)
+            return
         self.details.setText(self.data.commit_text(index))
         if report is None:
             self._say(f"{rec.short}: no lowering report was recorded with this commit (recorded from a JSON "
@@ -118,7 +151,11 @@ class HistoryView(QWidget):
             return
         change = self.data.history.changes[row]
         self.details.setText(self.data.commit_text(change.index))
-        data = change_compare(self.data, change.index)
+        try:
+            data = change_compare(self.data, change.index)
+        except CmlensError as exc:
+            self._say(f"History: {exc.message}", bad=True)
+            return
         if data is None:
             self._say(f"{change.commit[:8]}: nothing recorded to compare it with (the commit before it failed, or "
                       "no facts were recorded).")
@@ -139,7 +176,13 @@ class HistoryView(QWidget):
         self.info.setStyleSheet("color: #b71c1c" if bad else "")
         self.message.emit(text)
 
-    def _on_loaded(self, _job: int, data: HistoryData) -> None:
+    def _on_loaded(self, job: int, data: HistoryData | CmlensError) -> None:
+        if job != self._job:                        # an earlier read, answered after the user asked another
+            return
+        if isinstance(data, CmlensError):           # a damaged, empty or too new store: its cause and the fix
+            self._show_nothing()
+            self._say(f"History: {data.message} {data.hint}".strip(), bad=True)
+            return
         self.data = data
         self.model.blockSignals(True)
         self.model.clear()
@@ -147,10 +190,7 @@ class HistoryView(QWidget):
             self.model.addItem(label, key)
         self.model.setCurrentIndex(max(0, self.model.findData(data.model_key)))
         self.model.blockSignals(False)
-        while self.charts_layout.count():
-            w = self.charts_layout.takeAt(0).widget()
-            if w is not None:
-                w.deleteLater()
+        self._clear_charts()
         for metric in data.metrics:
             self.charts_layout.addWidget(self._chart(metric))
         self.charts_layout.addStretch(1)
@@ -159,9 +199,24 @@ class HistoryView(QWidget):
             item = QListWidgetItem(f"{ch.commit[:8]}  {ch.text()}  — {(ch.subject or '')[:50]}")
             item.setToolTip(f"{ch.commit} {ch.subject}\n{ch.text()}")
             self.changes.addItem(item)
+        self.storeOpened.emit(without_password(self._asked or data.where), data.model_key)
         h = data.history
         self._say(f"{h.model}: {len(h.records)} commit(s), {len(h.changes)} change(s), {len(data.metrics)} figure(s) "
                   f"({data.where}). Click a point or a change.")
+
+    def _clear_charts(self) -> None:
+        while self.charts_layout.count():
+            w = self.charts_layout.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+
+    def _show_nothing(self) -> None:
+        """No store shown: what another store drew is not left on screen under its error."""
+        self.data = None
+        self._clear_charts()
+        self.changes.clear()
+        self.details.setText("")
+        self.model.clear()
 
     def _chart(self, metric: str) -> pg.PlotWidget:
         data = self.data
@@ -175,8 +230,9 @@ class HistoryView(QWidget):
         plot.plot(xs, ys, pen=pg.mkPen("#1565c0", width=2))
         changed = data.changed_at(metric)
         brushes = [pg.mkBrush("#e53935" if x in changed else "#1565c0") for x in xs]
+        # pyqtgraph calls tip(x=..., y=..., data=...) by keyword: the parameters keep those names
         dots = pg.ScatterPlotItem(xs, ys, size=9, brush=brushes, pen=pg.mkPen("w"), hoverable=True,
-                                  data=xs, tip=lambda x, y, d: data.point_tip(int(d), metric))
+                                  data=xs, tip=lambda x, y, data: self._tip(int(data), metric))
         dots.sigClicked.connect(lambda _item, points, _ev: points and self.open_point(int(points[0].data())))
         plot.addItem(dots)
         for x in data.version_marks:
@@ -185,6 +241,9 @@ class HistoryView(QWidget):
             plot.addItem(pg.ScatterPlotItem([x], [0], symbol="x", size=11, brush=pg.mkBrush("#b71c1c")))
         plot.getAxis("bottom").setTicks([[(i, r.short[:7]) for i, r in enumerate(data.history.records)]])
         return plot
+
+    def _tip(self, index: int, metric: str) -> str:
+        return self.data.point_tip(index, metric) if self.data is not None else ""
 
     def _on_change(self, item: QListWidgetItem) -> None:
         self.open_change(self.changes.row(item))

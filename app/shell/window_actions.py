@@ -12,6 +12,7 @@ from backend_core.fallback.changed import keep_going_summary
 from backend_core.models.sniff import is_artefact_path
 
 from app.compare import CompareDialog
+from app.runtime.settings import get_str
 
 
 def export_dialog(win: Any, kind: str, filt: str) -> None:
@@ -82,5 +83,9 @@ def wire_history(win: Any) -> None:
     """The History tab's clicks: a point shows that commit's recorded lowering as the window's lowering (no
     lowering again); a change opens the Compare tab on that commit against the one before it."""
     win.history.message.connect(lambda text: win.statusBar().showMessage(text, 10000))
+    s = win.settings                        # the store (and model) of the last start, as the other tabs remember
+    win.history.remember(get_str(s, "history/store"), get_str(s, "history/model") or None)
+    win.history.storeOpened.connect(lambda where, model: (s.setValue("history/store", where),
+                                                          s.setValue("history/model", model)))
     win.history.pointOpened.connect(lambda report, title: win.session.show_recorded(report, title))
     win.history.changeOpened.connect(lambda data: (win.compare.show_compare(data), win.show_tab("compare")))
