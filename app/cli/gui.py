@@ -1,7 +1,8 @@
 """`cmlens gui [MODEL] [--stage NAME] [--select NODE] [--screenshot out.png]`.
 
-Opens the desktop app. With --screenshot, renders offscreen: waits for lowering to finish and
-the requested stage/selection to be drawn, saves the window as PNG (QWidget.grab) and exits.
+Opens the desktop app. With --screenshot: waits for lowering to finish and the requested stage/selection
+to be drawn, saves the window as PNG (QWidget.grab) and exits. On a local X display the window opens there at
+the size it gets on that screen; without one it renders offscreen (1500x920); --size WxH sets the size.
 """
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
                    help="colour the graph by numerical error (runs the numerics; default 8 inputs)")
     add_output(p, "--screenshot", default=None, metavar="PNG",
                    help="render offscreen after lowering, save the window as PNG, exit")
-    p.add_argument("--size", default="1500x920", help="window size for --screenshot (WxH)")
+    p.add_argument("--size", default=None, type=_size, metavar="WxH",
+                   help="window size for --screenshot (default: the size the window opens at on this screen, "
+                        "inside its available geometry; 1500x920 when there is no screen)")
     p.add_argument("--palette", action="store_true",
                    help="save the screenshot as an 8-bit palette PNG (~3x smaller, for docs)")
     p.set_defaults(func=run_gui)
@@ -67,6 +70,36 @@ def _target(text: str) -> str:
         return normalise_target(text)
     except BadInputError as e:
         raise argparse.ArgumentTypeError(f"{e.message} {e.hint}") from None
+
+
+def _size(text: str) -> tuple[int, int]:
+    """--size WxH: two whole numbers of pixels, each 200 or more."""
+    w, sep, h = text.lower().partition("x")
+    if not (sep and w.isdigit() and h.isdigit() and int(w) >= 200 and int(h) >= 200):
+        raise argparse.ArgumentTypeError(f"{text!r}: give the window size as WxH in pixels, e.g. 1366x768.")
+    return int(w), int(h)
+
+
+def _local_display() -> bool:
+    """A local X display whose socket exists (`:99`, `:0.0`): a screenshot can be taken on it at its real
+    size. A stale or remote DISPLAY, or none, renders offscreen as before."""
+    display = os.environ.get("DISPLAY", "")
+    if not display.startswith(":"):
+        return False
+    number = display[1:].split(".")[0]
+    return number.isdigit() and Path(f"/tmp/.X11-unix/X{number}").exists()
+
+
+def screenshot_platform() -> None:
+    """--screenshot on a screen renders on it (the window then has the size it gets there: 1366x768 on a
+    1366x768 screen, not 1500x920); without a usable display, Qt's offscreen platform. QT_QPA_PLATFORM
+    set by the user wins."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return
+    from app.shell.display_check import gui_problem
+
+    if not _local_display() or gui_problem() is not None:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
 def _pick_node(snap, name: str) -> str | None:
@@ -97,7 +130,7 @@ def to_palette(img):  # type: ignore[no-untyped-def]
 
 def run_gui(args: argparse.Namespace) -> int:
     if args.screenshot:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        screenshot_platform()
         if "CMLENS_SETTINGS" not in os.environ:       # deterministic: no user layout/options
             import tempfile
 
@@ -120,9 +153,8 @@ def run_gui(args: argparse.Namespace) -> int:
     app.setWindowIcon(icon("app"))
     app.setStyleSheet(app_style_sheet())
     win = MainWindow()
-    if args.screenshot:
-        w, _, h = args.size.partition("x")
-        win.resize(int(w), int(h))
+    if args.screenshot and args.size:
+        win.resize(*args.size)
     win.show()
     kw: dict[str, Any] = {"target": args.target, "flow": args.flow}
     companions = tuple((k, str(Path(v).resolve())) for k, v in (
@@ -218,7 +250,6 @@ def run_gui(args: argparse.Namespace) -> int:
             return
         shot["done"] = True
         path = Path(args.screenshot)
-        path.parent.mkdir(parents=True, exist_ok=True)
         img = win.grab().toImage()
         if args.palette:
             img = to_palette(img)
@@ -227,7 +258,7 @@ def run_gui(args: argparse.Namespace) -> int:
             result["code"] = 1
         else:
             s = win.session
-            print(f"{path}: {s.status}, stage {win.state.stage} "
+            print(f"{path}: {img.width()}x{img.height()}, {s.status}, stage {win.state.stage} "
                   f"{s.snapshots[win.state.stage].stage if s.snapshots else '-'}")
         win.close()
         app.quit()
