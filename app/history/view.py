@@ -183,6 +183,7 @@ class HistoryView(QWidget):
             self._show_nothing()
             self._say(f"History: {data.message} {data.hint}".strip(), bad=True)
             return
+        self._close_shown(data)
         self.data = data
         self.model.blockSignals(True)
         self.model.clear()
@@ -199,7 +200,8 @@ class HistoryView(QWidget):
             item = QListWidgetItem(f"{ch.commit[:8]}  {ch.text()}  — {(ch.subject or '')[:50]}")
             item.setToolTip(f"{ch.commit} {ch.subject}\n{ch.text()}")
             self.changes.addItem(item)
-        self.storeOpened.emit(without_password(self._asked or data.where), data.model_key)
+        asked = self._asked or data.where           # a path as the store's absolute file, a URL without its password
+        self.storeOpened.emit(without_password(asked) if "://" in asked else data.where, data.model_key)
         h = data.history
         self._say(f"{h.model}: {len(h.records)} commit(s), {len(h.changes)} change(s), {len(data.metrics)} figure(s) "
                   f"({data.where}). Click a point or a change.")
@@ -210,8 +212,14 @@ class HistoryView(QWidget):
             if w is not None:
                 w.deleteLater()
 
+    def _close_shown(self, new: HistoryData | None = None) -> None:
+        """The store shown until now, closed when another replaces it (its engine's connections)."""
+        if self.data is not None and (new is None or new.store is not self.data.store):
+            self.data.store.close()
+
     def _show_nothing(self) -> None:
         """No store shown: what another store drew is not left on screen under its error."""
+        self._close_shown()
         self.data = None
         self._clear_charts()
         self.changes.clear()
