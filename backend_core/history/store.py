@@ -121,10 +121,22 @@ class HistoryStore:
                                           set_={c: stmt.excluded[c] for c in columns if c not in keys})
 
     def _fuller(self, recs: Iterable[Record]) -> list[Record]:
-        """Each record, keeping the figures a record of the same commit already holds and it lacks (merge.py)."""
+        """Each record, keeping the figures a record of the same commit already holds and it lacks (merge.py);
+        the records already there read in one query per series and 500 commits (an import of 3,000 lines
+        asked one by one took 8.5 s)."""
         from .merge import fuller
 
-        return [fuller(self.get(r.model, r.config, r.commit), r) for r in recs]
+        recs = list(recs)
+        have: dict[tuple[str, str, str], Record] = {}
+        series: dict[tuple[str, str], list[str]] = {}
+        for r in recs:
+            series.setdefault((r.model, r.config), []).append(r.commit)
+        for (model, config), commits in series.items():
+            for i in range(0, len(commits), 500):
+                for old in self._select(sa.and_(records.c.model == model, records.c.config == config,
+                                                records.c.commit.in_(commits[i:i + 500]))):
+                    have[(old.model, old.config, old.commit)] = old
+        return [fuller(have.get((r.model, r.config, r.commit)), r) for r in recs]
 
     def add_many(self, recs: Iterable[Record], reports_by_commit: dict[str, dict[str, Any]] | None = None) -> int:
         recs = self._fuller(recs)

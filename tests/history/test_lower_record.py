@@ -22,6 +22,8 @@ def test_lower_record_adds_the_commit_to_the_store(tmp_path: Path) -> None:
         recs = store.records("model.py")
     assert [r.commit for r in recs] == [commits[-1]] and recs[0].ok and recs[0].source == "lower"
     assert recs[0].metrics["fallbacks"] == 1                     # the last commit has the LayerNorm
+    # every figure a backfill records, without --json too (issue 44: arena and RAM were missing)
+    assert {"arena_bytes", "pte_bytes", "method_allocator_bytes"} <= set(recs[0].metrics), recs[0].metrics
     shutil.rmtree(repo / ".cmlens")
 
 
