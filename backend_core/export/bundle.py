@@ -13,15 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
+from ..runner_build.libraries import codegen_python
 from .c_sources import MODEL_SECTION, api_header, api_source, model_header
-from .cmake_files import lists_cmakelists, model_cmake
+from .cmake_files import lists_cmakelists, model_cmake, toolchain_cmake
 from .pools import Pools, size_pools
 from .program import ProgramFacts, read_facts
+from .recipe import recipe_facts
+from .reference import Reference, reference_files, reference_of
 from .report import BUNDLE_FORMAT, kernel_of, memory_parts, readme
 
 BUNDLE_JSON = "bundle.json"
 FILES = ("model.pte", "model_pte.h", "cmlens_model.h", "cmlens_model.cpp", "model_ops.txt", "cmlens_model.cmake",
-         "CMakeLists.txt", "README.md", BUNDLE_JSON)
+         "CMakeLists.txt", "toolchain.cmake", "README.md", BUNDLE_JSON)
+# and, when the program came with its test case (a lowering, or a .bpte): export/reference.py
+REFERENCE_FILES = ("cmlens_reference.h", "reference_input_0.bin", "reference_output_0.bin")
 
 
 @dataclass
@@ -43,6 +48,8 @@ class BundleSpec:
     findings: list[dict[str, Any]] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     flatc: str | None = None
+    # the Python of the exporting environment (ExecuTorch's codegen needs its executorch package)
+    python: str | None = field(default_factory=codegen_python)
 
 
 @dataclass
@@ -73,7 +80,8 @@ def check_destination(folder: Path, force: bool) -> None:
         raise BadInputError(f"The parent folder of {folder} does not exist.", f"Create {folder.parent} first.")
 
 
-def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict[str, bytes]) -> dict[str, Any]:
+def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict[str, bytes],
+                reference: Reference | None = None) -> dict[str, Any]:
     """bundle.json's content (README.md is made from it)."""
     plan = facts.plan
     pools_d = pools.to_dict()
@@ -108,13 +116,23 @@ def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict
         "versions": {**spec.versions, "executorch checkout": f"{spec.et_root} (commit {spec.et_commit or 'unknown'})",
                      "CMSIS-NN": f"{spec.cmsis_nn or 'downloaded by ExecuTorch CMake'} (pinned {spec.cmsis_tag or '?'})"},
         "files": {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()} for name, data in files.items()},
+        "reference": None if reference is None else {
+            "inputs": [f"reference_input_{i}.bin" for i in range(len(reference.inputs))],
+            "outputs": [f"reference_output_{i}.bin" for i in range(len(reference.outputs))],
+            "header": "cmlens_reference.h",
+            "from": "the .bpte's test case: expected outputs = the lowered program run on the host"},
+        "recipe": recipe_facts(spec, facts, pools),
         "check": None,
     }
     return info
 
 
-def render_files(pte: bytes, spec: BundleSpec) -> tuple[ProgramFacts, Pools, dict[str, bytes], dict[str, Any]]:
-    """Every file of the bundle, in memory: (facts, pools, files by name, bundle.json's dict)."""
+def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
+                 ) -> tuple[ProgramFacts, Pools, dict[str, bytes], dict[str, Any]]:
+    """Every file of the bundle, in memory: (facts, pools, files by name, bundle.json's dict). `bpte`: the
+    program's bundled test case, shipped as the reference input and expected output bytes."""
+    from ..boards.table import gcc_flags
+
     facts = read_facts(pte)
     pools = size_pools(facts.plan)
     sha = hashlib.sha256(facts.pte).hexdigest()
@@ -125,20 +143,24 @@ def render_files(pte: bytes, spec: BundleSpec) -> tuple[ProgramFacts, Pools, dic
         "cmlens_model.cpp": api_source(facts, pools).encode(),
         "model_ops.txt": (",".join(facts.selected_ops) + "\n").encode(),
         "cmlens_model.cmake": model_cmake(facts, spec.et_root, spec.target, spec.cmsis_tag, spec.flatc,
-                                          spec.et_commit).encode(),
+                                          spec.et_commit, spec.python).encode(),
         "CMakeLists.txt": lists_cmakelists().encode(),
+        "toolchain.cmake": toolchain_cmake(spec.target, gcc_flags(spec.target)).encode(),
     }
-    info = bundle_info(facts, pools, spec, files)
+    reference = reference_of(bpte) if bpte else None
+    if reference is not None:
+        files.update(reference_files(reference, sha))
+    info = bundle_info(facts, pools, spec, files, reference)
     files["README.md"] = readme(info).encode()
     files[BUNDLE_JSON] = json.dumps(info, indent=2).encode()
     return facts, pools, files, info
 
 
-def write_bundle(pte: bytes, spec: BundleSpec, folder: Path, force: bool = False) -> Bundle:
-    """Write the bundle into `folder` (all or nothing)."""
+def write_bundle(pte: bytes, spec: BundleSpec, folder: Path, force: bool = False, bpte: bytes | None = None) -> Bundle:
+    """Write the bundle into `folder` (all or nothing); `bpte` adds the reference input and output files."""
     folder = Path(folder)
     check_destination(folder, force)
-    facts, pools, files, info = render_files(pte, spec)
+    facts, pools, files, info = render_files(pte, spec, bpte)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
     try:
         tmp.chmod(0o755)            # mkdtemp's 0700 would make the bundle private after the rename

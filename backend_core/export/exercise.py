@@ -2,12 +2,13 @@
 
 A bit-exact PASS on one input proves the port computes that input's outputs. When the model's outputs
 do not depend on its input (random weights that collapse: ds_cnn gave identical output bytes for a
-constant input, a ramp and its random example input), the PASS proves nothing about the model. So the
+constant input, a ramp and its random example input, and an all-zero input changed one value of 12),
+the PASS proves nothing about the model. So the
 check firmware runs, after the bundle's reference input, a few inputs that exercise the model -- the
 model's own calibration samples, else its evaluation samples, else a constant, a ramp and a reversed
 ramp over the reference input's range -- and the result calls out a PASS on degenerate outputs with the
-target verdict's own rule (pipeline/reference_check.degenerate_reason) plus this one: every input gave
-identical output bytes."""
+target verdict's own rule (pipeline/reference_check.degenerate_reason) plus this one: the inputs gave
+outputs that differ in at most a tenth of the values (at least one allowed)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -93,7 +94,27 @@ def degenerate_warnings(expected: list[Any], steps: list[float | None], outputs_
         if reason:
             found.append(f"{'the reference output' if len(expected) == 1 else f'reference output {i}'} is "
                          f"degenerate: {reason}; {ADVICE}")
-    if len(outputs_by_set) > 1 and all(o == outputs_by_set[0] for o in outputs_by_set[1:]):
-        found.append(f"the output does not depend on the input: {len(outputs_by_set)} different inputs ("
-                     + ", ".join(names) + f") gave identical output bytes on the target; {ADVICE}")
+    if len(outputs_by_set) > 1:
+        changed, total = _changed_values(expected, outputs_by_set)
+        if changed <= max(1, total // 10):
+            how = ("identical output bytes" if changed == 0 else
+                   f"outputs that differ in only {changed} of {total} values")
+            found.append(f"the output barely depends on the input: {len(outputs_by_set)} different inputs ("
+                         + ", ".join(names) + f") gave {how} on the target; {ADVICE}")
     return found
+
+
+def _changed_values(expected: list[Any], outputs_by_set: list[list[bytes]]) -> tuple[int, int]:
+    """(values that differ from input set 0's in any other set, values in all outputs): element-wise in
+    each output's dtype."""
+    import numpy as np
+
+    changed = total = 0
+    for i, e in enumerate(expected):
+        dt = np.asarray(e).dtype
+        rows = [np.frombuffer(s[i], dtype=dt) for s in outputs_by_set if i < len(s) and len(s[i]) % dt.itemsize == 0]
+        if not rows or any(r.size != rows[0].size for r in rows):
+            continue
+        total += rows[0].size
+        changed += int(np.any(np.stack(rows[1:]) != rows[0], axis=0).sum()) if len(rows) > 1 else 0
+    return changed, total

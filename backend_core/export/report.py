@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory.fit import kib
+from .recipe import recipe_lines
 
 BUNDLE_FORMAT = 1
 KERNELS = {"cortex_m": "CMSIS-NN (cortex_m_kernels, backends/cortex_m/ops)",
@@ -31,16 +32,17 @@ def readme(info: dict[str, Any]) -> str:
          "| `cmlens_model.h`, `cmlens_model.cpp` | the C API over ExecuTorch's runtime; static pools, no malloc |",
          "| `model_ops.txt` | the selective build's op list (EXECUTORCH_SELECT_OPS_LIST form) |",
          "| `cmlens_model.cmake`, `CMakeLists.txt` | the `cmlens_model` library for your CMake project |",
-         "| `bundle.json` | this report as data |", "",
-         "## Use it", "", "```cmake",
-         "set(CMLENS_ET_ROOT /path/to/executorch)   # your ExecuTorch checkout",
-         "set(CMLENS_CMSIS_NN /path/to/CMSIS-NN)",
-         "add_subdirectory(path/to/this/folder cmlens_model)",
-         "target_link_libraries(app PRIVATE cmlens_model)", "```", "", "```c",
-         "#include \"cmlens_model.h\"",
-         "if (cmlens_model_init() != 0) { /* see the error code */ }",
-         "cmlens_model_run(input, output);   /* buffers of CMLENS_MODEL_INPUT_0_BYTES / CMLENS_MODEL_OUTPUT_0_BYTES */",
-         "```", "", "## Memory", "", "| part | where | bytes | from |", "|---|---|---:|---|"]
+         "| `toolchain.cmake` | arm-none-eabi-gcc with the CPU flags the libraries are built with |"]
+    if info.get("reference"):
+        L.append("| `cmlens_reference.h`, `reference_*.bin` | a reference input and the output bytes a correct port "
+                 "computes from it |")
+    L += ["| `bundle.json` | this report as data |", ""]
+    L += recipe_lines(info)
+    L += ["## Use it", "", "```c",
+          "#include \"cmlens_model.h\"",
+          "if (cmlens_model_init() != 0) { /* see the error code */ }",
+          "cmlens_model_run(input, output);   /* buffers of CMLENS_MODEL_INPUT_0_BYTES / CMLENS_MODEL_OUTPUT_0_BYTES */",
+          "```", "", "## Memory", "", "| part | where | bytes | from |", "|---|---|---:|---|"]
     for row in info["memory"]["parts"]:
         L.append(f"| {row['part']} | {row['kind']} | {row['bytes']:,} | {row['source']} |")
     fit = info.get("board_fit")
@@ -75,6 +77,9 @@ def readme(info: dict[str, Any]) -> str:
     if info.get("check"):
         c = info["check"]
         L += ["", "## Proof (--check)", "", f"{c['verdict']}: {c['summary']}"]
+        if c.get("inputs"):
+            L += ["", f"Inputs run on the target: {', '.join(c['inputs'])}."]
+        L += [""] + [f"- warning: {w}" for w in c.get("warnings") or []] if c.get("warnings") else []
     return "\n".join(L) + "\n"
 
 

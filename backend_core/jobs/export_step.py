@@ -137,7 +137,7 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
         workarounds=keep_going_summary(lowering.verdicts) if lowering is not None else "",
         findings=findings, versions=stack_versions(), flatc=_flatc(env.checkout.root))
     emit("status", {"text": f"writing the bundle to {env.output}"})
-    bundle = write_bundle(pte, spec, env.output, force=job.export.force)
+    bundle = write_bundle(pte, spec, env.output, force=job.export.force, bpte=bpte)
     section: dict[str, Any] = {"folder": str(bundle.folder), "files": sorted(p.name for p in bundle.folder.iterdir()),
                                "pools": bundle.info["pools"], "memory": bundle.info["memory"],
                                "selected_ops": bundle.info["selective_build"]["ops"], "fallbacks": fallbacks,

@@ -13,7 +13,7 @@ import pytest
 
 from backend_core.errors import BadInputError
 from backend_core.export import BundleSpec, is_bundle, write_bundle
-from backend_core.export.bundle import FILES
+from backend_core.export.bundle import FILES, REFERENCE_FILES
 from backend_core.memory.method_alloc import estimate_method_allocator
 from backend_core.memory.plan import read_plan
 from backend_core.runner_build.ops import program_bytes, read_program_ops
@@ -28,11 +28,11 @@ def _spec(tmp_path: Path) -> BundleSpec:
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("export")
-    return write_bundle(program_bytes(BPTE.read_bytes()), _spec(tmp), tmp / "bundle")
+    return write_bundle(program_bytes(BPTE.read_bytes()), _spec(tmp), tmp / "bundle", bpte=BPTE.read_bytes())
 
 
 def test_every_file_is_written(bundle) -> None:
-    assert sorted(p.name for p in bundle.folder.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in bundle.folder.iterdir()) == sorted(FILES + REFERENCE_FILES)
     assert is_bundle(bundle.folder)
     assert not [p for p in bundle.folder.parent.iterdir() if p.name.startswith(".")]   # no temp folder left
 
@@ -107,7 +107,7 @@ def test_existing_folder_that_is_not_a_bundle_is_refused_unless_forced(tmp_path:
     write_bundle(pte, _spec(tmp_path), mine, force=True)
     assert is_bundle(mine) and not (mine / "main.c").exists()
     write_bundle(pte, _spec(tmp_path), mine)                     # an earlier bundle is replaced without --force
-    assert sorted(p.name for p in mine.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in mine.iterdir()) == sorted(FILES)          # made from a .pte: no reference
 
 
 def test_a_program_that_cannot_be_read_writes_nothing(tmp_path: Path) -> None:
@@ -133,3 +133,39 @@ def test_runtime_figure_counts_the_portable_kernels_the_probe_could_not() -> Non
     assert any(n.startswith("aten::clamp.out: counted from the shipped table") for n in done["notes"])
     assert probe["code"] == 232530                                    # the memory report's own figure is untouched
     assert complete_runtime({**probe, "notes": []})["code"] == 232530
+
+
+def test_readme_is_a_recipe_with_the_tools_recorded_and_a_reference(bundle) -> None:
+    """Issue 44, item 7: the README named no Python (a user's build used the system python3 and failed after
+    145 s with ModuleNotFoundError), no CPU flags or toolchain file, no linker-script or startup needs, no
+    QEMU command, no CMLENS_ET_INSTALL_DIR and no reference. (The build itself, from the README alone: the
+    opt-in tests/export/test_readme_recipe_qemu.py.)"""
+    from backend_core.export.reference import reference_of
+    from backend_core.runner_build.libraries import codegen_python
+
+    readme = (bundle.folder / "README.md").read_text()
+    for words in ("CMLENS_PYTHON=", "-DCMLENS_PYTHON=", "CMLENS_FLATC", "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb",
+                  "-DCMAKE_TOOLCHAIN_FILE=path/to/this/folder/toolchain.cmake", "-DCMLENS_ET_INSTALL_DIR=",
+                  "network_model_sec", ".bss.cmlens_*", "__libc_init_array()", ".init_array",
+                  "qemu-system-arm -M mps3-an547 -nographic -semihosting-config enable=on,target=native -kernel",
+                  "cmlens_reference.h", "memcmp(out0, cmlens_reference_output_0"):
+        assert words in readme, words
+    cmake = (bundle.folder / "cmlens_model.cmake").read_text()
+    assert f'set(CMLENS_PYTHON "{bundle.info["recipe"]["python"]}" CACHE FILEPATH' in cmake
+    assert 'import executorch, torchgen, yaml' in cmake                # checked at configure, not after the libraries
+    assert "find_program(CMLENS_PYTHON" not in cmake                   # never the system python3 silently
+    toolchain = (bundle.folder / "toolchain.cmake").read_text()
+    assert 'set(CMLENS_CPU_FLAGS "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb")' in toolchain
+    ref = reference_of(BPTE.read_bytes())
+    assert (bundle.folder / "reference_input_0.bin").read_bytes() == ref.inputs[0]
+    assert (bundle.folder / "reference_output_0.bin").read_bytes() == ref.outputs[0] and len(ref.outputs[0]) == 48
+    header = (bundle.folder / "cmlens_reference.h").read_text()
+    body = header.split("cmlens_reference_output_0[48]", 1)[1].split("};", 1)[0]
+    assert bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", body)) == ref.outputs[0]
+    assert bundle.info["reference"]["outputs"] == ["reference_output_0.bin"]
+
+
+def test_a_bundle_without_a_test_case_says_it_has_no_reference(tmp_path: Path) -> None:
+    b = write_bundle(program_bytes(BPTE.read_bytes()), _spec(tmp_path), tmp_path / "bundle")
+    assert not (b.folder / "cmlens_reference.h").exists() and b.info["reference"] is None
+    assert "No reference input: the bundle was made from a `.pte`" in (b.folder / "README.md").read_text()
