@@ -20,6 +20,25 @@ from app.lowering.session import LowerRequest, LoweringSession
 from app.runtime.qt_job import QtJob
 
 
+# The core's hints name command-line flags; the window has fields and boxes for them (issue 44, item 14).
+_WINDOW_WORDS = (("Pass --et-root PATH (or set EXECUTORCH_ROOT).", "Set the ExecuTorch checkout."),
+                 ("Pass --et-root PATH", "Set the ExecuTorch checkout"),
+                 ("Pass -o DIR.", "Name the bundle folder."),
+                 ("Pass another -o folder.", "Name another bundle folder."),
+                 ("or --force to replace it", "or tick Replace"),
+                 ("Export with --keep-going", "Lower with Keep going (Lower options), then export"),
+                 ("--board NAME", "a board"), ("--check", "the QEMU proof"),
+                 ("Pass the directory of a", "Choose the folder of a"), ("Pass the top directory", "Choose the top folder"),
+                 (" (--et-root)", ""))
+
+
+def window_words(text: str) -> str:
+    """A core message with its command-line advice said the window's way."""
+    for cli, window in _WINDOW_WORDS:
+        text = text.replace(cli, window)
+    return text
+
+
 class Exporter(QObject):
     """Signals: message(str) for the status bar; exported(str kind, str path, str error)."""
 
@@ -41,6 +60,7 @@ class Exporter(QObject):
         self.bundle_job.event.connect(self._on_job_event)
         self.bundle_job.finished.connect(self._on_bundle_finished)
         self.bundle_result: dict | None = None
+        self._bundle_folder = ""
 
     def report(self) -> dict[str, Any]:
         s = self.session
@@ -80,19 +100,25 @@ class Exporter(QObject):
         self.message.emit(f"Building .{kind} (from the cache when possible)…")
 
     def export_bundle(self, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
-                      force: bool = False) -> Job:
+                      force: bool = False, board: str | None = None) -> Job:
         """A firmware bundle of the window's lowering (as it was made, kept going included) into `folder`:
         `cmlens export SOURCE --target CPU -o folder` in the job worker; with `check` also built and run on
         QEMU against the lowered program. Returns the Job submitted."""
         req = self.session.request
         if req is None:
             raise RuntimeError("Nothing to export yet: lower a model first.")
-        command = f"cmlens export {req.source} --target {req.target} -o {folder}" + (" --check" if check else "")
-        job = bundle_job(req, folder, et_root, cmsis_nn, check=check, force=force, command=command)
+        command = (f"cmlens export {req.source} --target {req.target}" + (f" --board {board}" if board else "")
+                   + f" -o {folder}" + (" --check" if check else ""))
+        job = bundle_job(req, folder, et_root, cmsis_nn, check=check, force=force, command=command, board=board)
         self.bundle_result = None
+        self._bundle_folder = folder
         self.bundle_job.start(job)
         self.message.emit(f"Exporting a firmware bundle to {folder}…")
         return job
+
+    def cancel_bundle(self) -> None:
+        """Stop a bundle export (a --check's compilers and QEMU end gracefully)."""
+        self.bundle_job.cancel()
 
     def busy(self) -> bool:
         return self.job.is_running() or self.bundle_job.is_running()
@@ -102,12 +128,16 @@ class Exporter(QObject):
         folder = str(((self.bundle_result or {}).get("job") or {}).get("export", {}).get("output", ""))
         section = ((job_result or {}).get("steps") or {}).get("export")
         if status == "cancelled":
-            self.message.emit("Bundle export cancelled: nothing was written")
-            self.exported.emit("bundle", folder, "cancelled")
+            from backend_core.export import is_bundle
+
+            written = bool(self._bundle_folder) and is_bundle(Path(self._bundle_folder))
+            self.message.emit("Bundle export cancelled: " + ("bundle written, not checked" if written
+                                                             else "nothing was written"))
+            self.exported.emit("bundle", folder or self._bundle_folder, "cancelled")
             return
         if status != "done" or section is None:
             err = (job_result or {}).get("error") or {}
-            text = f"{err.get('message', status)} {err.get('hint', '')}".strip()
+            text = window_words(f"{err.get('message', status)} {err.get('hint', '')}".strip())
             self.message.emit(f"Bundle export failed: {text}")
             self.exported.emit("bundle", folder, text)
             return
@@ -160,11 +190,11 @@ def export_job(req: LowerRequest, kind: str, path: str) -> Job:
 
 
 def bundle_job(req: LowerRequest, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
-               force: bool = False, command: str = "") -> Job:
+               force: bool = False, command: str = "", board: str | None = None) -> Job:
     """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.jobs.export_step), with
     the window's lowering as it was made and the CPU it was lowered for."""
     from backend_core.jobs.export_step import export_job
 
-    return export_job(req.source, req.job_request(), None,
+    return export_job(req.source, req.job_request(), board,
                       ExportOptions(output=folder, force=force, check=check, command=command),
                       et_root or None, cmsis_nn or None)

@@ -336,6 +336,7 @@ class MainWindow(QMainWindow):
                                                             (self.timeline_dock, self.inspector_dock,
                                                              self.bottom_dock), self), self)
         self.act_cancel, self.act_html = built.actions["cancel"], built.actions["html"]
+        self.act_bundle = built.actions["bundle"]          # File > Export > Firmware bundle…
         self.recent_menu = built.menus["recent"]
         fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
 

@@ -20,9 +20,7 @@ def export_dialog(win: Any, kind: str, filt: str) -> None:
     req = win.session.request
     base = req.model_name if req else "model"
     if kind == "bundle":
-        parent = QFileDialog.getExistingDirectory(win, "Export a firmware bundle into…")
-        if parent:
-            win.export_to(kind, str(Path(parent) / f"{base}_bundle"))
+        bundle_dialog(win)
         return
     suffix = {"json": ".json", "html": ".html", "pte": ".pte", "bpte": ".bpte", "svg": ".svg",
               "png": ".png"}[kind]
@@ -33,6 +31,25 @@ def export_dialog(win: Any, kind: str, filt: str) -> None:
         win.export_to(kind, path)
     except Exception as e:  # noqa: BLE001 - show any export problem, keep the window alive
         QMessageBox.warning(win, "Export", str(e))
+
+
+def bundle_dialog(win: Any) -> Any:
+    """File > Export > Firmware bundle…: the dialog that asks for the checkout, board and folder up front (the
+    checkout and CMSIS-NN the Run-on-target form names are its defaults); None when nothing is lowered."""
+    from app.firmware.bundle_dialog import BundleDialog
+
+    req = win.session.request
+    if req is None:
+        win.statusBar().showMessage("Nothing to export yet: lower a model first.", 8000)
+        return None
+    last = str(win.settings.value("export/bundle_parent", "") or "")
+    dlg = BundleDialog(win.exporter, req.model_name, req.target, win.target_panel.et_root.text().strip(),
+                       win.target_panel.cmsis.text().strip(), start_dir=last, parent=win)
+    dlg.written.connect(lambda folder: win.settings.setValue("export/bundle_parent", str(Path(folder).parent)))
+    dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    win.bundle_dialog = dlg
+    dlg.show()
+    return dlg
 
 
 def export_to(win: Any, kind: str, path: str) -> None:

@@ -54,3 +54,83 @@ def test_the_window_writes_the_bundle_with_a_checkout(qtbot, tmp_path: Path) -> 
     assert "Wrote the firmware bundle" in win.statusBar().currentMessage()
     win.shutdown()
     win.close()
+
+
+def _open_dialog(qtbot, win, tmp_path: Path):  # noqa: ANN202
+    """File > Export > Firmware bundle… on the real window: the dialog, with settings of the test's own."""
+    win.act_bundle.trigger()
+    dlg = win.bundle_dialog
+    assert dlg.isVisible()
+    return dlg
+
+
+def test_the_bundle_dialog_asks_for_the_checkout_board_and_folder_up_front(qtbot, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    """Issue 44, item 14: the entry asked for an existing folder first, said afterwards that no checkout was
+    set, answered "Pass --et-root PATH", and wrote into a subfolder the user had not named. Now one dialog
+    asks for the checkout, board and folder; what is wrong is said in the window's words before anything
+    runs (checkout first), and a new folder name is fine."""
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    win = _window(qtbot)
+    win.target_panel.et_root.setText("")
+    dlg = _open_dialog(qtbot, win, tmp_path)
+    names = [dlg.board.itemData(i) for i in range(dlg.board.count())]
+    assert names[0] is None and "alif-e7" in names and "stm32f746" not in names     # boards with an M55 only
+    dlg.folder.setText(str(tmp_path / "not_there_yet" / "my_bundle"))
+    dlg.export_button.click()
+    text = dlg.problem.text()
+    assert text.splitlines()[0].startswith("Set the ExecuTorch checkout")          # the checkout first
+    assert "does not exist: the bundle folder is made inside an existing folder" in text
+    assert "--" not in text and not win.exporter.bundle_job.is_running()           # no CLI advice, nothing started
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    dlg.folder.setText(str(mine))
+    dlg.et_root.setText(str(tmp_path / "executorch"))
+    dlg.export_button.click()
+    text = dlg.problem.text()
+    assert "does not exist" in text and "holds files that are not a bundle" in text and dlg.replace.isVisible()
+    assert "--" not in text and list(tmp_path.iterdir()) == [mine]
+    dlg.folder.setText(str(tmp_path / "a_new_name"))                             # a new name: no problem with it
+    dlg.export_button.click()
+    assert "a_new_name" not in dlg.problem.text() and not dlg.replace.isVisible()
+    dlg.close()
+    win.shutdown()
+    win.close()
+
+
+def test_the_status_bar_says_a_failure_the_windows_way(qtbot, tmp_path: Path, monkeypatch) -> None:
+    from app.lowering.exporter import window_words
+
+    assert window_words("No ExecuTorch checkout. Pass --et-root PATH (or set EXECUTORCH_ROOT).") == \
+        "No ExecuTorch checkout. Set the ExecuTorch checkout."
+
+
+@pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"), reason="opt-in: needs an ExecuTorch checkout "
+                    "(CMLENS_TEST_ET_ROOT, CMLENS_TEST_CMSIS_NN); CI has none")
+def test_the_dialog_writes_the_folder_it_names_and_links_to_it(qtbot, tmp_path: Path) -> None:
+    """With a checkout: a new folder name, a board; the dialog ends with what was written and a link that
+    opens exactly that folder (not a subfolder of it). Screenshot at 1366x768 beside the test's tmp folder."""
+    win = _window(qtbot)
+    win.resize(1366, 768)
+    win.show()
+    dlg = _open_dialog(qtbot, win, tmp_path)
+    dlg.et_root.setText(os.environ["CMLENS_TEST_ET_ROOT"])
+    dlg.cmsis.setText(os.environ.get("CMLENS_TEST_CMSIS_NN", ""))
+    dlg.board.setCurrentIndex(dlg.board.findData("alif-e7"))
+    out = tmp_path / "kws_firmware_bundle"
+    dlg.folder.setText(str(out))
+    with qtbot.waitSignal(win.exporter.exported, timeout=300_000) as blocker:
+        dlg.export_button.click()
+    assert blocker.args == ["bundle", str(out), ""], blocker.args
+    assert (out / "bundle.json").is_file() and (out / "model_pte.h").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kws_firmware_bundle"]      # no subfolder of ours
+    text = dlg.result.text()
+    files = sorted(p.name for p in out.iterdir())
+    assert f"Wrote {len(files)} files" in text and f'href="{out.as_uri()}"' in text and "open the folder" in text
+    assert "Board fit: fits" in text and dlg.problem.text() == ""
+    win.grab().save(str(tmp_path.parent / "bundle_dialog_window.png"))
+    dlg.grab().save(str(tmp_path.parent / "bundle_dialog.png"))
+    dlg.close()
+    win.shutdown()
+    win.close()
