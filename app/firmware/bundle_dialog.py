@@ -62,6 +62,7 @@ class BundleDialog(QDialog):
         self.exporter, self.target = exporter, target
         self.setWindowTitle("Export a firmware bundle")
         self.setMinimumWidth(640)
+        self.resize(860, 520)
         self.et_root = QLineEdit(et_root)
         self.et_root.setPlaceholderText("the ExecuTorch checkout (a folder named executorch)")
         self.cmsis = QLineEdit(cmsis)
@@ -81,6 +82,7 @@ class BundleDialog(QDialog):
         self.problem.setStyleSheet("color: #b00020;")
         self.result = QLabel()
         self.result.setWordWrap(True)
+        self.result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.result.linkActivated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))
         self._lay_out()
@@ -219,9 +221,9 @@ def written_text(folder: str, section: dict[str, Any] | None) -> str:
     section = section or {}
     files = section.get("files") or []
     mem, pools = section.get("memory") or {}, section.get("pools") or {}
-    lines = [f"<b>Wrote {len(files)} files</b> to {_link(folder)} "
-             f"(<a href=\"{QUrl.fromLocalFile(folder).toString()}\">open the folder</a>):",
-             ", ".join(files) + ".",
+    lines = [f"<b>Wrote {len(files)} files to {Path(folder).name}</b> &nbsp; "
+             f"<a href=\"{QUrl.fromLocalFile(folder).toString()}\">open the folder</a>",
+             f"Folder: {_link(folder)}", "Files: " + ", ".join(files) + ".",
              f"Flash: model.pte {mem.get('model_flash_bytes', 0):,} B; RAM pools {pools.get('ram_bytes', 0):,} B."]
     fit = section.get("board_fit")
     if fit:

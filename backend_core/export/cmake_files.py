@@ -89,7 +89,7 @@ if(NOT CMLENS_PYTHON OR NOT EXISTS "${{CMLENS_PYTHON}}")
   message(FATAL_ERROR "cmlens_model: CMLENS_PYTHON is '${{CMLENS_PYTHON}}', not a file: pass -DCMLENS_PYTHON=/path/to/python "
                       "of an environment with executorch installed (the one that ran cmlens export, or pip install executorch).")
 endif()
-# Checked now, in a second: the codegen would otherwise fail after the library build (ModuleNotFoundError).
+# Checked now, before anything is built: the codegen would otherwise fail after the library build (ModuleNotFoundError).
 execute_process(COMMAND "${{CMLENS_PYTHON}}" -c "import executorch, torchgen, yaml"
                 RESULT_VARIABLE _cmlens_py_rc ERROR_VARIABLE _cmlens_py_err OUTPUT_QUIET)
 if(NOT _cmlens_py_rc EQUAL 0)

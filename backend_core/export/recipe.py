@@ -78,7 +78,7 @@ def recipe_lines(info: dict[str, Any]) -> list[str]:
          f"   `CMLENS_PYTHON={r.get('python') or '(none recorded)'}` and "
          f"`CMLENS_FLATC={r.get('flatc') or '(none: built from source)'}`. On another machine pass "
          "`-DCMLENS_PYTHON=/path/to/venv/bin/python` (any environment with `pip install executorch`); the "
-         "configure checks it in a second. `-DCMLENS_FLATC=` (empty) builds flatc from the checkout.",
+         "configure checks it before anything is built. `-DCMLENS_FLATC=` (empty) builds flatc from the checkout.",
          f"2. **CPU flags: `{flags}`** for every object of the firmware (yours, the bundle's and ExecuTorch's "
          "libraries, which are built for the same CPU and float ABI). `toolchain.cmake` in this folder sets "
          "them with arm-none-eabi-gcc: `-DCMAKE_TOOLCHAIN_FILE=path/to/this/folder/toolchain.cmake`, or put "
