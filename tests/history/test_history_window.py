@@ -15,7 +15,9 @@ from .helpers import cli
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
-def test_the_history_tab_charts_the_store_and_opens_a_point_and_a_change(qtbot, model_repo, tmp_path: Path) -> None:
+def test_the_history_tab_charts_the_store_and_opens_a_point_and_a_change(qtbot, model_repo, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))   # the tab remembers its store
     repo, commits = model_repo
     store = tmp_path / "history.db"
     code, _out, err = cli("history", "backfill", repo / "model.py", "--last", "8", "--calib", "1", "--executor",
