@@ -16,6 +16,7 @@ from ..snapshot.model import GraphSnapshot, NodeSnapshot, QParam
 from .activation_failure import ACTIVATION_MARK, activation_cause
 from .dtype_failure import DTYPE_MARK, QPARAMS_MARK, dtype_cause, missing_qparams_cause
 from .failure_walks import user_op_dict as _user_op_dict, where_text
+from .repeated_blocks import block_twins
 from .user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
@@ -285,4 +286,19 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         missing_qparams_cause(pf, resolver, last, ln, int(QPARAMS_MARK.search(pf.check).group(1)))
     else:
         pf.checked.append("no rule of the tool matches this ExecuTorch check; the operands above are what it saw")
+    _add_block_twins(pf, resolver)
     return pf
+
+
+def _add_block_twins(pf: PassFailure, resolver: UserOpResolver) -> None:
+    """The failing op's twins in the other instances of its repeated block fail the same check in the next
+    rounds: name them with it, so --keep-going takes them out in this one (repeated_blocks.py)."""
+    if not pf.op_node or pf.quarantine:
+        return
+    seen = {pf.op_node, *pf.same_failure}
+    twins = [t for name in [pf.op_node, *pf.same_failure] for t in block_twins(resolver.quantized, name)]
+    twins = [t for t in dict.fromkeys(twins) if t not in seen]
+    if twins:
+        pf.same_failure = [*pf.same_failure, *twins]
+        pf.checked.append(f"{len(twins)} more at the same place in the other instances of "
+                          f"`{pf.module_type or pf.module}`: " + ", ".join(twins))

@@ -233,13 +233,27 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
         except CmlensError as e:
             result.status = "failed"
             result.error = {"stage": getattr(e, "stage", "program files"), "node": None,
-                            "message": e.message, "hint": e.hint, "traceback": e.detail}
+                            "message": e.message, "hint": _hint_with_findings(e.hint, result.final),
+                            "traceback": e.detail}
     result.seconds = time.perf_counter() - t_start
     if result.status == "done":
         cache.store(key, {"model": result.model, "status": result.status, "error": result.error,
                           "verdicts": result.verdicts, "planned_stages": result.planned_stages,
                           "snapshots": list(result.snapshots)}, result.blobs, deps)
     return result
+
+
+def _hint_with_findings(hint: str, final: GraphSnapshot | None) -> str:
+    """A program file that could not be built, when the pre-flight already says the program will fail: the
+    host run of the lowered program fails at the same op (a cortex_m kernel fed a float tensor raises in its
+    Python reference as the target's aborts), so name that finding and its fix rather than only the error."""
+    certain = [f for f in findings_of(final) if f.certain]
+    if not certain:
+        return hint
+    f = certain[0]
+    more = f" (and {len(certain) - 1} more)" if len(certain) > 1 else ""
+    return (f"{hint} The pre-flight says this program will fail on the target{more}: {f.node} ({f.op}) "
+            f"[{f.rule}] {f.message.split(': ExecuTorch')[0]}.\nfix: {f.fix}")
 
 
 def _stopping(on_status: Callable[[str], None] | None,

@@ -87,12 +87,18 @@ def cortex_m_findings(view: ProgramView) -> list[Finding]:
 # result are int8 before calling CMSIS-NN: a float operand aborts the runner. ExecuTorch's passes let a
 # float constant through (torch.zeros in forward, a quantizable LSTM's zero initial state).
 INT8_OPERANDS = {"cortex_m::quantized_add": ("self", "other", "out"),
-                 "cortex_m::quantized_mul": ("self", "other", "out")}
+                 "cortex_m::quantized_mul": ("self", "other", "out"),
+                 # op_quantized_div.cpp:90 calls the same validator with the output's dtype (int8 or int16,
+                 # else :79 fails): a float operand aborts alike (braindecode ATCNet after --keep-going left an
+                 # attention bmm in float before the `/ sqrt(d)`)
+                 "cortex_m::quantized_div": ("self", "other", "out")}
+_WIDE = {"cortex_m::quantized_div": ("int8", "int16")}     # the dtypes a kernel validates against (its out's)
 INT8_SOURCE = _OPS + "cortex_m_ops_common.h:48"
 
 
 def int8_operand_findings(view: ProgramView) -> list[Finding]:
-    """A finding for every cortex_m add/mul call with an operand or result that is not int8."""
+    """A finding for every cortex_m add/mul/div call with an operand or result that is not int8 (div: not the
+    dtype of its int8 or int16 result)."""
     findings: list[Finding] = []
     for call in view.calls:
         names = INT8_OPERANDS.get(call.op)
@@ -100,7 +106,9 @@ def int8_operand_findings(view: ProgramView) -> list[Finding]:
             continue
         args = call_tensor_args(view, call)
         tensors = [t for name in names for t in args.get(name, [])[:1]]
-        bad = [t for t in tensors if t.dtype is not None and t.dtype != "int8"]
+        out_dtype = tensors[-1].dtype if tensors else None
+        want = out_dtype if out_dtype in _WIDE.get(call.op, ()) else "int8"
+        bad = [t for t in tensors if t.dtype is not None and t.dtype != want]
         if not bad:
             continue
         op = call.target or call.name

@@ -76,7 +76,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          MODELS + "contiguous_mean.py:no_contiguous", UART + "preflight_avg_pool_channels_last_pass_mps3-an547.txt"),
     Rule("cmsis-needs-int8",
          "validate_cmsis_nn_tensor_requirements(...) of backends/cortex_m/ops/cortex_m_ops_common.h: "
-         "ET_CHECK_MSG that input1, input2 and the output are int8 (ScalarType::Char), else abort",
+         "ET_CHECK_MSG that input1, input2 and the output are int8 (ScalarType::Char; quantized_div: the output's "
+         "int8 or int16, op_quantized_div.cpp:90), else abort",
          UART + "preflight_float_operand_mul_mps3-an547.txt", MODELS + "float_operand_mul.py",
          "Input2 dtype must be 1, got 6",
          MODELS + "float_operand_mul.py:near", UART + "preflight_quantized_operands_mul_pass_mps3-an547.txt"),

@@ -36,3 +36,17 @@ class QuantizedOperands(M):
 def near():
     torch.manual_seed(0)
     return QuantizedOperands().eval(), get_example_inputs()
+
+
+class FloatDivisor(M):
+    """The same with a divide (ATCNet's `scores / sqrt(d)` after --keep-going left the bmm in float): ExecuTorch
+    rewrites it into cortex_m::quantized_div with a float32 dividend, which op_quantized_div.cpp:90 rejects alike, and
+    whose host reference raises a TypeError (so the bundle's expected outputs cannot be computed either)."""
+
+    def forward(self, x):
+        return torch.full((x.shape[0], 3), 2.0) / self.lin(x) + self.lin(x)
+
+
+def div():
+    torch.manual_seed(0)
+    return FloatDivisor().eval(), get_example_inputs()
