@@ -54,6 +54,7 @@ class LoweringResult:
                                           list(self.snapshots), self.verdicts, self.error, self.planned_stages,
                                           {"channels_last": self.options.channels_last,
                                            "keep_going": self.options.keep_going,
+                                           "rewrites": list(self.options.rewrites),
                                            "verify_suggestions": self.verify_suggestions,
                                            "activations": self.options.activations, "calib": self.options.calib}),
                             versions=stack_versions(), files=files, with_graphs=with_graphs)

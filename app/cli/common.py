@@ -138,6 +138,20 @@ def add_board_size_flags(parser) -> None:
     parser.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
 
 
+REWRITE_HELP = ("an opt-in rewrite of a copy of the model before export, stated in every report: rnn-cells "
+                "writes every nn.LSTM / nn.GRU as its cell equations over nn.Linear (unrolled), so the gates "
+                "quantize onto CMSIS-NN kernels (ExecuTorch's own LSTM support is an open PR, #21024); same float "
+                "values within rounding")
+
+
+def add_rewrite_flag(parser) -> None:
+    """--rewrite NAME (repeatable), with one text for every command that lowers."""
+    from backend_core.fallback.rnn_cells import REWRITES
+
+    parser.add_argument("--rewrite", action="append", choices=REWRITES, default=None, metavar="NAME",
+                        help=REWRITE_HELP + f" (one of: {', '.join(REWRITES)})")
+
+
 def lower_request_from(args, **overrides):
     """The lowering flags every command shares, read once into the job's LowerRequest (a flag a command
     does not have takes its default). `overrides`: fields a command sets itself (memory's per-CPU target)."""
@@ -152,6 +166,7 @@ def lower_request_from(args, **overrides):
                   activations=getattr(args, "activations", "int8"),
                   channels_last=bool(getattr(args, "channels_last", False)), calib=calib,
                   verify_suggestions=bool(getattr(args, "verify_suggestions", False)),
-                  use_cache=not getattr(args, "no_cache", False), keep_going=bool(getattr(args, "keep_going", False)))
+                  use_cache=not getattr(args, "no_cache", False), keep_going=bool(getattr(args, "keep_going", False)),
+                  rewrites=tuple(dict.fromkeys(getattr(args, "rewrite", None) or ())))
     fields.update(overrides)
     return LowerRequest(**fields)

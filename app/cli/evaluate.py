@@ -19,7 +19,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, guarded, lower_request_from, print_error, submit, write_json
+from .common import add_keep_going_flag, add_rewrite_flag, guarded, lower_request_from, print_error, submit, write_json
 from .outputs import add_output
 
 
@@ -43,6 +43,7 @@ def add_evaluate_command(sub: Any) -> None:
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--channels-last", action="store_true", help="as `cmlens lower --channels-last`")
     add_keep_going_flag(p)
+    add_rewrite_flag(p)
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N samples only")
     p.add_argument("--no-flips", action="store_true", help="do not trace flipped predictions to a layer")
     p.add_argument("--threshold-db", type=float, default=3.0, metavar="DB",

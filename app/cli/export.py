@@ -16,7 +16,7 @@ from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_board_size_flags, add_keep_going_flag, guarded, line_printer, lower_request_from, submit, write_json
+from .common import add_board_size_flags, add_keep_going_flag, add_rewrite_flag, guarded, line_printer, lower_request_from, submit, write_json
 from .outputs import FOLDER, add_output
 
 
@@ -44,6 +44,7 @@ def add_export_command(sub: Any) -> None:
     p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
     p.add_argument("--calib", metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
     add_keep_going_flag(p)
+    add_rewrite_flag(p)
     p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     add_output(p, "--json", metavar="F", help="write the job's export section as JSON")
     p.add_argument("--quiet", action="store_true", help="hide the build's output lines")

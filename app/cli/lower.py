@@ -13,7 +13,7 @@ from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
 from .history_flags import add_record_flags, check_record, record_if_asked, recorded_steps
-from .common import ZOO_EPILOG, add_keep_going_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
+from .common import ZOO_EPILOG, add_keep_going_flag, add_rewrite_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
 from .outputs import add_output
 
 
@@ -35,6 +35,7 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
                    help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
                         "(default: lower the model exactly as given; the report states the option)")
     add_keep_going_flag(p)
+    add_rewrite_flag(p)
     p.add_argument("--verify-suggestions", action="store_true",
                    help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
                         "last) by re-lowering modified copies; each says verified or not verified")

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
-from .common import add_keep_going_flag, lower_request_from, print_error, submit
+from .common import add_keep_going_flag, add_rewrite_flag, lower_request_from, print_error, submit
 from .outputs import add_output
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
@@ -40,6 +40,7 @@ def add_numerics_command(sub: Any) -> None:
                    help="convert the model's 4-D weights and inputs to channels_last before lowering, as "
                         "`cmlens lower --channels-last` (default: the model as given)")
     add_keep_going_flag(p)
+    add_rewrite_flag(p)
     add_output(p, "--csv", metavar="F", help="write every layer's metrics as CSV")
     add_output(p, "--plot", suffix=".png", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
     add_output(p, "--json", metavar="F", help="write the full result as JSON")

@@ -13,7 +13,7 @@ from typing import TextIO
 from backend_core.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.fallback.changed import keep_going_summary
 
-from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
+from .common import (add_protocol_flag, add_rewrite_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
 from .outputs import add_output
 
@@ -56,6 +56,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--keep-going", action="store_true",
                    help="when an ExecuTorch pass fails on an op, leave it in float and run the rest (as "
                         "`cmlens lower --keep-going`; not what plain ExecuTorch produces)")
+    add_rewrite_flag(r)
     r.add_argument("--skip-preflight", action="store_true",
                    help="build and run even when the pre-flight check (`cmlens check`) says it will fail")
     r.add_argument("--semihosting", action="store_true",

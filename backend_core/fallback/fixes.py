@@ -7,6 +7,7 @@ from ..snapshot.classify import op_base_name
 from ..snapshot.model import FallbackReason
 
 CHANNELS_LAST = "channels_last"
+RNN_CELLS = "rnn-cells"          # backend_core.fallback.rnn_cells (the --rewrite option)
 VERIFIED = "verified"
 NOT_VERIFIED = "not verified"
 
@@ -16,6 +17,8 @@ def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
     base = op_base_name(fb.user_op.target) if fb.user_op else ""
     if fb.category == "layout" and flow == "legacy" and not channels_last:
         return CHANNELS_LAST
+    if fb.category == "unsupported_module" and fb.user_op and fb.user_op.module_type in ("LSTM", "GRU"):
+        return RNN_CELLS
     if base in ("relu6", "relu6_"):
         return "relu6_to_hardtanh"
     if base in ("softmax", "_softmax") and "softmax over dim" in fb.message:
@@ -28,4 +31,8 @@ def describe(fix: str) -> str:
 
     if fix == CHANNELS_LAST:
         return "model and 4-D inputs converted to channels_last (--channels-last)"
+    if fix == RNN_CELLS:
+        from .rnn_cells import DESCRIPTION
+
+        return DESCRIPTION
     return REWRITES[fix][1]

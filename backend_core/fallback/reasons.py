@@ -235,7 +235,9 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         cat = "unsupported_module"
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
                f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
-               f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels.")
+               f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels. "
+               f"ExecuTorch's own LSTM support for Cortex-M is still an open pull request (pytorch/executorch#21024); "
+               f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
     elif base == "_local_scalar_dense" or qbase in ("item", "_local_scalar_dense"):
         cat = "data_dependent_scalar"
         msg = _scalar_read(f)

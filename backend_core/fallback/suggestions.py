@@ -10,6 +10,11 @@ _SOFTMAX = ("CMSIS-NN softmax works on the last dimension only: permute so the s
 _MAXPOOL = ("Use ceil_mode=False (pad the input to keep the output size) and no dilation, so max_pool2d "
             "maps to arm_max_pool_s8.")
 
+_RNN = ("{} has no Cortex-M support yet (pytorch/executorch#21024 is an open PR): lower with `--rewrite rnn-cells` "
+        "(the module as its cell equations over nn.Linear, one per gate: quantized_linear, the LUT sigmoid/tanh of "
+        "quantized_activation, quantized_mul/add), or keep it in float (its decomposition runs on portable kernels; "
+        "`--keep-going` writes its float linears as addmm so the program runs).")
+
 OP_SUGGESTIONS: dict[str, str] = {
     "native_layer_norm": _LAYERNORM,
     "layer_norm": _LAYERNORM,
@@ -37,9 +42,8 @@ OP_SUGGESTIONS: dict[str, str] = {
              "activation range; relu6 has no pattern.",
     "matmul": "Make the batch dims equal before the matmul (expand the smaller operand, e.g. "
               "a.expand(B, M, K)), so MatmulToBmmPass turns it into a bmm the quantizer has a pattern for.",
-    "lstm": "nn.LSTM has no Cortex-M support: keep it in float (its decomposition runs on portable "
-            "kernels) or replace it with a quantizable structure (e.g. temporal 1-D convs) if it "
-            "dominates the run time.",
+    "lstm": _RNN.format("nn.LSTM"),
+    "gru": _RNN.format("nn.GRU"),
     "conv_transpose2d": "CMSIS-NN transposed conv takes output_padding=0, groups=1 and dilation=1 on "
                         "channels_last tensors: change the layer's configuration.",
 }

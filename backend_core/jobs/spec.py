@@ -31,11 +31,15 @@ class LowerRequest:
     use_cache: bool = True
     companions: dict[str, str] | None = None   # an artefact's companions: etdump, etrecord, debug_buffer, program
     keep_going: bool = False          # quarantine ops whose ExecuTorch pass fails and lower the rest
+    rewrites: tuple[str, ...] = ()    # --rewrite: opt-in rewrites of a copy of the model (rnn-cells)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rewrites", tuple(self.rewrites or ()))     # a job read back from JSON: a list
 
     def pipeline_options(self) -> PipelineOptions:
         return PipelineOptions(target=normalise_target(self.target), flow=self.flow, calib=self.calib,
                                seed=self.seed, activations=self.activations, channels_last=self.channels_last,
-                               keep_going=self.keep_going)
+                               keep_going=self.keep_going, rewrites=self.rewrites)
 
 
 @dataclass(frozen=True)

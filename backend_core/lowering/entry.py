@@ -19,6 +19,7 @@ from ..pipeline.calibration_memo import CalibrationMemo
 from ..pipeline.stages import Stage
 from .layout_copies import copies_on_final
 from ..fallback.program_args import NAME as INT_LISTS
+from ..fallback.program_linear import NAME as LINEAR_AS_ADDMM
 from ..fallback.program_layout import NAME as PROGRAM_COPIES
 from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
 from ..fallback.rewrites import REWRITES, compose
@@ -109,7 +110,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     for round_no in range(1, MAX_ROUNDS + 1):
         if round_no > 1:
             gc.collect()        # the collector is paused over a lowering: the last round's garbage goes here
-        for edit in (PROGRAM_COPIES, INT_LISTS):     # made again on this round's program when still needed
+        for edit in (PROGRAM_COPIES, INT_LISTS, LINEAR_AS_ADDMM):     # made again on this round's program when still needed
             rewrites.pop(edit, None)
         # the edge copy also lets a bundle name its quantisation difference (lowering/references.py)
         float_edits = [r for r in rewrites if r in REWRITES]
@@ -212,6 +213,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     result.verdicts = pipe.verdicts.to_dict()
     if rewrites:            # not what plain ExecuTorch produces: every report says which edits were made
         result.verdicts["rewrites"] = rewrites
+    if pipe.rewritten:      # --rewrite rnn-cells: which modules were written as cells (or why not)
+        result.verdicts["rnn_cells"] = pipe.rewritten
     if result.status == "done":
         try:
             if want_pte and "model.pte" not in result.blobs:

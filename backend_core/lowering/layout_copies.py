@@ -1,6 +1,7 @@
 """--keep-going on a lowering that succeeded but whose pre-flight found what the lowered program itself can
-be mended for: layout mismatches (dim-order copies, backend_core.fallback.program_layout) and int-list
-arguments held as a bare int (backend_core.fallback.program_args). The edits are made on the lowered program,
+be mended for: layout mismatches (dim-order copies, backend_core.fallback.program_layout), int-list
+arguments held as a bare int (backend_core.fallback.program_args) and float linears no portable kernel
+runs (addmm, backend_core.fallback.program_linear). The edits are made on the lowered program,
 then it is snapshotted, explained, serialised and checked again, all within the same round: no second
 lowering for such a finding."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..fallback import FallbackContext, explain_fallbacks
-from ..fallback import program_args
+from ..fallback import program_args, program_linear
 from ..fallback.program_layout import DESCRIPTION, NAME, dim_order_copies, layout_findings
 from ..preflight import attach as attach_preflight, check_snapshot, findings_of
 from ..preflight.program_view import stored_dim_orders
@@ -29,7 +30,8 @@ def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str]
     stored = stored_dim_orders(program, final) if todo and program is not None else {}
     done = dim_order_copies(pipe.final_program, todo, stored) if todo else {}
     lists = program_args.int_lists(pipe.final_program, found)
-    if not done and not lists:
+    linears = program_linear.linear_as_addmm(pipe.final_program, found)
+    if not done and not lists and not linears:
         return None
     copies = sum(d["copies"] for d in done.values())
     if on_status and done:
@@ -38,6 +40,9 @@ def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str]
     if on_status and lists:
         on_status(f"--keep-going: the pre-flight says {len(lists)} op(s) hold an int-list argument as a single int; "
                   f"writing it as a list in the lowered program")
+    if on_status and linears:
+        on_status(f"--keep-going: the pre-flight says {len(linears)} float linear(s) have no portable kernel; "
+                  f"writing them as permute_copy + addmm/mm in the lowered program")
     snap = capture(pipe.final_program, final.stage, final.index, final.kind, final=True, seconds=final.seconds,
                    log=final.log, changed=True, runnable_on_host=final.runnable_on_host)
     pipe.snapshots[-1] = snap
@@ -46,7 +51,8 @@ def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str]
     program = serialise(pipe.final_program)
     attach_preflight(pipe.snapshots[-1], check_snapshot(pipe.snapshots[-1], program=program))
     records: dict[str, Any] = {}
-    for name, made, text in ((NAME, done, DESCRIPTION), (program_args.NAME, lists, program_args.DESCRIPTION)):
+    for name, made, text in ((NAME, done, DESCRIPTION), (program_args.NAME, lists, program_args.DESCRIPTION),
+                             (program_linear.NAME, linears, program_linear.DESCRIPTION)):
         if not made:
             continue
         first = next(f for f in found if f.node in made)

@@ -1,7 +1,8 @@
 """Try the suggestions the tool can make itself, by re-lowering a modified copy, and say whether
 each removes its fallback ("verified: this removes the fallback") or not ("not verified").
 
-Fixes tried: the channels-last conversion for `layout` fallbacks (the --channels-last option),
+Fixes tried: the channels-last conversion for `layout` fallbacks (the --channels-last option), an
+nn.LSTM / nn.GRU written as its cells (the --rewrite rnn-cells option),
 relu6 → hardtanh, and a softmax dim moved last (backend_core.fallback.rewrites). One re-lowering
 per kind of fix, applied to every op it concerns; a group counts as fixed when the re-lowered
 program finishes, has no fallback from that user op, and has fewer fallbacks in all.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..fallback.fixes import CHANNELS_LAST, NOT_VERIFIED, VERIFIED, describe, fix_for
+from ..fallback.fixes import CHANNELS_LAST, NOT_VERIFIED, RNN_CELLS, VERIFIED, describe, fix_for
 from ..snapshot.model import KIND_FALLBACK, GraphSnapshot
 
 @dataclass
@@ -30,8 +31,9 @@ def relower(model: Any, options: Any, fix: str, supported: frozenset[str]) -> Re
     from ..fallback.reasons import FallbackContext, explain_fallbacks
     from ..fallback.rewrites import REWRITES
 
-    opts = replace(options, channels_last=True) if fix == CHANNELS_LAST else options
-    rewrite = None if fix == CHANNELS_LAST else REWRITES[fix][0]
+    opts = (replace(options, channels_last=True) if fix == CHANNELS_LAST
+            else replace(options, rewrites=(*options.rewrites, RNN_CELLS)) if fix == RNN_CELLS else options)
+    rewrite = None if fix in (CHANNELS_LAST, RNN_CELLS) else REWRITES[fix][0]
     pipe = LoweringPipeline(model, opts, keep_edge_program=False, float_rewrite=rewrite)
     try:
         for _stage in pipe.run():

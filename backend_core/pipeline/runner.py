@@ -110,6 +110,27 @@ class LoweringPipeline:
         self.final_program: Any = None
         self.edge_program: Any = None
         self.say: Callable[[str], None] = on_status or (lambda _t: None)
+        self.rewritten: dict[str, str] = {}       # --rewrite rnn-cells: {module: "rewritten" | why not}
+
+    def _rewritten_module(self) -> Any:
+        """The module to export: the user's, or a copy with the opt-in --rewrite edits (never the user's own)."""
+        if not self.options.rewrites:
+            return self.model.module
+        from ..fallback.rnn_cells import NAME, rnn_cells_copy
+
+        unknown = [r for r in self.options.rewrites if r != NAME]
+        if unknown:
+            raise BadInputError(f"Unknown rewrite {unknown[0]!r}.", f"Use --rewrite {NAME}.")
+        if self.model.exported is not None:
+            raise BadInputError("--rewrite rnn-cells rewrites the model's modules; a saved .pt2 program has none.",
+                                "Give the model as a zoo name or a Python file.")
+        module, done = rnn_cells_copy(self.model.module)
+        self.rewritten = done
+        for name, what in done.items():
+            self.say(f"--rewrite {NAME}: `{name}` {what}")
+        if not done:
+            self.say(f"--rewrite {NAME}: the model has no nn.LSTM / nn.GRU; nothing rewritten")
+        return module
 
     # -- the generator -------------------------------------------------------------------
     def run(self) -> Iterator[Stage]:
@@ -132,12 +153,13 @@ class LoweringPipeline:
         t0 = time.perf_counter()
         try:
             with capture_logs() as log, full_stack_traces(), module_attributes_kept(self.model.module):
+                module = self._rewritten_module()
                 if opts.channels_last:
-                    ep = torch.export.export(channels_last_copy(self.model.module), inputs)
-                elif self.model.exported is not None:
+                    ep = torch.export.export(channels_last_copy(module), inputs)
+                elif self.model.exported is not None and module is self.model.module:
                     ep = self.model.exported
                 else:
-                    ep = torch.export.export(self.model.module, inputs)
+                    ep = torch.export.export(module, inputs)
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
         except Exception as e:  # noqa: BLE001

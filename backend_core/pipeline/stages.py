@@ -30,8 +30,12 @@ class PipelineOptions:
     # --keep-going: when a pass fails on an op, take that op out of quantisation and lower again
     # (bounded); the result is then not what plain ExecuTorch produces, and says so.
     keep_going: bool = False
+    # --rewrite NAME: opt-in rewrites of a copy of the user's module before export (backend_core.fallback.
+    # rnn_cells: "rnn-cells"); like channels_last, the report states them
+    rewrites: tuple[str, ...] = ()
 
     def key(self) -> str:
         return (f"{self.target}|{self.flow}|{self.calib}|{self.seed}|{self.activations}"
                 + ("|channels_last" if self.channels_last else "")
+                + "".join(f"|rewrite={r}" for r in self.rewrites)
                 + ("|keep_going" if self.keep_going else ""))

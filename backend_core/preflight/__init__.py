@@ -7,7 +7,8 @@ confirming case it rests on, evidence, source line): the CLI prints them, `cmlen
 - program_view: the program's kernel calls and tensors as the runtime builds them, matched to the nodes
 - kernel_rules: each portable kernel's dim-order / dtype / rank checks (read from ExecuTorch's sources, kernels.py)
 - cortex_m_rules: the cortex_m kernels' channels-last checks
-- program_rules: operators the checkout's runner cannot register; bundled outputs it cannot compare
+- program_rules: operators the checkout's runner cannot register (without a checkout: those ExecuTorch's own
+  kernel lists lack); bundled outputs it cannot compare
 - measured_rules: configurations measured to give wrong numbers ("may fail")
 - arg_rules: int-list arguments the program stores as a single Int (the runtime aborts reading them)
 - rules: the rule table; only a rule with a recorded real failure may say "will fail"
@@ -24,7 +25,7 @@ from .arg_rules import bare_int_findings
 from .view_rules import view_alias_findings
 from .kernel_rules import kernel_findings
 from .measured_rules import measured_findings
-from .program_rules import bundle_findings, registry_findings
+from .program_rules import bundle_findings, portable_gap_findings, registry_findings
 from .program_view import match_nodes, read_program
 from .rules import settle
 
@@ -57,6 +58,8 @@ def check_snapshot(final: GraphSnapshot | None, *, bundle: bytes | None = None,
         findings.extend(bundle_findings(blob, final))
         if et_root is not None:
             findings.extend(registry_findings(blob, et_root, final))
+        else:       # no checkout: what ExecuTorch's own kernel lists lack fails on every checkout
+            findings.extend(portable_gap_findings(blob, final))
     findings = [settle(f) for f in findings]
     findings.sort(key=lambda f: (not f.certain, _order(final, f.node)))
     return findings

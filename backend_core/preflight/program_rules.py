@@ -43,6 +43,41 @@ def registry_findings(program: bytes, et_root: str | Path, final: GraphSnapshot 
     return out
 
 
+def _installed_executorch() -> Path | None:
+    """The installed executorch package's folder, found without importing it (no torch import here)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def portable_gap_findings(program: bytes, final: GraphSnapshot | None = None) -> list[Finding]:
+    """Without a checkout: one finding per aten operator of the program that ExecuTorch's own kernel
+    libraries have no kernel for (the installed package's YAMLs, the same lists a checkout builds its
+    runner from). The float `aten::linear.out` of a decomposed nn.LSTM / nn.GRU is the case: the portable
+    library has addmm and mm but no linear, so no checkout's runner registers it."""
+    pkg = _installed_executorch()
+    if pkg is None or not (pkg / OP_YAMLS["portable"]).is_file():
+        return []
+    check = check_ops(read_program_ops(program), {lib: pkg / rel for lib, rel in OP_YAMLS.items()})
+    out = []
+    for op in check.missing:
+        if not op.startswith("aten::"):
+            continue
+        msg = (f"ExecuTorch's kernel libraries have no kernel for {op} (the portable library's "
+               f"functions.yaml does not list it): no runner registers it, and loading the method fails with "
+               f"\"Missing operator: {op}\" before anything runs.")
+        fix = ("--keep-going writes it with ops the portable library has (linear as permute_copy + addmm/mm, "
+               "same values)" if op.startswith("aten::linear.") else check.hint())
+        for node in _nodes_for_op(op, final) or [""]:
+            out.append(Finding(node=node, rule="missing-kernel", message=msg, fix=fix, certainty=WILL_FAIL,
+                               evidence=(f"operator {op} of the program",
+                                         "kernel YAMLs read: " + ", ".join(check.yamls.values())),
+                               op=op, source="kernels/portable/functions.yaml of the installed executorch"))
+    return out
+
+
 def _not_selected(ops: list[str], available: dict[str, str], final: GraphSnapshot | None) -> list[Finding]:
     """Ops the checkout has a portable/quantized kernel for but that cmlens' runner build does not
     select (kernels/runner registers all cortex_m ops and only `portable_ops(ops)` of the others)."""
