@@ -77,13 +77,6 @@ class ModelBar(QWidget):
                                    "fallback) and lower the rest, so memory, numerics and a target run still work "
                                    "(--keep-going). Off: the lowering stops at the failing pass, as plain ExecuTorch.")
         lay.addWidget(self.keep_going)
-        self.rnn_cells = QCheckBox("rnn cells", self)
-        self.rnn_cells.setToolTip("Write every nn.LSTM / nn.GRU of a copy of the model as its cell equations over "
-                                  "nn.Linear before lowering (--rewrite rnn-cells), so the gates quantize onto "
-                                  "CMSIS-NN kernels; ExecuTorch's own LSTM support is an open PR (#21024). Same "
-                                  "float values within rounding; the report states the option. Verify on an LSTM "
-                                  "or GRU fallback tries it on a copy first.")
-        lay.addWidget(self.rnn_cells)
         lay.addSpacing(8)
         self.lower_btn = QPushButton("Lower", self)
         self.lower_btn.setDefault(True)
@@ -172,7 +165,7 @@ class ModelBar(QWidget):
     def request(self) -> LowerRequest:
         return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(),
                             self.calib.value(), channels_last=self.channels_last.isChecked(),
-                            keep_going=self.keep_going.isChecked(), rnn_cells=self.rnn_cells.isChecked())
+                            keep_going=self.keep_going.isChecked())
 
     def request_lower(self) -> None:
         if self.current_source():

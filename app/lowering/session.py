@@ -32,7 +32,6 @@ class LowerRequest:
     no_cache: bool = False
     channels_last: bool = False     # --channels-last: convert 4-D weights and inputs (default: as given)
     keep_going: bool = True         # the window lowers the rest when a pass fails on an op (the CLI: --keep-going)
-    rnn_cells: bool = False         # --rewrite rnn-cells: nn.LSTM / nn.GRU as their cells (backend_core.fallback.rnn_cells)
     # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
     companions: tuple[tuple[str, str], ...] = ()
 
@@ -45,8 +44,7 @@ class LowerRequest:
             calib = int(calib)
         return JobLowerRequest(target=self.target, flow=self.flow, calib=calib or None,
                                channels_last=self.channels_last, use_cache=not self.no_cache,
-                               companions=dict(self.companions) or None, keep_going=self.keep_going,
-                               rewrites=("rnn-cells",) if self.rnn_cells else ())
+                               companions=dict(self.companions) or None, keep_going=self.keep_going)
 
     def job(self) -> Job:
         """The Job the window submits for this lowering: `cmlens lower SOURCE` plus its memory report."""
@@ -138,8 +136,7 @@ class LoweringSession(QObject):
         self.started.emit()
         self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
                   + (f" --calib {request.calib}" if request.calib else "")
-                  + (" --channels-last" if request.channels_last else "")
-                  + (" --rewrite rnn-cells" if request.rnn_cells else ""))
+                  + (" --channels-last" if request.channels_last else ""))
         self.statusText.emit("importing ExecuTorch (first time takes ~8 s)")
         self.job.start(request.job())
 

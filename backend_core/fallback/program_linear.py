@@ -6,7 +6,8 @@ leaves them in float and to_edge decomposes them into a linear per gate block an
 Each float linear(x, W, b) becomes, on the lowered program, what ATen's own linear computes:
 addmm(b, x, permute_copy(W, [1, 0])) (mm without a bias), with view_copy to two dims and back when x has
 another rank. Same values on the host (ATen's linear is that addmm); on the target the portable kernels
-compute the same sums. The cost: one transpose of W per call (a copy of the weight, no arithmetic)."""
+compute the same sums. The cost: one transpose per weight (a copy of it, no arithmetic), shared by every
+linear that reads that weight."""
 from __future__ import annotations
 
 from typing import Any
@@ -24,19 +25,21 @@ def _val(n: Any) -> Any:
     return n.meta.get("val") if hasattr(n, "meta") else None
 
 
-def _call(g: Any, target: Any, args: tuple, like: Any, val: Any, *, is_output: bool = False) -> Any:
-    """A new node before `like`, with `like`'s source line and module and the fake value `val`. Only the node
-    that gives the linear's output keeps its debug handle (an ETDump then reports the linear's value there);
-    the transpose and views are the tool's own."""
+def _call(g: Any, target: Any, args: tuple, like: Any, val: Any, *, compute: bool = False) -> Any:
+    """A new node before `like`, with `like`'s source line and module and the fake value `val`. Only the addmm
+    (the linear's arithmetic) keeps its origin and debug handle: an ETDump then reports the linear's value there
+    and the fallback is traced to the module; the transpose and views are the tool's own."""
     with g.inserting_before(like):
         n = g.call_function(target, args)
-    keep = ("stack_trace", "nn_module_stack", "source_fn_stack") + (("from_node", "debug_handle") if is_output else ())
+    keep = ("stack_trace", "nn_module_stack", "source_fn_stack") + (("from_node", "debug_handle") if compute else ())
     n.meta = {**{k: v for k, v in like.meta.items() if k in keep}, "val": val}
     return n
 
 
-def _as_addmm(g: Any, n: Any) -> Any:
-    """The nodes replacing linear node `n`; returns the one that gives its output."""
+def _as_addmm(g: Any, n: Any, transposed: dict[Any, Any]) -> tuple[Any, Any]:
+    """The nodes replacing linear node `n`: (the addmm/mm, the node giving the linear's output). One transpose
+    per weight (`transposed`, weight node -> its permute_copy), made before the weight's first linear: an
+    unrolled LSTM's 49 steps share one W_hh, and a transpose per step cost 3/4 of lstm_kws' instructions."""
     from executorch.exir.dialects._ops import ops as exir_ops
 
     edge = exir_ops.edge.aten
@@ -44,19 +47,22 @@ def _as_addmm(g: Any, n: Any) -> Any:
     b = n.args[2] if len(n.args) > 2 else n.kwargs.get("bias")
     xv, wv, out_v = _val(x), _val(w), _val(n)
     k, m = int(wv.shape[1]), int(wv.shape[0])
-    wt = _call(g, edge.permute_copy.default, (w, [1, 0]), n, fake_val(lambda t: t.permute(1, 0).contiguous(), wv))
+    if w not in transposed:
+        transposed[w] = _call(g, edge.permute_copy.default, (w, [1, 0]), n,
+                              fake_val(lambda t: t.permute(1, 0).contiguous(), wv))
+    wt = transposed[w]
     x2 = x
     if xv.dim() != 2:
         x2 = _call(g, edge.view_copy.default, (x, [-1, k]), n, fake_val(lambda t: t.reshape(-1, k), xv))
     rows = _val(x2).shape[0]
     y2_val = fake_val(lambda t: t.new_empty((rows, m)), _val(x2))
     if b is not None:
-        y2 = _call(g, edge.addmm.default, (b, x2, wt), n, y2_val, is_output=xv.dim() == 2)
+        y2 = _call(g, edge.addmm.default, (b, x2, wt), n, y2_val, compute=True)
     else:
-        y2 = _call(g, edge.mm.default, (x2, wt), n, y2_val, is_output=xv.dim() == 2)
+        y2 = _call(g, edge.mm.default, (x2, wt), n, y2_val, compute=True)
     if xv.dim() == 2:
-        return y2
-    return _call(g, edge.view_copy.default, (y2, [int(s) for s in out_v.shape]), n, out_v, is_output=True)
+        return y2, y2
+    return y2, _call(g, edge.view_copy.default, (y2, [int(s) for s in out_v.shape]), n, out_v)
 
 
 def _is_float_linear(n: Any) -> bool:
@@ -76,18 +82,19 @@ def linear_as_addmm(program: Any, findings: list[Any]) -> dict[str, dict[str, An
         return {}
     g = program.graph_module.graph
     done: dict[str, dict[str, Any]] = {}
+    transposed: dict[Any, Any] = {}
     for n in list(g.nodes):
         if n.name not in named or not _is_float_linear(n):
             continue
-        out = _as_addmm(g, n)
+        mm, out = _as_addmm(g, n, transposed)
         name = n.name
         n.replace_all_uses_with(out)
         g.erase_node(n)
-        # The node that gives the linear's value takes its name: the linear's whole decomposition shares one
-        # debug handle, so its name is what traces it back (stage to stage) to the op the user wrote. Set
-        # directly: the graph's namespace keeps an erased name reserved, so no later node can take it.
-        out.name = name
-        done[name] = {"rule": "missing-kernel", "op": LINEAR_OP, "became": str(out.target).split(".")[-2]}
+        # The addmm takes the linear's name: the module's whole decomposition shares one debug handle, so the
+        # name is what traces it back, stage to stage, to the op the user wrote. Set directly: the graph's
+        # namespace keeps an erased name reserved, so no later node can take it.
+        mm.name = name
+        done[name] = {"rule": "missing-kernel", "op": LINEAR_OP, "became": str(mm.target).split(".")[-2]}
     if done:
         g.lint()
         program.graph_module.recompile()
