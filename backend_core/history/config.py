@@ -24,6 +24,7 @@ def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None
         parts.append(f"calib={o['calib']}")
     if o.get("keep_going"):
         parts.append("keep-going")
+    parts.extend(f"rewrite={r}" for r in o.get("rewrites") or ())
     if board:
         parts.append(f"board={board}")
     if env:
@@ -34,7 +35,8 @@ def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None
 def config_of_request(req: Any, board: str | None = None, env: str | None = None) -> str:
     """From a jobs.LowerRequest."""
     return config_key(req.target, req.flow, {"activations": req.activations, "channels_last": req.channels_last,
-                                             "calib": req.calib, "keep_going": req.keep_going}, board, env)
+                                             "calib": req.calib, "keep_going": req.keep_going,
+                                             "rewrites": getattr(req, "rewrites", ())}, board, env)
 
 
 def config_of_report(report: dict[str, Any], board: str | None = None) -> str:

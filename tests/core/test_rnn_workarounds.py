@@ -50,7 +50,9 @@ def _lower(source: str, **kw):  # noqa: ANN202
     from backend_core.lowering import lower
     from backend_core.pipeline.stages import PipelineOptions
 
-    return lower(source, PipelineOptions(**kw), use_cache=False, keep_programs=True)
+    # two calibration samples: the counts and the workaround do not depend on the ranges, and an unrolled
+    # model's calibration is most of its lowering time
+    return lower(source, PipelineOptions(calib=2, **kw), use_cache=False, keep_programs=True)
 
 
 @pytest.fixture(scope="module")
