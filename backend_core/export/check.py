@@ -123,8 +123,8 @@ class CheckResult:
                 out.append(f"  {what}: measured {'within' if over <= 0 else f'OVER by {over:,} B:'} the bundle's figure"
                            + ("" if over <= 0 else " (see the runtime estimate's note in README.md)"))
             out.append(f"  firmware flash {m.get('flash', 0):,} B (bundle: model {p.get('model_flash', 0):,} B + runtime "
-                       f"estimate {p.get('runtime_flash', 0):,} B = {p.get('flash', 0):,} B; the example main.c and board "
-                       f"layer included)")
+                       f"estimate {p.get('runtime_flash', 0):,} B + the check's input sets {p.get('check_inputs', 0):,} B "
+                       f"= {p.get('flash', 0):,} B; the example main.c and board layer included)")
             out.append(f"  firmware RAM {m.get('ram_static', 0):,} B (.data + .bss with the bundle's pools "
                        f"{m.get('pools', 0):,} B, + stack and heap reservations); bundle: pools {p.get('pools', 0):,} B "
                        f"+ API objects + runtime estimate {p.get('runtime_ram', 0):,} B + the example's I/O buffers "
@@ -207,12 +207,14 @@ def run_check(bundle_dir: Path, bpte: bytes, info: dict[str, Any], board: Board,
     timings["run_s"] = res.elapsed_s
     text = "\n".join(res.uart) if isinstance(res.uart, list) else str(res.uart or "")
     result = judge_check(text, expected_outputs(bpte), outputs, info, elf, board, timings,
-                         ["the reference input"] + [s.name for s in sets])
+                         ["the reference input"] + [s.name for s in sets],
+                         sum(len(b) for b in reference) + sum(len(b) for s in sets for b in s.data))
     return result
 
 
 def judge_check(uart: str, expected: list[Any], outputs: list[dict[str, Any]], info: dict[str, Any], elf: Path,
-                board: Board, timings: dict[str, float], names: list[str] | None = None) -> CheckResult:
+                board: Board, timings: dict[str, float], names: list[str] | None = None,
+                input_bytes: int = 0) -> CheckResult:
     """The firmware's printed outputs for the reference input (set 0) against the expected ones, byte for
     byte (judge.steps.compare); a PASS on degenerate outputs is called out (export/exercise.py)."""
     import numpy as np
@@ -231,10 +233,12 @@ def judge_check(uart: str, expected: list[Any], outputs: list[dict[str, Any]], i
     predicted = {"pools": pools["ram_bytes"], "model_flash": mem["model_flash_bytes"],
                  "runtime_flash": (runtime.get("code", 0) + runtime.get("data", 0)) if runtime else 0,
                  "method_pool": pools["method_allocator"]["bytes"]}
-    predicted["flash"] = predicted["model_flash"] + predicted["runtime_flash"]
+    # the check's input sets are const arrays (flash) of the example, not the bundle's: counted beside it
+    predicted["check_inputs"] = input_bytes
+    predicted["flash"] = predicted["model_flash"] + predicted["runtime_flash"] + input_bytes
     predicted["runtime_ram"] = sum(runtime.get(k, 0) for k in ("data", "bss", "stack", "heap")) if runtime else 0
     # the example's own input/output buffers are the user's, not the bundle's: counted beside it
-    predicted["example_buffers"] = sum(i["nbytes"] for i in info["io"]["inputs"]) + sum(o["nbytes"] for o in outputs)
+    predicted["example_buffers"] = sum(o["nbytes"] for o in outputs)
     predicted["ram"] = (predicted["pools"] + pools.get("api_objects_bytes", 0) + predicted["runtime_ram"]
                         + predicted["example_buffers"])
     measured: dict[str, int] = {}
