@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["Dependency", "LoadRecorder", "file_digest", "folder_digest", "describe_changes", "search_path_text"]
+__all__ = ["Dependency", "LoadRecorder", "file_digest", "folder_digest", "describe_changes", "module_attr",
+           "search_path_text"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,18 @@ class _OpenHook:
 _previous_loads: set[str] = set()     # module names a LoadRecorder recorded in this process
 
 
+def module_attr(mod: object, name: str) -> Any:
+    """`mod.name` as the module's own namespace holds it, or None, without running the module's
+    `__getattr__`: libraries put lazy placeholders in sys.modules (speechbrain's LazyModule) whose
+    attribute lookup imports the real module, and an import the user's code never made can fail
+    (speechbrain.integrations.k2_fsa needs k2). Looking at a module must not import it (issue 46)."""
+    try:
+        namespace = object.__getattribute__(mod, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return namespace.get(name) if isinstance(namespace, dict) else None
+
+
 class LoadRecorder:
     """`with LoadRecorder(path) as rec: ...import and build the model...`; then `rec.dependencies()`.
 
@@ -162,7 +175,7 @@ class LoadRecorder:
             pass
         roots = _library_roots()
         for name, mod in list(sys.modules.items()):
-            f = getattr(mod, "__file__", None) if name not in self._before and mod is not None else None
+            f = module_attr(mod, "__file__") if name not in self._before and mod is not None else None
             if isinstance(f, str) and f and not os.path.realpath(f).startswith(roots):
                 self._modules.append(os.path.realpath(f))
                 _previous_loads.add(name)     # forgotten by the next load, so an edit is imported
@@ -203,8 +216,9 @@ def search_path_text(search_path: list[str], missing: str, folder: str) -> str:
     parent = missing.rpartition(".")[0]
     places: list[str] = []
     pkg = sys.modules.get(parent) if parent else None
-    if pkg is not None and getattr(pkg, "__path__", None):
-        places = [f"{p} (package {parent})" for p in pkg.__path__]
+    pkg_path = module_attr(pkg, "__path__") if pkg is not None else None
+    if pkg_path:
+        places = [f"{p} (package {parent})" for p in pkg_path]
     else:
         for p in search_path:
             if p == folder:
