@@ -56,6 +56,9 @@ class PassFailure:
     # float export (backend_core.fallback.rewrites name; --keep-going applies it and so verifies it)
     workaround: str = ""
     workaround_text: str = ""
+    # the node `cmlens repro` grows its subgraph from when it is not op_node (a quantizer failure: the batch
+    # norm torchao fuses, whose producers include the conv and the computed weight)
+    repro_node: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from .layout_rewrites import (cat_through_contiguous, channels_last_after_views, channels_last_into_convs,
                               collapse_permutation, fake_val as _fake, norms_through_contiguous,
                               permute_in_fewer_dims, permute_through_contiguous)
+from .parameter_folding import FOLD_PARAMS, fold_parameter_computations
 
 Rewrite = Callable[[Any], tuple[Any, dict[str, str]]]
 
@@ -105,6 +106,9 @@ FEWER_DIMS = "permute_in_fewer_dims"
 NORMS_CONTIGUOUS = "norms_through_contiguous"
 
 REWRITES: dict[str, tuple[Rewrite, str]] = {
+    FOLD_PARAMS: (fold_parameter_computations, "every computation that reads only parameters (a weight's max-norm "
+                                               "constraint, parametrization or weight norm) folded into a constant, "
+                                               "checked equal on the example inputs"),
     "relu6_to_hardtanh": (relu6_to_hardtanh, "every F.relu6(x) written as F.hardtanh(x, 0.0, 6.0)"),
     "softmax_dim_last": (softmax_dim_last, "every softmax over a non-last dim moved to the last dim "
                                            "(transpose, softmax(-1), transpose back)"),

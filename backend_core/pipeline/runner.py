@@ -187,7 +187,7 @@ class LoweringPipeline:
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
         except Exception as e:  # noqa: BLE001
-            raise _with_logs(self._stage_error(STAGE_QUANTIZED, e), log) from e
+            raise _with_logs(self._quantize_error(e), log) from e
         yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, log.warnings())
 
         # 3. edge dialect
@@ -291,12 +291,27 @@ class LoweringPipeline:
             err.failure = {**live.to_dict(), "checked": [f"diagnosis failed: {type(d).__name__}: {d}"]}  # type: ignore[attr-defined]
         return err
 
-    def _stage_error(self, stage: str, e: BaseException, node: str | None = None) -> StageFailedError:
+    def _quantize_error(self, e: BaseException) -> StageFailedError:
+        """prepare_pt2e / convert_pt2e failed: the node torchao was reading, in the user's terms, with the cause
+        and workaround where a rule establishes them (backend_core.fallback.quantizer_failure)."""
+        live = capture_failure(STAGE_QUANTIZED, e)
+        err = self._stage_error(STAGE_QUANTIZED, e, node=live.node, inside="torchao's PT2E quantisation "
+                                "(prepare_pt2e / convert_pt2e)")
+        try:
+            from ..fallback.quantizer_failure import diagnose_quantizer
+
+            err.failure = diagnose_quantizer(live, list(self.snapshots)).to_dict()    # type: ignore[attr-defined]
+        except Exception as d:  # noqa: BLE001 - a diagnosis must never hide the failure itself
+            err.failure = {**live.to_dict(), "checked": [f"diagnosis failed: {type(d).__name__}: {d}"]}  # type: ignore[attr-defined]
+        return err
+
+    def _stage_error(self, stage: str, e: BaseException, node: str | None = None,
+                     inside: str = "ExecuTorch") -> StageFailedError:
         where = f" on node {node}" if node else ""
         root = _root_cause(e)
         return StageFailedError(
             stage, f"Stage '{stage}' failed{where}: {type(root).__name__}: {_first_lines(str(root))}",
-            "This is raised inside ExecuTorch; the traceback (--verbose) shows the pass's own frames. "
+            f"This is raised inside {inside}; the traceback (--verbose) shows its own frames. "
             "Earlier stages are still available.", node=node, detail=traceback.format_exc())
 
 

@@ -1,4 +1,5 @@
-"""`cmlens repro`: the smallest subgraph of a model that fails an ExecuTorch pass the same way.
+"""`cmlens repro`: the smallest subgraph of a model that fails an ExecuTorch pass (or torchao's PT2E
+quantisation) the same way.
 
 1. Lower the model with the stepped pipeline (not backend_core.lowering: no cache, no reports) until
    a stage fails; its diagnosis names the failing op at quantisation time.
@@ -113,8 +114,8 @@ def find_failure(source: str, options: PipelineOptions,
         failure = getattr(e, "failure", None)
         if ep is None or not failure:
             raise BadInputError(f"{source} fails in '{e.stage}' before any pass: {e.message}",
-                                "cmlens repro reduces failures of ExecuTorch's quantisation passes and "
-                                "Cortex-M passes; fix the export first.") from e
+                                "cmlens repro reduces failures of torchao's PT2E quantisation, of ExecuTorch's "
+                                "quantisation passes and of the Cortex-M passes; fix the export first.") from e
         quantized = next((sn for sn in pipe.snapshots if sn.stage == "quantized"), None)
         return ep, failure, quantized, pipe.example_inputs
     raise BadInputError(f"{source} lowers without error with these options: there is nothing to reproduce.",
@@ -128,6 +129,8 @@ def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> An
     from ..snapshot.source import module_path_from_stack
 
     nodes = {n.name: n for n in ep.graph.nodes}
+    if failure.get("repro_node") in nodes:       # a quantizer failure: the op torchao fuses the failing one into
+        return nodes[failure["repro_node"]]
     name = failure.get("op_node")
     if name in nodes:
         return nodes[name]
