@@ -82,6 +82,18 @@ def print_stage_table(report: dict[str, Any], out: Any = None) -> None:
         prev = n
 
 
+def group_line(members: list[dict[str, Any]]) -> str:
+    """The other nodes of one explained group: "of the same op" only when they are (an nn.LSTM's group
+    holds the linear, sigmoid, tanh, mul and add nodes its decomposition became); at most 12 names."""
+    rest = [m["node"] for m in members[1:]]
+    names = ", ".join(rest[:12]) + (f", … ({len(rest) - 12} more)" if len(rest) > 12 else "")
+    ops = sorted({m["op"].split(".")[1] if m["op"].count(".") >= 2 else m["op"] for m in members})
+    if len(ops) == 1:
+        return f"and {len(rest)} more node(s) of the same op: {names}"
+    return (f"and {len(rest)} more node(s) that the same op of yours became ({len(ops)} different ops: "
+            f"{', '.join(ops[:10])}{', …' if len(ops) > 10 else ''}): {names}")
+
+
 def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
     out = out or sys.stdout
     fbs = report["fallbacks"]
@@ -97,8 +109,7 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
         where = f"  [{f['source']}]" if f.get("source") else ""
         print(f"\n  {f['node']}  ({f['op']})  — {f['category']}{where}", file=out)
         if len(members) > 1:
-            rest = ", ".join(m["node"] for m in members[1:])
-            for line in textwrap.wrap(f"and {len(members) - 1} more node(s) of the same op: {rest}", 92):
+            for line in textwrap.wrap(group_line(members), 92):
                 print(f"      {line}", file=out)
         for line in textwrap.wrap(f["reason"], 92):
             print(f"      {line}", file=out)

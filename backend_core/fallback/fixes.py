@@ -15,6 +15,10 @@ NOT_VERIFIED = "not verified"
 def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
     """The automatic fix for this fallback, or None when there is none to try."""
     base = op_base_name(fb.user_op.target) if fb.user_op else ""
+    if fb.category == "parameter_computation":
+        from .parameter_folding import FOLD_PARAMS
+
+        return FOLD_PARAMS
     if fb.category == "layout" and flow == "legacy" and not channels_last:
         return CHANNELS_LAST
     if fb.category == "unsupported_module" and fb.user_op and fb.user_op.module_type in ("LSTM", "GRU"):

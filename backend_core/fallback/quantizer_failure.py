@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..snapshot.model import KIND_INPUT, GraphSnapshot, NodeSnapshot
+from ..snapshot.model import KIND_INPUT, KIND_WEIGHT, GraphSnapshot, NodeSnapshot
 from .parameter_folding import FOLD_PARAMS
 from .pass_failure import PassFailure
 
 WEIGHT_MARK = "Expected get_attr node, got call_function"
+FOLD_FIX = ("compute the weight once before export (torch.nn.utils.parametrize.remove_parametrizations(module, "
+            "'weight', leave_parametrized=True) keeps the constrained value; for the old weight_norm, "
+            "torch.nn.utils.remove_weight_norm). --keep-going folds every parameter-only computation into a "
+            "constant on a copy of the export (the same ops on the same tensors, checked equal on the example "
+            "inputs) and lowers again, which verifies it.")
 _CONV = ("conv1d", "conv2d", "conv3d", "conv_transpose", "convolution", "linear")
 _NORM = ("batch_norm",)
 
@@ -25,18 +30,20 @@ def _users(snap: GraphSnapshot, node_id: str) -> list[NodeSnapshot]:
     return [n for n in snap.nodes if node_id in n.inputs]
 
 
-def _reads_only_parameters(snap: GraphSnapshot, start: NodeSnapshot) -> bool:
-    """Every leaf above `start` is a placeholder that is not a user input (a parameter or buffer)."""
-    todo, seen = [start], set()
+def reads_only_parameters(snap: GraphSnapshot, start: NodeSnapshot) -> bool:
+    """Nothing above `start` is a user input, and at least one parameter or buffer is (a placeholder of the
+    float export, a get_attr after quantisation): its value is the same on every inference."""
+    todo, seen, weights = [start], set(), 0
     while todo:
         n = todo.pop()
         if n.id in seen:
             continue
         seen.add(n.id)
-        if n.fx_op == "placeholder" and n.kind == KIND_INPUT:
+        if n.kind == KIND_INPUT:
             return False
+        weights += n.kind == KIND_WEIGHT
         todo.extend(x for i in n.inputs if (x := snap.node(i)) is not None)
-    return True
+    return weights > 0
 
 
 def _set_user_op(pf: PassFailure, n: NodeSnapshot) -> None:
@@ -72,7 +79,7 @@ def _computed_weight_cause(pf: PassFailure, export: GraphSnapshot, n: NodeSnapsh
     convs = [u for u in _users(export, n.id) if any(c in u.target for c in _CONV)]
     conv = convs[0] if convs else None
     norm = next((u for u in _users(export, conv.id) if any(b in u.target for b in _NORM)), None) if conv else None
-    only_params = _reads_only_parameters(export, n)
+    only_params = reads_only_parameters(export, n)
     pf.checked.append(f"`{n.id}` ({n.target}) reads only parameters and buffers: {only_params}")
     if conv is None:
         pf.checked.append(f"no conv or linear reads `{n.id}` directly")
@@ -93,9 +100,4 @@ def _computed_weight_cause(pf: PassFailure, export: GraphSnapshot, n: NodeSnapsh
                               "inference." if only_params else ""))
     if only_params:
         pf.workaround = FOLD_PARAMS
-        pf.workaround_text = (
-            "compute the weight once before export (torch.nn.utils.parametrize.remove_parametrizations(module, "
-            "'weight', leave_parametrized=True) keeps the constrained value; for weight_norm, "
-            "torch.nn.utils.remove_weight_norm). --keep-going folds every parameter-only computation into a "
-            "constant on a copy of the export (the same ops on the same tensors, checked equal on the example "
-            "inputs) and lowers again, which verifies it.")
+        pf.workaround_text = FOLD_FIX

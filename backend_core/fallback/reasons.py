@@ -15,6 +15,7 @@ from ..provenance import Provenance
 from ..snapshot.classify import op_base_name
 from ..snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
 from .batch_norm_fold import why_not_folded
+from .quantizer_failure import reads_only_parameters
 from .evidence import Facts, evidence_lines, gather
 from .suggestions import suggestion_for, suggestion_for_activation
 from .user_op import RNN_MODULES, UserOpResolver, group_id
@@ -30,6 +31,8 @@ CATEGORIES = {
     "integer_arithmetic": "integer (index) arithmetic: not quantizable, usually cheap",
     "data_dependent_scalar": "a scalar read out of a tensor at run time (.item()): data-dependent",
     "pass_failure": "taken out of quantisation by --keep-going: an ExecuTorch pass failed on it",
+    "parameter_computation": "computed from parameters only (a weight norm, parametrization or constraint) "
+                             "on every inference",
     "unknown": "unknown (a gap)",
 }
 
@@ -216,6 +219,25 @@ def _pass_failure(f: Facts, why: dict[str, Any], node: NodeSnapshot) -> str:
             f"at all; this lowering is the tool's workaround, not what ExecuTorch produces." + _island_cost(node))
 
 
+def _parameter_computation(f: Facts, q: NodeSnapshot, node: NodeSnapshot) -> tuple[str, str]:
+    """An op whose inputs are all parameters (weight norm's pow/sum/div, a max-norm's renorm): export keeps the
+    arithmetic, so the target recomputes the same weight on every inference."""
+    where = f" at {q.source.short} (`{q.source.code}`)" if q.source else ""
+    module = f" in {q.module_path} ({q.module_type})" if q.module_path else ""
+    numel = 1
+    for d in node.shape or ():
+        numel *= int(d)
+    msg = (f"{_at_q(f)}{where}{module} reads only parameters: a weight computed in forward (weight norm, a "
+           f"parametrization or a max-norm constraint). In eval mode it is the same tensor on every inference, "
+           f"but torch.export keeps the arithmetic, so the target recomputes it each time {_float_where(f)} on "
+           f"a portable fp32 kernel ({numel:,} values) instead of storing the result as a weight.")
+    fix = ("Compute the weight once before export: torch.nn.utils.parametrize.remove_parametrizations(module, "
+           "'weight', leave_parametrized=True) (torch.nn.utils.remove_weight_norm for the old weight_norm). The "
+           "tool can fold it for you: --verify-suggestions re-lowers a copy with every parameter-only computation "
+           "folded into a constant (checked equal on the example inputs) and shows the fallbacks it removes.")
+    return msg, fix
+
+
 def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     q = ctx.users().quantized_node(node)
     f = gather(ctx.snapshots, ctx.prov(), ctx.verdicts, ctx.supported_targets, node, q)
@@ -228,9 +250,13 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     fuse_warn = any("Cannot fuse activation" in w for w in f.warnings)
 
     quarantined = _quarantined(ctx, q)
+    qsnap = ctx.users().quantized
     if quarantined is not None:
         cat = "pass_failure"
         msg = _pass_failure(f, quarantined, node)
+    elif q is not None and qsnap is not None and reads_only_parameters(qsnap, q):
+        cat = "parameter_computation"
+        msg, suggestion = _parameter_computation(f, q, node)
     elif q is not None and q.module_type in RNN_MODULES:
         cat = "unsupported_module"
         msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
