@@ -118,6 +118,20 @@ def print_fallbacks(report: dict[str, Any], out: Any = None) -> None:
                 print(f"      {'fix: ' if i == 0 else '     '}{line}", file=out)
 
 
+def print_preflight(findings: list[Any], out: Any = None) -> None:
+    """The pre-flight's findings on the lowered program, as `cmlens check` prints them: on screen whether or
+    not --json writes them too (MONAI's DenseNet had 23 "will fail" in the JSON and none on screen)."""
+    if not findings:
+        return
+    from .check import print_findings
+
+    out = out or sys.stdout
+    certain = sum(1 for f in findings if f.certain)
+    print(f"\npre-flight: {certain} will fail, {len(findings) - certain} may fail on the target "
+          "(--keep-going mends what it can):", file=out)
+    print_findings(findings, out)
+
+
 def lower_job(args: argparse.Namespace, steps: tuple[str, ...] = ("lower",)) -> Any:
     """The Job `cmlens lower` runs: the options parsed once into the job's value objects."""
     from backend_core.jobs import Job
@@ -193,6 +207,7 @@ def run_lower(args: argparse.Namespace) -> int:
             print(err["traceback"], file=sys.stderr)
         return 3
     print_fallbacks(report)
+    print_preflight(result.preflight)
     changed = keep_going_summary(result.verdicts)
     if changed:
         print(f"\n{changed}")

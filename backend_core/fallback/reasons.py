@@ -332,7 +332,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(f.warnings).lower():
         cat = "layout"
     if not suggestion:
-        suggestion = suggestion_for(qbase, cat, base)
+        suggestion = suggestion_for(qbase, cat, base, q.args if q is not None else None)
         if cat == "layout" and ctx.flow == "legacy":
             suggestion = f"Feed the model channels-last: {LAYOUT_FIX} (or re-lower with --channels-last)."
     user_op = ctx.users().user_op(node)

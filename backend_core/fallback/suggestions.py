@@ -9,6 +9,9 @@ _SOFTMAX = ("CMSIS-NN softmax works on the last dimension only: permute so the s
             "(x.transpose(dim, -1).softmax(-1).transpose(dim, -1)).")
 _MAXPOOL = ("Use ceil_mode=False (pad the input to keep the output size) and no dilation, so max_pool2d "
             "maps to arm_max_pool_s8.")
+_MAXPOOL_1D = ("There is no 1-D max pool on Cortex-M: the quantizer's pattern and CMSIS-NN's arm_max_pool_s8 take "
+               "a 4-D [N, C, H, W] max_pool2d, and a max_pool1d on [N, C, L] stays in float. Write it as "
+               "nn.MaxPool2d((1, k)) on x.unsqueeze(2) (channels-last) and squeeze(2) after it.")
 
 _RNN = ("{} has no Cortex-M support yet (pytorch/executorch#21024 is an open PR): lower with `--rewrite rnn-cells` "
         "(the module as its cell equations over nn.Linear, one per gate: quantized_linear, the LUT sigmoid/tanh of "
@@ -22,6 +25,8 @@ OP_SUGGESTIONS: dict[str, str] = {
     "softmax": _SOFTMAX,
     "max_pool2d_with_indices": _MAXPOOL,
     "max_pool2d": _MAXPOOL,
+    "max_pool1d": _MAXPOOL_1D,
+    "max_pool1d_with_indices": _MAXPOOL_1D,
     "exp": "exp has no int8 kernel: fold it into a supported activation (sigmoid/tanh use a LUT) "
            "or keep it in float.",
     "avg_pool2d": "Remove divisor_override / count_include_pad=False variants so avg_pool2d maps "
@@ -72,10 +77,23 @@ CATEGORY_SUGGESTIONS: dict[str, str] = {
 _FUSING_PRODUCERS = ("conv", "linear", "add", "sub", "convolution", "addmm")
 
 
-def suggestion_for(op_base: str, category: str, final_base: str = "") -> str:
-    """The fix for the user's op `op_base` (its quantization-time name) in this category."""
+def maxpool2d_fix(args: tuple[str, ...]) -> str:
+    """The max_pool2d fix for what this call actually uses (args as the snapshot records them: input, kernel,
+    stride, padding, dilation, ceil_mode): "" when it uses neither ceil_mode nor a dilation."""
+    dilation = args[4] if len(args) > 4 else "1"
+    ceil = len(args) > 5 and args[5] == "True"
+    need = ([] if dilation.replace(" ", "") in ("1", "[1,1]", "(1,1)") else [f"no dilation (it has {dilation})"]) \
+        + (["ceil_mode=False (pad the input to keep the output size)"] if ceil else [])
+    return f"Use {' and '.join(need)}, so max_pool2d maps to arm_max_pool_s8." if need else ""
+
+
+def suggestion_for(op_base: str, category: str, final_base: str = "", args: tuple[str, ...] | None = None) -> str:
+    """The fix for the user's op `op_base` (its quantization-time name) in this category; `args` (the user op's
+    arguments as text) make a fix depend on what the call uses (max_pool2d's ceil_mode and dilation)."""
     if category in ("not_annotated", "rejected_by_quantizer", "no_cortex_m_rewrite", "layout",
                     "unsupported_module"):
+        if op_base in ("max_pool2d", "max_pool2d_with_indices") and args is not None:
+            return maxpool2d_fix(args) or CATEGORY_SUGGESTIONS.get(category, "")
         for base in (op_base, final_base):
             if base in OP_SUGGESTIONS:
                 return OP_SUGGESTIONS[base]

@@ -84,3 +84,4 @@ def test_braindecode_eegnet_lowers_with_keep_going() -> None:
     assert kept.status == "done", kept.error
     assert "fold_parameter_computations" in kept.verdicts["rewrites"]
     assert "unknown" not in {n.fallback.category for n in kept.fallbacks()}
+
