@@ -19,7 +19,11 @@ def keep_going_summary(verdicts: dict[str, Any] | None) -> str:
             why = f"the pre-flight found {len(rec.get('nodes') or [])} op(s) that would fail or give wrong values on the target"
         else:
             src = (rec.get("producer") or {}).get("source")
-            why = f"{rec.get('stage')} failed" + (f"; the view at {src}" if src else "")
+            if name == "drop_noop_alias":
+                why = f"{rec.get('stage')} failed" + (f"; the view at {src}" if src else "")
+            else:           # the op the diagnosis named (a computed weight: the line computing it)
+                at = rec.get("source") or src
+                why = f"{rec.get('stage')} failed" + (f"; {rec.get('op') or 'the op'} at {at}" if at else "")
         edits.append(f"{name} on {rec.get('on') or 'a copy of the export'} ({why})")
     if edits:
         parts.append("value-preserving workarounds applied: " + ", ".join(edits))

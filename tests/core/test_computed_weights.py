@@ -52,6 +52,10 @@ def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reprodu
     assert list(kept.verdicts["rewrites"]) == ["fold_parameter_computations"]
     assert sum(1 for s in said if s.startswith("--keep-going:")) == 1              # one round for the cause
     assert not kept.fallbacks()                                   # conv + bn + relu all on CMSIS-NN
+    from backend_core.fallback.changed import keep_going_summary
+
+    assert f"fold_parameter_computations on a copy of the export (quantized failed; aten.renorm.default at " \
+           f"{FIXTURE}:11)" in keep_going_summary(kept.verdicts)
 
     rep = make_repro(source, PipelineOptions(calib=2), str(tmp_path / "repro.py"), fresh_check=False)
     text = Path(rep.path).read_text()
