@@ -91,7 +91,14 @@ INT8_OPERANDS = {"cortex_m::quantized_add": ("self", "other", "out"),
                  # op_quantized_div.cpp:90 calls the same validator with the output's dtype (int8 or int16,
                  # else :79 fails): a float operand aborts alike (braindecode ATCNet after --keep-going left an
                  # attention bmm in float before the `/ sqrt(d)`)
-                 "cortex_m::quantized_div": ("self", "other", "out")}
+                 "cortex_m::quantized_div": ("self", "other", "out"),
+                 # prepare_cmsis_pool2d_config (cortex_m_ops_common.h:214): "tensors must be int8", InvalidArgument
+                 # (MONAI DenseNet after --keep-going: its last norm and relu in float before the global pool)
+                 "cortex_m::quantized_avg_pool2d": ("input", "out"),
+                 "cortex_m::quantized_max_pool2d": ("input", "out")}
+_INT8_AT = {"cortex_m::quantized_avg_pool2d": _OPS + "cortex_m_ops_common.h:214",
+            "cortex_m::quantized_max_pool2d": _OPS + "cortex_m_ops_common.h:214"}
+_INT8_CHECK = {op: "prepare_cmsis_pool2d_config" for op in _INT8_AT}
 _WIDE = {"cortex_m::quantized_div": ("int8", "int16")}     # the dtypes a kernel validates against (its out's)
 INT8_SOURCE = _OPS + "cortex_m_ops_common.h:48"
 
@@ -115,14 +122,15 @@ def int8_operand_findings(view: ProgramView) -> list[Finding]:
         parts = ", ".join(f"{t.name} is {t.dtype} (%{t.node})" for t in bad)
         findings.append(Finding(
             node=call.where, rule="cmsis-needs-int8",
-            message=(f"The CMSIS-NN kernel of {op} checks that both operands and its result are int8 and aborts "
+            message=(f"The CMSIS-NN kernel of {op} checks that its input tensors and its result are int8 and aborts "
                      f"otherwise, but in the program {parts}: ExecuTorch rewrote the op although an operand was "
                      f"never quantized (a float constant such as torch.zeros made in forward()). {ON_TARGET}"),
             fix=("Make the operand a quantized tensor (a registered buffer the quantizer sees, or the output of a "
                  "quantized op), or keep the op in float (cmlens lower --keep-going does that)."),
-            certainty=WILL_FAIL, op=op, source=INT8_SOURCE,
+            certainty=WILL_FAIL, op=op, source=_INT8_AT.get(call.op, INT8_SOURCE),
             evidence=tuple(f"{t.name} = %{t.node}: {t.dtype} {list(t.shape or ())}" for t in tensors) + _where(call)
-            + (f"check: validate_cmsis_nn_tensor_requirements at ExecuTorch {INT8_SOURCE}",)))
+            + (f"check: {_INT8_CHECK.get(call.op, 'validate_cmsis_nn_tensor_requirements')} "
+               f"at ExecuTorch {_INT8_AT.get(call.op, INT8_SOURCE)}",)))
     return findings
 
 

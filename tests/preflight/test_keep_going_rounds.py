@@ -53,3 +53,22 @@ def test_without_keep_going_the_failed_bundle_names_the_finding() -> None:
     assert "expected int8 or int16 inputs, got torch.float32" in res.error["message"]
     assert "will fail on the target" in res.error["hint"] and "[cmsis-needs-int8]" in res.error["hint"]
     assert "--keep-going" in res.error["hint"]
+
+
+def test_a_cortex_m_pool_fed_a_float_tensor_is_predicted() -> None:
+    """MONAI DenseNet kept going aborted on QEMU M55: `quantized_avg_pool2d_out: tensors must be int8`
+    (cortex_m_ops_common.h:214), its input a float relu after the norm --keep-going ran in float."""
+    from backend_core.preflight.cortex_m_rules import int8_operand_findings
+    from backend_core.preflight.program_view import Call, ProgramView, Tensor
+
+    def view(dtype: str) -> ProgramView:
+        x = Tensor(0, dtype, (1, 8, 4, 4), (0, 2, 3, 1))
+        out = Tensor(1, "int8", (1, 8, 1, 1), (0, 2, 3, 1))
+        call = Call(0, "cortex_m::quantized_avg_pool2d", "out", [0, 1], outs=[1], node="pool",
+                    target="cortex_m.quantized_avg_pool2d.default", names=("input",))
+        return ProgramView([x, out], [5, 5], [call], [0], [1])
+
+    found = int8_operand_findings(view("float32"))
+    assert [f.rule for f in found] == ["cmsis-needs-int8"] and found[0].node == "pool"
+    assert found[0].source.endswith("cortex_m_ops_common.h:214") and "input is float32" in found[0].message
+    assert int8_operand_findings(view("int8")) == []
