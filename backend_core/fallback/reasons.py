@@ -254,6 +254,9 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     if quarantined is not None:
         cat = "pass_failure"
         msg = _pass_failure(f, quarantined, node)
+    elif base == "_local_scalar_dense" or qbase in ("item", "_local_scalar_dense"):
+        cat = "data_dependent_scalar"
+        msg = _scalar_read(f)
     elif q is not None and qsnap is not None and reads_only_parameters(qsnap, q):
         cat = "parameter_computation"
         msg, suggestion = _parameter_computation(f, q, node)
@@ -264,9 +267,6 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
                f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels. "
                f"ExecuTorch's own LSTM support for Cortex-M is still an open pull request (pytorch/executorch#21024); "
                f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
-    elif base == "_local_scalar_dense" or qbase in ("item", "_local_scalar_dense"):
-        cat = "data_dependent_scalar"
-        msg = _scalar_read(f)
     elif f.int_out and not f.has_qparams and _piece_of_float_op(f, base, qbase):
         cat = "not_annotated"
         msg, suggestion = decomposed_float_op(f, base, qbase)

@@ -205,8 +205,12 @@ class Job:
                        profile=self.run.profile or self.wants("profile"),
                        board=self.run.board or (self.board if self.wants("run") else None))
 
+    def _lower_dict(self) -> dict[str, Any]:
+        """The request as JSON has it (tuples as lists), so a Job read back compares equal to the one sent."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.lower).items()}
+
     def to_dict(self) -> dict[str, Any]:
-        return {"format": JOB_FORMAT, "model": self.model, "lower": asdict(self.lower), "steps": list(self.steps),
+        return {"format": JOB_FORMAT, "model": self.model, "lower": self._lower_dict(), "steps": list(self.steps),
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
                 "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs,

@@ -127,6 +127,7 @@ def test_bpte_export_has_its_references_beside_it(qtbot, window, tmp_path) -> No
 
     lower_and_wait(qtbot, window, "layernorm_mlp")
     out = tmp_path / "out" / "m.bpte"
+    out.parent.mkdir()                  # the save dialog names a file in a folder that exists (issue 44 item 12)
     with qtbot.waitSignal(window.exporter.exported, timeout=240_000) as blocker:
         window.export_to("bpte", str(out))
     assert blocker.args == ["bpte", str(out), ""], blocker.args
