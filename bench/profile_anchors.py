@@ -4,13 +4,18 @@ with CMSIS-NN (issue 11). Side by side, never asserted: they measure different t
     .venv/bin/python bench/profile_anchors.py --et-root PATH [--cmsis-nn PATH] [--cpus m4,m33,m55]
                                               [--models ds_cnn,mobilenet_v1_025,resnet8] [--json F]
 
-Anchors (mlcommons tiny_results repositories; cycles = latency x clock):
-  DS-CNN          12.0 M  Cortex-M4  STM32L4R5  (microTVM + CMSIS-NN, v1.1)
-                   4.6 M  Cortex-M7  STM32H7A3  (X-CUBE-AI; VWW 14.1 M, ResNet-8 15.4 M on the same board)
-                  10.1 M  Cortex-M33 RA6M4      (TFLM + CMSIS-NN, v0.7)
-                  1.66 M  Cortex-M85 RA8D1      (v1.2)
-  VWW MbNetV1-.25 32.5 M  M33 / 6.43 M M85
-  ResNet-8        49.2 M  M33 / 4.07 M M85
+Anchors (mlcommons tiny_results_v<round> result folders; cycles = latency x clock):
+  v1.1, Krai, microtvm_cmsis_nn (closed/Krai/results/README.md), one submission on two boards:
+    NUCLEO_L4R5ZI (Cortex-M4, 120 MHz): DS-CNN 10.019 inf/s = 11.98 M, VWW 3.324 = 36.10 M,
+                                        ResNet-8 2.567 = 46.75 M, AD 116.212 = 1.03 M
+    NRF5340-DK   (Cortex-M33, 128 MHz): DS-CNN 13.074 inf/s = 9.79 M, VWW 4.286 = 29.87 M,
+                                        ResNet-8 3.146 = 40.69 M, AD 159.020 = 0.80 M
+  v1.2, RA8D1 (Cortex-M85, 480 MHz, TFLM + CMSIS-NN): DS-CNN 1.66 M, VWW 6.43 M, ResNet-8 4.07 M
+  STM32H7A3 (Cortex-M7, X-CUBE-AI: ST's own kernels, a bar, not a calibration): DS-CNN 4.6 M,
+    VWW 14.1 M, ResNet-8 15.4 M
+  (An earlier version of this table had M33 VWW 32.5 M and ResNet-8 49.2 M attributed to an RA6M4
+  TFLM submission that could not be traced to a results folder; the Krai nRF5340 figures above are
+  read from theirs and replace them.)
 QEMU has no Cortex-M85 board: the M85 anchors stand beside our Cortex-M55 (the other Helium/MVE core,
 same CMSIS-NN MVE kernels), and that row says so.
 
@@ -32,16 +37,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # (model, cpu on the board) -> (cycles per inference, board, framework)
 ANCHORS: dict[tuple[str, str], tuple[float, str, str]] = {
-    ("ds_cnn", "cortex-m4"): (12.0e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1"),
-    ("ds_cnn", "cortex-m33"): (10.1e6, "RA6M4", "TFLM + CMSIS-NN, v0.7"),
-    ("ds_cnn", "cortex-m85"): (1.66e6, "RA8D1", "v1.2"),
+    ("ds_cnn", "cortex-m4"): (11.98e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("mobilenet_v1_025", "cortex-m4"): (36.10e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("resnet8", "cortex-m4"): (46.75e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("deep_autoencoder", "cortex-m4"): (1.03e6, "STM32L4R5", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("ds_cnn", "cortex-m33"): (9.79e6, "nRF5340", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("mobilenet_v1_025", "cortex-m33"): (29.87e6, "nRF5340", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("resnet8", "cortex-m33"): (40.69e6, "nRF5340", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("deep_autoencoder", "cortex-m33"): (0.80e6, "nRF5340", "microTVM + CMSIS-NN, v1.1 Krai"),
+    ("ds_cnn", "cortex-m85"): (1.66e6, "RA8D1", "TFLM + CMSIS-NN, v1.2"),
+    ("mobilenet_v1_025", "cortex-m85"): (6.43e6, "RA8D1", "TFLM + CMSIS-NN, v1.2"),
+    ("resnet8", "cortex-m85"): (4.07e6, "RA8D1", "TFLM + CMSIS-NN, v1.2"),
+    ("deep_autoencoder", "cortex-m85"): (0.25e6, "RA8D1", "TFLM + CMSIS-NN, v1.2"),
     ("ds_cnn", "cortex-m7"): (4.6e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
     ("mobilenet_v1_025", "cortex-m7"): (14.1e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
     ("resnet8", "cortex-m7"): (15.4e6, "STM32H7A3", "X-CUBE-AI (not CMSIS-NN)"),
-    ("mobilenet_v1_025", "cortex-m33"): (32.5e6, "RA6M4", "TFLM + CMSIS-NN"),
-    ("mobilenet_v1_025", "cortex-m85"): (6.43e6, "RA8D1", "v1.2"),
-    ("resnet8", "cortex-m33"): (49.2e6, "RA6M4", "TFLM + CMSIS-NN"),
-    ("resnet8", "cortex-m85"): (4.07e6, "RA8D1", "v1.2"),
 }
 QEMU_STAND_IN = {"cortex-m85": "cortex-m55"}    # no M85 board on QEMU
 
@@ -73,14 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="ds_cnn,mobilenet_v1_025,resnet8")
     ap.add_argument("--cache-dir", type=Path)
     ap.add_argument("--json", type=Path, help="write the rows as JSON")
-    ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     if not args.et_root:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
         return 0
     from app.cli.profile import parse_cpus
-    from backend_core.jobs import RunOptions
-    from backend_core.jobs.firmware_step import run_on_target as run_model
+    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
 
     cpus = parse_cpus(args.cpus)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -88,10 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     for model in models:
         for cpu in cpus:
             print(f"running {model} on {cpu} (QEMU -icount) ...", flush=True)
-            opts = RunOptions(target=cpu, cache_root=args.cache_dir, profile=True, timeout=900)
-            emit = (lambda s, l: print(f"  {s}> {l}", flush=True)) if args.verbose else None
+            # the Job `cmlens run MODEL --profile` submits: its lower step lowers, its run step runs
+            job = Job(model, LowerRequest(target=cpu), steps=("run",),
+                      run=RunOptions(target=cpu, cache_root=args.cache_dir, profile=True, timeout=900,
+                                     et_root=args.et_root, cmsis_nn=args.cmsis_nn))
             try:
-                res = run_model(model, et_root=args.et_root, cmsis_nn=args.cmsis_nn, options=opts, on_line=emit)
+                done = run_job(job)
+                done.raise_error()
+                res = done.run
             except Exception as exc:  # noqa: BLE001  one failed pair must not lose the others
                 print(f"  {model} on {cpu}: {type(exc).__name__}: {exc}")
                 continue
