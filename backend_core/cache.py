@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .models.dependencies import Dependency, describe_changes
+from backend_core.models.dependencies import Dependency, describe_changes
 
 FORMAT_VERSION = "7"     # 7: repeated per-channel lists stored once; 6: the payload is JSON (result.json),
                          # never pickle; 5: entries carry deps.json
@@ -246,7 +246,7 @@ def _share_lists(snapshot: dict[str, Any], table: list[list], index: dict[tuple,
 def encode_payload(data: dict[str, Any]) -> bytes:
     """A cache entry's payload as JSON: GraphSnapshots as {"__snapshot__": to_dict()}, under the format, the
     repeated per-channel lists first (`{"__lists__": [...]}`, so reading resolves each reference as it comes)."""
-    from .snapshot.model import GraphSnapshot
+    from backend_core.snapshot.model import GraphSnapshot
 
     table: list[list] = []
     index: dict[tuple, int] = {}
@@ -264,7 +264,7 @@ def encode_payload(data: dict[str, Any]) -> bytes:
 
 def decode_payload(raw: bytes) -> dict[str, Any]:
     """The payload back, checked: this format, a dict, its snapshots GraphSnapshots. ValueError otherwise."""
-    from .snapshot.model import GraphSnapshot, snapshot_from_dict
+    from backend_core.snapshot.model import GraphSnapshot, snapshot_from_dict
 
     table: list[list] = []
 
@@ -301,6 +301,6 @@ def _is_blob(path: Path) -> bool:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write then rename: a crash never leaves half a file (the temporary name ends in .tmp)."""
-    from .files import write_atomic
+    from backend_core.files import write_atomic
 
     write_atomic(path, data)

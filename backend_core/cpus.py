@@ -1,7 +1,7 @@
 """Cortex-M target strings, known without importing ExecuTorch (the GUI needs the list at start)."""
 from __future__ import annotations
 
-from .errors import BadInputError
+from backend_core.errors import BadInputError
 
 # Mirrors executorch.backends.cortex_m.target_config.CortexM (checked by a test).
 CPUS: tuple[str, ...] = ("M0", "M0PLUS", "M3", "M4", "M7", "M23", "M33", "M35P", "M55", "M85")

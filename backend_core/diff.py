@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .snapshot.classify import op_base_name
-from .snapshot.model import KIND_QUANT, GraphSnapshot, NodeSnapshot
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import KIND_QUANT, GraphSnapshot, NodeSnapshot
 
 
 @dataclass(frozen=True)

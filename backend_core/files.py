@@ -13,7 +13,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from .errors import BadInputError
+from backend_core.errors import BadInputError
 
 
 def _named(flag: str) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .pipeline import LoweringPipeline, PipelineOptions
-from .preflight import Finding, findings_of
-from .report.json_report import ReportSubject, build_report
-from .snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
-from .versions import stack_versions
+from backend_core.pipeline import LoweringPipeline, PipelineOptions
+from backend_core.preflight import Finding, findings_of
+from backend_core.report.json_report import ReportSubject, build_report
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.versions import stack_versions
 
 __all__ = ["LoweringResult", "supported_targets"]
 
@@ -64,6 +64,6 @@ def supported_targets() -> frozenset[str]:
     """Targets AtenToCortexMPass has a substitution for, spelled as in snapshots."""
     from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
 
-    from .snapshot.capture import target_name
+    from backend_core.snapshot.capture import target_name
 
     return frozenset(target_name(t) for t in AtenToCortexMPass._DIALECT_SUBSTITUTIONS)

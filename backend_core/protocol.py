@@ -50,7 +50,7 @@ def encode_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 def decode_event(msg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """The run_job event a protocol message carries (a stage gets its GraphSnapshot back), else None."""
     if msg.get("type") == STAGE:
-        from .snapshot.model import snapshot_from_dict
+        from backend_core.snapshot.model import snapshot_from_dict
 
         return "stage", {"snapshot": snapshot_from_dict(msg["snapshot"]), "planned": msg.get("planned") or []}
     if msg.get("type") == EVENT:
@@ -69,7 +69,7 @@ def emit(obj: dict[str, Any], stream: IO[str] | None = None) -> None:
 
 def error_message(exc: BaseException, worker: str) -> dict[str, Any]:
     """An `error` message for any exception: typed errors keep their exit code and hint."""
-    from .errors import CmlensError
+    from backend_core.errors import CmlensError
 
     if isinstance(exc, CmlensError):
         return {"type": ERROR, "exit_code": exc.exit_code, "message": exc.message, "hint": exc.hint,

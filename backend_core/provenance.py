@@ -2,8 +2,8 @@
 lowered kernel can be traced back to the float model's op."""
 from __future__ import annotations
 
-from .diff import StageDiff, diff_all
-from .snapshot.model import GraphSnapshot
+from backend_core.diff import StageDiff, diff_all
+from backend_core.snapshot.model import GraphSnapshot
 
 
 class Provenance:

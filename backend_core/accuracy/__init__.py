@@ -4,7 +4,7 @@ that sample's error left the model's usual error (the per-layer numerics capture
 
 Layering: this package runs programs a lowering already made (`EvalPrograms.from_lowering`); it never
 lowers (only backend_core.jobs does, in the `evaluate` step). Importing it does not import torch."""
-from .data import EvalSample, EvalSet, load_eval_set
-from .evaluate import EvalPrograms, evaluate
+from backend_core.accuracy.data import EvalSample, EvalSet, load_eval_set
+from backend_core.accuracy.evaluate import EvalPrograms, evaluate
 
 __all__ = ["EvalSample", "EvalSet", "load_eval_set", "EvalPrograms", "evaluate"]

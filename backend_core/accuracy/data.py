@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import BadInputError
-from ..models.calibration import read_sample_file
+from backend_core.errors import BadInputError
+from backend_core.models.calibration import read_sample_file
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
 TENSOR_SUFFIXES = (".npy", ".pt")
@@ -292,7 +292,7 @@ def check_inputs(sample: tuple, example_inputs: tuple, where: str) -> tuple:
     A sample saved without the batch dimension of 1 gets it; float64 becomes the model's float type."""
     import torch
 
-    from ..pipeline.runner import to_layout
+    from backend_core.pipeline.runner import to_layout
 
     if len(sample) != len(example_inputs):
         raise BadInputError(f"{where}: {len(sample)} tensor(s), the model takes {len(example_inputs)}.",

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from .data import EvalSet
-from .flips import explain_flips
-from .metrics import auc, classification, margin, output_errors, reconstruction_errors
-from .programs import EvalPrograms, lowered_callable, run_all
+from backend_core.errors import BadInputError
+from backend_core.accuracy.data import EvalSet
+from backend_core.accuracy.flips import explain_flips
+from backend_core.accuracy.metrics import auc, classification, margin, output_errors, reconstruction_errors
+from backend_core.accuracy.programs import EvalPrograms, lowered_callable, run_all
 
 __all__ = ["EvalPrograms", "evaluate", "MODELS"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from ..numerics.analyze import analyze
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .programs import EvalPrograms, one_thread
+from backend_core.numerics.analyze import analyze
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.accuracy.programs import EvalPrograms, one_thread
 
 OP_WORDS = {"quantized_conv2d": "conv", "quantized_depthwise_conv2d": "depthwise conv", "quantized_linear": "linear",
             "quantized_add": "add", "quantized_mul": "mul", "quantized_avg_pool2d": "avg pool",

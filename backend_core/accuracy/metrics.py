@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..numerics.metrics import ErrorAccumulator
+from backend_core.numerics.metrics import ErrorAccumulator
 
 
 def topk(logits: Any, k: int) -> list[int]:

@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from ..errors import BadInputError, CmlensError
-from ..numerics.capture import StageProgram
-from ..snapshot.model import GraphSnapshot
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.numerics.capture import StageProgram
+from backend_core.snapshot.model import GraphSnapshot
 
 BATCH = 64
 
@@ -37,8 +37,8 @@ class EvalPrograms:
     def from_lowering(cls, lowering: Any) -> "EvalPrograms":
         """From a finished lowering that kept its host-runnable stages (lower(keep_stages=True): the
         job's lower step does when the job wants `evaluate`). Nothing is lowered again."""
-        from ..models.calibration import calibration_set
-        from ..pipeline.runner import channels_last_copy, to_layout
+        from backend_core.models.calibration import calibration_set
+        from backend_core.pipeline.runner import channels_last_copy, to_layout
 
         stages = getattr(lowering, "stage_programs", None)
         m = getattr(lowering, "loaded_model", None)
@@ -142,7 +142,7 @@ def _cl(t: Any) -> bool:
 
 def _stop(should_stop: Callable[[], bool] | None) -> None:
     if should_stop is not None and should_stop():
-        from ..errors import Cancelled
+        from backend_core.errors import Cancelled
 
         raise Cancelled("Evaluation cancelled.")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evaluate import MODEL_LABELS, MODELS
-from .flips import flip_lines
+from backend_core.accuracy.evaluate import MODEL_LABELS, MODELS
+from backend_core.accuracy.flips import flip_lines
 
 
 def _pct(v: Any) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..lowering_result import LoweringResult
-from ..pipeline.stages import PipelineOptions
-from .open import open_artefact
-from .result import ArtefactResult
+from backend_core.lowering_result import LoweringResult
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.artefacts.open import open_artefact
+from backend_core.artefacts.result import ArtefactResult
 
 ARTEFACT_FLOW = "artefact"
 

@@ -6,8 +6,8 @@ import struct
 import traceback
 from typing import Any
 
-from ..errors import BadInputError
-from . import values as V
+from backend_core.errors import BadInputError
+from backend_core.artefacts import values as V
 
 MAX_SHOWN = 16
 

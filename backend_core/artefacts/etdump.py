@@ -8,8 +8,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError, CmlensError
-from ..snapshot.model import GraphSnapshot
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.snapshot.model import GraphSnapshot
 
 UNKNOWN_UNIT_WHY = ("an ETDump from a run this tool did not make: the scale of its et_pal_current_ticks() "
                     "timestamps is unknown")
@@ -27,7 +27,7 @@ def find_debug_buffer(etdump: Path) -> Path | None:
 def profile_overlay(etdump: Path, final: GraphSnapshot, unit: Any = None) -> dict[str, Any]:
     """The per-op profile on `final`'s nodes, as `cmlens run --json-file` carries it (Profile.to_dict:
     `unit` is the unit's name, `unit_info` the whole unit), so the Profile view reads it as it is."""
-    from ..profile import build_profile, raw_ticks, read_etdump
+    from backend_core.profile import build_profile, raw_ticks, read_etdump
 
     events = read_etdump(etdump)
     try:
@@ -41,7 +41,7 @@ def profile_overlay(etdump: Path, final: GraphSnapshot, unit: Any = None) -> dic
 def gaps_overlay(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphSnapshot,
                  metric: str = "MSE") -> dict[str, Any]:
     """Per-layer gaps keyed by `final`'s node ids (through debug handles)."""
-    from ..judge.gaps_inspector import compute_gaps
+    from backend_core.judge.gaps_inspector import compute_gaps
 
     try:
         return compute_gaps(etdump, debug_buffer, etrecord, final, metric).to_dict()

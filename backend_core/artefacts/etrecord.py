@@ -18,17 +18,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..fallback import FallbackContext, explain_fallbacks
-from ..snapshot.capture import capture
-from ..snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
-from .reasons import explain_program, substitution_bases
+from backend_core.errors import BadInputError
+from backend_core.fallback import FallbackContext, explain_fallbacks
+from backend_core.snapshot.capture import capture
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.artefacts.reasons import explain_program, substitution_bases
 
 MORE_FROM_RECORD = "the model source (cmlens lower model.py: the quantizer's verdicts)"
 
 
 def parse(path: Path) -> Any:
-    from .schemas import register_libraries
+    from backend_core.artefacts.schemas import register_libraries
 
     register_libraries()     # the record's graphs hold cortex_m ops: "fake operators" without this
     from executorch.devtools.etrecord import parse_etrecord
@@ -82,7 +82,7 @@ def explain_record(snaps: list[GraphSnapshot]) -> list[GraphSnapshot]:
     if not snaps or snaps[-1].kind != "final":
         return snaps
     subs = substitution_bases()
-    from ..lowering_result import supported_targets
+    from backend_core.lowering_result import supported_targets
 
     ctx = FallbackContext(list(snaps), {}, target="", flow="legacy", supported_targets=supported_targets())
     final = explain_fallbacks(ctx)
@@ -143,7 +143,7 @@ def link_program(program: GraphSnapshot, instruction_nodes: list[str], handles: 
 
 
 def _same_op(a: str, b: str) -> bool:
-    from ..snapshot.classify import op_base_name
+    from backend_core.snapshot.classify import op_base_name
 
     return op_base_name(a) == op_base_name(b)
 

@@ -10,17 +10,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from ..snapshot.model import GraphSnapshot
-from .result import ArtefactResult
-from ..models.sniff import BPTE, ETDUMP, ETRECORD, PTE, read_artefact
+from backend_core.errors import BadInputError
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.artefacts.result import ArtefactResult
+from backend_core.models.sniff import BPTE, ETDUMP, ETRECORD, PTE, read_artefact
 
 StageCallback = Callable[[GraphSnapshot], None]
 CACHE_VERSION = "artefact-1"
 
 
 def _code_hash() -> str:
-    from ..cache import code_fingerprint
+    from backend_core.cache import code_fingerprint
 
     h = hashlib.sha1(code_fingerprint().encode())
     for f in sorted(Path(__file__).resolve().parent.glob("*.py")):
@@ -29,7 +29,7 @@ def _code_hash() -> str:
 
 
 def _key(files: list[Path | None]) -> str:
-    from .schemas import installed_stamp
+    from backend_core.artefacts.schemas import installed_stamp
 
     h = hashlib.sha256(CACHE_VERSION.encode())
     for f in files:
@@ -55,7 +55,7 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
     kind, data = read_artefact(main)
     comp = _companions(main, kind, etrecord, etdump, debug_buffer, program)
     key = _key([main, *comp.values()])
-    from ..cache import ResultCache
+    from backend_core.cache import ResultCache
 
     cache = ResultCache()
     if use_cache:
@@ -85,7 +85,7 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
                                   read_artefact(comp["program"])[1], say))
         res.path, res.kind = str(main), ETDUMP
     if comp.get("etdump") is not None or kind == ETDUMP:
-        from .etdump import overlay
+        from backend_core.artefacts.etdump import overlay
 
         say("reading the ETDump")
         dump = main if kind == ETDUMP else comp["etdump"]
@@ -106,7 +106,7 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
 def _companions(main: Path, kind: str, etrecord: Any, etdump: Any, debug_buffer: Any, program: Any
                 ) -> dict[str, Path | None]:
     """Companion files, given or found next to `main`, each checked to be what it claims."""
-    from .etdump import find_debug_buffer
+    from backend_core.artefacts.etdump import find_debug_buffer
 
     def given(p: Any, want: str, what: str) -> Path | None:
         if p in (None, ""):
@@ -150,12 +150,12 @@ def find_program(record_path: Path) -> Path | None:
 
 
 def _open_program(path: Path, kind: str, data: bytes, say: Callable[[str], None]) -> ArtefactResult:
-    from .pte import deserialize, plan_snapshot
-    from .reasons import explain_program, substitution_bases
+    from backend_core.artefacts.pte import deserialize, plan_snapshot
+    from backend_core.artefacts.reasons import explain_program, substitution_bases
 
     bundled: list[dict[str, Any]] = []
     if kind == BPTE:
-        from .bpte import unbundle
+        from backend_core.artefacts.bpte import unbundle
 
         say("reading the bundled program")
         data, bundled = unbundle(data, path.name)
@@ -172,7 +172,7 @@ def _open_program(path: Path, kind: str, data: bytes, say: Callable[[str], None]
     if len(pte.program.execution_plan) > 1:
         notes.append(f"{len(pte.program.execution_plan)} methods; showing '{pte.program.execution_plan[0].name}'")
     if bundled:
-        from .bpte import case_text
+        from backend_core.artefacts.bpte import case_text
 
         snap.extra["bundled_cases"] = len(bundled)
         notes += [case_text(c) for c in bundled[:4]]
@@ -181,7 +181,7 @@ def _open_program(path: Path, kind: str, data: bytes, say: Callable[[str], None]
 
 
 def _open_record(path: Path, comp: dict[str, Path | None], say: Callable[[str], None]) -> ArtefactResult:
-    from .etrecord import debug_handles, explain_record, link_program, parse, record_stages
+    from backend_core.artefacts.etrecord import debug_handles, explain_record, link_program, parse, record_stages
 
     say("loading the ETRecord (torch.export programs)")
     record = parse(path)

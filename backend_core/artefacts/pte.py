@@ -13,13 +13,13 @@ from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
-from ..errors import BadInputError
-from ..snapshot.classify import classify, is_quant_boundary, op_base_name
-from ..snapshot.model import (KIND_DATA, KIND_DELEGATE, KIND_INPUT, KIND_PLUMBING, KIND_WEIGHT, EdgeSnapshot,
+from backend_core.errors import BadInputError
+from backend_core.snapshot.classify import classify, is_quant_boundary, op_base_name
+from backend_core.snapshot.model import (KIND_DATA, KIND_DELEGATE, KIND_INPUT, KIND_PLUMBING, KIND_WEIGHT, EdgeSnapshot,
                               GraphSnapshot, NodeSnapshot, QParam)
-from ..snapshot.qparams import requant_from_cortex_m_args
-from . import values as V
-from .schemas import KernelSchema, kernel_schema
+from backend_core.snapshot.qparams import requant_from_cortex_m_args
+from backend_core.artefacts import values as V
+from backend_core.artefacts.schemas import KernelSchema, kernel_schema
 
 STAGE_PROGRAM = "program"
 
@@ -29,7 +29,7 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
 
     `fast`: when every kernel's schema is in the version-keyed table (schemas.py), read the program
     without importing torch (memory/pte_reader.py); else with `deserialize_pte_binary`."""
-    from ..memory.pte_reader import read_pte_file
+    from backend_core.memory.pte_reader import read_pte_file
 
     try:
         return read_pte_file(data, _schemas_known, torch_free=fast)
@@ -43,7 +43,7 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
 def _schemas_known(pte: Any) -> bool:
     """The schema table knows every kernel the program calls, so the torch-free read gives the snapshot
     the full reader gives."""
-    from .schemas import known_without_torch
+    from backend_core.artefacts.schemas import known_without_torch
 
     return known_without_torch([(o.name, o.overload) for plan in pte.program.execution_plan for o in plan.operators])
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
-from .schemas import substitution_bases
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import KIND_FALLBACK, KIND_QUANT, FallbackReason, GraphSnapshot, NodeSnapshot
+from backend_core.artefacts.schemas import substitution_bases
 
 __all__ = ["explain_program", "explain_program_node", "substitution_bases"]
 
@@ -28,7 +28,7 @@ def _neighbours(snap: GraphSnapshot, node: NodeSnapshot) -> tuple[list[NodeSnaps
 def explain_program_node(snap: GraphSnapshot, node: NodeSnapshot, substitutions: frozenset[str], *,
                          more: str) -> FallbackReason:
     """`more` names where the full explanation is (model source, ETRecord)."""
-    from ..fallback.suggestions import suggestion_for   # the fallback package costs ~0.2 s to import
+    from backend_core.fallback.suggestions import suggestion_for   # the fallback package costs ~0.2 s to import
 
     base = op_base_name(node.target)
     producers, consumers = _neighbours(snap, node)

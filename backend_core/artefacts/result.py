@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 
 TARGET_UNKNOWN = "unknown (read from the program)"
 
@@ -47,8 +47,8 @@ class ArtefactResult:
 
     def report(self, *, with_graphs: bool = True) -> dict[str, Any]:
         """The lowering report's shape (stages, fallbacks[]) plus an "artefact" object."""
-        from ..report.json_report import ReportSubject, build_report
-        from ..versions import stack_versions
+        from backend_core.report.json_report import ReportSubject, build_report
+        from backend_core.versions import stack_versions
 
         rep = build_report(ReportSubject(self.name, self.path, TARGET_UNKNOWN, self.kind, "done", list(self.snapshots),
                                          planned_stages=[s.stage for s in self.snapshots]),

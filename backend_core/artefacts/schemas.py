@@ -102,7 +102,7 @@ def ensure_table() -> None:
 
 
 def table_path() -> Path:
-    from ..cache import cache_root
+    from backend_core.cache import cache_root
 
     key = hashlib.sha1(json.dumps([TABLE_VERSION, installed_stamp()]).encode()).hexdigest()[:16]
     return cache_root() / "schemas" / f"{key}.json"
@@ -135,8 +135,8 @@ def _functional(name: str, overload: str) -> str:
 def build_table() -> dict[str, Any]:
     import torch
 
-    from ..snapshot.capture import target_name
-    from ..snapshot.classify import op_base_name
+    from backend_core.snapshot.capture import target_name
+    from backend_core.snapshot.classify import op_base_name
 
     ops = {}
     for s in torch._C._jit_get_all_schemas():
@@ -154,7 +154,7 @@ def save_table(table: dict[str, Any]) -> None:
     _table = table
     p = table_path()
     try:
-        from ..files import write_atomic
+        from backend_core.files import write_atomic
 
         p.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(p, json.dumps(table))

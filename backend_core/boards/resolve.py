@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cpus import normalise_target
-from ..errors import BadInputError
-from .sized import qemu_base
-from .specs import BoardSpec, board_named
-from .table import Board, board_by_name, board_for
+from backend_core.cpus import normalise_target
+from backend_core.errors import BadInputError
+from backend_core.boards.sized import qemu_base
+from backend_core.boards.specs import BoardSpec, board_named
+from backend_core.boards.table import Board, board_by_name, board_for
 
 
 @dataclass(frozen=True)

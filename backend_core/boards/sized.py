@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .table import BOARDS_JSON, Board, MemoryRegion, board_for, load_table
+from backend_core.errors import BadInputError
+from backend_core.boards.table import BOARDS_JSON, Board, MemoryRegion, board_for, load_table
 
 # verdict need -> the linker script alias (kernels/linker/cmlens_sections.ld) of its section
 NEED_ALIAS = {"runtime code + read-only data": "CODE", ".pte": "MODEL", "runtime .data + .bss": "DATA",

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..kernel_sources import kernels_file
+from backend_core.errors import BadInputError
+from backend_core.kernel_sources import kernels_file
 
 ROOT = Path(__file__).resolve().parents[2]
 MCUS_JSON = ROOT / "resources" / "boards" / "mcus.json"

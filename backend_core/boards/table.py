@@ -9,9 +9,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cpus import TARGETS, normalise_target
-from ..errors import UnsupportedTargetError
-from ..kernel_sources import kernels_file
+from backend_core.cpus import TARGETS, normalise_target
+from backend_core.errors import UnsupportedTargetError
+from backend_core.kernel_sources import kernels_file
 
 BOARDS_JSON = kernels_file("boards.json")
 SIMULATORS: tuple[str, ...] = ("qemu", "fvp")

@@ -10,9 +10,9 @@ what the user wrote, per-op rows, summary deltas, and the CI gate on a baseline.
 - result.py    Comparison and `compare_to_dict` (docs/json-format.md); text.py, html.py its outputs
 - baseline.py  the versioned baseline file; gate.py the checks of `cmlens gate`
 Nothing here imports ExecuTorch until a side has to be lowered or read (its Job: sides.side_job)."""
-from .facts import OpGroup, SideFacts
-from .qparams import DEFAULT_RTOL
-from .result import COMPARE_FORMAT, COMPARE_VERSION, Comparison, compare_facts, compare_to_dict
+from backend_core.compare.facts import OpGroup, SideFacts
+from backend_core.compare.qparams import DEFAULT_RTOL
+from backend_core.compare.result import COMPARE_FORMAT, COMPARE_VERSION, Comparison, compare_facts, compare_to_dict
 
 __all__ = ["COMPARE_FORMAT", "COMPARE_VERSION", "Comparison", "DEFAULT_RTOL", "OpGroup", "SideFacts",
            "compare_facts", "compare_to_dict"]

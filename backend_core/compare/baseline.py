@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .facts import SideFacts
+from backend_core.errors import BadInputError
+from backend_core.compare.facts import SideFacts
 
 BASELINE_FORMAT = "cmlens-baseline"
 BASELINE_VERSION = 1
@@ -31,7 +31,7 @@ def baseline_dict(facts: SideFacts) -> dict[str, Any]:
 
 
 def write_baseline(facts: SideFacts, path: str | Path) -> str:
-    from ..files import write_atomic
+    from backend_core.files import write_atomic
 
     return write_atomic(Path(path), json.dumps(baseline_dict(facts), indent=1, allow_nan=False))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .facts import FALLBACK, SideFacts
-from .matching import NOT_VISIBLE
-from .rows import Cell, RowView
+from backend_core.compare.facts import FALLBACK, SideFacts
+from backend_core.compare.matching import NOT_VISIBLE
+from backend_core.compare.rows import Cell, RowView
 
 # (key in SideFacts.memory, what it is)
 MEMORY_METRICS = (

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import BadInputError, CmlensError
-from ..fallback.user_op import QUANTIZED_STAGE, UserOpResolver
-from ..provenance import Provenance
-from ..report.json_report import snapshots_from_report
-from ..snapshot.classify import is_quant_boundary
-from ..snapshot.model import (KIND_CMSIS, KIND_DATA, KIND_DELEGATE, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.fallback.user_op import QUANTIZED_STAGE, UserOpResolver
+from backend_core.provenance import Provenance
+from backend_core.report.json_report import snapshots_from_report
+from backend_core.snapshot.classify import is_quant_boundary
+from backend_core.snapshot.model import (KIND_CMSIS, KIND_DATA, KIND_DELEGATE, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
                               KIND_WEIGHT, GraphSnapshot, NodeSnapshot)
-from .facts import (BOUNDARY, DATA, DELEGATE, FALLBACK, FUSED, GONE, LOWERED, PROV_FULL, PROV_WEAK, NodeFact,
+from backend_core.compare.facts import (BOUNDARY, DATA, DELEGATE, FALLBACK, FUSED, GONE, LOWERED, PROV_FULL, PROV_WEAK, NodeFact,
                     OpGroup, SideFacts, op_key)
-from .qparams import qparams_of
+from backend_core.compare.qparams import qparams_of
 
 _NOT_OPS = (KIND_PLUMBING, KIND_INPUT, KIND_WEIGHT)
 # Activations ActivationFusionPass folds into the kernel before them (their clamp range).

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BadInputError
-from .baseline import check_identity
-from .facts import SideFacts
-from .qparams import DEFAULT_RTOL
-from .result import Comparison, compare_facts
+from backend_core.errors import BadInputError
+from backend_core.compare.baseline import check_identity
+from backend_core.compare.facts import SideFacts
+from backend_core.compare.qparams import DEFAULT_RTOL
+from backend_core.compare.result import Comparison, compare_facts
 
 _LIMIT = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d+)?)\s*(%|k|ki|kib|kb|m|mi|mib|mb|db)?\s*$", re.IGNORECASE)
 _SCALE = {"k": 1024, "ki": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mi": 1 << 20, "mib": 1 << 20, "mb": 10**6}
@@ -60,7 +60,7 @@ def parse_points(text: str, flag: str) -> Limit:
 
 def board_of(text: str) -> Any:
     """A board name (cmlens memory --board list), or `RAM[/FLASH]` sizes like `64K/256K`."""
-    from ..boards.specs import board_named, custom_board
+    from backend_core.boards.specs import board_named, custom_board
 
     if re.match(r"^\s*\d", text or ""):
         ram, _, flash = text.partition("/")
@@ -192,7 +192,7 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
     if opts.min_accuracy:
         checks.append(_accuracy_check(base, result, opts.min_accuracy))
     if opts.fits:
-        from ..memory import fit_findings
+        from backend_core.memory import fit_findings
 
         rm = _need(result, "memory", "result", "--fits", how_mem)
         found = fit_findings(rm, board_of(opts.fits))

@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .facts import FUSED, GONE, PROV_FULL, OpGroup, SideFacts, op_key
+from backend_core.compare.facts import FUSED, GONE, PROV_FULL, OpGroup, SideFacts, op_key
 
 EXACT, MOVED, MODULE_OP, WEAK, REFERENCE = "exact", "line moved", "module+op", "weak", "reference"
 NOT_VISIBLE = "n/a"     # a fused/removed op cannot be seen on a side without provenance

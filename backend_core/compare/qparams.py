@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..snapshot.model import NodeSnapshot, QParam, Requant
+from backend_core.snapshot.model import NodeSnapshot, QParam, Requant
 
 # float32 carries ~7 significant digits; a scale recomputed on another CPU differs in the last one or
 # two. 1e-5 is ~100 float32 ulps: well above that noise, far below any change calibration or an edit makes.

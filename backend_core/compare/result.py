@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .deltas import all_deltas
-from .facts import PROV_WEAK, SideFacts
-from .matching import match_sides
-from .qparams import DEFAULT_RTOL
-from .rows import RowView, build_rows
+from backend_core.compare.deltas import all_deltas
+from backend_core.compare.facts import PROV_WEAK, SideFacts
+from backend_core.compare.matching import match_sides
+from backend_core.compare.qparams import DEFAULT_RTOL
+from backend_core.compare.rows import RowView, build_rows
 
 COMPARE_FORMAT = "cmlens-compare"
 COMPARE_VERSION = 1

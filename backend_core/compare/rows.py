@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import FALLBACK, FUSED, OpGroup, SideFacts
-from .matching import NOT_VISIBLE, Row, op_key
-from .qparams import DEFAULT_RTOL, qparam_differences, qparams_summary
+from backend_core.compare.facts import FALLBACK, FUSED, OpGroup, SideFacts
+from backend_core.compare.matching import NOT_VISIBLE, Row, op_key
+from backend_core.compare.qparams import DEFAULT_RTOL, qparam_differences, qparams_summary
 
 # SQNR moves by hundredths of a dB between runs of the same program on other random inputs: not a change.
 SQNR_NOISE_DB = 0.05

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from ..jobs.options import LOWER_KEYS, canonical_key, parse_bare, parse_value, parse_vary
-from .facts import SideFacts
+from backend_core.errors import BadInputError
+from backend_core.jobs.options import LOWER_KEYS, canonical_key, parse_bare, parse_value, parse_vary
+from backend_core.compare.facts import SideFacts
 
 LOWERING, REPORT, ARTEFACT, BASELINE = "lowering", "report", "artefact", "baseline"
 OPTION_KEYS = LOWER_KEYS
@@ -69,7 +69,7 @@ def _kind_of(path: str) -> str:
         except (OSError, ValueError) as e:
             raise BadInputError(f"{p} is not readable JSON ({e}).", "Give a `cmlens lower --json` report "
                                 "or a baseline written by `cmlens gate --write-baseline`.") from None
-        from .baseline import BASELINE_FORMAT
+        from backend_core.compare.baseline import BASELINE_FORMAT
 
         if isinstance(data, dict) and data.get("format") == BASELINE_FORMAT:
             return BASELINE
@@ -81,7 +81,7 @@ def _kind_of(path: str) -> str:
         raise BadInputError(f"{p} is {what}: it has no graph to compare.",
                             "Compare `cmlens lower --json` reports; lay a run or numerics result over one with "
                             "SIDE@profile=RUN.json or SIDE@numerics=NUM.json.")
-    from ..models import parse_model_source
+    from backend_core.models import parse_model_source
 
     return ARTEFACT if parse_model_source(path).kind == "artefact" else LOWERING
 
@@ -188,8 +188,8 @@ def side_job(spec: SideSpec, *, use_cache: bool = True, numerics_samples: int = 
     job worker): its lower + memory steps give the `cmlens lower --json` report with graphs, `numerics_samples`
     adds the numerics step on the same lowering (a side is lowered once), `accuracy` (EvaluateOptions) the
     evaluate step."""
-    from ..jobs import Job, LowerRequest
-    from ..jobs.spec import NumericsOptions
+    from backend_core.jobs import Job, LowerRequest
+    from backend_core.jobs.spec import NumericsOptions
 
     if spec.kind not in (LOWERING, ARTEFACT):
         return None
@@ -211,7 +211,7 @@ def side_job(spec: SideSpec, *, use_cache: bool = True, numerics_samples: int = 
 def report_of_result(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the side's report with its memory and evaluate sections, its numerics) from a JobResult's JSON; a
     side whose job failed raises that error with its cause and fix."""
-    from ..errors import CmlensError
+    from backend_core.errors import CmlensError
 
     steps = row.get("steps") or {}
     report, err = steps.get("lower"), row.get("error")
@@ -229,12 +229,12 @@ def report_of_result(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 def side_from_result(spec: SideSpec, label: str, row: dict[str, Any] | None) -> Side:
     """A side from its Job's result (None for a saved report or a baseline: read here), with its overlays."""
-    from .extract import facts_from_report
+    from backend_core.compare.extract import facts_from_report
 
     profile = _profile_of(spec.profile) if spec.profile else None
     numerics = _read_json(spec.numerics, "numerics result") if spec.numerics else None
     if spec.kind == BASELINE:
-        from .baseline import read_baseline
+        from backend_core.compare.baseline import read_baseline
 
         facts = read_baseline(spec.source)
         facts.label = label
@@ -270,7 +270,7 @@ def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_sa
               accuracy: Any = None) -> Side:
     """One side here, in this process (its Job on the in-process road). `on_status` hears one line per side
     (and the pipeline's own lines with `verbose`)."""
-    from ..jobs import run_job
+    from backend_core.jobs import run_job
 
     job = side_job(spec, use_cache=use_cache, numerics_samples=numerics_samples, accuracy=accuracy)
     if job is None:

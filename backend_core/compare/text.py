@@ -6,10 +6,10 @@ import os
 import textwrap
 from typing import Any
 
-from .facts import FALLBACK, FUSED, SideFacts
-from .matching import REFERENCE
-from .result import Comparison
-from .rows import Cell, RowView
+from backend_core.compare.facts import FALLBACK, FUSED, SideFacts
+from backend_core.compare.matching import REFERENCE
+from backend_core.compare.result import Comparison
+from backend_core.compare.rows import Cell, RowView
 
 WIDTH = 100
 

@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..errors import CmlensError
-from ..toolchain import checkout as co
-from ..toolchain import tools as tl
+from backend_core.errors import CmlensError
+from backend_core.toolchain import checkout as co
+from backend_core.toolchain import tools as tl
 
 
 @dataclass
@@ -69,7 +69,7 @@ def run_doctor(et_root: str | Path | None = None, cmsis_nn: str | Path | None = 
                reach: Callable[[], bool] = co.can_reach, cache_root: Path | None = None) -> DoctorReport:
     """Discover tools, the ExecuTorch checkout and CMSIS-NN. Never raises for a missing piece.
     `reach` says whether GitHub can be reached (asked only when CMSIS-NN would have to be downloaded)."""
-    from .version import version_lines
+    from backend_core.doctor.version import version_lines
 
     report = DoctorReport(versions=version_lines(str(et_root) if et_root else (env or {}).get("EXECUTORCH_ROOT")))
     checkout = None
@@ -125,8 +125,8 @@ def _library_cache_item(checkout: co.Checkout, cache_root: Path | None = None) -
     commit, or, for a checkout without git metadata (no commit), of the same checkout directory."""
     import json
 
-    from ..runner_build.paths import cache_dir
-    from ..runner_build.library_stamp import STAMP, build_time_hint
+    from backend_core.runner_build.paths import cache_dir
+    from backend_core.runner_build.library_stamp import STAMP, build_time_hint
 
     base = (Path(cache_root) if cache_root is not None else cache_dir()) / "executorch"
     built = []

@@ -8,13 +8,13 @@ from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..boards.table import Board, board_for
-from ..runner_build.kernels import BuildRequest, BuildResult, KernelBuilder
-from ..simulate.faults import FaultReport
-from ..toolchain.process import LineCallback
-from ..judge.outcome import run_outcome
-from ..simulate.simulator import EventCallback, runner_for, tick_unit
-from ..simulate.uart_records import CycleReport, TestResult
+from backend_core.boards.table import Board, board_for
+from backend_core.runner_build.kernels import BuildRequest, BuildResult, KernelBuilder
+from backend_core.simulate.faults import FaultReport
+from backend_core.toolchain.process import LineCallback
+from backend_core.judge.outcome import run_outcome
+from backend_core.simulate.simulator import EventCallback, runner_for, tick_unit
+from backend_core.simulate.uart_records import CycleReport, TestResult
 
 # Firmware variants of kernels/selftest (CMake target names).
 VARIANTS: dict[str, str] = {

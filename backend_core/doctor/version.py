@@ -5,8 +5,8 @@ import os
 import platform
 from pathlib import Path
 
-from ..toolchain.checkout import git_head
-from ..versions import VERSION_PACKAGES, stack_versions
+from backend_core.toolchain.checkout import git_head
+from backend_core.versions import VERSION_PACKAGES, stack_versions
 
 
 def version_lines(et_root: str | None = None) -> list[str]:

@@ -9,10 +9,10 @@ implementations — in this process (the CLI, tests), a worker subprocess speaki
 """
 from __future__ import annotations
 
-from .api import Executor, JobHandle, as_completed
-from .choose import open_executor
-from .inprocess import InProcessExecutor
-from .worker_process import WorkerProcessExecutor
+from backend_core.execute.api import Executor, JobHandle, as_completed
+from backend_core.execute.choose import open_executor
+from backend_core.execute.inprocess import InProcessExecutor
+from backend_core.execute.worker_process import WorkerProcessExecutor
 
 __all__ = ["Executor", "JobHandle", "as_completed", "InProcessExecutor", "WorkerProcessExecutor",
            "LocalPoolExecutor", "DaskExecutor", "run_in_process", "open_executor"]
@@ -20,12 +20,12 @@ __all__ = ["Executor", "JobHandle", "as_completed", "InProcessExecutor", "Worker
 
 def __getattr__(name: str):  # noqa: ANN202 - the pool and Dask import multiprocessing / distributed lazily
     if name == "LocalPoolExecutor":
-        from .pool import LocalPoolExecutor
+        from backend_core.execute.pool import LocalPoolExecutor
         return LocalPoolExecutor
     if name == "DaskExecutor":
-        from .dask import DaskExecutor
+        from backend_core.execute.dask import DaskExecutor
         return DaskExecutor
     if name == "run_in_process":
-        from .inprocess import run_in_process
+        from backend_core.execute.inprocess import run_in_process
         return run_in_process
     raise AttributeError(name)

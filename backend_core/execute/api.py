@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from concurrent.futures import as_completed as _futures_as_completed
 from typing import Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
-from ..jobs import Job, JobResult
+from backend_core.jobs import Job, JobResult
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -91,7 +91,7 @@ class ExecutorBase:
         return [self.submit(j) for j in jobs]
 
     def check_workers(self, steps: list[str], et_root: str | None) -> list[dict[str, Any]]:
-        from .checks import check_worker
+        from backend_core.execute.checks import check_worker
 
         return [check_worker(steps, et_root)]      # this machine's processes
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Iterable
 
-from ..jobs import Job, JobResult
-from ..jobs.result import CANCELLED
-from .api import EventCallback, ExecutorBase, JobHandle
-from .task import crash_result
+from backend_core.jobs import Job, JobResult
+from backend_core.jobs.result import CANCELLED
+from backend_core.execute.api import EventCallback, ExecutorBase, JobHandle
+from backend_core.execute.task import crash_result
 
 Item = tuple[str, dict[str, Any]]                 # (job id, job dict)
 OnDone = Callable[[str, dict[str, Any]], None]

@@ -30,8 +30,8 @@ def check_worker(steps: list[str], et_root: str | None = None) -> dict[str, Any]
             problems.append("no ExecuTorch checkout: pass --et-root (the same path on every worker) or set "
                             "EXECUTORCH_ROOT in the worker's environment")
         else:
-            from ..errors import CmlensError
-            from ..toolchain.checkout import inspect_checkout
+            from backend_core.errors import CmlensError
+            from backend_core.toolchain.checkout import inspect_checkout
 
             try:
                 inspect_checkout(root).require_buildable()

@@ -2,7 +2,7 @@
 `--workers` (and the window's "run in a worker") to an Executor, closed the same way by everyone."""
 from __future__ import annotations
 
-from .api import ExecutorBase
+from backend_core.execute.api import ExecutorBase
 
 
 def open_executor(*, scheduler: str | None = None, workers: int | None = None,
@@ -10,19 +10,19 @@ def open_executor(*, scheduler: str | None = None, workers: int | None = None,
     """`scheduler` given: Dask; else `kind`: "pool" (a local process pool of `workers`), "process"
     (each job in a fresh worker process) or "here" (this process). Use it as a context manager."""
     if scheduler:
-        from .dask import DaskExecutor
+        from backend_core.execute.dask import DaskExecutor
 
         return DaskExecutor(scheduler)
     if kind == "pool":
-        from .pool import LocalPoolExecutor
+        from backend_core.execute.pool import LocalPoolExecutor
 
         return LocalPoolExecutor(workers)
     if kind == "process":
-        from .worker_process import WorkerProcessExecutor
+        from backend_core.execute.worker_process import WorkerProcessExecutor
 
         return WorkerProcessExecutor()
     if kind == "here":
-        from .inprocess import InProcessExecutor
+        from backend_core.execute.inprocess import InProcessExecutor
 
         return InProcessExecutor()
     raise ValueError(f"unknown executor kind {kind!r}")

@@ -7,10 +7,10 @@ import threading
 import time
 from typing import Any
 
-from ..errors import BadInputError
-from .batch import DIED_TWICE, BatchExecutor, Item, OnDone, OnStart
-from .checks import check_worker
-from .task import crash_result, run_task, share_cores
+from backend_core.errors import BadInputError
+from backend_core.execute.batch import DIED_TWICE, BatchExecutor, Item, OnDone, OnStart
+from backend_core.execute.checks import check_worker
+from backend_core.execute.task import crash_result, run_task, share_cores
 
 
 class DaskExecutor(BatchExecutor):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..jobs import Job, JobResult, run_job
-from .api import EventCallback, ExecutorBase, JobHandle
+from backend_core.jobs import Job, JobResult, run_job
+from backend_core.execute.api import EventCallback, ExecutorBase, JobHandle
 
 
 class InProcessExecutor(ExecutorBase):

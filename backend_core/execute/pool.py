@@ -10,8 +10,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from .batch import DIED_TWICE, BatchExecutor, Item, OnDone, OnStart
-from .task import crash_result, run_task, share_cores
+from backend_core.execute.batch import DIED_TWICE, BatchExecutor, Item, OnDone, OnStart
+from backend_core.execute.task import crash_result, run_task, share_cores
 
 
 class LocalPoolExecutor(BatchExecutor):

@@ -33,7 +33,7 @@ def share_cores(processes: int) -> int:
 def run_task(job_dict: dict[str, Any]) -> dict[str, Any]:
     """Run one job; anything it raises becomes a result with the error, never a lost row."""
     quiet_logs()
-    from ..jobs import Job, run_job
+    from backend_core.jobs import Job, run_job
 
     job = Job.from_dict(job_dict)
     try:

@@ -13,11 +13,11 @@ import sys
 import threading
 from typing import Any
 
-from ..jobs import Job, JobResult
-from ..jobs.result import CANCELLED
-from ..protocol import ERROR, JOB_WORKER, LineSplitter, decode_event, parse_line
-from .api import EventCallback, ExecutorBase, JobHandle
-from .task import crash_result
+from backend_core.jobs import Job, JobResult
+from backend_core.jobs.result import CANCELLED
+from backend_core.protocol import ERROR, JOB_WORKER, LineSplitter, decode_event, parse_line
+from backend_core.execute.api import EventCallback, ExecutorBase, JobHandle
+from backend_core.execute.task import crash_result
 
 
 class WorkerProcessExecutor(ExecutorBase):

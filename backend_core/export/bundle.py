@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..runner_build.libraries import codegen_python
-from .c_sources import MODEL_SECTION, api_header, api_source, model_header
-from .cmake_files import lists_cmakelists, model_cmake, toolchain_cmake
-from .pools import Pools, size_pools
-from .program import ProgramFacts, read_facts
-from .recipe import recipe_facts
-from .reference import Reference, reference_files, reference_of
-from .report import BUNDLE_FORMAT, kernel_of, memory_parts, readme
+from backend_core.errors import BadInputError
+from backend_core.runner_build.libraries import codegen_python
+from backend_core.export.c_sources import MODEL_SECTION, api_header, api_source, model_header
+from backend_core.export.cmake_files import lists_cmakelists, model_cmake, toolchain_cmake
+from backend_core.export.pools import Pools, size_pools
+from backend_core.export.program import ProgramFacts, read_facts
+from backend_core.export.recipe import recipe_facts
+from backend_core.export.reference import Reference, reference_files, reference_of
+from backend_core.export.report import BUNDLE_FORMAT, kernel_of, memory_parts, readme
 
 BUNDLE_JSON = "bundle.json"
 FILES = ("model.pte", "model_pte.h", "cmlens_model.h", "cmlens_model.cpp", "model_ops.txt", "cmlens_model.cmake",
@@ -131,7 +131,7 @@ def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
                  ) -> tuple[ProgramFacts, Pools, dict[str, bytes], dict[str, Any]]:
     """Every file of the bundle, in memory: (facts, pools, files by name, bundle.json's dict). `bpte`: the
     program's bundled test case, shipped as the reference input and expected output bytes."""
-    from ..boards.table import gcc_flags
+    from backend_core.boards.table import gcc_flags
 
     facts = read_facts(pte)
     pools = size_pools(facts.plan)

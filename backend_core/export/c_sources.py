@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .pools import Pools
-from .program import ProgramFacts, TensorIO
+from backend_core.export.pools import Pools
+from backend_core.export.program import ProgramFacts, TensorIO
 
 # ExecuTorch's runner puts the model in `network_model_sec`; its Corstone linker scripts and kernels/'s
 # (cmlens_sections.ld) already place that section, so the bundle uses the same name by default.

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..boards.table import Board
-from ..errors import BuildError
-from ..judge.steps import compare
-from ..memory.elf import elf_sizes
-from ..runner_build.libraries import EtLibRequest, codegen_python, ensure_libraries
-from ..runner_build.paths import KERNELS_DIR, cache_dir
-from ..runner_build.speed import compiler_cache_env
-from ..runner_build.steps import check_build_tools, run_step
-from ..simulate.simulator import runner_for
-from ..toolchain.process import LineCallback
+from backend_core.boards.table import Board
+from backend_core.errors import BuildError
+from backend_core.judge.steps import compare
+from backend_core.memory.elf import elf_sizes
+from backend_core.runner_build.libraries import EtLibRequest, codegen_python, ensure_libraries
+from backend_core.runner_build.paths import KERNELS_DIR, cache_dir
+from backend_core.runner_build.speed import compiler_cache_env
+from backend_core.runner_build.steps import check_build_tools, run_step
+from backend_core.simulate.simulator import runner_for
+from backend_core.toolchain.process import LineCallback
 
 FIRMWARE = "cmlens_export_check"
 _OUT = re.compile(r"CMLENS_OUTPUT (\d+) (\d+) ([0-9a-f]*)")
@@ -163,8 +163,8 @@ def run_check(bundle_dir: Path, bpte: bytes, info: dict[str, Any], board: Board,
               timeout: float = 60.0, extra: list[Any] | None = None) -> CheckResult:
     """Build the example firmware against the bundle in `bundle_dir` for `board`, run it, judge it. `extra`:
     InputSets that exercise the model (export/exercise.py), run after the reference input; default: generated."""
-    from .exercise import generated_sets
-    from ..pipeline.reference_check import expected_outputs
+    from backend_core.export.exercise import generated_sets
+    from backend_core.pipeline.reference_check import expected_outputs
 
     emit = on_line or (lambda stream, line: None)
     cancel_event = cancel_event or threading.Event()
@@ -219,7 +219,7 @@ def judge_check(uart: str, expected: list[Any], outputs: list[dict[str, Any]], i
     byte (judge.steps.compare); a PASS on degenerate outputs is called out (export/exercise.py)."""
     import numpy as np
 
-    from .exercise import degenerate_warnings
+    from backend_core.export.exercise import degenerate_warnings
 
     by_set: dict[int, dict[int, bytes]] = {}
     for m in _OUT.finditer(uart):

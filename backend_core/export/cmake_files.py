@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..runner_build.libraries import EtLibRequest
-from ..runner_build.runner import kernel_sources
-from .program import ProgramFacts
+from backend_core.runner_build.libraries import EtLibRequest
+from backend_core.runner_build.runner import kernel_sources
+from backend_core.export.program import ProgramFacts
 
 # -D options of the library build that name a path on the machine that made the bundle: the CMake file
 # sets them from the user's own paths instead.

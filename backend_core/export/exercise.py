@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..pipeline.reference_check import ADVICE, degenerate_reason
+from backend_core.pipeline.reference_check import ADVICE, degenerate_reason
 
 MAX_SETS = 3
 MAX_EXTRA_BYTES = 32 * 1024     # the extra inputs are const arrays in the check firmware's flash
@@ -36,7 +36,7 @@ def _budget(io_inputs: list[dict[str, Any]]) -> int:
 def model_sets(model: Any, io_inputs: list[dict[str, Any]]) -> list[InputSet]:
     """The model's own samples (calibration, else evaluation) as the program's input buffers; [] when it
     brings none or they do not match the program's inputs."""
-    from ..pipeline.program_files import bytes_in_dim_order
+    from backend_core.pipeline.program_files import bytes_in_dim_order
 
     n = _budget(io_inputs)
     samples: list[tuple[str, tuple]] = []

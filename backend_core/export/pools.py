@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..memory.method_alloc import estimate_method_allocator
-from ..memory.plan import ProgramPlan
+from backend_core.memory.method_alloc import estimate_method_allocator
+from backend_core.memory.plan import ProgramPlan
 
 POOL_ALIGN = 16            # every pool is aligned(16): the replay assumes an aligned base
 # The API's own static objects (BufferDataLoader, Program, two MemoryAllocators, HierarchicalAllocator,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..memory.plan import SCALAR_TYPES, ProgramPlan, read_plan
-from ..memory.pte_reader import read_pte_file, schema_module
-from ..runner_build.ops import program_bytes, read_program_ops
-from ..runner_build.runner import portable_ops
+from backend_core.memory.plan import SCALAR_TYPES, ProgramPlan, read_plan
+from backend_core.memory.pte_reader import read_pte_file, schema_module
+from backend_core.runner_build.ops import program_bytes, read_program_ops
+from backend_core.runner_build.runner import portable_ops
 
 QUANTIZE_OPS = ("cortex_m::quantize_per_tensor.out", "quantized_decomposed::quantize_per_tensor.out")
 DEQUANTIZE_OPS = ("cortex_m::dequantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out")

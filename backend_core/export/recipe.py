@@ -15,8 +15,8 @@ from typing import Any
 
 
 def _qemu(cpu: str) -> dict[str, Any] | None:
-    from ..boards.table import board_for
-    from ..errors import CmlensError
+    from backend_core.boards.table import board_for
+    from backend_core.errors import CmlensError
 
     try:
         board = board_for(cpu)
@@ -31,7 +31,7 @@ def _qemu(cpu: str) -> dict[str, Any] | None:
 
 def _install(spec: Any) -> str | None:
     """The libraries `cmlens run` / `export --check` built for this checkout and CPU, when they exist."""
-    from ..runner_build.libraries import EtLibRequest
+    from backend_core.runner_build.libraries import EtLibRequest
 
     try:
         req = EtLibRequest(Path(spec.et_root), spec.target, "Release", spec.cmsis_nn)
@@ -43,7 +43,7 @@ def _install(spec: Any) -> str | None:
 
 def recipe_facts(spec: Any, facts: Any, pools: Any) -> dict[str, Any]:
     """bundle.json's "recipe": the exporting environment's tools and the target's flags and board."""
-    from ..boards.table import gcc_flags
+    from backend_core.boards.table import gcc_flags
 
     runtime = spec.runtime or {}
     return {"cpu": spec.target, "cpu_flags": list(gcc_flags(spec.target)), "toolchain_file": "toolchain.cmake",

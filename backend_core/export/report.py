@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..memory.fit import kib
-from .recipe import recipe_lines
+from backend_core.memory.fit import kib
+from backend_core.export.recipe import recipe_lines
 
 BUNDLE_FORMAT = 1
 KERNELS = {"cortex_m": "CMSIS-NN (cortex_m_kernels, backends/cortex_m/ops)",
@@ -90,7 +90,7 @@ def complete_runtime(runtime: dict[str, Any] | None) -> dict[str, Any] | None:
     them. Measured: layernorm_mlp on M55 linked 44 KB over the uncompleted figure."""
     if not runtime:
         return runtime
-    from ..memory.runtime import load_table
+    from backend_core.memory.runtime import load_table
 
     missing = [n.split(": ", 1)[0] for n in runtime.get("notes", []) if "not counted" in n]
     if not missing:

@@ -1,4 +1,4 @@
 """Why each compute node of the final graph stayed on portable kernels."""
-from .reasons import CATEGORIES, FallbackContext, explain_fallbacks
+from backend_core.fallback.reasons import CATEGORIES, FallbackContext, explain_fallbacks
 
 __all__ = ["CATEGORIES", "FallbackContext", "explain_fallbacks"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .failure_walks import float_origin, is_float, user_op_dict, where_text
-from .user_op import UserOpResolver
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.fallback.failure_walks import float_origin, is_float, user_op_dict, where_text
+from backend_core.fallback.user_op import UserOpResolver
 
 ACTIVATION_MARK = "quantized_activation input must be int8"
 
@@ -21,7 +21,7 @@ def lut_activation_targets() -> frozenset[str]:
     """Edge ops AtenToCortexMPass makes a LUT activation, from its own registry of substitutions."""
     from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
 
-    from ..snapshot.capture import target_name
+    from backend_core.snapshot.capture import target_name
 
     return frozenset(target_name(t) for t, fn in AtenToCortexMPass._DIALECT_SUBSTITUTIONS.items()
                      if getattr(fn, "__name__", "") == "_get_activation_replacement")

@@ -8,8 +8,8 @@ the batch norm's own target (training mode) and the node that feeds it.
 """
 from __future__ import annotations
 
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
 
 BATCH_NORMS = frozenset({"batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
                          "native_batch_norm", "_batch_norm_with_update", "batch_norm_"})

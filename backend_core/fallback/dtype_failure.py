@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .failure_walks import float_origin, is_float, user_op_dict, where_text
-from .user_op import UserOpResolver
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.fallback.failure_walks import float_origin, is_float, user_op_dict, where_text
+from backend_core.fallback.user_op import UserOpResolver
 
 DTYPE_MARK = "expected scalar type"
 QPARAMS_MARK = re.compile(r"input_qparams\"?\]\[(\d+)\]")     # node.meta["input_qparams"][1]: a KeyError

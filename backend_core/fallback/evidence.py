@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..provenance import Provenance
-from ..snapshot.classify import is_quant_boundary, op_base_name
-from ..snapshot.model import KIND_QUANT, GraphSnapshot, NodeSnapshot
+from backend_core.provenance import Provenance
+from backend_core.snapshot.classify import is_quant_boundary, op_base_name
+from backend_core.snapshot.model import KIND_QUANT, GraphSnapshot, NodeSnapshot
 
 INT_DTYPES = frozenset({"int64", "int32", "bool", "uint8"})
 _SUBJECT = re.compile(r"(?:activation|node|Node)\s+['\"]?([A-Za-z_][\w.]*)")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .user_op import UserOpResolver
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.fallback.user_op import UserOpResolver
 
 
 def user_op_dict(resolver: UserOpResolver, n: NodeSnapshot) -> dict[str, Any]:

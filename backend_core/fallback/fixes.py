@@ -3,8 +3,8 @@ op), named so the GUI can offer one without importing the lowering: backend_core
 re-lowers a modified copy to check it."""
 from __future__ import annotations
 
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import FallbackReason
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import FallbackReason
 
 CHANNELS_LAST = "channels_last"
 RNN_CELLS = "rnn-cells"          # backend_core.fallback.rnn_cells (the --rewrite option)
@@ -16,7 +16,7 @@ def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
     """The automatic fix for this fallback, or None when there is none to try."""
     base = op_base_name(fb.user_op.target) if fb.user_op else ""
     if fb.category == "parameter_computation":
-        from .parameter_folding import FOLD_PARAMS
+        from backend_core.fallback.parameter_folding import FOLD_PARAMS
 
         return FOLD_PARAMS
     if fb.category == "layout" and flow == "legacy" and not channels_last:
@@ -31,12 +31,12 @@ def fix_for(fb: FallbackReason, flow: str, channels_last: bool) -> str | None:
 
 
 def describe(fix: str) -> str:
-    from .rewrites import REWRITES
+    from backend_core.fallback.rewrites import REWRITES
 
     if fix == CHANNELS_LAST:
         return "model and 4-D inputs converted to channels_last (--channels-last)"
     if fix == RNN_CELLS:
-        from .rnn_cells import DESCRIPTION
+        from backend_core.fallback.rnn_cells import DESCRIPTION
 
         return DESCRIPTION
     return REWRITES[fix][1]

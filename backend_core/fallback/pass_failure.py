@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..provenance import Provenance
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import GraphSnapshot, NodeSnapshot, QParam
-from .activation_failure import ACTIVATION_MARK, activation_cause
-from .dtype_failure import DTYPE_MARK, QPARAMS_MARK, dtype_cause, missing_qparams_cause
-from .failure_walks import user_op_dict as _user_op_dict, where_text
-from .repeated_blocks import block_twins
-from .user_op import UserOpResolver
+from backend_core.provenance import Provenance
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
+from backend_core.fallback.activation_failure import ACTIVATION_MARK, activation_cause
+from backend_core.fallback.dtype_failure import DTYPE_MARK, QPARAMS_MARK, dtype_cause, missing_qparams_cause
+from backend_core.fallback.failure_walks import user_op_dict as _user_op_dict, where_text
+from backend_core.fallback.repeated_blocks import block_twins
+from backend_core.fallback.user_op import UserOpResolver
 
 BROADCAST_MARK = "broadcasting is not yet supported except for channel dim"
 CL_ORDER = [0, 2, 3, 1]
@@ -233,7 +233,7 @@ def _broadcast_cause(pf: PassFailure, resolver: UserOpResolver, last: GraphSnaps
 def _noop_view_workaround(pf: PassFailure) -> None:
     """An alias_copy is a view that selects the whole tensor (export records it as aten.alias): skipping
     it changes no value and keeps channels-last (backend_core.fallback.rewrites.drop_noop_alias)."""
-    from .rewrites import NOOP_ALIAS
+    from backend_core.fallback.rewrites import NOOP_ALIAS
 
     pr = pf.producer or {}
     at = f" at {pr['source']} (`{pr['code']}`)" if pr.get("source") and pr.get("code") else ""

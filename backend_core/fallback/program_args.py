@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..snapshot.schema_args import list_args
+from backend_core.snapshot.schema_args import list_args
 
 NAME = "int_lists_in_program"
 DESCRIPTION = ("every int-list argument the lowered program held as a single int written as the list it means "

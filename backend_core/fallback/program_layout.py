@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from .layout_rewrites import fake_val
+from backend_core.fallback.layout_rewrites import fake_val
 
 NAME = "dim_order_copies"
 CONTIGUOUS = (0, 1, 2, 3)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .layout_rewrites import fake_val
+from backend_core.fallback.layout_rewrites import fake_val
 
 NAME = "linear_as_addmm"
 DESCRIPTION = ("every float linear the lowered program held (no portable kernel: aten::linear.out) written as "

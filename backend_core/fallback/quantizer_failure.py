@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..snapshot.model import KIND_INPUT, KIND_WEIGHT, GraphSnapshot, NodeSnapshot
-from .parameter_folding import FOLD_PARAMS
-from .pass_failure import PassFailure
+from backend_core.snapshot.model import KIND_INPUT, KIND_WEIGHT, GraphSnapshot, NodeSnapshot
+from backend_core.fallback.parameter_folding import FOLD_PARAMS
+from backend_core.fallback.pass_failure import PassFailure
 
 WEIGHT_MARK = "Expected get_attr node, got call_function"
 FOLD_FIX = ("compute the weight once before export (torch.nn.utils.parametrize.remove_parametrizations(module, "

@@ -11,14 +11,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..provenance import Provenance
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
-from .batch_norm_fold import why_not_folded
-from .quantizer_failure import reads_only_parameters
-from .evidence import Facts, evidence_lines, gather
-from .suggestions import suggestion_for, suggestion_for_activation
-from .user_op import RNN_MODULES, UserOpResolver, group_id
+from backend_core.provenance import Provenance
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
+from backend_core.fallback.batch_norm_fold import why_not_folded
+from backend_core.fallback.quantizer_failure import reads_only_parameters
+from backend_core.fallback.evidence import Facts, evidence_lines, gather
+from backend_core.fallback.suggestions import suggestion_for, suggestion_for_activation
+from backend_core.fallback.user_op import RNN_MODULES, UserOpResolver, group_id
 
 CATEGORIES = {
     "not_annotated": "not annotated by the quantizer",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
 
 _INDEX = re.compile(r"\d+")
 

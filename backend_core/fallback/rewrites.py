@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from .layout_rewrites import (cat_through_contiguous, channels_last_after_views, channels_last_into_convs,
+from backend_core.fallback.layout_rewrites import (cat_through_contiguous, channels_last_after_views, channels_last_into_convs,
                               collapse_permutation, fake_val as _fake, norms_through_contiguous,
                               permute_in_fewer_dims, permute_through_contiguous)
-from .parameter_folding import FOLD_PARAMS, fold_parameter_computations
+from backend_core.fallback.parameter_folding import FOLD_PARAMS, fold_parameter_computations
 
 Rewrite = Callable[[Any], tuple[Any, dict[str, str]]]
 

@@ -5,9 +5,9 @@ earlier stages (provenance pairs), the origins of those earlier nodes, and the d
 that to_edge gives every node one user op decomposed into (FACTS.md "Provenance")."""
 from __future__ import annotations
 
-from ..provenance import Provenance
-from ..snapshot.classify import is_quant_boundary
-from ..snapshot.model import GraphSnapshot, NodeSnapshot, UserOp
+from backend_core.provenance import Provenance
+from backend_core.snapshot.classify import is_quant_boundary
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot, UserOp
 
 QUANTIZED_STAGE = "quantized"
 EDGE_STAGE = "edge"

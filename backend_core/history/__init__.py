@@ -10,11 +10,11 @@ What a face calls (the CLI `cmlens history`, a window's History view):
 """
 from __future__ import annotations
 
-from .entry import FAILED, OK, Record
-from .query import History, load_history
-from .record import default_store, record_job_result, record_report
-from .store import HistoryStore, StoreTooNewError, open_store
-from .trends import Change, changes, metric_names, ordered, series
+from backend_core.history.entry import FAILED, OK, Record
+from backend_core.history.query import History, load_history
+from backend_core.history.record import default_store, record_job_result, record_report
+from backend_core.history.store import HistoryStore, StoreTooNewError, open_store
+from backend_core.history.trends import Change, changes, metric_names, ordered, series
 
 __all__ = ["Record", "OK", "FAILED", "HistoryStore", "StoreTooNewError", "open_store", "record_job_result",
            "record_report", "default_store", "History", "load_history", "Change", "changes", "metric_names",

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import config_of_request
-from .entry import Record
-from .git import ModelInRepo, add_worktree, commit_info, current_branch, has_path, remove_worktree
-from .record import build_record, kept_report, record_of_result, report_of_result
-from .store import HistoryStore
+from backend_core.history.config import config_of_request
+from backend_core.history.entry import Record
+from backend_core.history.git import ModelInRepo, add_worktree, commit_info, current_branch, has_path, remove_worktree
+from backend_core.history.record import build_record, kept_report, record_of_result, report_of_result
+from backend_core.history.store import HistoryStore
 
 ProgressCallback = Callable[["Progress"], None]
 
@@ -85,7 +85,7 @@ def backfill(model: ModelInRepo, commits: list[str], template: Any, store: Histo
                 jobs.append((c, job_at(template, model, trees[c])))
             if not jobs:
                 continue
-            from ..execute import as_completed
+            from backend_core.execute import as_completed
 
             if size == 1:
                 handles = [executor.submit(jobs[0][1])]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import BadInputError
-from .entry import Record
-from .metrics import value
-from .trends import is_change
+from backend_core.errors import BadInputError
+from backend_core.history.entry import Record
+from backend_core.history.metrics import value
+from backend_core.history.trends import is_change
 
 FOUND, NO_CHANGE, UNDECIDED = "found", "no change", "undecided"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cpus import normalise_target
+from backend_core.cpus import normalise_target
 
 
 def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None = None,

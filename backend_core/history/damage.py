@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 # SQLite's extended names of a file that is no database or a damaged one; a lock (SQLITE_BUSY) is not damage
 _DAMAGE_NAMES = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_IOERR")

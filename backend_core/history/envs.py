@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .metrics import value
-from .query import History, configs_of, load_history
-from .store import HistoryStore
-from .trends import metric_names, ordered
+from backend_core.errors import BadInputError
+from backend_core.history.metrics import value
+from backend_core.history.query import History, configs_of, load_history
+from backend_core.history.store import HistoryStore
+from backend_core.history.trends import metric_names, ordered
 
 ENV_PART = " env="
 

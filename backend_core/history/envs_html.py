@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .envs import EnvDifference, env_label
-from .html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels, fallback_diffs
-from .metrics import label
-from .query import History
-from .trends import metric_names, series
+from backend_core.history.envs import EnvDifference, env_label
+from backend_core.history.html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels, fallback_diffs
+from backend_core.history.metrics import label
+from backend_core.history.query import History
+from backend_core.history.trends import metric_names, series
 
 COLOURS = ("#3056d3", "#16a085", "#d35400", "#8e44ad", "#7f8c8d")
 _ENV_CSS = """.legend{display:flex;gap:16px;padding:6px 2px;font-size:12px}.legend i{display:inline-block;width:14px;

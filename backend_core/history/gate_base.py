@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .config import config_key
-from .entry import Record
-from .git import ModelInRepo
-from .store import HistoryStore
-from .trends import ordered
+from backend_core.errors import BadInputError
+from backend_core.history.config import config_key
+from backend_core.history.entry import Record
+from backend_core.history.git import ModelInRepo
+from backend_core.history.store import HistoryStore
+from backend_core.history.trends import ordered
 
 
 def model_of(result_text: str) -> ModelInRepo | None:
@@ -21,7 +21,7 @@ def model_of(result_text: str) -> ModelInRepo | None:
     `cmlens lower --json` report names (relative to the report or the current folder); None otherwise."""
     import json
 
-    from .git import locate, split_source
+    from backend_core.history.git import locate, split_source
 
     path, _ = split_source(result_text.split("@", 1)[0])
     source: str | None = result_text.split("@", 1)[0]
@@ -59,7 +59,7 @@ def pick_branch(asked: str | None, found: list[str], model: ModelInRepo | None) 
     branch with records (other than the one checked out, which a pull request is on)."""
     if asked is not None:
         return (asked, "") if asked in found else (None, f"on branch {asked}")
-    from .git import current_branch, default_branch
+    from backend_core.history.git import current_branch, default_branch
 
     default = default_branch(model.root) if model is not None else None
     if default in found:
@@ -76,7 +76,7 @@ def baseline_from_history(store: HistoryStore, facts: Any, branch: str | None,
                           model: ModelInRepo | None = None) -> tuple[Any, Record]:
     """(SideFacts of the last record on the branch, that record). BadInputError (exit 2) when there is none,
     naming the branches that have records, or when it holds no per-op facts."""
-    from ..compare.facts import SideFacts
+    from backend_core.compare.facts import SideFacts
 
     config = config_key(facts.target, facts.flow, facts.options)
     key = model.key if model is not None else None

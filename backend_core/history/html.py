@@ -9,9 +9,9 @@ import html
 import json
 from typing import Any, Callable
 
-from .entry import Record
-from .metrics import label
-from .trends import METRIC, STATUS, VERSION, Change, metric_names, series
+from backend_core.history.entry import Record
+from backend_core.history.metrics import label
+from backend_core.history.trends import METRIC, STATUS, VERSION, Change, metric_names, series
 
 # PAD_R holds half a commit id (7 monospace characters, ~42 px): with 10 the last id, centred on the
 # chart's right end, ran past the SVG's edge and was cut (`794be`, `6a3d3`)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .entry import Record
-from .metrics import NOISY
+from backend_core.history.entry import Record
+from backend_core.history.metrics import NOISY
 
 
 def same_lowering(old: Record, new: Record) -> bool:

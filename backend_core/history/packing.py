@@ -18,7 +18,7 @@ _DERIVED = ("op", "qparams")
 
 def _lean(n: dict[str, Any]) -> dict[str, Any]:
     """The node without the fields node_entry derives, when it derives exactly them (else as it is)."""
-    from ..report.json_report import node_entry
+    from backend_core.report.json_report import node_entry
 
     base = {k: v for k, v in n.items() if k not in _DERIVED}
     return base if node_entry(base) == n else n
@@ -63,7 +63,7 @@ def unpack_report(report: dict[str, Any]) -> dict[str, Any]:
     version = report.get(PACKED)
     if not version:
         return report
-    from ..report.json_report import node_entry
+    from backend_core.report.json_report import node_entry
 
     def full_node(n: Any) -> Any:
         return node_entry(n) if version >= 2 and isinstance(n, dict) and "op" not in n else n

@@ -7,17 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from .entry import Record
-from .store import HistoryStore
-from .trends import METRIC, Change
+from backend_core.history.entry import Record
+from backend_core.history.store import HistoryStore
+from backend_core.history.trends import METRIC, Change
 
 
 def write_pages(store: HistoryStore, records: list[Record], changes: list[Change], folder: Path,
                 on_page: Callable[[str], None] | None = None) -> dict[str, dict[int, str]]:
     """{"points": {index: relative path}, "changes": {index: relative path}} of the pages written."""
-    from ..compare.result import compare_to_dict
-    from ..report.html_report import write_html
-    from ..report.interactive import compare_html, write_text
+    from backend_core.compare.result import compare_to_dict
+    from backend_core.report.html_report import write_html
+    from backend_core.report.interactive import compare_html, write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     have = store.commits_with_reports(records[0].model, records[0].config) if records else set()
@@ -56,8 +56,8 @@ def change_comparison(records: list[Record], i: int,
     """The compare of commit `i` against the last commit before it that lowered (their recorded facts, and
     the reports `report` gives for the graphs), or None when there is nothing to compare it with. The trends
     page's change links and the window's History tab both show this."""
-    from ..compare.facts import SideFacts
-    from ..compare.result import compare_facts
+    from backend_core.compare.facts import SideFacts
+    from backend_core.compare.result import compare_facts
 
     a, b = _parent(records, i), records[i]
     if a is None or not (a.facts and b.facts):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadInputError
-from .entry import Record
-from .store import HistoryStore
-from .trends import Change, changes, ordered
+from backend_core.errors import BadInputError
+from backend_core.history.entry import Record
+from backend_core.history.store import HistoryStore
+from backend_core.history.trends import Change, changes, ordered
 
 
 @dataclass

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError, CmlensError
-from ..gc_pause import collector_paused
-from ..versions import stack_versions
-from .config import config_of_report, config_of_request
-from .entry import FAILED, OK, Record
-from .git import HeadState, ModelInRepo, commit_info, is_dirty, locate
-from .metrics import lowering_seconds, metrics_of
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.gc_pause import collector_paused
+from backend_core.versions import stack_versions
+from backend_core.history.config import config_of_report, config_of_request
+from backend_core.history.entry import FAILED, OK, Record
+from backend_core.history.git import HeadState, ModelInRepo, commit_info, is_dirty, locate
+from backend_core.history.metrics import lowering_seconds, metrics_of
 
 
 def machine() -> str:
@@ -78,7 +78,7 @@ def facts_of(report: dict[str, Any], snapshots: list[Any] | None = None) -> Any 
     lowering's, when the report was built from them in this process (not rebuilt from its nodes again)."""
     if report.get("status") != "done" or not report.get("stages") or "nodes" not in report["stages"][-1]:
         return None
-    from ..compare.extract import facts_from_report
+    from backend_core.compare.extract import facts_from_report
 
     run = report.get("run") or {}
     try:
@@ -125,7 +125,7 @@ def _baseline_facts(facts: Any) -> dict[str, Any] | None:
     """What `cmlens gate` compares (a baseline's `side`): per-op status, reasons, qparams, totals."""
     if facts is None:
         return None
-    from ..compare.baseline import baseline_dict
+    from backend_core.compare.baseline import baseline_dict
 
     return baseline_dict(facts)["side"]
 
@@ -166,7 +166,7 @@ def target_provenance(env: Any) -> dict[str, Any] | None:
     path = getattr(cm, "path", None)
     commit = None
     if path is not None and (Path(path) / ".git").exists():
-        from .git import git
+        from backend_core.history.git import git
 
         commit = git(Path(path), "rev-parse", "HEAD", check=False).strip() or None
     return {"executorch_checkout": {"root": str(co.root), "version": co.version, "commit": co.commit},
@@ -189,8 +189,8 @@ def start_record(model_source: str, store_url: str | None = None) -> ModelInRepo
     cannot be opened (a newer schema, a server out of reach); HEAD's commit, branch and dirty flag are
     read while the job runs (the tree as it was lowered) and the store stays open, so
     `record_job_result` waits for neither after it."""
-    from .git import split_source
-    from .store import open_store
+    from backend_core.history.git import split_source
+    from backend_core.history.store import open_store
 
     folder = Path(split_source(model_source)[0]).expanduser().resolve().parent
     head = HeadState(folder) if folder.is_dir() else None     # runs beside locate's own git call
@@ -221,7 +221,7 @@ def record_job_result(result: Any, model_source: str, store_url: str | None = No
 
 
 def _record_job_result(result: Any, model_source: str, store_url: str | None, *, source: str) -> Record:
-    from .store import open_store
+    from backend_core.history.store import open_store
 
     model = locate(model_source)
     started = _STARTED.pop(model.root, None)
@@ -245,7 +245,7 @@ def record_report(report: dict[str, Any], model_source: str | None, store_url: s
                   commit: str | None = None) -> Record:
     """`cmlens history add REPORT.json`: a `cmlens lower --json` report, or a job result's JSON
     (`--json-file`, a sweep's result), recorded at `commit` (default HEAD) of the model's repository."""
-    from .store import open_store
+    from backend_core.history.store import open_store
 
     if "steps" in report and "job" in report:              # a JobResult's JSON
         low = dict(report["steps"].get("lower") or {})

@@ -21,11 +21,11 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from ..errors import BadInputError
-from .damage import StoreDamagedError, check_records, damaged, watch_for_damage
-from .entry import Record
-from .packing import pack_report, unpack_report
-from .schema import COLUMNS, SCHEMA_VERSION, records, reports
+from backend_core.errors import BadInputError
+from backend_core.history.damage import StoreDamagedError, check_records, damaged, watch_for_damage
+from backend_core.history.entry import Record
+from backend_core.history.packing import pack_report, unpack_report
+from backend_core.history.schema import COLUMNS, SCHEMA_VERSION, records, reports
 
 T = TypeVar("T")
 _MIGRATIONS = Path(__file__).with_name("migrations")
@@ -124,7 +124,7 @@ class HistoryStore:
         """Each record, keeping the figures a record of the same commit already holds and it lacks (merge.py);
         the records already there read in one query per series and 500 commits (an import of 3,000 lines
         asked one by one took 8.5 s)."""
-        from .merge import fuller
+        from backend_core.history.merge import fuller
 
         recs = list(recs)
         have: dict[tuple[str, str, str], Record] = {}

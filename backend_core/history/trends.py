@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .entry import Record
-from .git import graph_order
-from .metrics import NOISE_FLOOR, NOISY, label, sort_key, value
+from backend_core.errors import BadInputError
+from backend_core.history.entry import Record
+from backend_core.history.git import graph_order
+from backend_core.history.metrics import NOISE_FLOOR, NOISY, label, sort_key, value
 
 VERSIONED = ("executorch", "torch", "torchao", "cortexm-lens", "executorch-checkout", "cmsis-nn")
 METRIC, STATUS, VERSION = "metric", "status", "version"

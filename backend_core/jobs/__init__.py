@@ -2,9 +2,9 @@
 what to keep; JSON) -> `run_job` -> `JobResult` (JSON). The CLI subcommands, the GUI's worker
 processes and sweeps all run jobs; the steps compose the feature packages, none of which imports this
 package (the layers contract in pyproject.toml)."""
-from .result import CANCELLED, DONE, FAILED, JobResult
-from .run import EventCallback, run_job
-from .spec import KEEP, STEPS, ExportOptions, Job, LowerRequest, MemoryOptions, ReproOptions, RunOptions
+from backend_core.jobs.result import CANCELLED, DONE, FAILED, JobResult
+from backend_core.jobs.run import EventCallback, run_job
+from backend_core.jobs.spec import KEEP, STEPS, ExportOptions, Job, LowerRequest, MemoryOptions, ReproOptions, RunOptions
 
 __all__ = ["CANCELLED", "DONE", "EventCallback", "ExportOptions", "FAILED", "KEEP", "Job", "JobResult", "LowerRequest", "MemoryOptions",
            "ReproOptions", "RunOptions", "STEPS", "run_job"]

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..judge.gaps_inspector import record_bundle
-from .failed_lowering import lowering_failed
-from ..pipeline.stages import PipelineOptions
-from ..snapshot.model import GraphSnapshot
+from backend_core.judge.gaps_inspector import record_bundle
+from backend_core.jobs.failed_lowering import lowering_failed
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.snapshot.model import GraphSnapshot
 
 
 @dataclass
@@ -38,9 +38,9 @@ def record_of(res: Any, workdir: Path, on_status: Callable[[str], None] | None =
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
     from executorch.exir import EdgeProgramManager
 
-    from ..lowering.references import references_for_outputs, target_expected
-    from ..pipeline.program_files import bundled_program, expected_outputs_from_lowered
-    from ..judge.references import beside
+    from backend_core.lowering.references import references_for_outputs, target_expected
+    from backend_core.pipeline.program_files import bundled_program, expected_outputs_from_lowered
+    from backend_core.judge.references import beside
 
     say = on_status or (lambda _s: None)
     start = time.monotonic() - res.seconds if start is None else start

@@ -8,13 +8,13 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import BadInputError, CmlensError
+from backend_core.errors import BadInputError, CmlensError
 
 
 def evaluate_step(job: Any, res: Any, emit: Callable[[str, dict[str, Any]], None],
                   cancel: threading.Event) -> None:
     """res.steps["evaluate"] = the evaluation of res.lowering (see backend_core.accuracy.evaluate)."""
-    from ..accuracy import EvalPrograms, evaluate, load_eval_set
+    from backend_core.accuracy import EvalPrograms, evaluate, load_eval_set
 
     low = res.lowering
     if low is None or low.status != "done":
@@ -37,6 +37,6 @@ def evaluate_step(job: Any, res: Any, emit: Callable[[str, dict[str, Any]], None
                                      reference_samples=opts.reference_samples, progress=say,
                                      should_stop=cancel.is_set)
     if opts.on_target:
-        from .evaluate_target import evaluate_on_target
+        from backend_core.jobs.evaluate_target import evaluate_on_target
 
         evaluate_on_target(job, low, data, res.steps["evaluate"], opts.on_target, emit, cancel)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 DEFAULT_K = 16
 
@@ -50,7 +50,7 @@ def evaluate_on_target(job: Any, lowering: Any, data: Any, ev: dict[str, Any], k
 def _run_samples(lowering: Any, data: Any, ev: dict[str, Any], k: int,
                  emit: Callable[[str, dict[str, Any]], None], cancel: threading.Event, opts: Any, et_root: str,
                  cmsis: str | None, work: Path, line: Callable[[str, str], None]) -> dict[str, Any]:
-    from .firmware_step import run_on_target
+    from backend_core.jobs.firmware_step import run_on_target
 
     pipe = lowering.pipeline
     samples = data.samples[:k]
@@ -106,9 +106,9 @@ def _run_samples(lowering: Any, data: Any, ev: dict[str, Any], k: int,
 def _write_bundle(pipe: Any, inputs: tuple, path: Path) -> None:
     """The lowered program bundled with `inputs`, expected = the lowered program on them (the target's way
     where a host kernel is known to differ), and its references record beside it (PASS means bit-exact)."""
-    from ..judge.kernel_refs import has_known_ops, target_faithful_run
-    from ..judge.references import beside, references_from_bundle
-    from ..pipeline.program_files import bundle_program
+    from backend_core.judge.kernel_refs import has_known_ops, target_faithful_run
+    from backend_core.judge.references import beside, references_from_bundle
+    from backend_core.pipeline.program_files import bundle_program
 
     def adjust(expected: tuple, _secs: float) -> tuple:
         if not has_known_ops(pipe.final_program):

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError, Cancelled
-from .result import JobResult
-from .spec import ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions
+from backend_core.errors import BadInputError, Cancelled
+from backend_core.jobs.result import JobResult
+from backend_core.jobs.spec import ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -46,9 +46,9 @@ def prepare_export(job: Job) -> ExportEnvironment:
     """Everything the export needs that can be wrong before the lowering: BadInputError (exit 2)."""
     import os
 
-    from ..cpus import normalise_target
-    from ..export import check_destination
-    from ..toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.cpus import normalise_target
+    from backend_core.export import check_destination
+    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
 
     opts = job.export
     if not opts.output:
@@ -75,7 +75,7 @@ def prepare_export(job: Job) -> ExportEnvironment:
 
 def _program(job: Job, res: JobResult) -> tuple[bytes, bytes | None]:
     """(the .pte to ship, the .bpte with the expected outputs or None)."""
-    from ..runner_build.ops import program_bytes
+    from backend_core.runner_build.ops import program_bytes
 
     if res.lowering is not None:
         bpte = res.lowering.blobs.get("model.bpte")
@@ -109,11 +109,11 @@ def _refuse_certain(job: Job, res: JobResult) -> list[dict[str, Any]]:
 
 def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
     """Write the bundle (and prove it with --check); res.steps["export"]."""
-    from ..export import BundleSpec, write_bundle
-    from ..export.bundle import update_report
-    from ..export.report import complete_runtime
-    from ..fallback.changed import keep_going_summary
-    from ..versions import stack_versions
+    from backend_core.export import BundleSpec, write_bundle
+    from backend_core.export.bundle import update_report
+    from backend_core.export.report import complete_runtime
+    from backend_core.fallback.changed import keep_going_summary
+    from backend_core.versions import stack_versions
 
     env = prepare_export(job)
     mem = res.steps.get("memory") or {}
@@ -155,7 +155,7 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
 
 
 def _flatc(et_root: Path) -> str | None:
-    from ..runner_build.speed import wheel_flatc
+    from backend_core.runner_build.speed import wheel_flatc
 
     return wheel_flatc(et_root)
 
@@ -164,8 +164,8 @@ def _exercise_sets(job: Job, io_inputs: list[dict[str, Any]], emit: EventCallbac
     """The model's own calibration or evaluation samples as check inputs ([]: generated ones are used)."""
     if job.reads_program:
         return []
-    from ..export.exercise import model_sets
-    from ..models import load_model, parse_model_source
+    from backend_core.export.exercise import model_sets
+    from backend_core.models import load_model, parse_model_source
 
     try:
         return model_sets(load_model(parse_model_source(job.model)), io_inputs)
@@ -177,8 +177,8 @@ def _exercise_sets(job: Job, io_inputs: list[dict[str, Any]], emit: EventCallbac
 
 def _check(job: Job, env: ExportEnvironment, bundle: Any, bpte: bytes | None, emit: EventCallback,
            cancel: threading.Event) -> dict[str, Any]:
-    from ..boards.resolve import resolve_run_board
-    from ..export.check import run_check
+    from backend_core.boards.resolve import resolve_run_board
+    from backend_core.export.check import run_check
 
     if bpte is None:
         raise BadInputError("--check needs the expected outputs of a .bpte.", "Pass the model source or its .bpte.")
@@ -189,8 +189,8 @@ def _check(job: Job, env: ExportEnvironment, bundle: Any, bpte: bytes | None, em
     if rb.mcu and bundle.info.get("board_fit") and runtime:
         # the MCU's own regions laid out on the QEMU board of its core, sections where the fit verdict put
         # them (boards/sized.py, as `cmlens run --board` does): the link itself checks that the firmware fits
-        from ..boards.sized import sized_board
-        from ..runner_build.paths import cache_dir
+        from backend_core.boards.sized import sized_board
+        from backend_core.runner_build.paths import cache_dir
 
         run_board = sized_board(rb.spec, bundle.info["board_fit"], cache_dir() / "boards", stack=runtime["stack"],
                                 heap=runtime["heap"], base=rb.board)

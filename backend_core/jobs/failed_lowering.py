@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import StageFailedError
+from backend_core.errors import StageFailedError
 
 
 def lowering_failed(source: str, lowering: Any, hint: str = "") -> StageFailedError:
@@ -12,12 +12,12 @@ def lowering_failed(source: str, lowering: Any, hint: str = "") -> StageFailedEr
     command prints as the error's last output) is the failure in the user's terms (the op, the line that
     made it, the calls to it) in default mode, and ExecuTorch's traceback with --verbose: a default-mode
     output never shows a Python traceback (the lowering's own record keeps it, `cmlens lower --json`)."""
-    from ..pipeline.logs import verbose_logging
+    from backend_core.pipeline.logs import verbose_logging
 
     err = lowering.error or {}
     detail = err.get("traceback", "")
     if not verbose_logging():
-        from ..fallback.pass_failure import failure_lines
+        from backend_core.fallback.pass_failure import failure_lines
 
         detail = "\n".join(failure_lines(err["failure"])) if err.get("failure") else ""
     return StageFailedError(err.get("stage", "?"), f"Lowering {source} failed at {err.get('stage', '?')}: "

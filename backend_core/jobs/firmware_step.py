@@ -21,16 +21,16 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..judge.run_result import ModelRunResult
-from ..pipeline.stages import PipelineOptions
-from ..simulate.simulator import EventCallback
-from ..toolchain.process import LineCallback
-from .run_build import build_for_run
-from .run_judge import attach_gaps, judge_result
-from .run_plan import RunEnvironment, RunPlan, plan_run, prepare_run
-from .run_program import model_file
-from .run_simulate import simulate_run
-from .spec import RunOptions
+from backend_core.judge.run_result import ModelRunResult
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.simulate.simulator import EventCallback
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.run_build import build_for_run
+from backend_core.jobs.run_judge import attach_gaps, judge_result
+from backend_core.jobs.run_plan import RunEnvironment, RunPlan, plan_run, prepare_run
+from backend_core.jobs.run_program import model_file
+from backend_core.jobs.run_simulate import simulate_run
+from backend_core.jobs.spec import RunOptions
 
 __all__ = ["run_on_target", "prepare_run", "plan_run", "model_file", "attach_gaps", "RunEnvironment", "RunPlan"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import Cancelled
-from .failed_lowering import lowering_failed
-from .result import FAILED, JobResult
-from .spec import Job
+from backend_core.errors import Cancelled
+from backend_core.jobs.failed_lowering import lowering_failed
+from backend_core.jobs.result import FAILED, JobResult
+from backend_core.jobs.spec import Job
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -30,7 +30,7 @@ def wants_stages(job: Job) -> bool:
 
 def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event,
                on_model: Callable[[Any], None] | None = None) -> None:
-    from ..lowering import lower
+    from backend_core.lowering import lower
 
     live = wants_live_programs(job)
     stages = wants_stages(job)
@@ -61,8 +61,8 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
     if lowering.status == "cancelled":
         raise Cancelled("cancelled during the lowering")
     if lowering.status == "done" and "etrecord" in job.keep and not job.reads_program:
-        from .etrecord_lowering import record_of
-        from .outputs import out_dir
+        from backend_core.jobs.etrecord_lowering import record_of
+        from backend_core.jobs.outputs import out_dir
 
         res.record = record_of(lowering, out_dir(job), lambda text: emit("status", {"text": text}))
         res.files.update(bpte=str(res.record.bpte), etrecord=str(res.record.etrecord))
@@ -77,6 +77,6 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
 def lower_source(source: str, options: Any, **kwargs: Any) -> Any:
     """A lowering outside any job, for tests and bench scripts that measure the lowering itself. Nothing in
     backend_core or app calls it (tests/structure/test_one_lowering.py): in a job, steps read `res.lowering`."""
-    from ..lowering import lower
+    from backend_core.lowering import lower
 
     return lower(source, options, **kwargs)

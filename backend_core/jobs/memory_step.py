@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from .failed_lowering import lowering_failed
-from ..boards.specs import BoardSpec
-from ..memory.plan import program_bytes
-from ..memory.report import analyze_memory
+from backend_core.errors import BadInputError
+from backend_core.jobs.failed_lowering import lowering_failed
+from backend_core.boards.specs import BoardSpec
+from backend_core.memory.plan import program_bytes
+from backend_core.memory.report import analyze_memory
 
 
 def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
@@ -33,9 +33,9 @@ def per_cpu(job: Any, own: Any, run_job: Callable[[Any], Any],
     its lowering. `run_job` is handed in by the job layer's runner (no import back into it)."""
     from dataclasses import replace
 
-    from ..cpus import ISA, TARGETS, normalise_target
-    from ..memory.source import memory_for_result
-    from .spec import Job
+    from backend_core.cpus import ISA, TARGETS, normalise_target
+    from backend_core.memory.source import memory_for_result
+    from backend_core.jobs.spec import Job
 
     rows = []
     for t in TARGETS:

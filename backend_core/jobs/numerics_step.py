@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from .result import JobResult
-from .spec import Job
+from backend_core.errors import BadInputError
+from backend_core.jobs.result import JobResult
+from backend_core.jobs.spec import Job
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -17,21 +17,21 @@ class NumericsInputs:
     """The samples, loaded when the lower step hands over the loaded model (`on_model`)."""
 
     def __init__(self, job: Job) -> None:
-        from ..numerics.inputs import parse_inputs
+        from backend_core.numerics.inputs import parse_inputs
 
         self.job = job
         self.spec = parse_inputs(job.numerics.inputs)       # a missing folder: exit 2 before any import
         self.samples: list[tuple] | None = None
 
     def on_model(self, model: Any) -> None:
-        from ..numerics.run import samples_for
+        from backend_core.numerics.run import samples_for
 
         _, self.samples = samples_for(model, self.job.lower.pipeline_options(), self.spec)
 
 
 def numerics_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event,
                   inputs: NumericsInputs) -> None:
-    from ..numerics.run import numerics_of
+    from backend_core.numerics.run import numerics_of
 
     low = res.lowering
     if low is None or low.stage_programs is None:

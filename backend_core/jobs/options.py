@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..cpus import normalise_target
-from ..errors import BadInputError
+from backend_core.cpus import normalise_target
+from backend_core.errors import BadInputError
 
 LOWER_KEYS = ("target", "flow", "activations", "channels_last", "calib")   # LowerRequest's fields
 AXES = LOWER_KEYS + ("board",)                                            # what a sweep varies
@@ -46,7 +46,7 @@ def parse_value(key: str, text: str) -> Any:
     if key == "calib":
         return parse_calib(v)
     if key == "board":
-        from ..boards.specs import board_named
+        from backend_core.boards.specs import board_named
 
         return board_named(v).name                      # BadInputError lists the boards
     raise BadInputError(f"Unknown option {key!r}.", f"Options: {', '.join(AXES)}.")

@@ -8,15 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
-from .result import JobResult
-from .spec import Job
+from backend_core.files import write_atomic
+from backend_core.jobs.result import JobResult
+from backend_core.jobs.spec import Job
 
 
 def check_output_folders(outputs: dict[str, str] | None) -> None:
     """Every output path writable now: BadInputError (exit 2) naming the path and the reason, before any
     lowering (a folder in the way, no permission, /proc)."""
-    from ..files import check_writable
+    from backend_core.files import check_writable
 
     for kind, value in (outputs or {}).items():
         check_writable(value, kind)
@@ -24,7 +24,7 @@ def check_output_folders(outputs: dict[str, str] | None) -> None:
 
 def report_of(res: JobResult, files: dict[str, str] | None = None) -> dict[str, Any]:
     """The job's report: the lowering's (graphs included) and every later step's section."""
-    from ..memory.source import memory_for_result
+    from backend_core.memory.source import memory_for_result
 
     low = res.lowering
     report = (low.report(files, with_graphs=True) if low is not None else   # failed before any lowering
@@ -41,7 +41,7 @@ def report_of(res: JobResult, files: dict[str, str] | None = None) -> dict[str, 
 def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
     """Write what `job.outputs` asks for; returns {kind: path} (also in `res.files`). The program files
     need a finished lowering; the reports are written for a failed one too (its error and stages)."""
-    from ..pipeline.program_files import write_bytes
+    from backend_core.pipeline.program_files import write_bytes
 
     outputs = dict(job.outputs or {})
     for kind in ("pte", "bpte"):            # kept files (a sweep's --keep) go to the job's folder
@@ -55,7 +55,7 @@ def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
     if outputs.get("bpte") and "model.bpte" in blobs:
         written["bpte"] = write_bytes(outputs["bpte"], blobs["model.bpte"])
         if "references.json" in blobs:
-            from ..judge.references import beside
+            from backend_core.judge.references import beside
 
             written["references"] = write_bytes(str(beside(Path(outputs["bpte"]))), blobs["references.json"])
     if outputs.get("json") or outputs.get("html"):
@@ -64,7 +64,7 @@ def write_outputs(job: Job, res: JobResult) -> dict[str, str]:
             write_atomic(outputs["json"], json.dumps(report, indent=1, default=str))
             written["json"] = outputs["json"]
         if outputs.get("html"):
-            from ..report.html_report import write_html
+            from backend_core.report.html_report import write_html
 
             written["html"] = write_html(report, outputs["html"])
     res.files.update(written)

@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..models.sniff import is_program_path
-from ..errors import BadInputError
-from ..finding import Finding, group_findings
-from .failed_lowering import lowering_failed
-from ..pipeline.stages import PipelineOptions
-from ..preflight import check_snapshot, findings_of
-from ..preflight.check import PreflightReport, report_memory
-from ..preflight.gate import PreflightError, memory_findings
+from backend_core.models.sniff import is_program_path
+from backend_core.errors import BadInputError
+from backend_core.finding import Finding, group_findings
+from backend_core.jobs.failed_lowering import lowering_failed
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.preflight import check_snapshot, findings_of
+from backend_core.preflight.check import PreflightReport, report_memory
+from backend_core.preflight.gate import PreflightError, memory_findings
 
 __all__ = ["PreflightError", "PreflightReport", "gate", "run_preflight"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..pipeline.stages import PipelineOptions
-from ..profile.run import profile_run, run_unit
-from ..snapshot.model import GraphSnapshot
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.profile.run import profile_run, run_unit
+from backend_core.snapshot.model import GraphSnapshot
 
 
 def attach_profile(run: Any, source: str, options: PipelineOptions, icount: bool, record: Any,

@@ -6,15 +6,15 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import StageFailedError
-from .result import FAILED, JobResult
-from .spec import Job
+from backend_core.errors import StageFailedError
+from backend_core.jobs.result import FAILED, JobResult
+from backend_core.jobs.spec import Job
 
 
 def repro_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]], None],
                cancel: threading.Event) -> None:
-    from ..repro import make_repro
-    from ..repro.minimize import same_error
+    from backend_core.repro import make_repro
+    from backend_core.repro.minimize import same_error
 
     rep = make_repro(job.model, job.lower.pipeline_options(), job.repro.output,
                      on_status=lambda text: emit("status", {"text": text}), fresh_check=job.repro.fresh_check,

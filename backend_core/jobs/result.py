@@ -6,7 +6,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from .spec import Job
+from backend_core.jobs.spec import Job
 
 RESULT_FORMAT = 1
 DONE, FAILED, CANCELLED = "done", "failed", "cancelled"

@@ -8,12 +8,12 @@ import threading
 import time
 from typing import Any, Callable
 
-from ..errors import Cancelled, CmlensError
-from .evaluate_step import evaluate_step
-from .repro_step import repro_step
-from .outputs import check_output_folders, out_dir, write_outputs
-from .result import CANCELLED, DONE, FAILED, JobResult
-from .spec import Job
+from backend_core.errors import Cancelled, CmlensError
+from backend_core.jobs.evaluate_step import evaluate_step
+from backend_core.jobs.repro_step import repro_step
+from backend_core.jobs.outputs import check_output_folders, out_dir, write_outputs
+from backend_core.jobs.result import CANCELLED, DONE, FAILED, JobResult
+from backend_core.jobs.spec import Job
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 """on_event(kind, data): kind "step" {name}, "status" {text}, "line" {stream, line}, "stage" {snapshot, planned},
@@ -33,7 +33,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
         step = "lower"
         if job.wants("numerics"):
             step = "numerics"
-            from .numerics_step import NumericsInputs
+            from backend_core.jobs.numerics_step import NumericsInputs
 
             res.numerics_inputs = NumericsInputs(job)   # a bad --inputs: exit 2 before the lowering
         if job.wants("run") or job.wants("profile"):
@@ -41,7 +41,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
             res.run_environment = _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
         if job.wants("export"):
             step = "export"
-            from .export_step import prepare_export
+            from backend_core.jobs.export_step import prepare_export
 
             prepare_export(job)                   # board, checkout, output folder: exit 2 before the lowering
         for step in job.steps:
@@ -76,8 +76,8 @@ def run_job(job: Job, on_event: EventCallback | None = None,
 def _check_run_environment(job: Job, emit: EventCallback) -> Any:
     """The run's checks before the lowering; their warnings (shown once per checkout) go out as lines. The
     environment (board, checkout, CMSIS-NN, simulator) is kept for the run step: resolved once."""
-    from ..errors import BadInputError
-    from .run_plan import prepare_run
+    from backend_core.errors import BadInputError
+    from backend_core.jobs.run_plan import prepare_run
 
     opts = job.run_options()
     et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
@@ -98,14 +98,14 @@ def _status(emit: EventCallback) -> Callable[[str], None]:
 
 
 def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from .lower_step import lower_step
+    from backend_core.jobs.lower_step import lower_step
 
     inputs = res.numerics_inputs
     lower_step(job, res, emit, cancel, on_model=inputs.on_model if inputs is not None else None)
 
 
 def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from .preflight_step import run_preflight
+    from backend_core.jobs.preflight_step import run_preflight
 
     rep = run_preflight(job.model, job.lower.target, job.lower.flow, options=job.lower.pipeline_options(),
                         et_root=job.run.et_root, board=job.board, use_cache=job.lower.use_cache,
@@ -115,10 +115,10 @@ def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Even
 
 
 def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from ..cpus import normalise_target
-    from ..memory.source import memory_for_result
-    from ..errors import BadInputError
-    from .memory_step import memory_of_program, per_cpu
+    from backend_core.cpus import normalise_target
+    from backend_core.memory.source import memory_for_result
+    from backend_core.errors import BadInputError
+    from backend_core.jobs.memory_step import memory_of_program, per_cpu
 
     board = job.memory_board()
     mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
@@ -136,9 +136,9 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
 def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, prefer: str = "auto") -> None:
     """The runtime around the model (this machine's libraries, else the shipped table) in the memory
     report, then the board's verdict: the whole firmware."""
-    from ..runner_build.link_probe import runtime_for
-    from ..memory import attach_board
-    from ..memory.report import attach_runtime
+    from backend_core.runner_build.link_probe import runtime_for
+    from backend_core.memory import attach_board
+    from backend_core.memory.report import attach_runtime
 
     if mem.get("operators") is not None and mem.get("target"):
         attach_runtime(mem, runtime_for(mem["target"], mem["operators"], elf=elf, prefer=prefer,
@@ -148,14 +148,14 @@ def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, pr
 
 
 def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from .numerics_step import NumericsInputs, numerics_step
+    from backend_core.jobs.numerics_step import NumericsInputs, numerics_step
 
     numerics_step(job, res, emit, cancel, res.numerics_inputs or NumericsInputs(job))
 
 
 def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from ..errors import BadInputError
-    from .firmware_step import run_on_target
+    from backend_core.errors import BadInputError
+    from backend_core.jobs.firmware_step import run_on_target
 
     opts = job.run_options()
     et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
@@ -181,7 +181,7 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
 
 
 def _export(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from .export_step import export_step
+    from backend_core.jobs.export_step import export_step
 
     export_step(job, res, emit, cancel)
 

@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..runner_build.libraries import EtLibraries, ensure_libraries
-from ..runner_build.runner import RunnerBuild, RunnerRequest, build_runner
-from ..errors import BuildError
-from ..toolchain.process import LineCallback
-from .run_plan import RunPlan
+from backend_core.runner_build.libraries import EtLibraries, ensure_libraries
+from backend_core.runner_build.runner import RunnerBuild, RunnerRequest, build_runner
+from backend_core.errors import BuildError
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.run_plan import RunPlan
 
 
 def build_for_run(plan: RunPlan, *, on_line: LineCallback | None, cancel_event: threading.Event,
@@ -32,7 +32,7 @@ def build_for_run(plan: RunPlan, *, on_line: LineCallback | None, cancel_event: 
         rb = build_runner(rreq, on_line=on_line, cancel_event=cancel_event)
     except BuildError as exc:
         if sizing.sized is not None:
-            from ..runner_build.board_fit import explain_link_failure
+            from backend_core.runner_build.board_fit import explain_link_failure
 
             explain_link_failure(exc, sizing.sized)
         raise

@@ -7,16 +7,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..runner_build.libraries import EtLibraries
-from ..runner_build.runner import RunnerBuild
-from ..judge.outcome import run_outcome, run_problem
-from ..judge.run_result import ModelRunResult
-from ..judge.verdict import judge_run
-from ..memory.target_check import check_run
-from ..simulate.simulator import SimResult
-from ..toolchain.process import LineCallback
-from .profile_step import attach_profile
-from .run_plan import RunPlan
+from backend_core.runner_build.libraries import EtLibraries
+from backend_core.runner_build.runner import RunnerBuild
+from backend_core.judge.outcome import run_outcome, run_problem
+from backend_core.judge.run_result import ModelRunResult
+from backend_core.judge.verdict import judge_run
+from backend_core.memory.target_check import check_run
+from backend_core.simulate.simulator import SimResult
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.profile_step import attach_profile
+from backend_core.jobs.run_plan import RunPlan
 
 
 def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimResult, files: dict[str, Path],
@@ -30,7 +30,7 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
     run.memory = check_run(sizing.prediction, result.report.memory, *sizing.pools, elf=rb.elf,
                            baked_model_bytes=0 if sizing.host_files else model.stat().st_size)
     if run.memory is not None and sizing.sized is not None:
-        from ..runner_build.board_fit import fit_check
+        from backend_core.runner_build.board_fit import fit_check
 
         run.memory["board_fit"] = fit_check(sizing.sized, rb.elf, result.report.memory.board)
         run.memory["lines"] += run.memory["board_fit"]["lines"]
@@ -38,7 +38,7 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
         run.problem = run.memory["problem"] + (f" ({run.problem})" if run.problem else "")
     run.reference_warnings = plan.reference_warnings
     if outcome == "FAIL" and result.report.error_stats and not plan.references.exact_reference:
-        from ..pipeline.reference_check import fail_hint   # --qtol only helps a fake-quant reference
+        from backend_core.pipeline.reference_check import fail_hint   # --qtol only helps a fake-quant reference
         hint = fail_hint(result.report.error_stats[0].max_absolute_error, plan.steps, opts.qtol)
         if hint:
             run.problem = hint + (f"; {run.problem}" if run.problem else "")
@@ -66,7 +66,7 @@ def attach_gaps(run: ModelRunResult, record: Any, metric: str, emit: LineCallbac
     if "etdump.bin" not in run.files or "debug_buffer.bin" not in run.files:
         run.gaps_problem = "the runner printed no ETDump with a debug buffer (did it stop early?)"
         return
-    from ..judge.gaps_inspector import compute_gaps
+    from backend_core.judge.gaps_inspector import compute_gaps
 
     emit("cmlens", f"per-layer gaps: Inspector over the ETDump ({metric})")
     start = time.monotonic()

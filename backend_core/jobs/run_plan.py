@@ -16,20 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..boards.resolve import RunBoard, resolve_run_board
-from ..runner_build.libraries import EtLibRequest, is_built
-from ..runner_build.ops import OpCheck, check_checkout_ops
-from ..runner_build.paths import cache_dir
-from ..judge.references import References
-from ..judge.run_result import MissingOpsError
-from ..pipeline.stages import PipelineOptions
-from ..simulate.simulator import EventCallback, FvpRunner, QemuRunner, runner_for
-from ..toolchain import checkout as checkout_mod
-from ..toolchain.checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
-from ..toolchain.process import LineCallback
-from .run_program import RunProgram, expected_outputs, program_for_run
-from .run_sizing import RunSizing, size_run
-from .spec import RunOptions
+from backend_core.boards.resolve import RunBoard, resolve_run_board
+from backend_core.runner_build.libraries import EtLibRequest, is_built
+from backend_core.runner_build.ops import OpCheck, check_checkout_ops
+from backend_core.runner_build.paths import cache_dir
+from backend_core.judge.references import References
+from backend_core.judge.run_result import MissingOpsError
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.simulate.simulator import EventCallback, FvpRunner, QemuRunner, runner_for
+from backend_core.toolchain import checkout as checkout_mod
+from backend_core.toolchain.checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.run_program import RunProgram, expected_outputs, program_for_run
+from backend_core.jobs.run_sizing import RunSizing, size_run
+from backend_core.jobs.spec import RunOptions
 
 
 @dataclass

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..runner_build.debug_buffer import read_program
-from ..errors import BadInputError, CmlensError
-from ..judge.references import References, beside, read_beside
-from ..pipeline.stages import PipelineOptions
-from ..toolchain.process import LineCallback
-from .etrecord_lowering import record_of
-from ..models.sniff import is_program_path
-from .failed_lowering import lowering_failed
-from .spec import RunOptions
+from backend_core.runner_build.debug_buffer import read_program
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.judge.references import References, beside, read_beside
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.etrecord_lowering import record_of
+from backend_core.models.sniff import is_program_path
+from backend_core.jobs.failed_lowering import lowering_failed
+from backend_core.jobs.spec import RunOptions
 
 
 @dataclass
@@ -78,7 +78,7 @@ def expected_outputs(model: Path, opts: RunOptions, emit: LineCallback
         emit("cmlens", "reference: the lowered program run on the host (PASS means bit-exact)"
                        + (f"; {references.fake_quant_text()}" if references.vs_fake_quant else ""))
     if model.suffix == ".bpte":
-        from ..pipeline.reference_check import bundle_warnings, output_steps
+        from backend_core.pipeline.reference_check import bundle_warnings, output_steps
 
         warnings = bundle_warnings(model.read_bytes(), opts.atol)
         for w in warnings:

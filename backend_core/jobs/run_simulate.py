@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..errors import SimulatorError
-from ..simulate.semihosting import run_semihosting
-from ..simulate.simulator import EventCallback, SimResult
-from ..toolchain.process import LineCallback
-from .run_plan import RunPlan
+from backend_core.errors import SimulatorError
+from backend_core.simulate.semihosting import run_semihosting
+from backend_core.simulate.simulator import EventCallback, SimResult
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.run_plan import RunPlan
 
 
 def simulate_run(plan: RunPlan, elf: Path, emit: LineCallback, *, on_line: LineCallback | None = None,

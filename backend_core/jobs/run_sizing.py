@@ -7,18 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..boards.resolve import RunBoard
-from ..boards.table import Board
-from ..runner_build.ops import OpCheck
-from ..runner_build.debug_buffer import check_fits, plan_for_model
-from ..errors import BadInputError
-from ..memory.runtime import heap_for
-from ..memory.target_check import predict_for_run, run_pools
-from ..pipeline.stages import PipelineOptions
-from ..toolchain.process import LineCallback
-from .preflight_step import gate
-from .run_program import RunProgram
-from .spec import RunOptions
+from backend_core.boards.resolve import RunBoard
+from backend_core.boards.table import Board
+from backend_core.runner_build.ops import OpCheck
+from backend_core.runner_build.debug_buffer import check_fits, plan_for_model
+from backend_core.errors import BadInputError
+from backend_core.memory.runtime import heap_for
+from backend_core.memory.target_check import predict_for_run, run_pools
+from backend_core.pipeline.stages import PipelineOptions
+from backend_core.toolchain.process import LineCallback
+from backend_core.jobs.preflight_step import gate
+from backend_core.jobs.run_program import RunProgram
+from backend_core.jobs.spec import RunOptions
 
 
 @dataclass
@@ -37,7 +37,7 @@ def _mcu_fit(model: Path, opts: RunOptions, board: RunBoard, check: OpCheck,
     """An MCU's sizes on the QEMU board of its core: the fit verdict before any build (DoesNotFitError)."""
     if not board.mcu:
         return board.board, None
-    from ..runner_build.board_fit import plan_board_run, verdict_lines
+    from backend_core.runner_build.board_fit import plan_board_run, verdict_lines
 
     if opts.semihosting:
         raise BadInputError("--semihosting does not go with --board: the runner would read the model into "

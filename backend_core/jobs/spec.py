@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..cpus import normalise_target
-from ..errors import BadInputError
-from ..pipeline.stages import PipelineOptions
+from backend_core.cpus import normalise_target
+from backend_core.errors import BadInputError
+from backend_core.pipeline.stages import PipelineOptions
 
 STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export")
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump", "etrecord")   # etrecord: the .bpte + ETRecord of the one lowering
@@ -187,13 +187,13 @@ class Job:
     def reads_program(self) -> bool:
         """The model is a ready ExecuTorch program (.pte/.bpte): read as it is, never lowered. The one
         place that decides it from the path."""
-        from ..models.sniff import is_program_path
+        from backend_core.models.sniff import is_program_path
 
         return is_program_path(self.model)
 
     def memory_board(self) -> Any:
         """The memory step's board: `board` by name, or one made of the memory options' sizes (or None)."""
-        from ..boards.specs import board_named, custom_board
+        from backend_core.boards.specs import board_named, custom_board
 
         if self.memory.ram:
             return custom_board(self.memory.ram, self.memory.flash)

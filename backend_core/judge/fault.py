@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .steps import OutputDifference, summary
+from backend_core.judge.steps import OutputDifference, summary
 
 _INT8 = 1          # executorch ScalarType CHAR
 TRIES_PER_TENSOR = 8
@@ -124,7 +124,7 @@ def plant_weight_fault(bpte: bytes, final_program: Any, inputs: tuple) -> Plante
     import torch
     from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
 
-    from .steps import compare_all
+    from backend_core.judge.steps import compare_all
 
     pte = bytes(deserialize_from_flatbuffer_to_bundled_program(bpte).program)
     where = bpte.find(pte)

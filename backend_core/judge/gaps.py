@@ -15,7 +15,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..snapshot.model import KIND_QUANT, GraphSnapshot
+from backend_core.snapshot.model import KIND_QUANT, GraphSnapshot
 
 METRICS = ("MSE", "L1", "SNR")
 

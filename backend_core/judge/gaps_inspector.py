@@ -27,9 +27,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..snapshot.model import GraphSnapshot
-from .gaps import METRICS, GapReport, TensorPair, map_to_final
+from backend_core.errors import BadInputError
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.judge.gaps import METRICS, GapReport, TensorPair, map_to_final
 
 REFERENCE_GRAPH = "edge_dialect_exported_program"
 

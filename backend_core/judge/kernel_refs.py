@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .portable_refs import needs_portable, op_name, shared_portable_kernels
+from backend_core.judge.portable_refs import needs_portable, op_name, shared_portable_kernels
 
 AVG_POOL_HOW = ("CMSIS-NN's arm_avgpool_s8 sums the raw int8 window and rounds the average half away from "
                 "zero; the host reference (ExecuTorch's Python cortex_m kernel) rounds (q - zero point) half to "

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .kernel_refs import OpMismatch
-from .references import FAKE_QUANT, LOWERED, References
-from .steps import OutputDifference, summary
+from backend_core.judge.kernel_refs import OpMismatch
+from backend_core.judge.references import FAKE_QUANT, LOWERED, References
+from backend_core.judge.steps import OutputDifference, summary
 
 LABEL_EXACT = "PASS, bit-exact"
 LABEL_QDIFF = "PASS with a quantisation difference"

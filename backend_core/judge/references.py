@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .steps import OutputDifference, summary
+from backend_core.judge.steps import OutputDifference, summary
 
 LOWERED = "lowered program (host)"        # expected outputs = final edge program run on the host
 FAKE_QUANT = "fake-quant model (host)"    # the old bundles: PT2E converted model
@@ -94,7 +94,7 @@ class References:
 def references_from_bundle(bundle: Any, causes: list[str] | None = None) -> References:
     """References of a bundle made by pipeline.program_files.bundle_program: expected = lowered program,
     compared with the fake-quant outputs in each output's quantisation step."""
-    from .steps import compare_all
+    from backend_core.judge.steps import compare_all
 
     fq = compare_all(bundle.lowered, bundle.fake_quant, bundle.steps) if bundle.fake_quant else []
     notes = [] if bundle.fake_quant else ["no fake-quant model was run: no quantisation difference reported"]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..boards.table import Board
-from ..runner_build.ops import OpCheck
-from ..simulate.simulator import SimResult
-from ..simulate.uart_records import NOT_CYCLE_ACCURATE
+from backend_core.errors import BadInputError
+from backend_core.boards.table import Board
+from backend_core.runner_build.ops import OpCheck
+from backend_core.simulate.simulator import SimResult
+from backend_core.simulate.uart_records import NOT_CYCLE_ACCURATE
 
 
 class MissingOpsError(BadInputError):
@@ -103,7 +103,7 @@ class ModelRunResult:
         elif self.gaps_problem:
             lines.append(f"per-layer gaps: none ({self.gaps_problem})")
         if self.profile is not None:
-            from ..profile import profile_table
+            from backend_core.profile import profile_table
             lines.append(profile_table(self.profile))
         elif self.profile_problem:
             lines.append(f"per-op profile: none ({self.profile_problem})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .steps import OutputDifference, compare
+from backend_core.judge.steps import OutputDifference, compare
 
 PRINT_RESOLUTION = 1e-6        # `%f`
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from .outcome import Verdict, classify_outcome
-from .references import References, faithful_outputs
-from .steps import OutputDifference
-from .target_outputs import printed_outputs, target_vs_expected
+from backend_core.judge.outcome import Verdict, classify_outcome
+from backend_core.judge.references import References, faithful_outputs
+from backend_core.judge.steps import OutputDifference
+from backend_core.judge.target_outputs import printed_outputs, target_vs_expected
 
 
 def _expected(bpte: Path) -> list[Any]:
-    from ..pipeline.reference_check import expected_outputs
+    from backend_core.pipeline.reference_check import expected_outputs
 
     try:
         return expected_outputs(Path(bpte).read_bytes())

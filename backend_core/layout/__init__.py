@@ -11,17 +11,17 @@ disk keyed by `snapshot.content_hash()` + the grouping/collapse state.
 This package re-exports the names of the former single module `backend_core.layout`, so
 importers keep using `from backend_core.layout import ...`.
 """
-from .cache import LAYOUT_VERSION, layout_cache_dir, layout_key
-from .compute import compute_layout
-from .dot import LayoutError, find_dot, parse_dot_json, run_dot, to_dot
-from .grouping import (AUTO_COLLAPSE_MAX_ITEMS, auto_collapse, aux_nodes, cluster_paths,
+from backend_core.layout.cache import LAYOUT_VERSION, layout_cache_dir, layout_key
+from backend_core.layout.compute import compute_layout
+from backend_core.layout.dot import LayoutError, find_dot, parse_dot_json, run_dot, to_dot
+from backend_core.layout.grouping import (AUTO_COLLAPSE_MAX_ITEMS, auto_collapse, aux_nodes, cluster_paths,
                        infer_module_paths, is_aux)
-from .labels import (CHAR_W, CHAR_W_TITLE, LINE_H, MAX_CHARS, MAX_W, MIN_W, PAD_X, PAD_Y,
+from backend_core.layout.labels import (CHAR_W, CHAR_W_TITLE, LINE_H, MAX_CHARS, MAX_W, MIN_W, PAD_X, PAD_Y,
                      node_lines, short_op, tensor_text)
-from .result import EdgeRoute, Layout
-from .simple import simple_layout
-from .synthetic import synthetic_snapshot
-from .view_graph import (GROUP_PREFIX, LayoutOptions, ViewCluster, ViewEdge, ViewGraph, ViewItem,
+from backend_core.layout.result import EdgeRoute, Layout
+from backend_core.layout.simple import simple_layout
+from backend_core.layout.synthetic import synthetic_snapshot
+from backend_core.layout.view_graph import (GROUP_PREFIX, LayoutOptions, ViewCluster, ViewEdge, ViewGraph, ViewItem,
                          build_view_graph)
 
 __all__ = [

@@ -20,7 +20,7 @@ _PARSERS = ("dot.py", "result.py", "compute.py")   # turn dot's JSON into the ca
 
 
 def layout_cache_dir() -> Path:
-    from ..cache import cache_root
+    from backend_core.cache import cache_root
 
     return cache_root() / "layout"
 
@@ -55,7 +55,7 @@ def load_cached(path: Path) -> dict | None:
 
 def store_cached(path: Path, data: dict) -> None:
     try:
-        from ..files import write_atomic
+        from backend_core.files import write_atomic
 
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(data))

@@ -6,13 +6,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..snapshot.model import GraphSnapshot
-from .cache import layout_cache_dir, layout_key, load_cached, store_cached
-from .dot import LayoutError, find_dot, parse_dot_json, run_dot, to_dot
-from .grouping import auto_collapse
-from .result import EdgeRoute, Layout
-from .simple import simple_layout
-from .view_graph import LayoutOptions, build_view_graph
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.layout.cache import layout_cache_dir, layout_key, load_cached, store_cached
+from backend_core.layout.dot import LayoutError, find_dot, parse_dot_json, run_dot, to_dot
+from backend_core.layout.grouping import auto_collapse
+from backend_core.layout.result import EdgeRoute, Layout
+from backend_core.layout.simple import simple_layout
+from backend_core.layout.view_graph import LayoutOptions, build_view_graph
 
 
 def compute_layout(snap: GraphSnapshot, opts: LayoutOptions | None = None, *,

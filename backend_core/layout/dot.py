@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
-from .grouping import path_prefixes
-from .result import EdgeRoute
-from .view_graph import ViewGraph
+from backend_core.layout.grouping import path_prefixes
+from backend_core.layout.result import EdgeRoute
+from backend_core.layout.view_graph import ViewGraph
 
 
 class LayoutError(RuntimeError):

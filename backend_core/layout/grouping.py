@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..snapshot.classify import op_base_name
-from ..snapshot.model import (KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT, GraphSnapshot,
+from backend_core.snapshot.classify import op_base_name
+from backend_core.snapshot.model import (KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT, GraphSnapshot,
                               NodeSnapshot)
 
 AUTO_COLLAPSE_MAX_ITEMS = 400

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..snapshot.model import KIND_WEIGHT, NodeSnapshot
+from backend_core.snapshot.model import KIND_WEIGHT, NodeSnapshot
 
 CHAR_W_TITLE = 7.0    # average glyph width (points) of the first label line (11 px bold)
 CHAR_W = 5.8          # ... of the other lines (10 px)

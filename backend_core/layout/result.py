@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .view_graph import LayoutOptions, ViewGraph
+from backend_core.layout.view_graph import LayoutOptions, ViewGraph
 
 
 @dataclass

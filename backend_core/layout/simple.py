@@ -1,8 +1,8 @@
 """Fallback layered layout, so the graph is still shown when dot is missing or fails."""
 from __future__ import annotations
 
-from .result import EdgeRoute
-from .view_graph import ViewGraph
+from backend_core.layout.result import EdgeRoute
+from backend_core.layout.view_graph import ViewGraph
 
 
 def simple_layout(vg: ViewGraph) -> tuple[dict, dict, list[EdgeRoute], float, float]:

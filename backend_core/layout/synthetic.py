@@ -1,7 +1,7 @@
 """Synthetic transformer-like snapshots for layout benchmarks and tests."""
 from __future__ import annotations
 
-from ..snapshot.model import (KIND_CMSIS, KIND_FALLBACK, KIND_INPUT, EdgeSnapshot, GraphSnapshot,
+from backend_core.snapshot.model import (KIND_CMSIS, KIND_FALLBACK, KIND_INPUT, EdgeSnapshot, GraphSnapshot,
                               NodeSnapshot)
 
 

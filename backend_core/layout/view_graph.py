@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
-from .grouping import aux_nodes, cluster_paths, first_in, is_aux, node_paths
-from .labels import MAX_CHARS, box_size, clip, node_lines
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.layout.grouping import aux_nodes, cluster_paths, first_in, is_aux, node_paths
+from backend_core.layout.labels import MAX_CHARS, box_size, clip, node_lines
 
 GROUP_PREFIX = "group:"
 

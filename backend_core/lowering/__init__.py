@@ -2,7 +2,7 @@
 pre-flight findings, cached: `lower()` is the one entry every job step, worker and test shares.
 `verify` re-lowers modified copies to check the fixes the tool suggests (it composes the pipeline
 with the fallback package, so it lives here, above both)."""
-from ..lowering_result import LoweringResult, supported_targets
-from .entry import StageCallback, lower
+from backend_core.lowering_result import LoweringResult, supported_targets
+from backend_core.lowering.entry import StageCallback, lower
 
 __all__ = ["LoweringResult", "StageCallback", "lower", "supported_targets"]

@@ -7,25 +7,25 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..cache import ResultCache, cache_key
-from ..errors import Cancelled, CmlensError, StageFailedError
-from ..gc_pause import collector_paused_in
-from ..fallback import FallbackContext, explain_fallbacks
-from ..models import load_model, parse_model_source
-from ..models.calibration import input_folder_dependencies
-from ..pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
-from ..lowering_result import LoweringResult, supported_targets
-from ..pipeline.calibration_memo import CalibrationMemo
-from ..pipeline.stages import Stage
-from .layout_copies import copies_on_final
-from ..fallback.program_args import NAME as INT_LISTS
-from ..fallback.program_linear import NAME as LINEAR_AS_ADDMM
-from ..fallback.program_layout import NAME as PROGRAM_COPIES
-from .keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
-from ..fallback.rewrites import REWRITES, compose
-from ..preflight import attach as attach_preflight, check_snapshot, findings_of
-from ..snapshot.model import GraphSnapshot
-from ..cpus import normalise_target
+from backend_core.cache import ResultCache, cache_key
+from backend_core.errors import Cancelled, CmlensError, StageFailedError
+from backend_core.gc_pause import collector_paused_in
+from backend_core.fallback import FallbackContext, explain_fallbacks
+from backend_core.models import load_model, parse_model_source
+from backend_core.models.calibration import input_folder_dependencies
+from backend_core.pipeline import LoweringPipeline, PipelineOptions, planned_stage_names
+from backend_core.lowering_result import LoweringResult, supported_targets
+from backend_core.pipeline.calibration_memo import CalibrationMemo
+from backend_core.pipeline.stages import Stage
+from backend_core.lowering.layout_copies import copies_on_final
+from backend_core.fallback.program_args import NAME as INT_LISTS
+from backend_core.fallback.program_linear import NAME as LINEAR_AS_ADDMM
+from backend_core.fallback.program_layout import NAME as PROGRAM_COPIES
+from backend_core.lowering.keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
+from backend_core.fallback.rewrites import REWRITES, compose
+from backend_core.preflight import attach as attach_preflight, check_snapshot, findings_of
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.cpus import normalise_target
 
 StageCallback = Callable[[GraphSnapshot, list[str]], None]
 
@@ -37,7 +37,7 @@ def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts:
     base = cache.load(base_key)
     if base is None or base[0]["status"] != "done":
         return None
-    from .verify import verify_suggestions as verify
+    from backend_core.lowering.verify import verify_suggestions as verify
 
     payload, blobs = base
     snaps = list(payload["snapshots"])
@@ -66,7 +66,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     t_start = time.perf_counter()
     spec = parse_model_source(source)
     if spec.kind == "artefact":     # .pte/.bpte/.etrecord/.etdump: read into snapshots, not lowered
-        from ..artefacts.as_lowering import lower_artefact
+        from backend_core.artefacts.as_lowering import lower_artefact
 
         return lower_artefact(source, spec.path, options, on_stage=on_stage, on_status=on_status,
                               use_cache=use_cache, companions=artefact_companions)
@@ -122,7 +122,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                                 cache_note=note)
         keeper = None
         if keep_stages:                 # host-runnable copies of each stage for the numerics step
-            from ..numerics.capture import StageKeeper
+            from backend_core.numerics.capture import StageKeeper
 
             keeper = StageKeeper()
             result.stage_programs, result.loaded_model = keeper.stages, model
@@ -138,7 +138,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                     final_ctx = ctx
                     pipe.snapshots[-1] = explain_fallbacks(ctx)
                     if verify_suggestions:
-                        from .verify import verify_suggestions as verify
+                        from backend_core.lowering.verify import verify_suggestions as verify
 
                         pipe.snapshots[-1] = verify(pipe.snapshots[-1], model, opts, ctx.supported_targets,
                                                     on_status)
@@ -218,13 +218,13 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
     if result.status == "done":
         try:
             if want_pte and "model.pte" not in result.blobs:
-                from ..pipeline.program_files import pte_bytes
+                from backend_core.pipeline.program_files import pte_bytes
 
                 if on_status:
                     on_status("serialising .pte")
                 result.blobs["model.pte"] = pte_bytes(pipe.final_program)
             if want_bpte:
-                from .references import bundle_with_references
+                from backend_core.lowering.references import bundle_with_references
 
                 if on_status:
                     on_status("building bundled .bpte (expected outputs: the lowered program on the host)")
@@ -285,7 +285,7 @@ def _user_op_name(ctx: Any, final: GraphSnapshot) -> Callable[[str], str | None]
 
 def _preflight_program(final_program: Any, on_status: Callable[[str], None] | None) -> bytes | None:
     """The .pte bytes the pre-flight reads; None when serialising fails (the .pte step reports it)."""
-    from ..pipeline.program_files import pte_bytes
+    from backend_core.pipeline.program_files import pte_bytes
 
     if on_status:
         on_status("serialising the program for the pre-flight")

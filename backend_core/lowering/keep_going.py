@@ -64,7 +64,7 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
 
 def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
     """(rewrite, which pre-flight findings it avoids), in the order they claim findings."""
-    from ..fallback.rewrites import (CAT_CONTIGUOUS, CL_AFTER_VIEWS, CL_INTO_CONVS, FEWER_DIMS, NORMS_CONTIGUOUS,
+    from backend_core.fallback.rewrites import (CAT_CONTIGUOUS, CL_AFTER_VIEWS, CL_INTO_CONVS, FEWER_DIMS, NORMS_CONTIGUOUS,
                                      PERMUTE_CONTIGUOUS)
 
     def blind(f: Any, op: str) -> bool:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..fallback import FallbackContext, explain_fallbacks
-from ..fallback import program_args, program_linear
-from ..fallback.program_layout import DESCRIPTION, NAME, dim_order_copies, layout_findings
-from ..preflight import attach as attach_preflight, check_snapshot, findings_of
-from ..preflight.program_view import stored_dim_orders
-from ..snapshot.capture import capture
-from ..snapshot.model import GraphSnapshot
+from backend_core.fallback import FallbackContext, explain_fallbacks
+from backend_core.fallback import program_args, program_linear
+from backend_core.fallback.program_layout import DESCRIPTION, NAME, dim_order_copies, layout_findings
+from backend_core.preflight import attach as attach_preflight, check_snapshot, findings_of
+from backend_core.preflight.program_view import stored_dim_orders
+from backend_core.snapshot.capture import capture
+from backend_core.snapshot.model import GraphSnapshot
 
 
 def copies_on_final(pipe: Any, target: str, flow: str, supported: frozenset[str], round_no: int,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..judge.references import References, references_from_bundle
+from backend_core.judge.references import References, references_from_bundle
 
 MAX_CAUSES = 4
 # Naming reruns every layer on the fake-quant inputs: about 2-3 host runs of the lowered program. mv2's
@@ -24,7 +24,7 @@ def bundle_with_references(pipeline: Any, on_status: Any = None) -> tuple[bytes,
     """(.bpte bytes, References) of a finished LoweringPipeline: the bundle's expected outputs are the
     lowered program's (with the known host/CMSIS-NN kernel differences computed the target's way); the
     fake-quant comparison is named by local_causes when it is not bit for bit."""
-    from ..pipeline.program_files import bundle_program
+    from backend_core.pipeline.program_files import bundle_program
 
     known: dict[str, Any] = {}
 
@@ -45,7 +45,7 @@ def references_for_outputs(pipeline: Any, lowered: tuple, on_status: Any = None,
     are what it returned with them."""
     import torch
 
-    from ..pipeline.program_files import Bundle, output_steps_of
+    from backend_core.pipeline.program_files import Bundle, output_steps_of
 
     with torch.no_grad():
         fq = pipeline.quantized_module(*pipeline.example_inputs)
@@ -66,7 +66,7 @@ def target_expected(pipeline: Any, expected: tuple, host_seconds: float = 0.0,
     Why replace, not only record: the runner compares on the target, and a PASS must mean the target
     equals the lowered program as the target's kernels define it; the host reference's rounding of a
     tie is ExecuTorch's Python kernel disagreeing with its own CMSIS-NN kernel, not the program."""
-    from ..judge.kernel_refs import FaithfulRun, has_known_ops, target_faithful_run
+    from backend_core.judge.kernel_refs import FaithfulRun, has_known_ops, target_faithful_run
 
     if not has_known_ops(pipeline.final_program):
         return expected, None, None
@@ -132,8 +132,8 @@ def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:
     """"conv (quantized_conv2d): local max 1 step" for each layer whose own kernel differs from its
     fake-quant counterpart on one sample (the example inputs), largest first; [] when none does or the
     numerics cannot map the program (the verdict then names no cause rather than a guess)."""
-    from ..numerics.analyze import analyze
-    from ..numerics.capture import StageProgram
+    from backend_core.numerics.analyze import analyze
+    from backend_core.numerics.capture import StageProgram
 
     stages = [StageProgram("quantized", 1, "quantize", pipeline.quantized_module)]
     if getattr(pipeline, "edge_program", None) is not None:

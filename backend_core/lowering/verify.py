@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..fallback.fixes import CHANNELS_LAST, NOT_VERIFIED, RNN_CELLS, VERIFIED, describe, fix_for
-from ..snapshot.model import KIND_FALLBACK, GraphSnapshot
+from backend_core.fallback.fixes import CHANNELS_LAST, NOT_VERIFIED, RNN_CELLS, VERIFIED, describe, fix_for
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
 
 @dataclass
 class Relowered:
@@ -26,10 +26,10 @@ class Relowered:
 
 def relower(model: Any, options: Any, fix: str, supported: frozenset[str]) -> Relowered:
     """Lower a modified copy: the same LoadedModel (never changed) with the fix applied."""
-    from ..errors import StageFailedError
-    from ..pipeline.runner import LoweringPipeline
-    from ..fallback.reasons import FallbackContext, explain_fallbacks
-    from ..fallback.rewrites import REWRITES
+    from backend_core.errors import StageFailedError
+    from backend_core.pipeline.runner import LoweringPipeline
+    from backend_core.fallback.reasons import FallbackContext, explain_fallbacks
+    from backend_core.fallback.rewrites import REWRITES
 
     opts = (replace(options, channels_last=True) if fix == CHANNELS_LAST
             else replace(options, rewrites=(*options.rewrites, RNN_CELLS)) if fix == RNN_CELLS else options)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..finding import WILL_FAIL, Finding
-from ..boards.specs import BoardSpec, board_named
-from .report import analyze_memory, attach_board, summary_lines
-from .fit import kib
+from backend_core.finding import WILL_FAIL, Finding
+from backend_core.boards.specs import BoardSpec, board_named
+from backend_core.memory.report import analyze_memory, attach_board, summary_lines
+from backend_core.memory.fit import kib
 
 __all__ = ["analyze_memory", "attach_board", "summary_lines", "fit_findings"]
 

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import BadInputError, ToolMissingError
+from backend_core.errors import BadInputError, ToolMissingError
 
 POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory", ".big.bss", ".big.temp")
 MODEL_SECTIONS = (".big.data", "network_model_sec")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..boards.specs import BoardSpec, Region
+from backend_core.boards.specs import BoardSpec, Region
 
 FAST_MEMORY_ID = 2          # arm_executor_runner.cpp: FAST_MEMORY_REGION_INDEX (id 1) == mem_id 2
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .fit import kib
+from backend_core.memory.fit import kib
 
 
 def _e(x: Any) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .plan import ProgramPlan
+from backend_core.memory.plan import ProgramPlan
 
 # (size, alignment) on 32-bit Arm, runtime of ExecuTorch 1.5.
 EVALUE = (16, 8)

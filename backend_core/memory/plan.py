@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BadInputError
-from .pte_reader import read_pte_file
+from backend_core.errors import BadInputError
+from backend_core.memory.pte_reader import read_pte_file
 
 # ExecuTorch ScalarType codes (schema.fbs) -> (name, bytes per element).
 SCALAR_TYPES: dict[int, tuple[str, int]] = {
@@ -134,7 +134,7 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
 
 
 def _plan(pte: Any, program: Any, ep: Any, data: bytes) -> ProgramPlan:
-    from .pte_reader import schema_module
+    from backend_core.memory.pte_reader import schema_module
 
     schema = schema_module()
 

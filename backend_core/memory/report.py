@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..boards.specs import BoardSpec
-from .method_alloc import estimate_method_allocator
-from .method_alloc import etdump_base64_bound, etdump_bytes_bound
-from .plan import ProgramPlan, read_plan
-from .runtime import RuntimeSize, from_elf, runtime_lines
-from .timeline import build_timeline
-from .fit import Need, kib, model_needs, place_needs
+from backend_core.boards.specs import BoardSpec
+from backend_core.memory.method_alloc import estimate_method_allocator
+from backend_core.memory.method_alloc import etdump_base64_bound, etdump_bytes_bound
+from backend_core.memory.plan import ProgramPlan, read_plan
+from backend_core.memory.runtime import RuntimeSize, from_elf, runtime_lines
+from backend_core.memory.timeline import build_timeline
+from backend_core.memory.fit import Need, kib, model_needs, place_needs
 
 SCHEMA = 1
 

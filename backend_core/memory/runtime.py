@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kernel_sources import kernels_file
-from .elf import totals
+from backend_core.kernel_sources import kernels_file
+from backend_core.memory.elf import totals
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_JSON = ROOT / "resources" / "boards" / "runtime.json"
@@ -143,7 +143,7 @@ def portable_ops(ops: list[str]) -> list[str]:
 
 def runtime_lines(rt: dict[str, Any]) -> list[str]:
     """What `cmlens memory` prints about the runtime."""
-    from .fit import kib
+    from backend_core.memory.fit import kib
 
     src = {"elf": "the built runner ELF", "libraries": "this machine's ExecuTorch libraries (link probe)",
            "table": "the shipped table, measured on a reference build"}[rt["source"]]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..boards.specs import BoardSpec
-from .report import analyze_memory
+from backend_core.boards.specs import BoardSpec
+from backend_core.memory.report import analyze_memory
 
 
 def memory_for_result(result: Any, board: BoardSpec | None = None) -> dict[str, Any] | None:

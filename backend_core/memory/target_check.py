@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import CmlensError
-from .method_alloc import (ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, etdump_bytes_bound,
+from backend_core.errors import CmlensError
+from backend_core.memory.method_alloc import (ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, etdump_bytes_bound,
                            first_refusal)
-from .elf import elf_sizes
-from .plan import program_bytes, read_plan
-from .runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
+from backend_core.memory.elf import elf_sizes
+from backend_core.memory.plan import program_bytes, read_plan
+from backend_core.memory.runner_figures import RunnerMemory, compare, comparison_lines, explain_failure
 
 Emit = Callable[[str, str], None]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .plan import ProgramPlan
+from backend_core.memory.plan import ProgramPlan
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 _NO_INSTRUCTION = ("memory.alloc", "getitem", "operator.getitem", "output")

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .dependencies import Dependency, file_digest, folder_digest
+from backend_core.errors import BadInputError
+from backend_core.models.dependencies import Dependency, file_digest, folder_digest
 
 
 def random_samples(example_inputs: tuple, n: int, seed: int = 0) -> list[tuple]:

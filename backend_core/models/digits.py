@@ -78,7 +78,7 @@ def trained_model() -> Any:
     """DigitsCNN with the shipped weights; a clear error when the file is missing (a broken install)."""
     import torch
 
-    from ..errors import BadInputError
+    from backend_core.errors import BadInputError
 
     if not WEIGHTS.is_file():
         raise BadInputError(f"The digits_cnn weights are missing: {WEIGHTS}",

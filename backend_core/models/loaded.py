@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .sniff import is_artefact_path
-from ..errors import BadInputError
-from .spec import LoadedModel, ModelSpec
-from .zoo import ZOO, explicit_flow_inputs, zoo_names
+from backend_core.models.sniff import is_artefact_path
+from backend_core.errors import BadInputError
+from backend_core.models.spec import LoadedModel, ModelSpec
+from backend_core.models.zoo import ZOO, explicit_flow_inputs, zoo_names
 
 __all__ = ["LoadedModel", "ModelSpec", "load_model", "parse_model_source"]
 
@@ -51,7 +51,7 @@ def _sniffs_as_artefact(source: str) -> bool:
     """An existing file of another suffix (`etdump.bin`, `etrecord.bin`) whose first bytes say ExecuTorch."""
     if source.endswith((".py", ".pt2")) or not os.path.isfile(source):
         return False
-    from .sniff import sniff_bytes
+    from backend_core.models.sniff import sniff_bytes
 
     try:
         with open(source, "rb") as fh:
@@ -68,7 +68,7 @@ def load_model(spec: ModelSpec) -> LoadedModel:
         module, inputs, notes = entry.build()
         deps = []
         if entry.weights:       # trained weights: a retrained file is a cache miss that names it
-            from .dependencies import Dependency, file_digest
+            from backend_core.models.dependencies import Dependency, file_digest
 
             w = Path(__file__).resolve().parent / entry.weights
             deps.append(Dependency(str(w), entry.weights, "data", file_digest(w)))
@@ -82,9 +82,9 @@ def load_model(spec: ModelSpec) -> LoadedModel:
                             "Give the model source (zoo name, .py or .pt2) for this; open the artefact with "
                             "cmlens lower/gui/check/memory.")
     if spec.kind == "python":
-        from .user_file import load_python_model
+        from backend_core.models.user_file import load_python_model
 
         return load_python_model(spec)
-    from .saved_program import load_pt2
+    from backend_core.models.saved_program import load_pt2
 
     return load_pt2(spec)

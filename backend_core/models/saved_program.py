@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import traceback
 
-from ..errors import BadInputError
-from .dependencies import LoadRecorder
-from .spec import LoadedModel, ModelSpec
+from backend_core.errors import BadInputError
+from backend_core.models.dependencies import LoadRecorder
+from backend_core.models.spec import LoadedModel, ModelSpec
 
 
 def load_pt2(spec: ModelSpec) -> LoadedModel:

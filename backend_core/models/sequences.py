@@ -142,7 +142,7 @@ class SequenceModel:
         """The model with the shipped weights; a clear error when the file is missing (a broken install)."""
         import torch
 
-        from ..errors import BadInputError
+        from backend_core.errors import BadInputError
 
         if not self.weights.is_file():
             raise BadInputError(f"The {self.name} weights are missing: {self.weights}",

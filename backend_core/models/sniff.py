@@ -12,7 +12,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 PTE, BPTE, ETRECORD, ETDUMP = "pte", "bpte", "etrecord", "etdump"
 SUFFIXES = {".pte": PTE, ".bpte": BPTE, ".etrecord": ETRECORD, ".etdump": ETDUMP}

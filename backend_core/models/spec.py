@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .dependencies import Dependency
+from backend_core.models.dependencies import Dependency
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ModelSpec:
         recorded dependencies (backend_core.models.dependencies)."""
         if self.kind == "zoo" or not self.path:
             return ""
-        from .dependencies import file_digest
+        from backend_core.models.dependencies import file_digest
 
         return file_digest(self.path)
 

@@ -10,9 +10,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from .dependencies import LoadRecorder, search_path_text
-from .spec import LoadedModel, ModelSpec
+from backend_core.errors import BadInputError
+from backend_core.models.dependencies import LoadRecorder, search_path_text
+from backend_core.models.spec import LoadedModel, ModelSpec
 
 
 def _user_frame(exc: BaseException, path: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .random_init import calibrate_random_weights
+from backend_core.models.random_init import calibrate_random_weights
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _torchvision(fn_name: str) -> Callable[[], tuple[Any, tuple]]:
 
 def _teaching(cls_name: str) -> Callable[[], tuple[Any, tuple]]:
     def build() -> tuple[Any, tuple]:
-        from . import teaching
+        from backend_core.models import teaching
 
         return teaching.build(cls_name)
     return build
@@ -80,7 +80,7 @@ def _teaching(cls_name: str) -> Callable[[], tuple[Any, tuple]]:
 
 def _sequence(name: str, attr: str) -> Callable[..., Any]:
     def call() -> Any:
-        from .sequences import MODELS
+        from backend_core.models.sequences import MODELS
 
         return getattr(MODELS[name], attr)()
     return call
@@ -88,7 +88,7 @@ def _sequence(name: str, attr: str) -> Callable[..., Any]:
 
 def _digits(fn_name: str) -> Callable[..., Any]:
     def call() -> Any:
-        from . import digits
+        from backend_core.models import digits
 
         return getattr(digits, fn_name)()
     return call

@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..snapshot.capture import target_name
-from ..snapshot.classify import is_quant_boundary, op_base_name
-from ..snapshot.model import (KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT, GraphSnapshot,
+from backend_core.snapshot.capture import target_name
+from backend_core.snapshot.classify import is_quant_boundary, op_base_name
+from backend_core.snapshot.model import (KIND_INPUT, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT, GraphSnapshot,
                               NodeSnapshot, QParam)
-from ..snapshot.qparams import qparam_from_quant_args
-from .capture import StageProgram
+from backend_core.snapshot.qparams import qparam_from_quant_args
+from backend_core.numerics.capture import StageProgram
 
 ACTIVATIONS = frozenset({"relu", "relu_", "hardtanh", "hardtanh_", "clamp", "clamp_", "relu6"})
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..errors import Cancelled, CmlensError
-from ..snapshot.model import GraphSnapshot
-from .align import LayerPlan, build_plan
-from .capture import Reuse, StageProgram, run_capture
-from .compare import Divergence, LayerValue, layer_result, stage_checks
-from .final_run import FinalRun
-from .metrics import ErrorAccumulator, FloatHistogram, IntHistogram, top1
-from .results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
+from backend_core.errors import Cancelled, CmlensError
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.numerics.align import LayerPlan, build_plan
+from backend_core.numerics.capture import Reuse, StageProgram, run_capture
+from backend_core.numerics.compare import Divergence, LayerValue, layer_result, stage_checks
+from backend_core.numerics.final_run import FinalRun
+from backend_core.numerics.metrics import ErrorAccumulator, FloatHistogram, IntHistogram, top1
+from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
                       NumericsResult, OutputResult)
-from .tensors import align, first_tensor, sample_indices
+from backend_core.numerics.tensors import align, first_tensor, sample_indices
 
 Progress = Callable[[int, int, str], None]     # (done, total, text)
 ShouldStop = Callable[[], bool]
@@ -244,7 +244,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                 c.note = (f"{r.reused} of {r.reused + r.executed} node runs reused from "
                           f"{reuses[c.stage][0]} (same op, identical argument values)")
     notes = []
-    from ..pipeline.reference_check import degenerate_reason   # issue 9: a comparison of near-constants
+    from backend_core.pipeline.reference_check import degenerate_reason   # issue 9: a comparison of near-constants
 
     for i, ref in enumerate(reference_outputs):
         # 0.01: the default atol of a target run's bundle check (cmlens run --atol)

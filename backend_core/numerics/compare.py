@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot
-from .align import LayerPlan, Point
-from .capture import StageProgram
-from .metrics import ErrorAccumulator, FloatHistogram, IntHistogram
-from .results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.numerics.align import LayerPlan, Point
+from backend_core.numerics.capture import StageProgram
+from backend_core.numerics.metrics import ErrorAccumulator, FloatHistogram, IntHistogram
+from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
                       LayerResult, StageCheck)
-from .tensors import align, dequant, first_tensor
+from backend_core.numerics.tensors import align, dequant, first_tensor
 
 
 @dataclass

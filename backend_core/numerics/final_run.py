@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .align import LayerPlan, is_alloc, is_getitem
-from .capture import Reuse, StageProgram, run_capture
-from .tensors import align, align_like, dequant, first_tensor
+from backend_core.numerics.align import LayerPlan, is_alloc, is_getitem
+from backend_core.numerics.capture import Reuse, StageProgram, run_capture
+from backend_core.numerics.tensors import align, align_like, dequant, first_tensor
 
 
 class FinalRun:

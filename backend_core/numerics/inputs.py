@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ def load_samples(spec: InputSpec, example_inputs: tuple, flow: str, channels_las
                  ) -> list[tuple]:
     """The samples, each a tuple of tensors in the layout the lowered program expects: the example
     inputs' memory format, or channels-last with the --channels-last option."""
-    from ..models.calibration import load_input_folder, random_samples
-    from ..pipeline.runner import to_layout
+    from backend_core.models.calibration import load_input_folder, random_samples
+    from backend_core.pipeline.runner import to_layout
 
     if spec.kind == "random":
         samples = random_samples(example_inputs, spec.count, seed=spec.seed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .results import SQNR_CAP_DB, Histogram, Metrics
+from backend_core.numerics.results import SQNR_CAP_DB, Histogram, Metrics
 
 
 class ErrorAccumulator:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .analyze import Progress, ShouldStop, analyze
-from .inputs import InputSpec, load_samples, parse_inputs
-from .results import NumericsResult
+from backend_core.numerics.analyze import Progress, ShouldStop, analyze
+from backend_core.numerics.inputs import InputSpec, load_samples, parse_inputs
+from backend_core.numerics.results import NumericsResult
 
 
 def samples_for(model: Any, options: Any, inputs: InputSpec | str | int | None) -> tuple[InputSpec, list[tuple]]:

@@ -5,7 +5,7 @@ import csv
 import io
 from typing import Any
 
-from .results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
+from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
                       Metrics, NumericsResult)
 
 CSV_COLUMNS = ["rank", "index", "node_id", "target", "kind", "module_path", "debug_handle",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .align import Point
+from backend_core.numerics.align import Point
 
 # Candidate permutations from the reference layout (NCHW / NCL) to the lowered one.
 _PERMS = {4: ((0, 2, 3, 1), (0, 3, 1, 2)), 3: ((0, 2, 1),)}

@@ -106,7 +106,7 @@ def _raising_frame(exc: BaseException) -> traceback.FrameSummary | None:
 
 
 def _operand(i: int, a: Any) -> Operand:
-    from ..snapshot.capture import target_name
+    from backend_core.snapshot.capture import target_name
 
     val = a.meta.get("val")
     op = Operand(index=i, name=a.name,
@@ -125,8 +125,8 @@ def _operand(i: int, a: Any) -> Operand:
 
 def capture_failure(stage: str, exc: BaseException) -> LiveFailure:
     """Read the failing node and ExecuTorch's check from `exc` (call inside the except block)."""
-    from ..snapshot.capture import target_name
-    from ..snapshot.source import normalise_module_path
+    from backend_core.snapshot.capture import target_name
+    from backend_core.snapshot.source import normalise_module_path
 
     root = exception_chain(exc)[-1]
     msg = str(root).strip().splitlines()

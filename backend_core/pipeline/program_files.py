@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import StageFailedError
+from backend_core.errors import StageFailedError
 
 
 def _executorch_manager(final_program: Any) -> Any:
@@ -119,7 +119,7 @@ def expected_outputs_from_lowered(final_program: Any, inputs: tuple) -> tuple:
     module is built from a copy: running it must not touch the program that is serialised next)."""
     import torch
 
-    from .int_conv import install_int_dilated_conv
+    from backend_core.pipeline.int_conv import install_int_dilated_conv
 
     install_int_dilated_conv()          # the reference of a dilated int8 conv (DeepLabV3+, CGNet)
     with torch.no_grad():
@@ -182,6 +182,6 @@ def bpte_bytes(final_program: Any, reference_module: Any, inputs: tuple) -> byte
 
 def write_bytes(path: str, data: bytes) -> str:
     """Written whole or not at all (an interrupted run leaves no half program)."""
-    from ..files import write_atomic
+    from backend_core.files import write_atomic
 
     return write_atomic(path, data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .calibration_memo import CalibrationMemo, observer_keys
+from backend_core.pipeline.calibration_memo import CalibrationMemo, observer_keys
 
 Q_ANNOTATION_KEY = "quantization_annotation"
 
@@ -35,7 +35,7 @@ class QuantizerVerdicts:
 def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str], reason: str,
                    qconfig: str, explicit: bool) -> None:
     """Which limit a rejected pattern hit, read from the live nodes (see fallback.limits)."""
-    from ..fallback import limits as L
+    from backend_core.fallback import limits as L
 
     pattern = [nodes[n] for n in names if n in nodes]
     if len(pattern) != len(names) or not pattern:

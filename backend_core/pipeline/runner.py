@@ -13,19 +13,19 @@ from dataclasses import replace
 import traceback
 from typing import Any, Callable, Iterator
 
-from ..errors import BadInputError, Cancelled, StageFailedError
-from ..models.calibration import calibration_set
-from ..models.loaded import LoadedModel
-from ..snapshot.capture import capture
-from ..snapshot.model import GraphSnapshot
-from ..cpus import normalise_target, target_config
-from .failure import capture_failure, exception_chain
-from .logs import StageLog, capture_logs
-from .export_guards import full_stack_traces, module_attributes_kept
-from .passes import host_runnable, pass_list, run_pass, stage_names
-from .calibration_memo import CalibrationMemo
-from .quantize import QuantizerVerdicts, quantize
-from .stages import PipelineOptions, Stage
+from backend_core.errors import BadInputError, Cancelled, StageFailedError
+from backend_core.models.calibration import calibration_set
+from backend_core.models.loaded import LoadedModel
+from backend_core.snapshot.capture import capture
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.cpus import normalise_target, target_config
+from backend_core.pipeline.failure import capture_failure, exception_chain
+from backend_core.pipeline.logs import StageLog, capture_logs
+from backend_core.pipeline.export_guards import full_stack_traces, module_attributes_kept
+from backend_core.pipeline.passes import host_runnable, pass_list, run_pass, stage_names
+from backend_core.pipeline.calibration_memo import CalibrationMemo
+from backend_core.pipeline.quantize import QuantizerVerdicts, quantize
+from backend_core.pipeline.stages import PipelineOptions, Stage
 
 STAGE_EXPORT = "float export"
 STAGE_QUANTIZED = "quantized"
@@ -116,7 +116,7 @@ class LoweringPipeline:
         """The module to export: the user's, or a copy with the opt-in --rewrite edits (never the user's own)."""
         if not self.options.rewrites:
             return self.model.module
-        from ..fallback.rnn_cells import NAME, rnn_cells_copy
+        from backend_core.fallback.rnn_cells import NAME, rnn_cells_copy
 
         unknown = [r for r in self.options.rewrites if r != NAME]
         if unknown:
@@ -136,7 +136,7 @@ class LoweringPipeline:
     def run(self) -> Iterator[Stage]:
         import torch
 
-        from .int_conv import install_int_dilated_conv
+        from backend_core.pipeline.int_conv import install_int_dilated_conv
 
         install_int_dilated_conv()      # every host run of the lowered program (references, numerics)
 
@@ -284,7 +284,7 @@ class LoweringPipeline:
         live = capture_failure(stage, e)
         err = self._stage_error(stage, e, node=live.node)
         try:
-            from ..fallback.pass_failure import diagnose
+            from backend_core.fallback.pass_failure import diagnose
 
             err.failure = diagnose(live, list(self.snapshots)).to_dict()    # type: ignore[attr-defined]
         except Exception as d:  # noqa: BLE001 - a diagnosis must never hide the failure itself
@@ -298,7 +298,7 @@ class LoweringPipeline:
         err = self._stage_error(STAGE_QUANTIZED, e, node=live.node, inside="torchao's PT2E quantisation "
                                 "(prepare_pt2e / convert_pt2e)")
         try:
-            from ..fallback.quantizer_failure import diagnose_quantizer
+            from backend_core.fallback.quantizer_failure import diagnose_quantizer
 
             err.failure = diagnose_quantizer(live, list(self.snapshots)).to_dict()    # type: ignore[attr-defined]
         except Exception as d:  # noqa: BLE001 - a diagnosis must never hide the failure itself

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot
+from backend_core.snapshot.model import GraphSnapshot
 
 
 @dataclass

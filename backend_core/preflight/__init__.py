@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..snapshot.model import GraphSnapshot
-from ..finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
-from .cortex_m_rules import (cortex_m_findings, dim_order_blind_findings, int8_operand_findings,
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.finding import CERTAINTIES, MAY_FAIL, WILL_FAIL, Finding, certain, for_node
+from backend_core.preflight.cortex_m_rules import (cortex_m_findings, dim_order_blind_findings, int8_operand_findings,
                              transpose_rank_findings)
-from .arg_rules import bare_int_findings
-from .view_rules import view_alias_findings
-from .kernel_rules import kernel_findings
-from .measured_rules import measured_findings
-from .program_rules import bundle_findings, portable_gap_findings, registry_findings
-from .program_view import match_nodes, read_program
-from .rules import settle
+from backend_core.preflight.arg_rules import bare_int_findings
+from backend_core.preflight.view_rules import view_alias_findings
+from backend_core.preflight.kernel_rules import kernel_findings
+from backend_core.preflight.measured_rules import measured_findings
+from backend_core.preflight.program_rules import bundle_findings, portable_gap_findings, registry_findings
+from backend_core.preflight.program_view import match_nodes, read_program
+from backend_core.preflight.rules import settle
 
 __all__ = ["CERTAINTIES", "MAY_FAIL", "WILL_FAIL", "Finding", "attach", "certain", "for_node", "check_snapshot",
            "findings_of", "EXTRA_KEY"]

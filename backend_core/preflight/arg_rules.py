@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from ..finding import WILL_FAIL, Finding
-from ..snapshot.model import GraphSnapshot
-from ..snapshot.schema_args import list_args
+from backend_core.finding import WILL_FAIL, Finding
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.snapshot.schema_args import list_args
 
 EVALUE = "runtime/core/evalue.h:411"
 def bare_int_findings(final: GraphSnapshot) -> list[Finding]:

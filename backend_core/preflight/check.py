@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..finding import Finding
+from backend_core.finding import Finding
 
 
 @dataclass
@@ -23,9 +23,9 @@ class PreflightReport:
 
 
 def report_memory(program: bytes, final: Any, board: Any, target: str, rep: PreflightReport) -> list[Finding]:
-    from ..memory import analyze_memory, fit_findings
-    from ..boards.specs import board_named
-    from ..runner_build.ops import program_bytes
+    from backend_core.memory import analyze_memory, fit_findings
+    from backend_core.boards.specs import board_named
+    from backend_core.runner_build.ops import program_bytes
 
     spec = board_named(board) if isinstance(board, str) else board
     mem = analyze_memory(program_bytes(program), final, board=spec, target=target)

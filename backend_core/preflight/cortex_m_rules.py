@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..finding import WILL_FAIL, Finding
-from .dim_order import describe
-from .kernel_rules import ON_TARGET, TensorArg, _where, call_tensor_args
-from .program_view import ProgramView
+from backend_core.finding import WILL_FAIL, Finding
+from backend_core.preflight.dim_order import describe
+from backend_core.preflight.kernel_rules import ON_TARGET, TensorArg, _where, call_tensor_args
+from backend_core.preflight.program_view import ProgramView
 
 _OPS = "backends/cortex_m/ops/"
 

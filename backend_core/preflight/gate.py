@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from ..finding import Finding, group_findings
+from backend_core.errors import BadInputError
+from backend_core.finding import Finding, group_findings
 
 
 class PreflightError(BadInputError):
@@ -34,9 +34,9 @@ def memory_findings(program: bytes, final: Any, board: Any, target: str,
     if not board:
         return []
     try:
-        from ..memory import analyze_memory, fit_findings
-        from ..boards.specs import board_named
-        from ..runner_build.ops import program_bytes
+        from backend_core.memory import analyze_memory, fit_findings
+        from backend_core.boards.specs import board_named
+        from backend_core.runner_build.ops import program_bytes
 
         spec = board_named(board) if isinstance(board, str) else board
         return fit_findings(analyze_memory(program_bytes(program), final, board=spec, target=target), spec)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..finding import MAY_FAIL, WILL_FAIL, Finding
-from .dim_order import describe, is_channels_last, is_contiguous, same_dim_order
-from .kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER, RANK, SAME, Check,
+from backend_core.finding import MAY_FAIL, WILL_FAIL, Finding
+from backend_core.preflight.dim_order import describe, is_channels_last, is_contiguous, same_dim_order
+from backend_core.preflight.kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER, RANK, SAME, Check,
                       checks_for)
-from .program_view import Call, ProgramView, schema_arg_names
+from backend_core.preflight.program_view import Call, ProgramView, schema_arg_names
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from ..finding import MAY_FAIL, Finding
-from .kernel_rules import schema_arg_names
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.finding import MAY_FAIL, Finding
+from backend_core.preflight.kernel_rules import schema_arg_names
 
 _INTS = re.compile(r"-?\d+")
 

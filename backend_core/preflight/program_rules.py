@@ -6,10 +6,10 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from ..snapshot.model import GraphSnapshot
-from ..runner_build.ops import OP_YAMLS, _Table, check_ops, read_program_ops
-from .dim_order import describe, strides
-from ..finding import WILL_FAIL, Finding
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.runner_build.ops import OP_YAMLS, _Table, check_ops, read_program_ops
+from backend_core.preflight.dim_order import describe, strides
+from backend_core.finding import WILL_FAIL, Finding
 
 BUNDLE_SOURCE = "devtools/bundled_program/bundled_program.cpp:188"
 _TENSOR_TYPE = {"bundle": 1, "program": 5}     # ValueUnion.Tensor / KernelTypes.Tensor
@@ -81,7 +81,7 @@ def portable_gap_findings(program: bytes, final: GraphSnapshot | None = None) ->
 def _not_selected(ops: list[str], available: dict[str, str], final: GraphSnapshot | None) -> list[Finding]:
     """Ops the checkout has a portable/quantized kernel for but that cmlens' runner build does not
     select (kernels/runner registers all cortex_m ops and only `portable_ops(ops)` of the others)."""
-    from ..runner_build.runner import portable_ops
+    from backend_core.runner_build.runner import portable_ops
 
     selected = set(portable_ops(ops))
     out = []

@@ -19,10 +19,10 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BadInputError
-from ..runner_build.ops import _Table, program_bytes
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .dim_order import strides
+from backend_core.errors import BadInputError
+from backend_core.runner_build.ops import _Table, program_bytes
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.preflight.dim_order import strides
 
 # schema/scalar_type.fbs
 SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..finding import MAY_FAIL, WILL_FAIL, Finding
+from backend_core.finding import MAY_FAIL, WILL_FAIL, Finding
 
 UART = "tests/fixtures/uart/"
 MODELS = "tests/preflight/models/"

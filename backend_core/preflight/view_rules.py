@@ -6,11 +6,11 @@ base is channels-last, the view reads NHWC bytes as NCHW: no error, wrong values
 timm EfficientViT's `feat.view(B, -1, H, W)` of a conv output (tests/preflight/models/view_of_channels_last.py)."""
 from __future__ import annotations
 
-from ..finding import WILL_FAIL, Finding
-from ..snapshot.model import GraphSnapshot
-from .cortex_m_rules import memory_order
-from .dim_order import describe
-from .program_view import ProgramView, output_dim_orders
+from backend_core.finding import WILL_FAIL, Finding
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.preflight.cortex_m_rules import memory_order
+from backend_core.preflight.dim_order import describe
+from backend_core.preflight.program_view import ProgramView, output_dim_orders
 
 VIEW_PASS = "exir/passes/replace_view_copy_with_view_pass.py:286"
 

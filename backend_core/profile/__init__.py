@@ -3,13 +3,13 @@ graph's nodes: rows per op (count, share, MACs, bytes), groups per nn.Module and
 islands, and the same model across CPUs. No Qt; torch only when an ETDump is deserialised.
 
 The unit is always named (units.py): on QEMU it is instructions executed under -icount, not cycles."""
-from .build import build_profile, profile_from_files
-from .events import EtdumpProfile, InstructionEvent, parse_etdump, read_etdump
-from .islands import IslandShape, find_islands
-from .model import Group, Island, OpCost, Profile
-from .text import profile_table
-from .compare import CpuComparison, compare_cpus
-from .units import INSTRUCTIONS_LABEL, Unit, fvp_cycles, qemu_icount, raw_ticks, unit_for
+from backend_core.profile.build import build_profile, profile_from_files
+from backend_core.profile.events import EtdumpProfile, InstructionEvent, parse_etdump, read_etdump
+from backend_core.profile.islands import IslandShape, find_islands
+from backend_core.profile.model import Group, Island, OpCost, Profile
+from backend_core.profile.text import profile_table
+from backend_core.profile.compare import CpuComparison, compare_cpus
+from backend_core.profile.units import INSTRUCTIONS_LABEL, Unit, fvp_cycles, qemu_icount, raw_ticks, unit_for
 
 __all__ = ["build_profile", "profile_from_files", "EtdumpProfile", "InstructionEvent", "parse_etdump",
            "read_etdump", "IslandShape", "find_islands", "Group", "Island", "OpCost", "Profile",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..snapshot.model import KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_LABELS, KIND_QUANT, GraphSnapshot
-from .costs import bytes_moved, macs
-from .events import CONTROL_CALLS, EtdumpProfile, read_etdump
-from .islands import find_islands
-from .mapping import align
-from .model import Group, Island, OpCost, Profile
-from .units import Unit
+from backend_core.snapshot.model import KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_LABELS, KIND_QUANT, GraphSnapshot
+from backend_core.profile.costs import bytes_moved, macs
+from backend_core.profile.events import CONTROL_CALLS, EtdumpProfile, read_etdump
+from backend_core.profile.islands import find_islands
+from backend_core.profile.mapping import align
+from backend_core.profile.model import Group, Island, OpCost, Profile
+from backend_core.profile.units import Unit
 
 KIND_GROUPS = ((KIND_CMSIS, "CMSIS-NN"), (KIND_FALLBACK, "portable compute"),
                (KIND_DATA, "data movement"), (KIND_QUANT, "quantize boundary"),

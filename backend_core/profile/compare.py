@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import OpCost, Profile
+from backend_core.profile.model import OpCost, Profile
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
 
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
                "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "float64": 8}

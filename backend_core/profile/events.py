@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 OPERATOR_CALL = "OPERATOR_CALL"
 DELEGATE_CALL = "DELEGATE_CALL"

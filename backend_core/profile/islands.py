@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..snapshot.model import KIND_CMSIS, KIND_FALLBACK, GraphSnapshot
+from backend_core.snapshot.model import KIND_CMSIS, KIND_FALLBACK, GraphSnapshot
 
 _FLOAT = ("float", "bfloat")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..snapshot.model import GraphSnapshot, NodeSnapshot
-from .events import CONTROL_CALLS, InstructionEvent, op_base
+from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.profile.events import CONTROL_CALLS, InstructionEvent, op_base
 
 NO_INSTRUCTION = frozenset({"memory.alloc", "getitem", "operator.getitem"})
 

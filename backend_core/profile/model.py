@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .units import Unit
+from backend_core.profile.units import Unit
 
 
 @dataclass

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..snapshot.model import GraphSnapshot
-from .build import build_profile
-from .events import read_etdump
-from .model import Profile
-from .units import Unit, unit_for
+from backend_core.snapshot.model import GraphSnapshot
+from backend_core.profile.build import build_profile
+from backend_core.profile.events import read_etdump
+from backend_core.profile.model import Profile
+from backend_core.profile.units import Unit, unit_for
 
 EMPTY_GRAPH = GraphSnapshot("none", 0, "final", (), ())
 

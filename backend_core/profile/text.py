@@ -1,7 +1,7 @@
 """A Profile as fixed-width text for the CLI: top ops, kernel kinds, fallback islands."""
 from __future__ import annotations
 
-from .model import Profile
+from backend_core.profile.model import Profile
 
 
 def _n(x: int | None) -> str:

@@ -7,7 +7,7 @@ import subprocess
 
 import resources
 
-from ..snapshot.model import ALL_KINDS, KIND_FALLBACK, KIND_WEIGHT, GraphSnapshot
+from backend_core.snapshot.model import ALL_KINDS, KIND_FALLBACK, KIND_WEIGHT, GraphSnapshot
 
 # The graph fills of the node kinds (resources/colors.json, shared with the GUI).
 KIND_COLORS = {k: resources.node_kind_colors()[k]["dot_fill"] for k in ALL_KINDS}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .interactive import interactive_html
-from .interactive.summary import static_page
+from backend_core.report.interactive import interactive_html
+from backend_core.report.interactive.summary import static_page
 
 
 def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
@@ -18,6 +18,6 @@ def render_html(report: dict[str, Any], *, with_graphs: bool = True) -> str:
 
 def write_html(report: dict[str, Any], path: str, *, with_graphs: bool = True) -> str:
     """Written whole or not at all, into a folder that exists (backend_core.files)."""
-    from ..files import write_atomic
+    from backend_core.files import write_atomic
 
     return write_atomic(Path(path).expanduser(), render_html(report, with_graphs=with_graphs))

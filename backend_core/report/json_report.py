@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..diff import diff_all
-from ..snapshot.model import KIND_FALLBACK, GraphSnapshot, snapshot_from_dict
+from backend_core.diff import diff_all
+from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, snapshot_from_dict
 
 SCHEMA_VERSION = 1
 

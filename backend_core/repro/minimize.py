@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError, Cancelled, CmlensError, StageFailedError
-from ..models import load_model, parse_model_source
-from ..pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
-from ..pipeline.failure import exception_chain
-from ..pipeline.logs import capture_logs
-from ..versions import stack_versions
-from .codegen import subgraph_source, traced_values
-from .search import grow_ancestors, narrow_window, delta_shrink
+from backend_core.errors import BadInputError, Cancelled, CmlensError, StageFailedError
+from backend_core.models import load_model, parse_model_source
+from backend_core.pipeline import STAGE_EXPORT, LoweringPipeline, PipelineOptions
+from backend_core.pipeline.failure import exception_chain
+from backend_core.pipeline.logs import capture_logs
+from backend_core.versions import stack_versions
+from backend_core.repro.codegen import subgraph_source, traced_values
+from backend_core.repro.search import grow_ancestors, narrow_window, delta_shrink
 
 MAX_DEPTH = 6
 
@@ -126,7 +126,7 @@ def _failing_node(ep: Any, failure: dict[str, Any], quantized: Any = None) -> An
     """The failing op's node in the float export: by its name at quantisation time, else (the
     quantizer's transform_for_annotation rewrote it, e.g. matmul -> bmm) the last node of the same
     model line in the same module; the candidate runs decide whether it reproduces."""
-    from ..snapshot.source import module_path_from_stack
+    from backend_core.snapshot.source import module_path_from_stack
 
     nodes = {n.name: n for n in ep.graph.nodes}
     if failure.get("repro_node") in nodes:       # a quantizer failure: the op torchao fuses the failing one into
@@ -171,7 +171,7 @@ def _same_module_op(ep: Any, failure: dict[str, Any], quantized: Any) -> Any:
     """The failing op made inside a helper of another file (transformers' eager_attention_forward makes
     the attention matmuls for the module that calls it, so no node carries the module's line): the k-th
     op of the same kind in the same module, k counted at quantisation time."""
-    from ..snapshot.source import module_path_from_stack
+    from backend_core.snapshot.source import module_path_from_stack
 
     module, op, name = failure.get("module"), failure.get("op") or "", failure.get("op_node")
     if not module or quantized is None:

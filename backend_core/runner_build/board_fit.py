@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
-from ..boards.sized import link_overflow, qemu_base, sized_board
-from ..boards.table import Board
-from .paths import cache_dir
+from backend_core.errors import BadInputError
+from backend_core.boards.sized import link_overflow, qemu_base, sized_board
+from backend_core.boards.table import Board
+from backend_core.runner_build.paths import cache_dir
 
 
 class DoesNotFitError(BadInputError):
@@ -32,9 +32,9 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
     """The sized Board and the memory report (with its verdict) for running `model` (.pte/.bpte) with
     `spec`'s sizes; DoesNotFitError before any build when the verdict says it does not fit. The
     runner's pools are then the verdict's own figures: report["pools"] = {"method": B, "temp": B}."""
-    from ..memory.plan import program_bytes
-    from ..memory.report import analyze_memory, attach_board, attach_runtime
-    from .link_probe import runtime_for
+    from backend_core.memory.plan import program_bytes
+    from backend_core.memory.report import analyze_memory, attach_board, attach_runtime
+    from backend_core.runner_build.link_probe import runtime_for
 
     if etdump:
         raise BadInputError("--etdump does not go with --board: its debug buffer (2 MiB by default) is not "
@@ -63,7 +63,7 @@ def plan_board_run(model: Path, spec: Any, out_root: Path | None = None, *, ops:
 
 def verdict_lines(rep: dict[str, Any], base: Board | None = None) -> list[str]:
     """The fit verdict a `--board` run prints before it builds (the lines of `cmlens memory`)."""
-    from ..memory.fit import kib
+    from backend_core.memory.fit import kib
 
     v, b = rep["verdict"], rep["board"]
     out = [f"fit: {b['name']} ({kib(b['ram_bytes'])} RAM, {kib(b['flash_bytes'])} flash), linked into those sizes "
@@ -90,7 +90,7 @@ def explain_link_failure(exc: Exception, rep: dict[str, Any]) -> None:
 def fit_check(rep: dict[str, Any], elf: Path, mark: Any) -> dict[str, Any]:
     """After a `--board` run: the verdict's runtime figures beside the built ELF's sections (they must
     agree within 5 %) and the board layer's measured stack/heap marks beside the reservations."""
-    from ..memory.elf import elf_sizes
+    from backend_core.memory.elf import elf_sizes
 
     rt = rep["runtime"]
     got = elf_sizes(elf)

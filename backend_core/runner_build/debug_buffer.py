@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 ALIGN = 64                               # BufferDataSink's default alignment
 DEFAULT_DEBUG_BUFFER = 2 * 1024 * 1024   # arm_executor_runner.cpp ET_DEBUG_BUFFER_SIZE default
@@ -90,7 +90,7 @@ def read_program(model: Path) -> Any:
     """The deserialised Program of a .pte/.bpte (ExecuTorch's own deserialiser); None when it is not one."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from .ops import program_bytes
+    from backend_core.runner_build.ops import program_bytes
 
     try:
         return deserialize_pte_binary(program_bytes(Path(model).read_bytes())).program

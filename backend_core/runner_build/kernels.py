@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..boards.table import Board
-from ..toolchain.locks import exclusive_lock
-from ..errors import BuildError, Cancelled, ToolMissingError
-from ..toolchain.process import LineCallback, StreamingProcess
-from ..toolchain.tools import APT_TOOLCHAIN, apt_install
-from .paths import KERNELS_DIR, cache_dir
+from backend_core.boards.table import Board
+from backend_core.toolchain.locks import exclusive_lock
+from backend_core.errors import BuildError, Cancelled, ToolMissingError
+from backend_core.toolchain.process import LineCallback, StreamingProcess
+from backend_core.toolchain.tools import APT_TOOLCHAIN, apt_install
+from backend_core.runner_build.paths import KERNELS_DIR, cache_dir
 
 FIRMWARES: tuple[str, ...] = ("cmlens_selftest", "cmlens_selftest_fail", "cmlens_hang", "cmlens_fault",
                               "cmlens_fault_udf", "cmlens_ticks_wrap")

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .paths import cache_dir
-from .speed import compiler_cache_env, wheel_flatc
-from .shared_outputs import forget_shared_archive, installed_runtime_is_this_builds
-from ..toolchain.checkout import git_head
-from .freshness import Freshness, check_build
-from ..errors import BadInputError, BuildError
-from ..toolchain.process import LineCallback
-from .steps import checkout_lock, check_build_tools, run_step
-from .library_stamp import STAMP, build_time_hint
+from backend_core.runner_build.paths import cache_dir
+from backend_core.runner_build.speed import compiler_cache_env, wheel_flatc
+from backend_core.runner_build.shared_outputs import forget_shared_archive, installed_runtime_is_this_builds
+from backend_core.toolchain.checkout import git_head
+from backend_core.runner_build.freshness import Freshness, check_build
+from backend_core.errors import BadInputError, BuildError
+from backend_core.toolchain.process import LineCallback
+from backend_core.runner_build.steps import checkout_lock, check_build_tools, run_step
+from backend_core.runner_build.library_stamp import STAMP, build_time_hint
 
 
 def slim_default() -> bool:

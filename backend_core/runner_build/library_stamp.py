@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .paths import cache_dir
+from backend_core.runner_build.paths import cache_dir
 
 
 STAMP = "cmlens-libs.json"

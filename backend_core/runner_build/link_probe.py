@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadInputError, CmlensError
-from ..memory.elf import elf_sizes, parse_size_a, totals
-from ..memory.runtime import RuntimeSize, from_elf, from_table, heap_for, load_table, portable_ops, reservations
-from ..boards.table import board_for
-from .paths import KERNELS_DIR, cache_dir
-from .kernels import BuildRequest, KernelBuilder
+from backend_core.errors import BadInputError, CmlensError
+from backend_core.memory.elf import elf_sizes, parse_size_a, totals
+from backend_core.memory.runtime import RuntimeSize, from_elf, from_table, heap_for, load_table, portable_ops, reservations
+from backend_core.boards.table import board_for
+from backend_core.runner_build.paths import KERNELS_DIR, cache_dir
+from backend_core.runner_build.kernels import BuildRequest, KernelBuilder
 
 STAMP = "cmlens-libs.json"
 CONFIG_FILE = "lib/cmake/ExecuTorch/executorch-config.cmake"

@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 # YAML files of the checkout whose ops the runner build registers (see kernels/runner/CMakeLists.txt).
 OP_YAMLS: dict[str, str] = {

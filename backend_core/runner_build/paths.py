@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from ..kernel_sources import kernels_dir
+from backend_core.kernel_sources import kernels_dir
 
 
 KERNELS_DIR = kernels_dir()

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from ..boards.table import Board
-from .paths import KERNELS_DIR, cache_dir
-from .speed import compiler_cache_env
-from .libraries import EtLibraries
-from .steps import check_build_tools, run_step
-from ..toolchain.process import LineCallback
+from backend_core.boards.table import Board
+from backend_core.runner_build.paths import KERNELS_DIR, cache_dir
+from backend_core.runner_build.speed import compiler_cache_env
+from backend_core.runner_build.libraries import EtLibraries
+from backend_core.runner_build.steps import check_build_tools, run_step
+from backend_core.toolchain.process import LineCallback
 
 RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
 RUNNER_TARGET = "arm_executor_runner"

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from .paths import cache_dir
-from .kernels import diagnose
-from .speed import PROGRESS_STREAM, NinjaProgress
-from ..toolchain.locks import exclusive_lock
-from ..errors import BuildError, Cancelled, ToolMissingError
-from ..toolchain.process import LineCallback, StreamingProcess
-from ..toolchain.tools import APT_TOOLCHAIN, apt_install
+from backend_core.runner_build.paths import cache_dir
+from backend_core.runner_build.kernels import diagnose
+from backend_core.runner_build.speed import PROGRESS_STREAM, NinjaProgress
+from backend_core.toolchain.locks import exclusive_lock
+from backend_core.errors import BuildError, Cancelled, ToolMissingError
+from backend_core.toolchain.process import LineCallback, StreamingProcess
+from backend_core.toolchain.tools import APT_TOOLCHAIN, apt_install
 
 
 def checkout_lock_path(et_root: Path, cache_root: Path | None = None) -> Path:

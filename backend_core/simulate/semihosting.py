@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..toolchain.process import LineCallback
-from .simulator import SimResult
+from backend_core.toolchain.process import LineCallback
+from backend_core.simulate.simulator import SimResult
 
 
 SEMIHOSTING_ARGV = ("executor_runner", "-m", "model.bpte", "-i", "input.bin", "-o", "out")

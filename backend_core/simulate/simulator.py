@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..boards.table import ICOUNT_UNIT, Board
-from ..errors import Cancelled, SimulatorError, ToolMissingError
-from ..toolchain.process import LineCallback, StreamingProcess
-from ..toolchain.tools import apt_install, fvp_install_hint
-from .uart_records import UartEvent, UartReport
-from .uart import UartParser
+from backend_core.boards.table import ICOUNT_UNIT, Board
+from backend_core.errors import Cancelled, SimulatorError, ToolMissingError
+from backend_core.toolchain.process import LineCallback, StreamingProcess
+from backend_core.toolchain.tools import apt_install, fvp_install_hint
+from backend_core.simulate.uart_records import UartEvent, UartReport
+from backend_core.simulate.uart import UartParser
 
 EventCallback = Callable[[UartEvent], None]
 
@@ -82,7 +82,7 @@ class _Run:
 
 def _problem(r: SimResult) -> str:
     if r.timed_out:
-        from .last_seen import describe_timeout  # what was last seen, not "it hung"
+        from backend_core.simulate.last_seen import describe_timeout  # what was last seen, not "it hung"
 
         return describe_timeout(r.report, r.uart, r.timeout_s)
     if r.report.faults:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .faults import FaultReport
-from ..memory.runner_figures import RunnerMemory
+from backend_core.simulate.faults import FaultReport
+from backend_core.memory.runner_figures import RunnerMemory
 
 
 NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"

@@ -6,11 +6,11 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Iterable
 
-from .classify import classify, is_quant_boundary, op_base_name
-from .model import EdgeSnapshot, GraphSnapshot, NodeSnapshot, QParam
-from .qparams import (dtype_name, qparam_from_quant_args, qparam_from_quant_node,
+from backend_core.snapshot.classify import classify, is_quant_boundary, op_base_name
+from backend_core.snapshot.model import EdgeSnapshot, GraphSnapshot, NodeSnapshot, QParam
+from backend_core.snapshot.qparams import (dtype_name, qparam_from_quant_args, qparam_from_quant_node,
                       requant_from_cortex_m_args)
-from .source import module_path_from_stack, user_source
+from backend_core.snapshot.source import module_path_from_stack, user_source
 
 
 _FUSABLE_ACTIVATIONS = frozenset({"relu", "relu_", "clamp", "clamp_", "hardtanh", "hardtanh_", "relu6"})

@@ -2,7 +2,7 @@
 data movement, quantization boundary or plumbing. Works on target names only (no torch)."""
 from __future__ import annotations
 
-from .model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
+from backend_core.snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
                     KIND_QUANT, KIND_WEIGHT)
 
 # Ops that only move or reinterpret data; on the target they run on portable kernels but

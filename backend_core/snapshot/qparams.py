@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from .classify import is_quant_boundary, op_base_name
-from .model import QParam, Requant
+from backend_core.snapshot.classify import is_quant_boundary, op_base_name
+from backend_core.snapshot.model import QParam, Requant
 
 TensorReader = Callable[[Any], Any]   # FX node -> torch.Tensor | None (for get_attr / params)
 

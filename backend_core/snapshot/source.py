@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .model import SourceLocation
+from backend_core.snapshot.model import SourceLocation
 
 # The code line is optional: torch formats frames through linecache, which in a long-lived process (the
 # window's worker, a test) still holds a file's old text after an edit: a line past its old end comes back empty.

@@ -8,8 +8,8 @@ import html
 import json
 from typing import Any
 
-from ..jobs import Job
-from ..jobs.result import accuracy_summary, verdict_text
+from backend_core.jobs import Job
+from backend_core.jobs.result import accuracy_summary, verdict_text
 
 COLUMNS = (("label", "job"), ("model", "model"), ("target", "CPU"), ("activations", "act."), ("flow", "flow"),
            ("channels_last", "layout"), ("calib", "calib"), ("board", "board"), ("status", "status"),

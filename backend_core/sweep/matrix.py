@@ -8,16 +8,16 @@ import itertools
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import BadInputError
-from ..jobs import Job, LowerRequest, RunOptions, STEPS
-from ..jobs.spec import EvaluateOptions
+from backend_core.errors import BadInputError
+from backend_core.jobs import Job, LowerRequest, RunOptions, STEPS
+from backend_core.jobs.spec import EvaluateOptions
 
 
 
 def expand_models(items: list[str]) -> list[str]:
     """Zoo names and model files as given; a folder gives its *.py model files (sorted). Unknown names
     and missing files fail here, before anything runs."""
-    from ..models import parse_model_source
+    from backend_core.models import parse_model_source
 
     out: list[str] = []
     for item in items:

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import CmlensError
-from ..jobs import Job
-from .dashboard import dashboard_html, rows_of
-from .store import SweepStore
+from backend_core.errors import CmlensError
+from backend_core.jobs import Job
+from backend_core.sweep.dashboard import dashboard_html, rows_of
+from backend_core.sweep.store import SweepStore
 
 BASELINE_SET_FORMAT = "cmlens-baseline-set"
 
@@ -36,7 +36,7 @@ def _report(store: SweepStore, jid: str, res: dict[str, Any]) -> None:
     path = store.root / "reports" / f"{jid}.html"
     if not low or (path.is_file() and path.stat().st_mtime >= store.result_path(jid).stat().st_mtime):
         return
-    from ..report.html_report import write_html
+    from backend_core.report.html_report import write_html
 
     report = dict(low)
     if (res.get("steps") or {}).get("memory"):
@@ -53,8 +53,8 @@ def _baseline(store: SweepStore, jid: str, res: dict[str, Any]) -> dict[str, Any
     low = steps.get("lower")
     if not low or low.get("status") != "done":
         return None
-    from ..compare.baseline import baseline_dict
-    from ..compare.extract import facts_from_report
+    from backend_core.compare.baseline import baseline_dict
+    from backend_core.compare.extract import facts_from_report
 
     report = dict(low)
     if steps.get("memory"):

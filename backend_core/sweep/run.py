@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import BadInputError
-from ..jobs import Job
-from .store import SweepStore, job_id
+from backend_core.errors import BadInputError
+from backend_core.jobs import Job
+from backend_core.sweep.store import SweepStore, job_id
 
 
 @dataclass
@@ -71,7 +71,7 @@ class SweepOutcome:
 
 def _completed(handles: list[Any], cancel: threading.Event) -> Any:
     """The handles as they finish; a set `cancel` cancels the rest and stops."""
-    from ..execute import as_completed
+    from backend_core.execute import as_completed
 
     pending = set(map(id, handles))
     while pending:
@@ -156,7 +156,7 @@ def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
         for h in handles:
             h.cancel()
     finally:
-        from .outputs import write_outputs
+        from backend_core.sweep.outputs import write_outputs
 
         write_outputs(store, ids, results)
     out = SweepOutcome(Path(out_dir), executor.describe(), prog, results, cancelled, time.monotonic() - start,

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..jobs import Job
-from ..models import parse_model_source
-from ..models.dependencies import Dependency, describe_changes
+from backend_core.jobs import Job
+from backend_core.models import parse_model_source
+from backend_core.models.dependencies import Dependency, describe_changes
 
 SWEEP_FORMAT = 1
 
@@ -49,7 +49,7 @@ class SweepStore:
         return d
 
     def write_result(self, jid: str, result: dict[str, Any]) -> Path:
-        from ..files import write_atomic
+        from backend_core.files import write_atomic
 
         p = self.result_path(jid)
         write_atomic(p, json.dumps(result, default=str, allow_nan=False) if _finite(result)   # a reader never

@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import BadInputError
+from backend_core.errors import BadInputError
 
 RUNNER_SOURCE = "examples/arm/executor_runner/arm_executor_runner.cpp"
 CMSIS_NN_REPO = "https://github.com/ARM-software/CMSIS-NN.git"

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import Cancelled
+from backend_core.errors import Cancelled
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..protocol import TOOL_LINE_LIMIT, LineSplitter
+from backend_core.protocol import TOOL_LINE_LIMIT, LineSplitter
 
 # on_line(stream, line): stream is "stdout" or "stderr"; line has no line terminator.
 LineCallback = Callable[[str, str], None]

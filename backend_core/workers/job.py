@@ -20,13 +20,13 @@ import threading
 import time
 from typing import Any
 
-from ..protocol import DONE, RESULT, emit, encode_event, error_message
+from backend_core.protocol import DONE, RESULT, emit, encode_event, error_message
 
 PROGRESS_INTERVAL_S = 0.1
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..execute.task import quiet_logs
+    from backend_core.execute.task import quiet_logs
 
     quiet_logs()
     cancel = threading.Event()
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     try:
         text = sys.stdin.readline() if not argv else open(argv[0]).read()
-        from ..jobs import Job, run_job
+        from backend_core.jobs import Job, run_job
 
         job = Job.from_dict(json.loads(text))
     except Exception as exc:  # noqa: BLE001 - bad job JSON is a message, never a traceback
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     res = run_job(job, on_event, cancel)
     if (res.steps.get("lower") or {}).get("status") == "done" and "torch" in sys.modules:
-        from ..artefacts.schemas import ensure_table
+        from backend_core.artefacts.schemas import ensure_table
 
         ensure_table()          # once per installed stack: a .pte opened later needs no torch import
     emit({"type": RESULT, "job_result": res.to_dict()})

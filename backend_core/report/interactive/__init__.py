@@ -13,14 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .bundle import lowering_bundle
-from .compare import compare_html, compare_view
-from .page import page
+from backend_core.report.interactive.bundle import lowering_bundle
+from backend_core.report.interactive.compare import compare_html, compare_view
+from backend_core.report.interactive.page import page
 
 
 def interactive_html(report: dict[str, Any]) -> str:
     """One lowering report (docs/json-format.md, with graphs) as the interactive page."""
-    from .summary import details_html, fallbacks_html, head_html, title_of
+    from backend_core.report.interactive.summary import details_html, fallbacks_html, head_html, title_of
 
     data = {"lowerings": [lowering_bundle(report)], "compare": None}
     return page(title=title_of(report), top=head_html(report) + "\n" + fallbacks_html(report),
@@ -29,7 +29,7 @@ def interactive_html(report: dict[str, Any]) -> str:
 
 def write_text(path: str | Path, text: str) -> str:
     """Written whole or not at all, into a folder that exists (backend_core.files)."""
-    from ...files import write_atomic
+    from backend_core.files import write_atomic
 
     return write_atomic(Path(path).expanduser(), text)
 

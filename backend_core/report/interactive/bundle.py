@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..json_report import snapshots_from_report
-from .graphs import stage_graph
-from .nodes import node_record
-from .overlays import cost_by_node, memory_by_node, profile_of
+from backend_core.report.json_report import snapshots_from_report
+from backend_core.report.interactive.graphs import stage_graph
+from backend_core.report.interactive.nodes import node_record
+from backend_core.report.interactive.overlays import cost_by_node, memory_by_node, profile_of
 
 
 class _Table:

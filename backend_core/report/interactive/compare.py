@@ -19,8 +19,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .bundle import empty_bundle, lowering_bundle
-from .page import page
+from backend_core.report.interactive.bundle import empty_bundle, lowering_bundle
+from backend_core.report.interactive.page import page
 
 
 def _e(x: Any) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...layout import GROUP_PREFIX, Layout, compute_layout
-from ...snapshot.model import GraphSnapshot
+from backend_core.layout import GROUP_PREFIX, Layout, compute_layout
+from backend_core.snapshot.model import GraphSnapshot
 
 
 def _r(v: float) -> float:

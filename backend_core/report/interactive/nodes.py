@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...snapshot.model import KIND_LABELS
+from backend_core.snapshot.model import KIND_LABELS
 
 
 def qparam_text(q: dict[str, Any] | None) -> str:

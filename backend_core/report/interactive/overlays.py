@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...profile.costs import bytes_moved, macs
-from ...snapshot.model import GraphSnapshot
+from backend_core.profile.costs import bytes_moved, macs
+from backend_core.snapshot.model import GraphSnapshot
 
 
 def memory_by_node(memory: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

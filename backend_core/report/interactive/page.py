@@ -9,7 +9,7 @@ from typing import Any
 
 import resources
 
-from .summary import CSS
+from backend_core.report.interactive.summary import CSS
 
 # colour groups of resources/colors.json the viewer uses (node kinds, diff, overlay)
 _COLOR_KEYS = ("node_kinds", "fallback_outline", "diff", "overlay", "ui")
@@ -31,7 +31,7 @@ def page(*, title: str, top: str, details: str, data: dict[str, Any],
          extra_json: dict[str, Any] | None = None) -> str:
     """`extra_json`: {element id: data} embedded as more application/json scripts, for tools (the
     compare page carries the compare JSON itself as `cmlens-compare`)."""
-    from .nodes import kind_labels
+    from backend_core.report.interactive.nodes import kind_labels
 
     data = dict(data)
     colors = resources.colors()

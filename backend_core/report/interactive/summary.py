@@ -8,9 +8,9 @@ from typing import Any
 
 import resources
 
-from ...fallback.changed import keep_going_summary
-from ...snapshot.model import KIND_LABELS
-from ..dot_export import KIND_COLORS
+from backend_core.fallback.changed import keep_going_summary
+from backend_core.snapshot.model import KIND_LABELS
+from backend_core.report.dot_export import KIND_COLORS
 
 CSS = resources.text("styles", "report.css")
 
@@ -48,7 +48,7 @@ def head_html(report: dict[str, Any]) -> str:
         parts.append(f"<p class='fb'>Stage '{_e(err.get('stage'))}' failed"
                      f"{' on node ' + _e(err['node']) if err.get('node') else ''}: {_e(err.get('message'))}</p>")
         if err.get("failure"):      # the op the user wrote, its operands, ExecuTorch's check, the cause
-            from ...fallback.pass_failure import failure_lines
+            from backend_core.fallback.pass_failure import failure_lines
 
             parts.append("<pre class='failure'>" + _e("\n".join(failure_lines(err["failure"]))) + "</pre>")
     changed = keep_going_summary(report.get("quantizer")) if opts.get("keep_going") else ""
@@ -121,11 +121,11 @@ def details_html(report: dict[str, Any]) -> str:
         parts.append("<p class='ok'>Nothing in the final program is known to fail on the target.</p>")
 
     if report.get("memory") and "planned_bytes" in report["memory"]:
-        from ...memory.html import memory_html
+        from backend_core.memory.html import memory_html
 
         parts.append(memory_html(report["memory"]))
     if report.get("evaluate"):                 # the job's evaluate step (backend_core.accuracy)
-        from ..accuracy_html import accuracy_html
+        from backend_core.report.accuracy_html import accuracy_html
 
         parts.append(accuracy_html(report["evaluate"]))
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
