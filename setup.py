@@ -1,6 +1,6 @@
 """Packaging that pyproject.toml cannot say: `kernels/` (the board layer's C and CMake, which every target
 build compiles) installs as the package `cortexm_lens_kernels`, so a wheel carries it and a second machine,
-a CI image or a Dask worker can `pip install` the product (backend_core/kernel_sources.py finds it)."""
+a CI image or a Dask worker can `pip install` the product (backend_core/common/kernel_sources.py finds it)."""
 from setuptools import find_packages, setup
 
 setup(

@@ -27,10 +27,10 @@ def main() -> int:
 
     for name in ("", "torch", "executorch"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    from backend_core.accuracy import EvalPrograms, evaluate, load_eval_set
-    from backend_core.accuracy.flips import sqnr_profile
-    from backend_core.accuracy.programs import one_thread
-    from backend_core.jobs import Job, LowerRequest, run_job
+    from backend_core.analyses.accuracy import EvalPrograms, evaluate, load_eval_set
+    from backend_core.analyses.accuracy.flips import sqnr_profile
+    from backend_core.analyses.accuracy.programs import one_thread
+    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
     ap = argparse.ArgumentParser()
     ap.add_argument("model", nargs="?", default="digits_cnn")

@@ -13,8 +13,8 @@ os.environ["CMLENS_CACHE"] = tempfile.mkdtemp(prefix="cmlens-bench-cache-")
 
 
 def main() -> None:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     model = sys.argv[1] if len(sys.argv) > 1 else "mv2"
     t0 = time.perf_counter()

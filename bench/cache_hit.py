@@ -28,10 +28,10 @@ GOAL_S = 0.5
 CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-from backend_core.cache import ResultCache, cache_key
-from backend_core.lowering import lower
-from backend_core.models import parse_model_source
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.cache import ResultCache, cache_key
+from backend_core.lowering.lower import lower
+from backend_core.stages.models import parse_model_source
+from backend_core.stages.pipeline.stages import PipelineOptions
 t1 = time.perf_counter()
 res = lower(sys.argv[1], PipelineOptions())
 t2 = time.perf_counter()

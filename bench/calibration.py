@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 def own_samples(model: str) -> int:
     """How many calibration samples the model brings (0: none)."""
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.models import load_model, parse_model_source
 
     m = load_model(parse_model_source(model))
     return len(m.calibration_inputs or [])
@@ -151,9 +151,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="evaluate the first N samples only")
     args = ap.parse_args()
 
-    from backend_core.execute.pool import LocalPoolExecutor
-    from backend_core.jobs.spec import EvaluateOptions
-    from backend_core.sweep import build_jobs, parse_vary, run_sweep
+    from backend_core.orchestration.execute.pool import LocalPoolExecutor
+    from backend_core.orchestration.jobs.spec import EvaluateOptions
+    from backend_core.orchestration.sweep import build_jobs, parse_vary, run_sweep
 
     sizes = [int(s) for s in args.sizes.split(",")]
     own = own_samples(args.model)

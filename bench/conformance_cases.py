@@ -114,8 +114,8 @@ def save_references(path: Path, final_program: Any, fake_quant: Any, inputs: tup
 
 def refresh_preflight(low: Lowered, workdir: Path, et_root: str | None = None) -> Lowered:
     """Re-run today's rules on the stored final snapshot and .bpte (rules change faster than lowerings)."""
-    from backend_core.preflight import check_snapshot
-    from backend_core.snapshot.model import snapshot_from_dict
+    from backend_core.analyses.preflight import check_snapshot
+    from backend_core.common.snapshot.model import snapshot_from_dict
 
     f = snapshot_path(workdir, low.id)
     if low.status != "lowered" or not f.is_file():
@@ -127,13 +127,13 @@ def refresh_preflight(low: Lowered, workdir: Path, et_root: str | None = None) -
 
 def lower_case(case: Case, workdir: Path, target: str = "cortex-m55") -> Lowered:
     """Lower one case with cmlens' pipeline (legacy flow), write its .bpte, run the pre-flight."""
-    from backend_core.errors import CmlensError
-    from backend_core.models.spec import LoadedModel, ModelSpec
-    from backend_core.pipeline import LoweringPipeline, PipelineOptions
-    from backend_core.pipeline.program_files import bpte_bytes
-    from backend_core.preflight import check_snapshot
-    from backend_core.runner_build.ops import read_program_ops
-    from backend_core.runner_build.runner import portable_ops
+    from backend_core.common.errors import CmlensError
+    from backend_core.stages.models.spec import LoadedModel, ModelSpec
+    from backend_core.stages.pipeline import LoweringPipeline, PipelineOptions
+    from backend_core.stages.pipeline.program_files import bpte_bytes
+    from backend_core.analyses.preflight import check_snapshot
+    from backend_core.target.build.ops import read_program_ops
+    from backend_core.target.build.runner import portable_ops
 
     start = time.monotonic()
     out = Lowered(case.id, "lowered")

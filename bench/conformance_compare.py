@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backend_core.preflight.program_rules import _root, _scalar, _tensor
+from backend_core.analyses.preflight.program_rules import _root, _scalar, _tensor
 
 ATOL, RTOL = 1e-3, 1e-3
 _NP = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 6: np.float32, 7: np.float64, 11: np.bool_}
@@ -126,7 +126,7 @@ def _steps(got: np.ndarray, ref: np.ndarray, scale: float | None) -> str:
 
 def against_references(run_dir: Path, bpte: bytes, refs: Path) -> References | None:
     """None when the runner wrote no outputs."""
-    from backend_core.preflight.program_rules import bundle_output_layouts
+    from backend_core.analyses.preflight.program_rules import bundle_output_layouts
 
     if not refs.is_file():
         return References(None, "no host reference", "no host reference")

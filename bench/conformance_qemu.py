@@ -62,11 +62,11 @@ def _may(low: Lowered) -> list[dict]:
 def build_runner_for(cases: list[Lowered], et_root: Path, cmsis: Path | None, target: str,
                      cache: Path | None, log) -> tuple[object, Path, float]:
     """Libraries (cached) + one semihosting runner for every portable op the checkout has."""
-    from backend_core.boards.table import board_for
-    from backend_core.toolchain.checkout import inspect_checkout
-    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
-    from backend_core.runner_build.ops import OP_YAMLS, check_ops
-    from backend_core.runner_build.runner import RunnerRequest, build_runner
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.toolchain.checkout import inspect_checkout
+    from backend_core.target.build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.target.build.ops import OP_YAMLS, check_ops
+    from backend_core.target.build.runner import RunnerRequest, build_runner
 
     co = inspect_checkout(et_root)
     board = board_for(target, "qemu")
@@ -102,9 +102,9 @@ def run_case(board, elf: Path, low: Lowered, workdir: Path, timeout: float) -> t
     else what the runner did."""
     import shutil
 
-    from backend_core.simulate.semihosting import semihosting_files
-    from backend_core.judge.outcome import simulated_outcome
-    from backend_core.simulate.simulator import runner_for
+    from backend_core.target.simulate.semihosting import semihosting_files
+    from backend_core.target.judge.outcome import simulated_outcome
+    from backend_core.target.simulate.simulator import runner_for
     from conformance_cases import references_path
     from conformance_compare import against_references, compare, module_qtol
 

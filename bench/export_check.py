@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.boards.table import board_for  # noqa: E402
-from backend_core.export.check import FIRMWARE, MAIN_C, check_inputs_header, project_cmakelists, _bundled_inputs  # noqa: E402
-from backend_core.memory.elf import elf_sizes  # noqa: E402
-from backend_core.runner_build.libraries import codegen_python  # noqa: E402
-from backend_core.runner_build.paths import KERNELS_DIR  # noqa: E402
-from backend_core.runner_build.steps import checkout_lock  # noqa: E402
+from backend_core.common.boards.table import board_for  # noqa: E402
+from backend_core.target.export.check import FIRMWARE, MAIN_C, check_inputs_header, project_cmakelists, _bundled_inputs  # noqa: E402
+from backend_core.target.memory.elf import elf_sizes  # noqa: E402
+from backend_core.target.build.libraries import codegen_python  # noqa: E402
+from backend_core.target.build.paths import KERNELS_DIR  # noqa: E402
+from backend_core.target.build.steps import checkout_lock  # noqa: E402
 
 CMLENS = ROOT / ".venv" / "bin" / "cmlens"
 LOGS = Path(tempfile.gettempdir()) / "cmlens-bench-export-logs"      # kept after the run: what failed, if anything
@@ -44,8 +44,8 @@ def _flash(elf: Path) -> int:
 
 
 def bundle_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dict:
-    from backend_core.jobs import ExportOptions, LowerRequest, run_job
-    from backend_core.jobs.export_step import export_job
+    from backend_core.orchestration.jobs import ExportOptions, LowerRequest, run_job
+    from backend_core.orchestration.jobs.export_step import export_job
 
     start = time.monotonic()
     res = run_job(export_job(args.model, LowerRequest(target=args.target), None,

@@ -60,7 +60,7 @@ def bench_launch(repeat: int) -> None:
 
 
 def bench_layout(snap, label: str, repeat: int, weights: bool = False) -> None:
-    from backend_core.layout import LayoutOptions, auto_collapse, compute_layout
+    from backend_core.analyses.graph_layout import LayoutOptions, auto_collapse, compute_layout
 
     with tempfile.TemporaryDirectory() as d:
         first, cached, items = [], [], 0
@@ -94,7 +94,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([])
     from app.shell.main_window import MainWindow
-    from backend_core.layout import synthetic_snapshot
+    from backend_core.analyses.graph_layout import synthetic_snapshot
 
     os.environ.setdefault("CMLENS_SETTINGS", str(Path(tempfile.mkdtemp()) / "s.ini"))
     win = MainWindow()

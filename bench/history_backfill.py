@@ -76,11 +76,11 @@ def record_cost(repo: Path, tmp: Path) -> dict[str, float]:
     open the store) plus `record_job_result` after it (the report, facts, the writes); into an existing store ("record",
     with its "before" and "after" parts), and the first record ("first": it creates the store and runs
     its migrations); and the lowering's own seconds ("lowering")."""
-    from backend_core.execute.inprocess import run_in_process
-    from backend_core.history import git as history_git
-    from backend_core.history import record_job_result
-    from backend_core.history.record import start_record
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.orchestration.execute.inprocess import run_in_process
+    from backend_core.orchestration.history import git as history_git
+    from backend_core.orchestration.history import record_job_result
+    from backend_core.orchestration.history.record import start_record
+    from backend_core.orchestration.jobs import Job, LowerRequest
 
     model = str(repo / "model.py")
     job = Job(model, LowerRequest(calib=1, use_cache=False), steps=("lower", "memory"))
@@ -153,7 +153,7 @@ def main() -> None:
     ap.add_argument("--whole-pairs", type=int, default=3,
                     help="pairs of whole `cmlens lower` processes with and without --record (0: none)")
     args = ap.parse_args()
-    from backend_core.execute.task import quiet_logs
+    from backend_core.orchestration.execute.task import quiet_logs
     from tests.history.conftest import make_repo
 
     quiet_logs()

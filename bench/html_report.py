@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def main() -> None:
     from app.cli import main as cli
-    from backend_core.report.html_report import render_html
+    from backend_core.analyses.report.html_report import render_html
     from tests.report.browser import Browser, find_chromium
 
     models = sys.argv[1:] or ["ds_cnn", "layernorm_mlp"]

@@ -1,5 +1,5 @@
 """Which of ExecuTorch's own Cortex-M test cases have a known host-vs-CMSIS-NN kernel difference
-(backend_core/judge/kernel_refs.py), measured on the host: each case lowered by cmlens, its lowered
+(backend_core/target/judge/kernel_refs.py), measured on the host: each case lowered by cmlens, its lowered
 program run as the host reference does and with the known ops computed the target's way, per op and
 per output (values off, max steps). A QEMU run of the same .bpte (`cmlens run bench/mcu_cases.py:NAME`)
 confirms the target equals the target-faithful run bit for bit.
@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 def lower_pipeline(case, target: str):  # noqa: ANN001, ANN201
     """One ExecuTorch case lowered by cmlens' pipeline (legacy flow); raises what the lowering raises."""
-    from backend_core.models.spec import LoadedModel, ModelSpec
-    from backend_core.pipeline import LoweringPipeline, PipelineOptions
+    from backend_core.stages.models.spec import LoadedModel, ModelSpec
+    from backend_core.stages.pipeline import LoweringPipeline, PipelineOptions
 
     inputs = tuple(case.obj.get_example_inputs())
     model = LoadedModel(case.id, case.obj.model.eval(), inputs, ModelSpec("python", case.id))
@@ -57,9 +57,9 @@ def main() -> int:
                     help="test modules to import (the mobilenet_v2/v3 ones try to download weights)")
     args = ap.parse_args()
 
-    from backend_core.pipeline.program_files import expected_outputs_from_lowered, output_steps_of
-    from backend_core.judge.kernel_refs import has_known_ops, target_faithful_run
-    from backend_core.judge.steps import compare_all, summary
+    from backend_core.stages.pipeline.program_files import expected_outputs_from_lowered, output_steps_of
+    from backend_core.target.judge.kernel_refs import has_known_ops, target_faithful_run
+    from backend_core.target.judge.steps import compare_all, summary
 
     select = args.select or [""]
     cases = [c for c in discover_in(args.modules.split(",")) if any(s in c.id for s in select)]

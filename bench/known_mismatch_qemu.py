@@ -1,5 +1,5 @@
 """The verdict on ExecuTorch's own Cortex-M test cases that hold an op with a known host-vs-CMSIS-NN
-kernel difference (backend_core/judge/kernel_refs.py), on QEMU: each case lowered by cmlens with its
+kernel difference (backend_core/target/judge/kernel_refs.py), on QEMU: each case lowered by cmlens with its
 references record (the bundle's expected outputs = the lowered program; the outputs a correct target
 gives when the known op is computed the target's way), all run through ONE semihosting runner, each
 judged twice: without the known-difference record (the verdict before it existed) and with it.
@@ -53,14 +53,14 @@ def main() -> int:
     from conformance_qemu import build_runner_for
     from kernel_mismatch import discover_in, lower_pipeline
 
-    from backend_core.runner_build.ops import read_program_ops
-    from backend_core.simulate.semihosting import semihosting_files
-    from backend_core.simulate.simulator import runner_for
-    from backend_core.lowering.references import bundle_with_references
-    from backend_core.judge.outcome import simulated_outcome
-    from backend_core.judge.verdict import judge_run
-    from backend_core.judge.kernel_refs import has_known_ops
-    from backend_core.judge.references import References, beside
+    from backend_core.target.build.ops import read_program_ops
+    from backend_core.target.simulate.semihosting import semihosting_files
+    from backend_core.target.simulate.simulator import runner_for
+    from backend_core.lowering.lower.references import bundle_with_references
+    from backend_core.target.judge.outcome import simulated_outcome
+    from backend_core.target.judge.verdict import judge_run
+    from backend_core.target.judge.kernel_refs import has_known_ops
+    from backend_core.target.judge.references import References, beside
 
     cases = [c for c in discover_in(args.modules.split(",")) if not args.select or any(s in c.id for s in args.select)]
     work = args.workdir

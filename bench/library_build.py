@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.runner_build.paths import cache_dir  # noqa: E402
-from backend_core.runner_build.speed import PROGRESS_STREAM, parse_progress  # noqa: E402
-from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout  # noqa: E402
-from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries  # noqa: E402
-from backend_core.runner_build.steps import checkout_lock
+from backend_core.target.build.paths import cache_dir  # noqa: E402
+from backend_core.target.build.speed import PROGRESS_STREAM, parse_progress  # noqa: E402
+from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout  # noqa: E402
+from backend_core.target.build.libraries import EtLibRequest, ensure_libraries  # noqa: E402
+from backend_core.target.build.steps import checkout_lock
 
 
 def _children_cpu_s() -> float:

@@ -25,7 +25,7 @@ GOAL_S = 0.5
 
 def _newest_entry(model: str) -> str | None:
     """The newest cached cortex-m55 lowering of `model` that holds its .pte (a cache key)."""
-    from backend_core.cache import ResultCache
+    from backend_core.stages.cache import ResultCache
 
     cache = ResultCache()
     if not cache.root.is_dir():
@@ -40,11 +40,11 @@ def _newest_entry(model: str) -> str | None:
 
 
 def main(models: list[str]) -> int:
-    from backend_core.cache import ResultCache
-    from backend_core.lowering import lower
-    from backend_core.memory import analyze_memory, attach_board
-    from backend_core.boards.specs import board_named
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.stages.cache import ResultCache
+    from backend_core.lowering.lower import lower
+    from backend_core.target.memory import analyze_memory, attach_board
+    from backend_core.common.boards.specs import board_named
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     keys = {}
     for m in models:                       # warm: lower once (not timed) into the cache, with the .pte

@@ -26,8 +26,8 @@ GOAL_S = 2.0
 
 
 def real_request(args: argparse.Namespace):  # noqa: ANN201
-    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.runner_build.libraries import EtLibRequest, is_built
+    from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.target.build.libraries import EtLibRequest, is_built
 
     et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
     if not et_root:
@@ -41,7 +41,7 @@ def real_request(args: argparse.Namespace):  # noqa: ANN201
 
 
 def fake_request(tmp: Path):  # noqa: ANN201
-    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.target.build.libraries import EtLibRequest, ensure_libraries
     from tests.helpers.fake_checkout import make_checkout
 
     et, cmsis = make_checkout(tmp)
@@ -59,8 +59,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--fake", action="store_true", help="use the tiny checkout even when a real one is there")
     args = ap.parse_args()
-    from backend_core.runner_build.libraries import ensure_libraries
-    from backend_core.runner_build.freshness import check_build
+    from backend_core.target.build.libraries import ensure_libraries
+    from backend_core.target.build.freshness import check_build
 
     req, what = (None, "--fake") if args.fake else real_request(args)
     tmp = None

@@ -23,10 +23,10 @@ def main() -> int:
 
     for name in ("", "torch", "executorch"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    from backend_core.jobs import Job, run_job
-    from backend_core.jobs.spec import NumericsOptions
-    from backend_core.numerics.analyze import analyze
-    from backend_core.numerics.inputs import load_samples, parse_inputs
+    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs.spec import NumericsOptions
+    from backend_core.analyses.numerics.analyze import analyze
+    from backend_core.analyses.numerics.inputs import load_samples, parse_inputs
 
     name = sys.argv[1] if len(sys.argv) > 1 else "mv2"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 8

@@ -52,8 +52,8 @@ app.exec()
 
 
 def mv2_pte(out: Path) -> Path:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     res = lower("mv2", PipelineOptions(), want_pte=True)
     out.write_bytes(res.blobs["model.pte"])

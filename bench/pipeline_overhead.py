@@ -23,11 +23,11 @@ def plain(model_name: str) -> float:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
     from executorch.exir import to_edge
 
-    from backend_core.models import load_model, parse_model_source
-    from backend_core.models.calibration import calibration_set
-    from backend_core.pipeline.quantize import quantize
-    from backend_core.pipeline.runner import to_layout
-    from backend_core.cpus import target_config
+    from backend_core.stages.models import load_model, parse_model_source
+    from backend_core.stages.models.calibration import calibration_set
+    from backend_core.stages.pipeline.quantize import quantize
+    from backend_core.stages.pipeline.runner import to_layout
+    from backend_core.common.cpus import target_config
 
     m = load_model(parse_model_source(model_name))
     t0 = time.perf_counter()
@@ -41,8 +41,8 @@ def plain(model_name: str) -> float:
 
 
 def stepped(model_name: str) -> float:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     t0 = time.perf_counter()
     r = lower(model_name, PipelineOptions(), use_cache=False)
@@ -56,7 +56,7 @@ _LOAD: dict[str, float] = {}
 def _load_seconds(model_name: str) -> float:
     """Model construction time, excluded from the stepped side (plain() builds it before t0)."""
     if model_name not in _LOAD:
-        from backend_core.models import load_model, parse_model_source
+        from backend_core.stages.models import load_model, parse_model_source
 
         t0 = time.perf_counter()
         load_model(parse_model_source(model_name))

@@ -1,5 +1,5 @@
 """A planted fault must FAIL: lower a model, flip ONE weight byte of the program inside its .bpte
-after the expected outputs were computed (backend_core.judge.fault: a byte whose flip the host run
+after the expected outputs were computed (backend_core.target.judge.fault: a byte whose flip the host run
 of the lowered program has seen change the outputs), run both bundles on QEMU, print both verdicts.
 
   .venv/bin/python bench/planted_fault.py ds_cnn --target cortex-m55 --et-root PATH/TO/executorch \
@@ -17,13 +17,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
-from backend_core.jobs.spec import RunOptions  # noqa: E402
-from backend_core.pipeline.reference_check import output_steps  # noqa: E402
-from backend_core.runner_build.debug_buffer import read_program  # noqa: E402
-from backend_core.judge.fault import plant_weight_fault  # noqa: E402
-from backend_core.judge.verdict import judge_run  # noqa: E402
-from backend_core.judge.references import beside, read_beside  # noqa: E402
+from backend_core.orchestration.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
+from backend_core.orchestration.jobs.spec import RunOptions  # noqa: E402
+from backend_core.stages.pipeline.reference_check import output_steps  # noqa: E402
+from backend_core.target.build.debug_buffer import read_program  # noqa: E402
+from backend_core.target.judge.fault import plant_weight_fault  # noqa: E402
+from backend_core.target.judge.verdict import judge_run  # noqa: E402
+from backend_core.target.judge.references import beside, read_beside  # noqa: E402
 
 
 def main() -> int:
@@ -38,7 +38,7 @@ def main() -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="cmlens-fault-"))
     work.mkdir(parents=True, exist_ok=True)
     say = lambda s: print(f"lower: {s}", flush=True)  # noqa: E731
-    from backend_core.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
     done = run_job(Job(args.model, LowerRequest(target=args.target), steps=("lower",), keep=("etrecord",),
                        out_dir=str(work)), lambda kind, data: say(data["text"]) if kind == "status" else None)

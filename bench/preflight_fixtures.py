@@ -69,7 +69,7 @@ def stock_bundle(res) -> bytes:
     from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 
-    from backend_core.pipeline.program_files import _executorch_manager
+    from backend_core.stages.pipeline.program_files import _executorch_manager
 
     pipe = res.pipeline
     with torch.no_grad():
@@ -81,9 +81,9 @@ def stock_bundle(res) -> bytes:
 
 
 def lower_case(case: Case) -> tuple[bytes, list[str]]:
-    from backend_core.runner_build.ops import read_program_ops
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.target.build.ops import read_program_ops
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     res = lower(str(ROOT / case.model), PipelineOptions(target="cortex-m55"), use_cache=False, want_pte=True,
                 want_bpte=True, keep_programs=case.stock_bundle)
@@ -95,10 +95,10 @@ def lower_case(case: Case) -> tuple[bytes, list[str]]:
 
 def build_runner(ops: list[str], args: argparse.Namespace, log) -> tuple:
     """The checkout's libraries (the user's cache) + a semihosting runner for `ops`, built in the workdir."""
-    from backend_core.boards.table import board_for
-    from backend_core.toolchain.checkout import inspect_checkout
-    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
-    from backend_core.runner_build.runner import RunnerRequest, build_runner as build
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.toolchain.checkout import inspect_checkout
+    from backend_core.target.build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.target.build.runner import RunnerRequest, build_runner as build
 
     co = inspect_checkout(args.et_root)
     board = board_for("cortex-m55", "qemu")
@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.et_root:
         ap.error("--et-root (an ExecuTorch checkout) is needed to build the runner")
-    from backend_core.simulate.semihosting import semihosting_files
-    from backend_core.simulate.simulator import runner_for
+    from backend_core.target.simulate.semihosting import semihosting_files
+    from backend_core.target.simulate.simulator import runner_for
 
     cases = [c for c in CASES if args.select in c.fixture or args.select in c.model]
     lowered = {c.fixture: lower_case(c) for c in cases}

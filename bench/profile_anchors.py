@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
         return 0
     from app.cli.profile import parse_cpus
-    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
 
     cpus = parse_cpus(args.cpus)
     models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -51,7 +51,7 @@ def get_example_inputs():
 
 
 def _run(model: str, args, profile: bool, on_line):
-    from backend_core.jobs import RunOptions
+    from backend_core.orchestration.jobs import RunOptions
     from target_job import run_model
 
     opts = RunOptions(target=args.target, cache_root=args.cache_dir, profile=profile, timeout=600)
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             print(f"  {stream}> {line}", flush=True)
 
-    from backend_core.profile import profile_table
+    from backend_core.target.profile import profile_table
 
     print(f"== 1. profile off vs on: {args.model} on {args.target} ==")
     off = _run(args.model, args, False, on_line)

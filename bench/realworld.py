@@ -37,7 +37,7 @@ def source(name: str) -> str:
 
 def portable_ops(ep: Any) -> Counter:
     """Compute ops left on portable kernels in a final edge program (what a fallback is)."""
-    from backend_core.snapshot.capture import target_name
+    from backend_core.common.snapshot.capture import target_name
 
     out: Counter = Counter()
     for n in ep.graph.nodes:
@@ -61,9 +61,9 @@ def plain(name: str, calib: int | None = None) -> dict[str, Any]:
     from executorch.exir import EdgeProgramManager, to_edge
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from backend_core.models import load_model, parse_model_source
-    from backend_core.models.calibration import calibration_set
-    from backend_core.pipeline.runner import to_layout
+    from backend_core.stages.models import load_model, parse_model_source
+    from backend_core.stages.models.calibration import calibration_set
+    from backend_core.stages.pipeline.runner import to_layout
 
     m = load_model(parse_model_source(source(name)))
     inputs = m.example_inputs
@@ -91,9 +91,9 @@ def plain(name: str, calib: int | None = None) -> dict[str, Any]:
 
 
 def cmlens(name: str, keep_going: bool = False) -> dict[str, Any]:
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.models import load_model, parse_model_source
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.stages.models import load_model, parse_model_source
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     t0 = time.perf_counter()
     load_model(parse_model_source(source(name)))

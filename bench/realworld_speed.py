@@ -42,9 +42,9 @@ from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from executorch.backends.cortex_m.target_config import CortexMTargetConfig
 from executorch.exir import EdgeProgramManager, to_edge
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-from backend_core.models import load_model, parse_model_source
-from backend_core.models.calibration import calibration_set
-from backend_core.pipeline.runner import to_layout
+from backend_core.stages.models import load_model, parse_model_source
+from backend_core.stages.models.calibration import calibration_set
+from backend_core.stages.pipeline.runner import to_layout
 
 m = load_model(parse_model_source(SOURCE))
 inputs = m.example_inputs
@@ -80,12 +80,12 @@ print("TIMING " + json.dumps({"seconds": time.perf_counter() - t0, "samples": le
 CMLENS = r'''
 import json, sys, time
 sys.path.insert(0, ROOT)
-from backend_core.execute.task import quiet_logs
+from backend_core.orchestration.execute.task import quiet_logs
 quiet_logs()
-from backend_core.jobs.lower_step import lower_source
-from backend_core.models import load_model, parse_model_source
-from backend_core.models.calibration import calibration_set
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.stages.models import load_model, parse_model_source
+from backend_core.stages.models.calibration import calibration_set
+from backend_core.stages.pipeline.stages import PipelineOptions
 # the same imports as the plain side, outside the timing
 import torch
 from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.runner_build import link_probe as lp  # noqa: E402
-from backend_core.memory.elf import elf_sizes  # noqa: E402
-from backend_core.memory.runtime import RUNTIME_JSON, load_table, portable_ops  # noqa: E402
+from backend_core.target.build import link_probe as lp  # noqa: E402
+from backend_core.target.memory.elf import elf_sizes  # noqa: E402
+from backend_core.target.memory.runtime import RUNTIME_JSON, load_table, portable_ops  # noqa: E402
 
 RUNNER_OBJECTS = re.compile(r"arm_executor_runner\.dir")
 # Portable / quantized ops a Cortex-M lowering leaves behind most often (fallbacks and plumbing).
@@ -177,7 +177,7 @@ def main() -> int:
                           "measured": time.strftime("%Y-%m-%d"), "script": "bench/runtime_sizes.py"}
     table["about"] = ("The runtime around the model (code, .data, .bss) per CPU and per portable op, measured on "
                       "a reference build with bench/runtime_sizes.py; stack and heap marks from real QEMU runs "
-                      "(kernels/common/memmark.c). backend_core/memory/runtime.py reads it.")
+                      "(kernels/common/memmark.c). backend_core/target/memory/runtime.py reads it.")
     args.out.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"wrote {args.out}")
     return 0

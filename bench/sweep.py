@@ -57,10 +57,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/cmlens-bench-sweep"))
     args = ap.parse_args()
 
-    from backend_core.jobs import LowerRequest
-    from backend_core.execute import DaskExecutor, LocalPoolExecutor
-    from backend_core.execute.task import run_task
-    from backend_core.sweep import build_jobs, run_sweep
+    from backend_core.orchestration.jobs import LowerRequest
+    from backend_core.orchestration.execute import DaskExecutor, LocalPoolExecutor
+    from backend_core.orchestration.execute.task import run_task
+    from backend_core.orchestration.sweep import build_jobs, run_sweep
     from tests.corpus.et_cases import case_names
 
     names = case_names()[: args.limit or None]
@@ -88,7 +88,7 @@ def main() -> int:
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster, PeakMemory() as pm2:
         ex = DaskExecutor(cluster=cluster)
-        ex.client.run(lambda: __import__("backend_core.jobs"))       # start-up outside the timing, like the pool's
+        ex.client.run(lambda: __import__("backend_core.orchestration.jobs"))       # start-up outside the timing, like the pool's
         t = time.monotonic()
         dask = run_sweep(jobs, args.out / "dask", ex)
         dask_s = time.monotonic() - t

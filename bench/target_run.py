@@ -36,12 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
         return 0
 
-    from backend_core.errors import CmlensError
-    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.runner_build.libraries import EtLibRequest, read_stamp
-    from backend_core.jobs import RunOptions
+    from backend_core.common.errors import CmlensError
+    from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.target.build.libraries import EtLibRequest, read_stamp
+    from backend_core.orchestration.jobs import RunOptions
     from target_job import run_model
-    from backend_core.simulate.simulator import runner_for
+    from backend_core.target.simulate.simulator import runner_for
 
     def on_line(stream: str, line: str) -> None:
         if args.verbose or stream in ("cmlens", "uart"):
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 def etdump_transfer(args, co, cmsis, on_line) -> None:
     """The second model with --etdump twice: the ETDump + debug buffer as base64 on the UART (what a board
     or the FVP does), then written to host files through semihosting (cmlens run's QEMU default)."""
-    from backend_core.jobs import RunOptions
+    from backend_core.orchestration.jobs import RunOptions
     from target_job import run_model
 
     runs = {}

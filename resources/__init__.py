@@ -33,5 +33,5 @@ def colors() -> dict[str, Any]:
 
 
 def node_kind_colors() -> dict[str, dict[str, str]]:
-    """{kind: {fill, border, text, dot_fill}} for every node kind of backend_core.snapshot.model."""
+    """{kind: {fill, border, text, dot_fill}} for every node kind of backend_core.common.snapshot.model."""
     return colors()["node_kinds"]

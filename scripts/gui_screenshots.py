@@ -32,8 +32,8 @@ MODEL_OF = {"fallbacks": "layernorm_mlp", "quantizer": "layernorm_mlp", "log": "
 def real_sweep() -> Path:
     """A real sweep folder for the Sweep tab: the two models of the other views on two CPUs (lower + memory,
     one local worker; the lowerings come from the result cache when the window's were made already)."""
-    from backend_core.execute.pool import LocalPoolExecutor as LocalPool
-    from backend_core.sweep import build_jobs, parse_vary, run_sweep
+    from backend_core.orchestration.execute.pool import LocalPoolExecutor as LocalPool
+    from backend_core.orchestration.sweep import build_jobs, parse_vary, run_sweep
 
     out = Path(tempfile.mkdtemp(prefix="cmlens-shots-sweep-")) / "sweep"
     jobs = build_jobs(["ds_cnn", "layernorm_mlp"], parse_vary(["target=m4,m55"]), ("lower", "memory"))

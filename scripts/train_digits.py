@@ -1,9 +1,9 @@
 """Train the zoo's `digits_cnn` on scikit-learn's bundled handwritten digits and save its weights.
 
-    python scripts/train_digits.py [--out backend_core/models/weights/digits_cnn.pt] [--check]
+    python scripts/train_digits.py [--out backend_core/stages/models/weights/digits_cnn.pt] [--check]
 
 Deterministic: torch.manual_seed(0), one CPU thread, the fixed stratified split of
-backend_core/models/digits.py (train_test_split(test_size=0.25, random_state=0, stratify=y): 1,347
+backend_core/stages/models/digits.py (train_test_split(test_size=0.25, random_state=0, stratify=y): 1,347
 training and 450 test images), Adam(lr 3e-3, cosine schedule) for 60 epochs of batches of 32 (about
 8 s on one core). Prints the float test accuracy (the README quotes it) and the threshold the tests hold
 it to. `--check` trains into a temporary file and compares the accuracy with the shipped weights'."""
@@ -29,7 +29,7 @@ def train(seed: int = 0):  # noqa: ANN201
     import torch
     from torch import nn
 
-    from backend_core.models.digits import make_model, split
+    from backend_core.stages.models.digits import make_model, split
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -65,7 +65,7 @@ def accuracy(model, x, y) -> float:  # noqa: ANN001
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from backend_core.models.digits import WEIGHTS, split, trained_model
+    from backend_core.stages.models.digits import WEIGHTS, split, trained_model
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=WEIGHTS)

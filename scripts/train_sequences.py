@@ -1,8 +1,8 @@
 """Train the zoo's sequence models (`lstm_kws`, `cnn_gru_har`) on their synthetic tasks and save the weights.
 
-    python scripts/train_sequences.py [--only NAME] [--out-dir backend_core/models/weights] [--check]
+    python scripts/train_sequences.py [--only NAME] [--out-dir backend_core/stages/models/weights] [--check]
 
-Deterministic: torch.manual_seed(0), one CPU thread, the fixed data of backend_core/models/sequences.py
+Deterministic: torch.manual_seed(0), one CPU thread, the fixed data of backend_core/stages/models/sequences.py
 (1,200 training and 300 test samples each), Adam(lr 1e-2, cosine schedule), batches of 32. Prints each
 model's float test accuracy (the README quotes it) and the threshold the tests hold it to. `--check` trains
 into a temporary folder and compares with the shipped weights."""
@@ -25,7 +25,7 @@ def train(name: str, seed: int = 0):  # noqa: ANN201
     import torch
     from torch import nn
 
-    from backend_core.models.sequences import MODELS
+    from backend_core.stages.models.sequences import MODELS
 
     m = MODELS[name]
     torch.manual_seed(seed)
@@ -59,7 +59,7 @@ def accuracy(model, x, y) -> float:  # noqa: ANN001
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from backend_core.models.sequences import MODELS, WEIGHTS_DIR
+    from backend_core.stages.models.sequences import MODELS, WEIGHTS_DIR
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=sorted(MODELS))

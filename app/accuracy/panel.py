@@ -1,4 +1,4 @@
-"""AccuracyPanel: does the int8 model still do its job? The `evaluate` step (backend_core.accuracy) of the
+"""AccuracyPanel: does the int8 model still do its job? The `evaluate` step (backend_core.analyses.accuracy) of the
 lowering the window shows, run as a Job in the job worker (app.runtime.qt_job.QtJob: torch never enters the
 GUI process, the UI thread never waits, Cancel kills the worker).
 
@@ -42,8 +42,8 @@ def evaluation_job(request: LowerRequest, data: str | None, limit: int | None, o
                    et_root: str | None = None, cmsis_nn: str | None = None) -> Any:
     """The Job the tab runs: lower (the lowering on screen: same options, kept going included, so node
     ids match) + evaluate; with `on_target` K, the first K samples also on the board
-    (backend_core.jobs.evaluate_target)."""
-    from backend_core.jobs.spec import EvaluateOptions, Job, RunOptions
+    (backend_core.orchestration.jobs.evaluate_target)."""
+    from backend_core.orchestration.jobs.spec import EvaluateOptions, Job, RunOptions
 
     return Job(request.source, request.job_request(),
                steps=("lower", "evaluate"), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None),
@@ -279,8 +279,8 @@ class AccuracyPanel(QWidget):
     # -- the job ---------------------------------------------------------------------------------
     def _check_folder(self, data: str) -> dict[str, Any] | None:
         """A missing, empty or unlabelled folder, said at once (no worker, earlier results stay)."""
-        from backend_core.accuracy.data import folder_layout
-        from backend_core.errors import CmlensError
+        from backend_core.analyses.accuracy.data import folder_layout
+        from backend_core.common.errors import CmlensError
 
         try:
             folder_layout(data)

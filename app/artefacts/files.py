@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backend_core.models.sniff import SUFFIXES, is_artefact_path
+from backend_core.stages.models.sniff import SUFFIXES, is_artefact_path
 
 MODEL_SUFFIXES = (".py", ".pt2")
 OPENABLE = MODEL_SUFFIXES + tuple(SUFFIXES)

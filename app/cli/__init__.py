@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from backend_core.errors import CmlensError
+from backend_core.common.errors import CmlensError
 
 from .check import add_check_command
 from .common import ZOO_EPILOG as EPILOG
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     if not getattr(args, "verbose", False):
-        from backend_core.execute.task import quiet_logs
+        from backend_core.orchestration.execute.task import quiet_logs
 
         quiet_logs()        # one place: torch/ExecuTorch chatter stays off every subcommand's output
     from . import interrupt

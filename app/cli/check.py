@@ -2,7 +2,7 @@
 before anything is built: portable kernels whose dim-order / dtype checks reject their tensors,
 operators the checkout's runner has no kernel for (--et-root), bundled outputs in another dim order,
 a model that does not fit the board (--board). Exit 0 clean, 1 findings, 2 bad input, 3 the lowering
-failed (its stage named). It runs the same job as every subcommand: backend_core.jobs, steps lower + check."""
+failed (its stage named). It runs the same job as every subcommand: backend_core.orchestration.jobs, steps lower + check."""
 from __future__ import annotations
 
 import argparse
@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from backend_core.models.sniff import is_program_path
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.stages.models.sniff import is_program_path
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import guarded, submit, write_json
 from .outputs import add_output
@@ -40,7 +40,7 @@ def print_findings(findings: list, out: Any, verbose: bool = False) -> None:
     38 identical batch-norm findings are one entry): certainty, rule, op, message, fix; then the runtime
     check the rule models, why it is this certain (the recorded failure it rests on), and the evidence of
     the group's first node. With `verbose` every node of a group is listed."""
-    from backend_core.finding import group_findings
+    from backend_core.common.finding import group_findings
 
     for g in group_findings(findings):
         f = g.first
@@ -66,7 +66,7 @@ def _certainty_why(f: Any) -> str:
         return f"{f.certainty}: confirmed by a real failure on QEMU ({f.confirmed_by})"
     if f.certain:
         return f.certainty
-    from backend_core.preflight.rules import rule
+    from backend_core.analyses.preflight.rules import rule
 
     r = rule(f.rule)
     why = (r.note if r is not None and r.note else
@@ -79,9 +79,9 @@ def run_check_command(args: argparse.Namespace) -> int:
     json_file = Path(args.json) if args.json else None
 
     def work() -> int:
-        from backend_core.cpus import normalise_target
-        from backend_core.errors import BadInputError
-        from backend_core.models import parse_model_source
+        from backend_core.common.cpus import normalise_target
+        from backend_core.common.errors import BadInputError
+        from backend_core.stages.models import parse_model_source
 
         target = normalise_target(args.target)
         if not is_program_path(args.model):
@@ -90,10 +90,10 @@ def run_check_command(args: argparse.Namespace) -> int:
             raise BadInputError(f"--et-root {args.et_root} is not a directory.",
                                 "Pass the root of an ExecuTorch checkout (it holds kernels/portable/functions.yaml).")
         if args.board:
-            from backend_core.boards.specs import board_named
+            from backend_core.common.boards.specs import board_named
 
             board_named(args.board)                         # an unknown board: exit 2 before the lowering
-        from backend_core.jobs import Job, LowerRequest, RunOptions
+        from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions
 
         job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
                   steps=("check",), board=args.board, run=RunOptions(et_root=args.et_root))

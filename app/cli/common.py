@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-from backend_core.errors import Cancelled, CmlensError
-from backend_core.models.zoo import ZOO
+from backend_core.common.errors import Cancelled, CmlensError
+from backend_core.stages.models.zoo import ZOO
 
 ZOO_EPILOG = "Zoo models (random weights, no download is possible here; digits_cnn is trained):\n" + "\n".join(
     f"  {name:18s} {entry.description}" for name, entry in ZOO.items())
@@ -18,7 +18,7 @@ def write_json(path: Path | None, data: dict) -> None:
     """The GUI reads this file after the process ends: no parsing of interleaved stdout. Written whole
     or not at all (an interrupted run leaves no half file)."""
     if path is not None:
-        from backend_core.files import write_atomic
+        from backend_core.common.files import write_atomic
 
         write_atomic(path, json.dumps(data, indent=2, default=str))
 
@@ -67,7 +67,7 @@ def cancelled_where(res) -> str:
 def submit(job, on_event=None):
     """The one road of a subcommand: submit `job` to the in-process executor and wait. Ctrl-C or SIGTERM
     cancels it (app/cli/interrupt.py); the cancelled result comes back like any other."""
-    from backend_core.execute.inprocess import run_in_process
+    from backend_core.orchestration.execute.inprocess import run_in_process
 
     return run_in_process(job, on_event)
 
@@ -87,7 +87,7 @@ def guarded(work: Callable[[], int], err: TextIO | None = None, json_file: Path 
 
 
 def add_protocol_flag(parser) -> None:
-    """`--protocol`: also write backend_core.protocol `step` lines on stdout (the GUI's progress)."""
+    """`--protocol`: also write backend_core.common.protocol `step` lines on stdout (the GUI's progress)."""
     parser.add_argument("--protocol", action="store_true",
                         help="also print machine-readable step lines (JSON, one per line) for the GUI")
 
@@ -96,7 +96,7 @@ def step_emitter(args, out: TextIO) -> Callable[[str], None] | None:
     """on_step for the run flow: a protocol `step` line per step with --protocol, else nothing."""
     if not getattr(args, "protocol", False):
         return None
-    from backend_core import protocol
+    from backend_core.common import protocol
 
     return lambda name: protocol.emit({"type": protocol.STEP, "step": name}, out)
 
@@ -104,7 +104,7 @@ def step_emitter(args, out: TextIO) -> Callable[[str], None] | None:
 def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
     """Echo streamed lines. The simulator driver has already fed the full line to the UART parser;
     what is printed is abbreviated (the ETDump's base64 lines are 100+ kB each)."""
-    from backend_core.simulate.uart import abbreviate_line
+    from backend_core.target.simulate.uart import abbreviate_line
 
     def on_line(stream: str, line: str) -> None:
         line = abbreviate_line(line)
@@ -146,7 +146,7 @@ REWRITE_HELP = ("an opt-in rewrite of a copy of the model before export, stated 
 
 def add_rewrite_flag(parser) -> None:
     """--rewrite NAME (repeatable), with one text for every command that lowers."""
-    from backend_core.fallback.rnn_cells import REWRITES
+    from backend_core.stages.fallback.rnn_cells import REWRITES
 
     parser.add_argument("--rewrite", action="append", choices=REWRITES, default=None, metavar="NAME",
                         help=REWRITE_HELP + f" (one of: {', '.join(REWRITES)})")
@@ -155,12 +155,12 @@ def add_rewrite_flag(parser) -> None:
 def lower_request_from(args, **overrides):
     """The lowering flags every command shares, read once into the job's LowerRequest (a flag a command
     does not have takes its default). `overrides`: fields a command sets itself (memory's per-CPU target)."""
-    from backend_core.jobs import LowerRequest
+    from backend_core.orchestration.jobs import LowerRequest
 
     calib = getattr(args, "calib", None)
     if isinstance(calib, str) and calib.isdigit():
         calib = int(calib)
-    from backend_core.cpus import normalise_target
+    from backend_core.common.cpus import normalise_target
 
     fields = dict(target=normalise_target(args.target), flow=getattr(args, "flow", "legacy"),
                   activations=getattr(args, "activations", "int8"),

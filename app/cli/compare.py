@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from backend_core.cpus import TARGETS
+from backend_core.common.cpus import TARGETS
 from .outputs import add_output
 
 SIDE_HELP = ("SOURCE[@OPT,...]: a zoo name, model.py[:NAME] or .pt2 (lowered), a `cmlens lower --json` report, "
@@ -50,7 +50,7 @@ def add_lowering_options(p: argparse.ArgumentParser) -> None:
 
 
 def side_defaults(args: argparse.Namespace) -> dict[str, Any]:
-    from backend_core.cpus import normalise_target
+    from backend_core.common.cpus import normalise_target
 
     out: dict[str, Any] = {}
     if args.target:
@@ -75,20 +75,20 @@ def status_printer(text: str) -> None:
 def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | None = None) -> list[Any]:
     """Every side of the compare: one Job per side that must be lowered or read, submitted on the executor
     the user chose (here, one side after the other; a local pool or Dask, all at once), then the sides."""
-    from backend_core.compare.sides import auto_labels, expand_vary, parse_side, side_from_result, side_job
+    from backend_core.orchestration.compare.sides import auto_labels, expand_vary, parse_side, side_from_result, side_job
 
     defaults = side_defaults(args)
     specs = expand_vary([parse_side(t, defaults) for t in texts], vary or [])
     labels = auto_labels(specs)
     accuracy = None
     if getattr(args, "accuracy", None) is not None or getattr(args, "eval_data", None):
-        from backend_core.errors import BadInputError
-        from backend_core.jobs.spec import EvaluateOptions
+        from backend_core.common.errors import BadInputError
+        from backend_core.orchestration.jobs.spec import EvaluateOptions
 
         if args.accuracy is not None and args.accuracy < 0:
             raise BadInputError("--accuracy N: N must be 0 (all samples) or more.", "E.g. --accuracy 200.")
         if args.eval_data:
-            from backend_core.accuracy.data import folder_layout
+            from backend_core.analyses.accuracy.data import folder_layout
 
             folder_layout(args.eval_data)         # missing, empty or unlabelled: said before any lowering
         accuracy = EvaluateOptions(data=args.eval_data, limit=args.accuracy or None)
@@ -99,7 +99,7 @@ def load_sides(texts: list[str], args: argparse.Namespace, vary: list[str] | Non
 
 def run_side_jobs(jobs: list[Any], labels: list[str], args: argparse.Namespace) -> list[dict[str, Any] | None]:
     """Each side's JobResult as JSON (None where there was no job). Ctrl-C cancels what runs."""
-    from backend_core.execute import as_completed, open_executor
+    from backend_core.orchestration.execute import as_completed, open_executor
 
     from .common import submit
 
@@ -154,7 +154,7 @@ def add_compare_command(sub: Any) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from backend_core.errors import BadInputError, CmlensError
+    from backend_core.common.errors import BadInputError, CmlensError
 
     try:
         if len(args.sides) < 2 and not args.vary:
@@ -162,8 +162,8 @@ def run_compare(args: argparse.Namespace) -> int:
                                 "Give two sources (a.py b.py, r1.json r2.json) or vary one: "
                                 "cmlens compare ds_cnn --vary target=m4,m55.")
         sides = load_sides(args.sides, args, args.vary)
-        from backend_core.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
-        from backend_core.compare.text import comparison_text
+        from backend_core.orchestration.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
+        from backend_core.orchestration.compare.text import comparison_text
 
         cmp = compare_facts([s.facts for s in sides], args.rtol if args.rtol is not None else DEFAULT_RTOL,
                             reports=[s.report for s in sides])
@@ -174,16 +174,16 @@ def run_compare(args: argparse.Namespace) -> int:
     print(comparison_text(cmp, all_rows=args.all_rows))
     try:
         if args.json:
-            from backend_core.files import write_atomic
+            from backend_core.common.files import write_atomic
 
             write_atomic(args.json, json.dumps(compare_to_dict(cmp, reports=args.with_reports), indent=1, default=str))
             print(f"wrote json: {args.json}")
         if args.html:
-            from backend_core.report.interactive import compare_html, write_text
+            from backend_core.analyses.report.interactive import compare_html, write_text
 
             print(f"wrote html: {write_text(args.html, compare_html(compare_to_dict(cmp), cmp.reports))}")
         if args.baseline_out:
-            from backend_core.compare.baseline import write_baseline
+            from backend_core.orchestration.compare.baseline import write_baseline
 
             print(f"wrote baseline of [{len(sides)}] {sides[-1].facts.label}: "
                   f"{write_baseline(sides[-1].facts, args.baseline_out)}")

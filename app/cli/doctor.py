@@ -21,7 +21,7 @@ def add_doctor_command(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Print the doctor report; 0 when everything the QEMU flow needs is present, else 2."""
-    from backend_core.doctor.machine import run_doctor
+    from backend_core.target.doctor.machine import run_doctor
 
     out = out or sys.stdout
     report = run_doctor(et_root=getattr(args, "et_root", None), cmsis_nn=getattr(args, "cmsis_nn", None))

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_keep_going_flag, add_rewrite_flag, guarded, lower_request_from, print_error, submit, write_json
 from .outputs import add_output
@@ -68,12 +68,12 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
     json_file = Path(args.json) if args.json else None
 
     def work() -> int:
-        from backend_core.errors import BadInputError
-        from backend_core.models import parse_model_source
+        from backend_core.common.errors import BadInputError
+        from backend_core.stages.models import parse_model_source
 
         parse_model_source(args.model)                       # a bad source: exit 2 before the 8 s import
         if args.data:
-            from backend_core.accuracy.data import folder_layout
+            from backend_core.analyses.accuracy.data import folder_layout
 
             folder_layout(args.data)             # missing, empty or unlabelled: exit 2 in a second, not after lowering
         if args.limit is not None and args.limit < 1:
@@ -88,14 +88,14 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
                 logging.getLogger(name).setLevel(logging.ERROR)
             os.environ.setdefault("TORCH_LOGS", "-all")
         print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
-        from backend_core.accuracy.table import summary_lines
-        from backend_core.jobs import Job
+        from backend_core.analyses.accuracy.table import summary_lines
+        from backend_core.orchestration.jobs import Job
 
         from .history_flags import recorded_steps
-        from backend_core.jobs.spec import EvaluateOptions
+        from backend_core.orchestration.jobs.spec import EvaluateOptions
 
         outputs = {k: v for k, v in (("json", args.json), ("html", args.html)) if v} or None
-        from backend_core.jobs.spec import RunOptions
+        from backend_core.orchestration.jobs.spec import RunOptions
 
         job = Job(args.model, lower_request_from(args),
                   steps=recorded_steps(args, ("lower", "evaluate")), outputs=outputs,

@@ -2,7 +2,7 @@
 bare-metal CMake project (the program as a C array, a C API with exact static pools, the selective op
 list, CMake, a report), and with --check its proof on QEMU, bit for bit against the lowered program.
 
-Parse -> Job (backend_core.jobs.export_step.export_job: steps lower, check, memory, export) -> submit
+Parse -> Job (backend_core.orchestration.jobs.export_step.export_job: steps lower, check, memory, export) -> submit
 (InProcessExecutor) -> render. Exit 0 written (and PASS with --check), 1 --check FAIL, 2 bad input
 (unknown board/CPU, missing checkout, a model that does not fit, a pre-flight "will fail", a folder
 that is not an earlier bundle), 3 a stage, build or run failure, 130 cancelled."""
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, add_keep_going_flag, add_rewrite_flag, guarded, line_printer, lower_request_from, submit, write_json
 from .outputs import FOLDER, add_output
@@ -53,8 +53,8 @@ def add_export_command(sub: Any) -> None:
 
 
 def _target(args: argparse.Namespace) -> str:
-    from backend_core.boards.specs import board_named
-    from backend_core.cpus import normalise_target
+    from backend_core.common.boards.specs import board_named
+    from backend_core.common.cpus import normalise_target
 
     if args.target:
         return normalise_target(args.target)
@@ -85,8 +85,8 @@ def export_lines(section: dict[str, Any]) -> list[str]:
 
 def export_job_from(args: argparse.Namespace) -> Any:
     """The Job `cmlens export` submits for these arguments (the window builds the same one)."""
-    from backend_core.jobs import ExportOptions, MemoryOptions
-    from backend_core.jobs.export_step import export_job
+    from backend_core.orchestration.jobs import ExportOptions, MemoryOptions
+    from backend_core.orchestration.jobs.export_step import export_job
 
     args.target = _target(args)                # the board's core when --target is left out
     command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
@@ -99,7 +99,7 @@ def export_job_from(args: argparse.Namespace) -> Any:
 
 def _not_checked(section: dict[str, Any], res: Any, json_file: Path | None) -> int:
     """Stopped during --check: the bundle is written and whole, its proof is not; say exactly that."""
-    from backend_core.jobs.export_step import NOT_CHECKED
+    from backend_core.orchestration.jobs.export_step import NOT_CHECKED
 
     from . import interrupt
 

@@ -63,8 +63,8 @@ def add_gate_command(sub: Any) -> None:
 
 def _options(args: argparse.Namespace) -> Any:
     """The checks asked for (limits parsed and the board found before anything is lowered)."""
-    from backend_core.compare import DEFAULT_RTOL
-    from backend_core.compare.gate import GateOptions, board_of, parse_limit, parse_points
+    from backend_core.orchestration.compare import DEFAULT_RTOL
+    from backend_core.orchestration.compare.gate import GateOptions, board_of, parse_limit, parse_points
 
     if args.fits:
         board_of(args.fits)
@@ -80,9 +80,9 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _precheck(base: Any, args: argparse.Namespace) -> None:
     """A result to lower is checked against the baseline's configuration before the lowering."""
-    from backend_core.compare.baseline import check_configuration
-    from backend_core.compare.sides import LOWERING, parse_side
-    from backend_core.models import parse_model_source
+    from backend_core.orchestration.compare.baseline import check_configuration
+    from backend_core.orchestration.compare.sides import LOWERING, parse_side
+    from backend_core.stages.models import parse_model_source
 
     from .compare import side_defaults
 
@@ -94,7 +94,7 @@ def _precheck(base: Any, args: argparse.Namespace) -> None:
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
-    from backend_core.errors import BadInputError, CmlensError
+    from backend_core.common.errors import BadInputError, CmlensError
 
     try:
         if not args.baseline and not args.write_baseline and not args.history:
@@ -107,7 +107,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
             args.accuracy = 0                          # the check needs the result evaluated: all samples
         base = None
         if args.baseline:
-            from backend_core.compare.baseline import read_baseline
+            from backend_core.orchestration.compare.baseline import read_baseline
 
             base = read_baseline(args.baseline)        # a bad baseline fails before any lowering
             base.label = f"baseline {args.baseline}"
@@ -115,40 +115,40 @@ def run_gate_command(args: argparse.Namespace) -> int:
             _precheck(base, args)
         store = None
         if args.history:
-            from backend_core.history import open_store
+            from backend_core.orchestration.history import open_store
 
             store = open_store(args.history, create=False)        # a missing or too new store: exit 2, no lowering
         (side,) = load_sides([args.result], args)
         if store is not None:
-            from backend_core.history.gate_base import baseline_from_history, model_of
+            from backend_core.orchestration.history.gate_base import baseline_from_history, model_of
 
             with store:
                 base, _ = baseline_from_history(store, side.facts, args.branch, model_of(args.result))
             args.baseline = f"{args.history} ({base.label})"
         code = 0
         if base is not None:
-            from backend_core.compare.gate import default_options, gate_text, run_gate
+            from backend_core.orchestration.compare.gate import default_options, gate_text, run_gate
 
             opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
             g = run_gate(base, side.facts, opts)
             print(gate_text(g, args.baseline, side.facts.label))
             code = 1 if g.regressions else 0
             if args.json:
-                from backend_core.compare import compare_to_dict
+                from backend_core.orchestration.compare import compare_to_dict
 
-                from backend_core.files import write_atomic
+                from backend_core.common.files import write_atomic
 
                 write_atomic(args.json, json.dumps({**g.to_dict(), "comparison": compare_to_dict(g.comparison)},
                                                    indent=1, default=str))
                 print(f"wrote json: {args.json}")
             if args.html:
-                from backend_core.compare import compare_to_dict
-                from backend_core.report.interactive import compare_html, write_text
+                from backend_core.orchestration.compare import compare_to_dict
+                from backend_core.analyses.report.interactive import compare_html, write_text
 
                 page = compare_html(compare_to_dict(g.comparison), g.comparison.reports)
                 print(f"wrote html: {write_text(args.html, page)}")
         if args.write_baseline:
-            from backend_core.compare.baseline import write_baseline
+            from backend_core.orchestration.compare.baseline import write_baseline
 
             print(f"wrote baseline: {write_baseline(side.facts, args.write_baseline)}")
         return code

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.errors import BadInputError
-from backend_core.cpus import DEFAULT_TARGET, TARGETS, normalise_target
+from backend_core.common.errors import BadInputError
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 from .outputs import add_output
 
 SCREENSHOT_TIMEOUT_S = 600

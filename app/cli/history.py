@@ -82,9 +82,9 @@ def add_history_command(sub: Any) -> None:
 def store_for(args: argparse.Namespace, model_source: str | None, *, create: bool = True) -> tuple[Any, Any]:
     """(the open store, the located model or None): --history, else the model repository's default store.
     `create=False` for commands that only read: a missing store is an error, and nothing is written."""
-    from backend_core.errors import BadInputError
-    from backend_core.history import default_store, open_store
-    from backend_core.history.git import locate
+    from backend_core.common.errors import BadInputError
+    from backend_core.orchestration.history import default_store, open_store
+    from backend_core.orchestration.history.git import locate
 
     model = locate(model_source) if model_source else None
     if getattr(args, "history", None):
@@ -95,7 +95,7 @@ def store_for(args: argparse.Namespace, model_source: str | None, *, create: boo
 
 
 def parse_fraction(text: str, flag: str) -> float:
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     t = text.strip()
     try:
@@ -106,9 +106,9 @@ def parse_fraction(text: str, flag: str) -> float:
 
 def run_add(args: argparse.Namespace) -> int:
     def work() -> int:
-        from backend_core.errors import BadInputError
-        from backend_core.history import record_report
-        from backend_core.history.git import locate
+        from backend_core.common.errors import BadInputError
+        from backend_core.orchestration.history import record_report
+        from backend_core.orchestration.history.git import locate
 
         try:
             report = json.loads(Path(args.report).read_text())
@@ -122,7 +122,7 @@ def run_add(args: argparse.Namespace) -> int:
             source = str(cand) if cand.exists() and not Path(source).exists() else source
         url = args.history
         if url is None and source:
-            from backend_core.history import default_store
+            from backend_core.orchestration.history import default_store
 
             url = str(default_store(locate(source)))
         rec = record_report(report, source, url, commit=args.commit)
@@ -164,8 +164,8 @@ def fit(text: str, width: int) -> str:
 
 def show_text(h: Any, where: str, metrics: list[str] | None = None, columns: int | None = None) -> str:
     """The table of `history show`; `columns`: the terminal's width (default: the one it runs in)."""
-    from backend_core.history.metrics import value
-    from backend_core.history.trends import METRIC
+    from backend_core.orchestration.history.metrics import value
+    from backend_core.orchestration.history.trends import METRIC
 
     recs = h.records
     cols = [c for c in (metrics or _COLUMNS) if any(c in r.metrics for r in recs) or c == "fallbacks"]
@@ -195,8 +195,8 @@ def show_text(h: Any, where: str, metrics: list[str] | None = None, columns: int
 
 def show_envs_text(histories: list[Any], differences: list[Any], where: str, metrics: list[str] | None) -> str:
     """Each environment's series (its table and changes), then the figures that differ between them."""
-    from backend_core.history.envs import env_label
-    from backend_core.history.metrics import label
+    from backend_core.orchestration.history.envs import env_label
+    from backend_core.orchestration.history.metrics import label
 
     labels = [env_label(h) for h in histories]
     lines = [f"{histories[0].model} [{histories[0].config.partition(' env=')[0]}] under {len(histories)} Python "
@@ -217,8 +217,8 @@ def show_envs_text(histories: list[Any], differences: list[Any], where: str, met
 
 
 def _run_show_envs(args: argparse.Namespace, store: Any, model: Any, key: str) -> int:
-    from backend_core.history.envs import env_differences, load_env_histories
-    from backend_core.history.trends import ordered
+    from backend_core.orchestration.history.envs import env_differences, load_env_histories
+    from backend_core.orchestration.history.trends import ordered
 
     root = model.root if model else None
     hs = load_env_histories(store, key, config=args.config, root=root,
@@ -226,7 +226,7 @@ def _run_show_envs(args: argparse.Namespace, store: Any, model: Any, key: str) -
     diffs = env_differences(hs, args.metric, root)
     print(show_envs_text(hs, diffs, store.where, args.metric))
     if args.html:
-        from backend_core.history.envs_html import env_history_html
+        from backend_core.orchestration.history.envs_html import env_history_html
 
         order = list(dict.fromkeys(r.commit for r in ordered([r for h in hs for r in h.records], root)))
         page = env_history_html(f"History of {key} under {len(hs)} Python environments",
@@ -236,7 +236,7 @@ def _run_show_envs(args: argparse.Namespace, store: Any, model: Any, key: str) -
         Path(args.html).write_text(page)
         print(f"wrote html: {args.html}")
     if args.json:
-        from backend_core.history.envs import env_label
+        from backend_core.orchestration.history.envs import env_label
 
         Path(args.json).write_text(json.dumps(
             {"model": key, "environments": [{"label": env_label(h), "config": h.config,
@@ -249,15 +249,15 @@ def _run_show_envs(args: argparse.Namespace, store: Any, model: Any, key: str) -
 
 def run_show(args: argparse.Namespace) -> int:
     def work() -> int:
-        from backend_core.history import load_history
-        from backend_core.history.envs import env_configs
+        from backend_core.orchestration.history import load_history
+        from backend_core.orchestration.history.envs import env_configs
 
         store, model = store_for(args, args.model, create=False)
         with store:
             key = model.key if model else args.model
             if args.envs or (args.config is None and env_configs(store, key)):
                 if args.reports:
-                    from backend_core.errors import BadInputError
+                    from backend_core.common.errors import BadInputError
 
                     raise BadInputError("--reports opens one series' recorded lowerings.",
                                         "Pick the environment with --config \"... env=...\" (as printed) for --reports.")
@@ -265,8 +265,8 @@ def run_show(args: argparse.Namespace) -> int:
             h = load_history(store, key, config=args.config, root=model.root if model else None,
                              time_threshold=parse_fraction(args.time_threshold, "--time-threshold"))
             if args.metric:
-                from backend_core.errors import BadInputError
-                from backend_core.history import metric_names
+                from backend_core.common.errors import BadInputError
+                from backend_core.orchestration.history import metric_names
 
                 unknown = [m for m in args.metric if m not in metric_names(h.records)]
                 if unknown:
@@ -274,12 +274,12 @@ def run_show(args: argparse.Namespace) -> int:
                                         "Recorded metrics: " + ", ".join(metric_names(h.records)) + ".")
             print(show_text(h, store.where, args.metric))
             if args.html:
-                from backend_core.history.html import history_html
+                from backend_core.orchestration.history.html import history_html
 
                 recs = h.records
                 links = None
                 if args.reports:
-                    from backend_core.history.pages import write_pages
+                    from backend_core.orchestration.history.pages import write_pages
 
                     out = Path(args.html)
                     links = write_pages(store, recs, h.changes, out.parent / f"{out.stem}_files")
@@ -316,7 +316,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     def work() -> int:
-        from backend_core.errors import BadInputError
+        from backend_core.common.errors import BadInputError
 
         try:
             text = Path(args.file).read_text()

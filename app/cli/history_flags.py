@@ -33,7 +33,7 @@ def check_record(args: argparse.Namespace, model_source: str | None = None) -> N
     be recorded (BadInputError, exit 2); git reads HEAD's commit and dirty flag while the job runs and the
     store stays open (the record waits for neither after it)."""
     if wants_record(args):
-        from backend_core.history.record import start_record
+        from backend_core.orchestration.history.record import start_record
 
         start_record(model_source or args.model, getattr(args, "history", None))
 
@@ -44,9 +44,9 @@ def record_if_asked(args: argparse.Namespace, result: Any, model_source: str | N
     Returns 0, or the exit code of a recording error (printed with its cause and fix)."""
     if not wants_record(args) or result is None:
         return 0
-    from backend_core.errors import CmlensError
-    from backend_core.history import default_store, record_job_result
-    from backend_core.history.git import locate
+    from backend_core.common.errors import CmlensError
+    from backend_core.orchestration.history import default_store, record_job_result
+    from backend_core.orchestration.history.git import locate
 
     out = out or sys.stderr
     model_source = model_source or args.model
@@ -69,9 +69,9 @@ def record_results(args: argparse.Namespace, results: Any, *, source: str, out: 
     or its JSON) whose model is a file in a git repository; the others are named once, not recorded."""
     if not wants_record(args):
         return 0
-    from backend_core.errors import CmlensError
-    from backend_core.history.git import locate
-    from backend_core.jobs import JobResult
+    from backend_core.common.errors import CmlensError
+    from backend_core.orchestration.history.git import locate
+    from backend_core.orchestration.jobs import JobResult
 
     out = out or sys.stderr
     code, skipped = 0, set()

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_keep_going_flag, guarded, lower_request_from
 from .history_flags import HISTORY_HELP
@@ -64,12 +64,12 @@ def add_bisect_parser(hs: Any) -> None:
 
 
 def _template(args: argparse.Namespace) -> Any:
-    from backend_core.cpus import normalise_target
-    from backend_core.jobs import Job
+    from backend_core.common.cpus import normalise_target
+    from backend_core.orchestration.jobs import Job
 
     normalise_target(args.target)
     if args.board:
-        from backend_core.boards.specs import board_named
+        from backend_core.common.boards.specs import board_named
 
         board_named(args.board)
     return Job("placeholder.py", lower_request_from(args), steps=("lower", "memory"), board=args.board)
@@ -79,7 +79,7 @@ def python_env(python: str) -> str:
     """The label of another interpreter's stack ("executorch-1.4.0"); BadInputError when it cannot say."""
     import subprocess
 
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     code = "import importlib.metadata as m; print(m.version('executorch'))"
     try:
@@ -93,13 +93,13 @@ def python_env(python: str) -> str:
 
 
 def _executor(args: argparse.Namespace) -> Any:
-    from backend_core.execute import open_executor
+    from backend_core.orchestration.execute import open_executor
 
     if getattr(args, "python", None):
         import os
         from pathlib import Path
 
-        from backend_core.execute import WorkerProcessExecutor
+        from backend_core.orchestration.execute import WorkerProcessExecutor
 
         src = str(Path(__file__).resolve().parents[2])          # this cmlens's code, that venv's stack
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
@@ -113,7 +113,7 @@ def _executor(args: argparse.Namespace) -> Any:
             return open_executor(scheduler=args.scheduler)
         from distributed import LocalCluster
 
-        from backend_core.execute import DaskExecutor
+        from backend_core.orchestration.execute import DaskExecutor
 
         cluster = LocalCluster(n_workers=args.workers or 2, threads_per_worker=1, processes=True,
                                dashboard_address=None)
@@ -125,7 +125,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _store(args: argparse.Namespace, model: Any) -> Any:
-    from backend_core.history import default_store, open_store
+    from backend_core.orchestration.history import default_store, open_store
 
     return open_store(args.history or default_store(model))
 
@@ -146,8 +146,8 @@ def _line(rec: Any) -> str:
 
 def run_backfill(args: argparse.Namespace) -> int:
     def work() -> int:
-        from backend_core.history.backfill import backfill
-        from backend_core.history.git import commits_in_range, last_commits, locate
+        from backend_core.orchestration.history.backfill import backfill
+        from backend_core.orchestration.history.git import commits_in_range, last_commits, locate
 
         model = locate(args.model)
         commits = commits_in_range(model.root, args.range) if args.range else last_commits(model.root, args.last)
@@ -173,11 +173,11 @@ def run_backfill(args: argparse.Namespace) -> int:
 
 def run_bisect(args: argparse.Namespace) -> int:
     def work() -> int:
-        from backend_core.errors import BadInputError
-        from backend_core.history.backfill import backfill
-        from backend_core.history.bisect import FOUND, NO_CHANGE, bisect, parse_threshold
-        from backend_core.history.config import config_of_request
-        from backend_core.history.git import git, locate, resolve_commit
+        from backend_core.common.errors import BadInputError
+        from backend_core.orchestration.history.backfill import backfill
+        from backend_core.orchestration.history.bisect import FOUND, NO_CHANGE, bisect, parse_threshold
+        from backend_core.orchestration.history.config import config_of_request
+        from backend_core.orchestration.history.git import git, locate, resolve_commit
 
         model = locate(args.model)
         good, bad = resolve_commit(model.root, args.good), resolve_commit(model.root, args.bad)
@@ -214,7 +214,7 @@ def run_bisect(args: argparse.Namespace) -> int:
             print(f"undecided: the first change is one of {', '.join(c[:8] for c in res.undecided)} "
                   "(they failed to lower; --failures bad counts a failure as a change)")
             return 1
-        from backend_core.history.metrics import value
+        from backend_core.orchestration.history.metrics import value
 
         fb, lg = res.first_bad, res.last_good
         before, after = value(lg.metrics, args.metric), (value(fb.metrics, args.metric) if fb.ok else None)
@@ -235,9 +235,9 @@ def _what_changed(before: Any, after: Any) -> list[str]:
     """The compare's summary of the two recorded lowerings (their facts), fallbacks named on the user's ops."""
     if not (before.facts and after.facts):
         return []
-    from backend_core.compare.facts import SideFacts
-    from backend_core.compare.result import compare_facts
-    from backend_core.compare.text import comparison_text
+    from backend_core.orchestration.compare.facts import SideFacts
+    from backend_core.orchestration.compare.result import compare_facts
+    from backend_core.orchestration.compare.text import comparison_text
 
     a, b = SideFacts.from_dict(before.facts), SideFacts.from_dict(after.facts)
     a.label, b.label = f"{before.short} (before)", f"{after.short} (first bad)"

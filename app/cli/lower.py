@@ -9,8 +9,8 @@ import textwrap
 import time
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
-from backend_core.fallback.changed import keep_going_summary
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.stages.fallback.changed import keep_going_summary
 
 from .history_flags import add_record_flags, check_record, record_if_asked, recorded_steps
 from .common import ZOO_EPILOG, add_keep_going_flag, add_rewrite_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
@@ -134,19 +134,19 @@ def print_preflight(findings: list[Any], out: Any = None) -> None:
 
 def lower_job(args: argparse.Namespace, steps: tuple[str, ...] = ("lower",)) -> Any:
     """The Job `cmlens lower` runs: the options parsed once into the job's value objects."""
-    from backend_core.jobs import Job
+    from backend_core.orchestration.jobs import Job
 
     outputs = {k: getattr(args, k) for k in ("json", "html", "pte", "bpte") if getattr(args, k, None)}
     return Job(args.model, lower_request_from(args), steps=steps, outputs=outputs or None)
 
 
 def run_lower(args: argparse.Namespace) -> int:
-    from backend_core.errors import CmlensError
-    from backend_core.models import parse_model_source
+    from backend_core.common.errors import CmlensError
+    from backend_core.stages.models import parse_model_source
 
     try:
         parse_model_source(args.model)          # fail fast, before the 8 s import
-        from backend_core.cpus import normalise_target
+        from backend_core.common.cpus import normalise_target
 
         normalise_target(args.target)
         job = lower_job(args, recorded_steps(args, ("lower",)))
@@ -196,7 +196,7 @@ def run_lower(args: argparse.Namespace) -> int:
         if err.get("hint"):
             print(f"  {err['hint']}", file=sys.stderr)
         if err.get("failure"):
-            from backend_core.fallback.pass_failure import failure_lines
+            from backend_core.stages.fallback.pass_failure import failure_lines
 
             print("\n".join(["", *failure_lines(err["failure"])]), file=sys.stderr)
         if not getattr(args, "keep_going", False) and err.get("failure"):

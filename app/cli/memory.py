@@ -1,7 +1,7 @@
 """`cmlens memory MODEL`: what the lowered model needs on the microcontroller (flash, planned arena per
 memory id, method allocator, temp pool, peak op, largest tensors, float islands) and whether it fits a
 board. Usable as a CI gate: exit 0 fits (or no board given), 1 does not fit, 2 bad input, 3 a stage failed.
-It runs the same job as every subcommand (backend_core.jobs: steps lower + memory, MemoryOptions)."""
+It runs the same job as every subcommand (backend_core.orchestration.jobs: steps lower + memory, MemoryOptions)."""
 from __future__ import annotations
 
 import argparse
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.models.sniff import is_program_path
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.stages.models.sniff import is_program_path
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, guarded, submit, write_json
 from .outputs import add_output
@@ -43,8 +43,8 @@ def add_memory_command(sub: Any) -> None:
 
 
 def _board(args: argparse.Namespace):  # noqa: ANN202
-    from backend_core.errors import BadInputError
-    from backend_core.boards.specs import board_named, custom_board
+    from backend_core.common.errors import BadInputError
+    from backend_core.common.boards.specs import board_named, custom_board
 
     if args.board and (args.ram or args.flash):
         raise BadInputError("--board and --ram/--flash both given.", "Use one: a board name, or the sizes.")
@@ -58,8 +58,8 @@ def _board(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _list_boards(out: Any) -> int:
-    from backend_core.boards.specs import all_boards
-    from backend_core.memory.fit import kib
+    from backend_core.common.boards.specs import all_boards
+    from backend_core.target.memory.fit import kib
 
     for b in all_boards().values():
         ram = ", ".join(f"{r.name} {kib(r.size)}" for r in b.ram)
@@ -76,17 +76,17 @@ def run_memory_command(args: argparse.Namespace) -> int:
     def work() -> int:
         if args.board == "list":
             return _list_boards(out)
-        from backend_core.cpus import normalise_target
-        from backend_core.models import parse_model_source
+        from backend_core.common.cpus import normalise_target
+        from backend_core.stages.models import parse_model_source
 
         board = _board(args)                                   # bad sizes / names: exit 2 before lowering
         core = board.core if board is not None and board.core in TARGETS else None
         target = normalise_target(args.target or core or DEFAULT_TARGET)
         if not is_program_path(args.model):
             parse_model_source(args.model)
-        from backend_core.jobs import Job, LowerRequest, MemoryOptions
-        from backend_core.jobs.memory_step import per_cpu_lines
-        from backend_core.memory import summary_lines
+        from backend_core.orchestration.jobs import Job, LowerRequest, MemoryOptions
+        from backend_core.orchestration.jobs.memory_step import per_cpu_lines
+        from backend_core.target.memory import summary_lines
 
         job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
                   steps=("memory",), board=args.board,

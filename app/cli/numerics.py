@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 from .common import add_keep_going_flag, add_rewrite_flag, lower_request_from, print_error, submit
 from .outputs import add_output
 
@@ -70,23 +70,23 @@ def _progress(prefix: str):  # noqa: ANN202
 
 
 def run_numerics_command(args: argparse.Namespace) -> int:
-    from backend_core.errors import CmlensError
-    from backend_core.models.loaded import parse_model_source
-    from backend_core.numerics.inputs import parse_inputs
+    from backend_core.common.errors import CmlensError
+    from backend_core.stages.models.loaded import parse_model_source
+    from backend_core.analyses.numerics.inputs import parse_inputs
 
     try:
         parse_model_source(args.model)             # cheap checks before the 8 s import
         parse_inputs(args.inputs)
         if args.top < 0 or args.local_samples < 0:
-            from backend_core.errors import BadInputError
+            from backend_core.common.errors import BadInputError
             raise BadInputError("--top and --local-samples must be 0 or more.")
     except CmlensError as e:
         return print_error(e, verbose=args.verbose)
 
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
-    from backend_core.jobs import Job
-    from backend_core.jobs.numerics_step import progress_events
-    from backend_core.jobs.spec import NumericsOptions
+    from backend_core.orchestration.jobs import Job
+    from backend_core.orchestration.jobs.numerics_step import progress_events
+    from backend_core.orchestration.jobs.spec import NumericsOptions
 
     job = Job(args.model, lower_request_from(args), steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs=args.inputs, local_samples=args.local_samples))
@@ -97,12 +97,12 @@ def run_numerics_command(args: argparse.Namespace) -> int:
         print(f"error: {done.error.get('message')}", file=sys.stderr)
         return done.exit_code
     result = done.numerics
-    from backend_core.numerics.table import summary_text, to_csv
+    from backend_core.analyses.numerics.table import summary_text, to_csv
 
     sort = SORT_CHOICES[args.sort]
     print(summary_text(result, limit=args.top or None, sort=sort))
     try:
-        from backend_core.files import write_atomic
+        from backend_core.common.files import write_atomic
 
         if args.csv:
             write_atomic(args.csv, to_csv(result, sort=sort))

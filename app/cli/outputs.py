@@ -41,8 +41,8 @@ def output_actions(parser: argparse.ArgumentParser,
 def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Every output the command was given (or defaults to: repro's repro.py, sweep's ./cmlens-sweep) can be
     written now; BadInputError (exit 2) naming the option, the path and the reason otherwise."""
-    from backend_core.errors import BadInputError
-    from backend_core.files import check_writable, check_writable_folder
+    from backend_core.common.errors import BadInputError
+    from backend_core.common.files import check_writable, check_writable_folder
 
     for action, kind, suffix in output_actions(parser, args):
         value = getattr(args, action.dest, None)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from backend_core.cpus import normalise_target
+from backend_core.common.cpus import normalise_target
 
 from .common import guarded, line_printer, write_json
 from .outputs import add_output
@@ -51,7 +51,7 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_cpus(text: str) -> list[str]:
     """"m4,M55,cortex-m33" -> ["cortex-m4", "cortex-m55", "cortex-m33"]; BadInputError names a bad one."""
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     cpus = []
     for part in (p.strip() for p in text.split(",")):
@@ -75,10 +75,10 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
     json_file = getattr(args, "json_file", None)
 
     def work() -> int:
-        from backend_core.errors import BadInputError, CmlensError
-        from backend_core.profile import compare_cpus, profile_table
-        from backend_core.boards.table import board_for
-        from backend_core.jobs import Job, LowerRequest, RunOptions
+        from backend_core.common.errors import BadInputError, CmlensError
+        from backend_core.target.profile import compare_cpus, profile_table
+        from backend_core.common.boards.table import board_for
+        from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions
 
         cpus = parse_cpus(args.cpus)
         for cpu in cpus:
@@ -86,8 +86,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
         if not et_root:
             raise BadInputError("No ExecuTorch checkout.", "Pass --et-root PATH (or set EXECUTORCH_ROOT).")
-        from backend_core.execute import as_completed, open_executor
-        from backend_core.profile.model import Profile
+        from backend_core.orchestration.execute import as_completed, open_executor
+        from backend_core.target.profile.model import Profile
 
         opts = RunOptions(sim="qemu", timeout=args.timeout, cache_root=args.cache_dir, profile=True,
                           et_root=et_root, cmsis_nn=args.cmsis_nn)

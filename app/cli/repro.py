@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import ZOO_EPILOG, print_error, submit, write_json
 from .outputs import add_output
@@ -34,9 +34,9 @@ def add_repro_command(sub: Any) -> None:
 
 
 def run_repro(args: argparse.Namespace) -> int:
-    """A Job with the repro step (backend_core.jobs.repro_step): the same road as the window's button."""
-    from backend_core.errors import CmlensError
-    from backend_core.models import parse_model_source
+    """A Job with the repro step (backend_core.orchestration.jobs.repro_step): the same road as the window's button."""
+    from backend_core.common.errors import CmlensError
+    from backend_core.stages.models import parse_model_source
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "status":
@@ -45,7 +45,7 @@ def run_repro(args: argparse.Namespace) -> int:
     json_file = Path(args.json) if args.json else None
     try:
         parse_model_source(args.model)           # fail fast, before the 8 s import
-        from backend_core.jobs import Job, LowerRequest, ReproOptions
+        from backend_core.orchestration.jobs import Job, LowerRequest, ReproOptions
 
         calib: Any = int(args.calib) if isinstance(args.calib, str) and args.calib.isdigit() else args.calib
         job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),

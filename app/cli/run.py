@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
-from backend_core.fallback.changed import keep_going_summary
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.stages.fallback.changed import keep_going_summary
 
 from .common import (add_protocol_flag, add_rewrite_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
@@ -23,7 +23,7 @@ def _pool(args, name: str) -> int | None:
     value = getattr(args, name, None)
     if value in (None, ""):
         return None
-    from backend_core.boards.specs import parse_size
+    from backend_core.common.boards.specs import parse_size
 
     return parse_size(value, f"--{name.replace('_', '-')}")
 
@@ -107,12 +107,12 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
 
 def _board_target(args: argparse.Namespace) -> str:
     """--target, else the --board's core, else the default; BadInputError (exit 2) for an unknown board."""
-    from backend_core.cpus import normalise_target
+    from backend_core.common.cpus import normalise_target
 
     board = getattr(args, "board", None)
     if not board:
         return normalise_target(args.target or DEFAULT_TARGET)
-    from backend_core.boards.specs import board_named
+    from backend_core.common.boards.specs import board_named
 
     spec = board_named(board)
     return normalise_target(args.target or (spec.core if spec.core in TARGETS else DEFAULT_TARGET))
@@ -122,7 +122,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.jobs import Job, RunOptions
+    from backend_core.orchestration.jobs import Job, RunOptions
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file = getattr(args, "json_file", None)
@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
                                 "exit_code": 2})
         print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
-        from backend_core.toolchain.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
+        from backend_core.target.toolchain.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
 
         print("The runner and its libraries are built from the sources of a checkout:\n"
               "  git clone https://github.com/pytorch/executorch && cd executorch && "
@@ -149,7 +149,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "use --sim qemu and a positive N"}, "exit_code": 2})
         print(f"error: {why}.", file=err)
         return 2
-    from backend_core.errors import CmlensError
+    from backend_core.common.errors import CmlensError
 
     try:
         method_pool, temp_pool = _pool(args, "method_pool"), _pool(args, "temp_pool")
@@ -158,7 +158,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
 
         return print_error(exc, err, json_file)
     if getattr(args, "board", None) or args.target is None:
-        from backend_core.errors import CmlensError
+        from backend_core.common.errors import CmlensError
 
         try:
             args.target = _board_target(args)
@@ -212,7 +212,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
         over = ""
         if budget is not None:
-            from backend_core.profile.run import over_budget
+            from backend_core.target.profile.run import over_budget
 
             over = over_budget(result.profile, budget)
             print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
@@ -229,8 +229,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
 
 def _emit_progress(text: str, out) -> None:
     """A build's percentage line as a protocol `progress` message (the GUI's progress bar)."""
-    from backend_core import protocol
-    from backend_core.runner_build.speed import parse_progress
+    from backend_core.common import protocol
+    from backend_core.target.build.speed import parse_progress
 
     p = parse_progress(text)
     if p is not None:

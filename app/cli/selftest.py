@@ -10,14 +10,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
 from .outputs import add_output
 
 
 def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
-    from backend_core.doctor.selftest import VARIANTS
+    from backend_core.target.doctor.selftest import VARIANTS
 
     s = subparsers.add_parser(
         "selftest", help="build the self-test firmware and run it on a simulator",
@@ -47,8 +47,8 @@ def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Build + run the self-test, streaming build and UART output; returns the exit status."""
-    from backend_core.boards.table import board_for
-    from backend_core.doctor.selftest import run_selftest
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.doctor.selftest import run_selftest
 
     out, err = out or sys.stdout, err or sys.stderr
     on_line = line_printer(out, getattr(args, "quiet", False))

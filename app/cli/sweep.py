@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from backend_core.cpus import DEFAULT_TARGET
+from backend_core.common.cpus import DEFAULT_TARGET
 
 from .common import guarded
 from .outputs import FOLDER, add_output
@@ -55,9 +55,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     def work() -> int:
         import os
 
-        from backend_core.jobs import LowerRequest, RunOptions
-        from backend_core.execute import open_executor
-        from backend_core.sweep import build_jobs, expand_models, parse_vary, run_sweep
+        from backend_core.orchestration.jobs import LowerRequest, RunOptions
+        from backend_core.orchestration.execute import open_executor
+        from backend_core.orchestration.sweep import build_jobs, expand_models, parse_vary, run_sweep
 
         steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
         axes = parse_vary(args.vary)                          # exit 2 on a bad axis, before anything runs
@@ -66,10 +66,10 @@ def run_sweep_command(args: argparse.Namespace) -> int:
                             channels_last=args.channels_last, use_cache=not args.no_cache)
         run = RunOptions(timeout=args.timeout, et_root=args.et_root or os.environ.get("EXECUTORCH_ROOT"),
                          cmsis_nn=args.cmsis_nn or os.environ.get("CMSIS_NN_PATH"))
-        from backend_core.jobs.spec import EvaluateOptions
+        from backend_core.orchestration.jobs.spec import EvaluateOptions
 
         if "evaluate" in steps and args.eval_data:
-            from backend_core.accuracy.data import folder_layout
+            from backend_core.analyses.accuracy.data import folder_layout
 
             folder_layout(args.eval_data)                     # a bad folder: exit 2 before anything runs
         jobs = build_jobs(models, axes, steps, base, run, board=args.board,

@@ -6,7 +6,7 @@ from typing import TextIO
 
 
 def print_version(out: TextIO | None = None) -> int:
-    from backend_core.doctor.version import version_lines
+    from backend_core.target.doctor.version import version_lines
 
     print("\n".join(version_lines()), file=out or sys.stdout)
     return 0

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget)
 
-from backend_core.cpus import TARGETS
-from backend_core.models.sniff import is_artefact_path, open_filter
+from backend_core.common.cpus import TARGETS
+from backend_core.stages.models.sniff import is_artefact_path, open_filter
 
 
 def side_text(source: str, target: str | None = None, flow: str | None = None, activations: str | None = None,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend_core.report.json_report import snapshots_from_report
-from backend_core.snapshot.model import GraphSnapshot
+from backend_core.analyses.report.json_report import snapshots_from_report
+from backend_core.common.snapshot.model import GraphSnapshot
 
 # how a row changed against side 1, strongest first (the colour of its nodes)
 NEW_FALLBACK = "new fallback"

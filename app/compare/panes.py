@@ -1,12 +1,12 @@
 """One graph pane per compare side: app/graph's GraphScene + GraphView drawing that side's final
-graph (laid out off the UI thread by backend_core.layout), nodes filled by how their row changed."""
+graph (laid out off the UI thread by backend_core.analyses.graph_layout), nodes filled by how their row changed."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from backend_core.layout import Layout
+from backend_core.analyses.graph_layout import Layout
 
 from app.graph.navigation import initial_view
 from app.graph.scene import GraphScene

@@ -1,8 +1,8 @@
-"""The window's compare: one Job per side (backend_core.compare.sides.side_job, the Job `cmlens compare`
+"""The window's compare: one Job per side (backend_core.orchestration.compare.sides.side_job, the Job `cmlens compare`
 submits for it), run one after the other in the job worker through the window's adapter
 (app.runtime.qt_job.QtJob): the lowerings import ExecuTorch and take seconds to minutes, so the window never
 runs them and never imports torch; Cancel kills the worker. The sides' results are then compared here
-(backend_core.compare: plain dicts, no torch) into the same JSON `cmlens compare --json --with-reports`
+(backend_core.orchestration.compare: plain dicts, no torch) into the same JSON `cmlens compare --json --with-reports`
 writes. A bad side or a failed lowering comes back as its cause and fix."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.errors import CmlensError
+from backend_core.common.errors import CmlensError
 
 from app.runtime.qt_job import QtJob
 
@@ -42,7 +42,7 @@ class CompareRunner(QObject):
         """`words`: what follows `cmlens compare` (sides and --vary), e.g. ["m.py", "--vary", "target=m4,m55"]."""
         if self._running:
             raise RuntimeError("a compare is already running")
-        from backend_core.compare.sides import auto_labels, side_job, specs_from_words
+        from backend_core.orchestration.compare.sides import auto_labels, side_job, specs_from_words
 
         try:
             self._specs = specs_from_words(words)
@@ -97,8 +97,8 @@ class CompareRunner(QObject):
         self._submit_next()
 
     def _compare(self) -> None:
-        from backend_core.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
-        from backend_core.compare.sides import side_from_result
+        from backend_core.orchestration.compare import DEFAULT_RTOL, compare_facts, compare_to_dict
+        from backend_core.orchestration.compare.sides import side_from_result
 
         self._running = False
         try:

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from backend_core.layout import Layout, compute_layout
+from backend_core.analyses.graph_layout import Layout, compute_layout
 
 from app.runtime.background import BackgroundRunner
 

@@ -33,9 +33,9 @@ def _with_browse(edit: QLineEdit, on_browse: Any) -> QWidget:
 
 def boards_for(target: str) -> list[tuple[str, str]]:
     """(label, board name) of every board whose core is `target`, for the board list."""
-    from backend_core.boards.specs import all_boards
-    from backend_core.cpus import normalise_target
-    from backend_core.memory.fit import kib
+    from backend_core.common.boards.specs import all_boards
+    from backend_core.common.cpus import normalise_target
+    from backend_core.target.memory.fit import kib
 
     out = []
     for b in all_boards().values():
@@ -130,9 +130,9 @@ class BundleDialog(QDialog):
     # -- what is wrong, before anything runs -------------------------------------------------------
     def problems(self) -> list[str]:
         """What stops the export, checkout first, in the window's words ([] when it can start)."""
-        from backend_core.errors import BadInputError
-        from backend_core.export import check_destination
-        from backend_core.toolchain.checkout import inspect_checkout
+        from backend_core.common.errors import BadInputError
+        from backend_core.target.export import check_destination
+        from backend_core.target.toolchain.checkout import inspect_checkout
 
         out = []
         root = self.et_root.text().strip()
@@ -205,7 +205,7 @@ class BundleDialog(QDialog):
         self.written.emit(folder)
 
     def _cancelled_text(self, folder: str) -> str:
-        from backend_core.export import is_bundle
+        from backend_core.target.export import is_bundle
 
         if folder and is_bundle(Path(folder)):
             return f"{_link(folder)}: bundle written, not checked (export again with the QEMU proof ticked)."

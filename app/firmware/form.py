@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QToolButton, QWidget)
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
-from backend_core.jobs.spec import RunOptions
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.orchestration.jobs.spec import RunOptions
 
 from app.runtime.settings import app_settings, get_bool, get_str
 from app.widgets.elided_label import ElidedLabel

@@ -23,7 +23,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from backend_core.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from app.firmware.form import TargetForm
 from app.firmware.results import TargetResults

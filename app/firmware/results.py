@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
-from backend_core import protocol
-from backend_core.simulate.uart import abbreviate_line
+from backend_core.common import protocol
+from backend_core.target.simulate.uart import abbreviate_line
 
 from app.firmware.views import (OUTCOME_COLORS, DoctorView, GapPlot, ResultView, recorded_run_html,
                                 recorded_run_summary)
@@ -102,7 +102,7 @@ class TargetResults(QWidget):
     def on_line(self, stream: str, text: str) -> None:
         """A streamed line; a build's progress line ("N% (done/total steps)") also moves the bar's text."""
         if stream == "progress":
-            from backend_core.runner_build.speed import parse_progress
+            from backend_core.target.build.speed import parse_progress
 
             p = parse_progress(text)
             if p is not None:

@@ -1,11 +1,11 @@
-"""What "Run on target" runs, as data: the `backend_core.jobs.Job` of one press, made of the window's
+"""What "Run on target" runs, as data: the `backend_core.orchestration.jobs.Job` of one press, made of the window's
 lowering (so the node ids of the run's per-layer gaps are the graph's) and the form's RunOptions. The
 panel runs it with app.runtime.qt_job.QtJob (the job worker process) and shows its events and result."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend_core.jobs.spec import Job, LowerRequest, RunOptions
+from backend_core.orchestration.jobs.spec import Job, LowerRequest, RunOptions
 
 
 @dataclass(frozen=True)

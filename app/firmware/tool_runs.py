@@ -5,7 +5,7 @@ tools, simulators and checkout are there, and the command that installs what is 
 Both are Qt-free, torch-free backend_core calls (`firmware.selftest.run_selftest`,
 `firmware.doctor.run_doctor`), run on a background thread of their own (app.runtime.BackgroundRunner,
 made per run and stopped after it). Cancel sets the self-test's cancel event: its build or simulator
-process group is killed (backend_core.toolchain.process) and the call returns."""
+process group is killed (backend_core.target.toolchain.process) and the call returns."""
 from __future__ import annotations
 
 import threading
@@ -43,7 +43,7 @@ class ToolRuns(QObject):
 
     def selftest(self, target: str, sim: str, timeout: float, variant: str = "selftest") -> None:
         """Build and run the self-test firmware `variant` (the diagnostic ones: selftest-fail, hang, fault)."""
-        from backend_core.doctor.selftest import run_selftest
+        from backend_core.target.doctor.selftest import run_selftest
 
         cancel = self._cancel = threading.Event()
 
@@ -57,7 +57,7 @@ class ToolRuns(QObject):
         self._start("selftest", work)
 
     def doctor(self, et_root: str, cmsis_nn: str) -> None:
-        from backend_core.doctor.machine import run_doctor
+        from backend_core.target.doctor.machine import run_doctor
 
         def work() -> dict[str, Any]:
             report = run_doctor(et_root=et_root or None, cmsis_nn=cmsis_nn or None)
@@ -105,7 +105,7 @@ class ToolRuns(QObject):
 
 def _guarded(work: Callable[[], dict[str, Any]], cancel: threading.Event) -> dict[str, Any]:
     """Typed errors (missing tool exit 2, build/run failure exit 3) and a cancel as outcomes."""
-    from backend_core.errors import Cancelled, CmlensError
+    from backend_core.common.errors import Cancelled, CmlensError
 
     try:
         out = work()

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QTextBrowser,
 from app.widgets.elided_label import ElidedLabel
 from app.widgets.theme import OUTCOME_COLORS, PLACEHOLDER_STYLE, UI  # OUTCOME_COLORS re-exported for the panel
 
-NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.simulate.uart_records
+NOT_CYCLE_ACCURATE = "simulator: not cycle-accurate"   # same words as backend_core.target.simulate.uart_records
 
 
 def _fmt(x: Any) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backend_core.layout import Layout, LayoutOptions, auto_collapse, compute_layout
-from backend_core.snapshot.model import GraphSnapshot
+from backend_core.analyses.graph_layout import Layout, LayoutOptions, auto_collapse, compute_layout
+from backend_core.common.snapshot.model import GraphSnapshot
 
 from app.runtime.background import BackgroundRunner
 

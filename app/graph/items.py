@@ -9,8 +9,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from backend_core.layout import LINE_H, PAD_Y, EdgeRoute, ViewCluster, ViewItem
-from backend_core.snapshot.model import KIND_FALLBACK
+from backend_core.analyses.graph_layout import LINE_H, PAD_Y, EdgeRoute, ViewCluster, ViewItem
+from backend_core.common.snapshot.model import KIND_FALLBACK
 
 from app.widgets import theme
 

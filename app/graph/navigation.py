@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot
+from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot
 
 from app.graph.view import GraphView
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from backend_core.layout import Layout
+from backend_core.analyses.graph_layout import Layout
 
 from app.runtime.background import BackgroundRunner
 from app.graph.export import render_scene_image

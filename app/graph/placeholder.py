@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from backend_core.models.sniff import is_artefact_path
+from backend_core.stages.models.sniff import is_artefact_path
 
 from app.widgets.theme import PLACEHOLDER_STYLE
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
-from backend_core.layout import Layout, tensor_text
-from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
+from backend_core.analyses.graph_layout import Layout, tensor_text
+from backend_core.common.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
 
 from app.widgets import theme
 from app.graph.items import BoxItem, ClusterItem, EdgeItem

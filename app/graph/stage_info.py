@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from backend_core.diff import StageDiff
-from backend_core.snapshot.model import KIND_FALLBACK
+from backend_core.common.diff import StageDiff
+from backend_core.common.snapshot.model import KIND_FALLBACK
 
 from app.graph.scene import GraphScene
 

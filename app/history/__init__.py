@@ -1,4 +1,4 @@
-"""The History tab: a model's recorded figures over its commits (backend_core.history)."""
+"""The History tab: a model's recorded figures over its commits (backend_core.orchestration.history)."""
 from .view import HistoryView
 
 __all__ = ["HistoryView"]

@@ -1,14 +1,14 @@
-"""What the History tab shows, read from a store (backend_core.history) on a background thread: plain data,
+"""What the History tab shows, read from a store (backend_core.orchestration.history) on a background thread: plain data,
 no widgets. One road with `cmlens history show`: load_history, series, the changes, the recorded reports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend_core.errors import CmlensError
-from backend_core.history import History, HistoryStore, load_history, metric_names, open_store, series
-from backend_core.history.metrics import label
-from backend_core.history.trends import METRIC, VERSION
+from backend_core.common.errors import CmlensError
+from backend_core.orchestration.history import History, HistoryStore, load_history, metric_names, open_store, series
+from backend_core.orchestration.history.metrics import label
+from backend_core.orchestration.history.trends import METRIC, VERSION
 
 
 @dataclass
@@ -63,7 +63,7 @@ def load_data(where: str, model: str | None = None) -> HistoryData:
     series_of = store.models()
     models = sorted({m for m, _, _ in series_of})
     if not models:
-        from backend_core.errors import BadInputError
+        from backend_core.common.errors import BadInputError
 
         raise BadInputError(f"The history store {store.where} is empty.",
                             "Record with `cmlens history backfill MODEL --last N` or `--record`.")
@@ -106,9 +106,9 @@ def recorded_report(data: HistoryData, index: int) -> dict[str, Any] | None:
 
 def change_compare(data: HistoryData, index: int) -> dict[str, Any] | None:
     """The compare JSON of commit `index` against the last commit before it that lowered (None: nothing to
-    compare), the one the trends page links to (backend_core.history.pages.change_comparison)."""
-    from backend_core.compare.result import compare_to_dict
-    from backend_core.history.pages import change_comparison
+    compare), the one the trends page links to (backend_core.orchestration.history.pages.change_comparison)."""
+    from backend_core.orchestration.compare.result import compare_to_dict
+    from backend_core.orchestration.history.pages import change_comparison
 
     cmp = change_comparison(data.history.records, index,
                             lambda r: data.store.report(r.model, r.config, r.commit))

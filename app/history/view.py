@@ -4,7 +4,7 @@ or PostgreSQL URL), one pyqtgraph chart per metric, the changes list beside them
 A click on a point opens that commit's recorded lowering in the window (the report the store keeps: no
 lowering again); a click on a change opens the compare of that commit against the one before it (their
 recorded facts and reports, as `cmlens history show --html --reports` writes it). The store is read on a
-background thread (backend_core.history: SQLAlchemy, no torch).
+background thread (backend_core.orchestration.history: SQLAlchemy, no torch).
 
 Signals:
     pointOpened(object, str): (a recorded lowering report, a title) to show as the window's lowering.
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLin
                                QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from app.runtime.background import BackgroundRunner
-from backend_core.errors import CmlensError
+from backend_core.common.errors import CmlensError
 
 from .loading import HistoryData, change_compare, load_or_error, recorded_report, without_password
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from app.widgets import theme
-from backend_core.fallback.pass_failure import failure_lines
+from backend_core.stages.fallback.pass_failure import failure_lines
 
 
 class ErrorPanel(QFrame):

@@ -1,7 +1,7 @@
 """Exports: JSON and standalone HTML reports, .pte / .bpte (a lower Job in the job worker, which hits
 the result cache, written by the job's one output writer: a .bpte with its references.json beside it,
 as `cmlens lower --bpte` writes it), a firmware bundle for the user's own project (the Job `cmlens export`
-submits: backend_core.jobs.export_step), and the current graph as SVG / PNG."""
+submits: backend_core.orchestration.jobs.export_step), and the current graph as SVG / PNG."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.files import write_atomic
-from backend_core.jobs.spec import ExportOptions, Job
-from backend_core.report.json_report import ReportSubject, build_report
-from backend_core.versions import stack_versions
+from backend_core.common.files import write_atomic
+from backend_core.orchestration.jobs.spec import ExportOptions, Job
+from backend_core.analyses.report.json_report import ReportSubject, build_report
+from backend_core.common.versions import stack_versions
 
 from app.runtime.background import BackgroundRunner
 from app.lowering.session import LowerRequest, LoweringSession
@@ -82,7 +82,7 @@ class Exporter(QObject):
         report = self.report()
 
         def run() -> str:
-            from backend_core.report.html_report import write_html
+            from backend_core.analyses.report.html_report import write_html
 
             return str(write_html(report, path) or path)
 
@@ -128,7 +128,7 @@ class Exporter(QObject):
         folder = str(((self.bundle_result or {}).get("job") or {}).get("export", {}).get("output", ""))
         section = ((job_result or {}).get("steps") or {}).get("export")
         if status == "cancelled":
-            from backend_core.export import is_bundle
+            from backend_core.target.export import is_bundle
 
             written = bool(self._bundle_folder) and is_bundle(Path(self._bundle_folder))
             self.message.emit("Bundle export cancelled: " + ("bundle written, not checked" if written
@@ -191,9 +191,9 @@ def export_job(req: LowerRequest, kind: str, path: str) -> Job:
 
 def bundle_job(req: LowerRequest, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
                force: bool = False, command: str = "", board: str | None = None) -> Job:
-    """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.jobs.export_step), with
+    """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.orchestration.jobs.export_step), with
     the window's lowering as it was made and the CPU it was lowered for."""
-    from backend_core.jobs.export_step import export_job
+    from backend_core.orchestration.jobs.export_step import export_job
 
     return export_job(req.source, req.job_request(), board,
                       ExportOptions(output=folder, force=force, check=check, command=command),

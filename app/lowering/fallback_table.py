@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from backend_core.fallback.changed import keep_going_summary
+from backend_core.stages.fallback.changed import keep_going_summary
 
 from app.lowering.session import LoweringSession
 from app.lowering.view_state import ViewState

@@ -10,11 +10,11 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from backend_core.layout import tensor_text
-from backend_core.preflight.dim_order import describe as describe_dim_order
-from backend_core.finding import Finding
-from backend_core.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
-from backend_core.fallback.fixes import fix_for
+from backend_core.analyses.graph_layout import tensor_text
+from backend_core.analyses.preflight.dim_order import describe as describe_dim_order
+from backend_core.common.finding import Finding
+from backend_core.common.snapshot.model import KIND_LABELS, GraphSnapshot, NodeSnapshot, QParam
+from backend_core.stages.fallback.fixes import fix_for
 
 from app.widgets import theme
 from app.lowering.session import LoweringSession

@@ -8,19 +8,19 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar,
                                QPushButton, QSizePolicy, QToolButton, QWidget)
 
-from backend_core.models.zoo import ZOO, zoo_names
-from backend_core.cpus import DEFAULT_TARGET, ISA, TARGETS
+from backend_core.stages.models.zoo import ZOO, zoo_names
+from backend_core.common.cpus import DEFAULT_TARGET, ISA, TARGETS
 
 from app.lowering.session import LowerRequest, LoweringSession
 from app.widgets.elided_label import ElidedLabel
 from app.widgets.samples_picker import SamplesPicker
-from backend_core.models.sniff import open_filter
+from backend_core.stages.models.sniff import open_filter
 
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 1
 
 
-# what Open accepts: model sources, and artefacts ExecuTorch's own flow wrote (read by backend_core.artefacts)
-OPEN_FILTER = open_filter()            # backend_core.models.sniff: the one registry of ExecuTorch formats
+# what Open accepts: model sources, and artefacts ExecuTorch's own flow wrote (read by backend_core.lowering.artefacts)
+OPEN_FILTER = open_filter()            # backend_core.stages.models.sniff: the one registry of ExecuTorch formats
 
 
 class ModelBar(QWidget):

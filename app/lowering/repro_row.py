@@ -1,5 +1,5 @@
 """The window's "Write reproducer…" row above the graph: shown when ExecuTorch's own pass failed on the
-model (a failed lowering, or one that --keep-going got past), it runs the repro Job (backend_core.jobs.
+model (a failed lowering, or one that --keep-going got past), it runs the repro Job (backend_core.orchestration.jobs.
 repro_step, the same road as `cmlens repro`) in the job worker, shows its progress, can be cancelled,
 and ends with the written file and whether a fresh Python process fails the same way."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from backend_core.fallback.changed import a_pass_failed
-from backend_core.jobs.spec import Job, ReproOptions
+from backend_core.stages.fallback.changed import a_pass_failed
+from backend_core.orchestration.jobs.spec import Job, ReproOptions
 
 from app.lowering.session import LowerRequest, LoweringSession
 from app.runtime.qt_job import QtJob

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend_core.provenance import Provenance
-from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.common.provenance import Provenance
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.models.sniff import is_artefact_path
-from backend_core.diff import StageDiff, diff_snapshots
-from backend_core.jobs.spec import Job, LowerRequest as JobLowerRequest
-from backend_core.provenance import Provenance
-from backend_core.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.stages.models.sniff import is_artefact_path
+from backend_core.common.diff import StageDiff, diff_snapshots
+from backend_core.orchestration.jobs.spec import Job, LowerRequest as JobLowerRequest
+from backend_core.common.provenance import Provenance
+from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 
 from app.lowering.source_watch import SourceWatch
 from app.runtime.qt_job import QtJob
@@ -143,7 +143,7 @@ class LoweringSession(QObject):
     def show_recorded(self, report: dict[str, Any], title: str) -> None:
         """A lowering recorded earlier (a history store keeps each commit's report): its stages shown as a
         finished lowering, nothing lowered. "Lower" then lowers the model file as it is now."""
-        from backend_core.report.json_report import snapshots_from_report
+        from backend_core.analyses.report.json_report import snapshots_from_report
 
         self.job.shutdown(graceful=False)
         self.previous_snapshots = []

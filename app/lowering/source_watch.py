@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from backend_core.models.dependencies import Dependency, describe_changes, file_digest
+from backend_core.stages.models.dependencies import Dependency, describe_changes, file_digest
 
 QUIET_MS = 300          # editors write in bursts (write, fsync, rename): look once they are done
 

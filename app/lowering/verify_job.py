@@ -11,8 +11,8 @@ from PySide6.QtCore import QObject, Signal
 
 from dataclasses import replace
 
-from backend_core.jobs.spec import Job
-from backend_core.snapshot.model import GraphSnapshot
+from backend_core.orchestration.jobs.spec import Job
+from backend_core.common.snapshot.model import GraphSnapshot
 
 from app.lowering.session import LowerRequest
 from app.runtime.qt_job import QtJob

@@ -6,7 +6,7 @@ from typing import Any
 
 import pyqtgraph as pg
 
-from backend_core.memory.fit import kib
+from backend_core.target.memory.fit import kib
 
 from app.widgets.plot_text import legend_above
 
@@ -32,7 +32,7 @@ def segments(rep: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
         ram.append(("fast memory (mem_id 2)", fast))
     flash = [("constants", rep["constant_bytes"]), ("program", rep["program_bytes"])]
     rt = rep.get("runtime")
-    if rt:       # the runtime around the model (backend_core.memory.runtime): the whole firmware
+    if rt:       # the runtime around the model (backend_core.target.memory.runtime): the whole firmware
         if rt.get("event_tracer"):
             ram.append(("ETDump buffer", rep.get("etdump_base64_bytes", 0)))
         ram += [("runtime .data/.bss", rt["data"] + rt["bss"]), ("stack", rt["stack"]), ("heap", rt["heap"])]

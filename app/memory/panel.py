@@ -4,14 +4,14 @@ Public API (the shell wires it; this package imports no other feature package):
 - `MemoryPanel(parent)`; `set_lowering_result(data)` with the lowering worker's `done` message (its
   `memory` key, present when the worker ran with `--memory`), a report dict with `memory`, or the
   `memory` dict itself (None: clear);
-- `set_board(name)`: pick a board (names of backend_core.boards.specs.all_boards(); "" for none);
+- `set_board(name)`: pick a board (names of backend_core.common.boards.specs.all_boards(); "" for none);
 - signal `nodeClicked(str)`: the final-graph node id of the op clicked in the timeline;
 - signal `boardChanged(str)`: the board picked;
 - `node_html(node_id)`: a node's output bytes, where they live (memory id, offset), scratch, constants,
   live bytes at that op, for the inspector;
 - `verdict()`: the current verdict dict (or None);
 - `bytes_by_node(what)`: {node id: bytes} ("live_bytes", "scratch_bytes", "constant_bytes") to colour the graph.
-The verdict for another board is recomputed here (backend_core.memory.attach_board is plain Python);
+The verdict for another board is recomputed here (backend_core.target.memory.attach_board is plain Python);
 nothing here imports torch or ExecuTorch."""
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter,
                                QStackedWidget, QTextBrowser, QVBoxLayout, QWidget)
 
-from backend_core.errors import CmlensError
-from backend_core.memory import attach_board
-from backend_core.boards.specs import all_boards, board_named, custom_board
-from backend_core.memory.fit import kib
+from backend_core.common.errors import CmlensError
+from backend_core.target.memory import attach_board
+from backend_core.common.boards.specs import all_boards, board_named, custom_board
+from backend_core.target.memory.fit import kib
 
 from app.memory.bars import StackedBars
 from app.memory.timeline import TimelinePlot

@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtGui import QLinearGradient, QPainter
 from PySide6.QtWidgets import QWidget
 
-from backend_core.numerics.results import PAIR_LABELS, PAIR_LOWERED_VS_FLOAT, NumericsResult
+from backend_core.analyses.numerics.results import PAIR_LABELS, PAIR_LOWERED_VS_FLOAT, NumericsResult
 
 from app.numerics.plot import PLOT_CAP_DB
 

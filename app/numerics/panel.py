@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from backend_core.jobs.spec import Job, LowerRequest, NumericsOptions
-from backend_core.numerics.results import PAIR_LABELS, NumericsResult
+from backend_core.orchestration.jobs.spec import Job, LowerRequest, NumericsOptions
+from backend_core.analyses.numerics.results import PAIR_LABELS, NumericsResult
 
 from app.numerics.view import NumericsView, error_values, heat_range
 from app.runtime.qt_job import QtJob

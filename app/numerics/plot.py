@@ -10,7 +10,7 @@ from typing import Any
 
 from app.widgets.plot_text import legend_above
 
-from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
+from backend_core.analyses.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
                                            NumericsResult)
 

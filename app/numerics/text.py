@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT,
+from backend_core.analyses.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT,
                                            PAIR_LOWERED_VS_FQ, LayerResult, NumericsResult)
 
 

@@ -1,6 +1,6 @@
 """The Numerics tab: per-layer SQNR, reference-vs-lowered scatter, histograms, heat colours.
 
-Pure view: it shows a NumericsResult (backend_core.numerics.results, no torch) and emits
+Pure view: it shows a NumericsResult (backend_core.analyses.numerics.results, no torch) and emits
 `nodeClicked(node_id)` with the FINAL snapshot's node id when a point is clicked. It never runs
 anything; the panel (app.numerics.panel) submits a lowering + numerics Job to the job worker
 through app.runtime.qt_job.QtJob (a Job in the job worker: the GUI does not import torch).
@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from backend_core.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
+from backend_core.analyses.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LABELS, PAIR_LOCAL,
                                            PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ, PAIRS,
                                            SQNR_CAP_DB, NumericsResult)
 

@@ -7,7 +7,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 
-from backend_core.profile.model import Profile
+from backend_core.target.profile.model import Profile
 
 BAR_HEIGHT = 0.7
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from backend_core.profile.model import Profile
+from backend_core.target.profile.model import Profile
 
 HEAT_MAP = "inferno"
 FLOOR = 1e-4          # shares below 0.01 % are drawn at the floor

@@ -18,8 +18,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from backend_core.profile.model import Profile
-from backend_core.snapshot.model import KIND_CMSIS, KIND_FALLBACK
+from backend_core.target.profile.model import Profile
+from backend_core.common.snapshot.model import KIND_CMSIS, KIND_FALLBACK
 
 from app.profile import heat
 from app.profile.bars import ClickableBars, bar_rows

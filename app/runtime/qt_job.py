@@ -1,6 +1,6 @@
-"""The window's one road to a Job: a Qt adapter over backend_core.execute's WorkerProcessExecutor.
+"""The window's one road to a Job: a Qt adapter over backend_core.orchestration.execute's WorkerProcessExecutor.
 
-`QtJob.start(job)` submits the Job to the worker-process executor (`python -m backend_core.workers.job`,
+`QtJob.start(job)` submits the Job to the worker-process executor (`python -m backend_core.orchestration.workers.job`,
 Job JSON on its stdin: torch never enters the GUI process) and turns the handle's events into signals on
 the GUI thread; `cancel()` is what a Cancel button calls. Lowering, numerics, verification, compare,
 evaluate, run on target, export and the reproducer all go through here, so the window runs exactly the
@@ -20,7 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from backend_core.execute.worker_process import WorkerProcessExecutor, signal_group
+from backend_core.orchestration.execute.worker_process import WorkerProcessExecutor, signal_group
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The worker's own stop takes at most ~7 s (toolchain.process: SIGTERM the group, SIGKILL after 2 s, wait
@@ -78,7 +78,7 @@ class QtJob(QObject):
 
     # ------------------------------------------------------------------ control
     def start(self, job: Any) -> None:
-        """Run `job` (a backend_core.jobs.Job) in a new job worker; a running one is ended first."""
+        """Run `job` (a backend_core.orchestration.jobs.Job) in a new job worker; a running one is ended first."""
         self.shutdown(graceful=False)
         self._run += 1
         run = self._run

@@ -14,7 +14,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
-from backend_core.models.sniff import is_artefact_path
+from backend_core.stages.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.artefacts.overlay import gap_heat, gap_legend_texts

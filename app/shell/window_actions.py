@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from backend_core.fallback.changed import keep_going_summary
-from backend_core.models.sniff import is_artefact_path
+from backend_core.stages.fallback.changed import keep_going_summary
+from backend_core.stages.models.sniff import is_artefact_path
 
 from app.compare import CompareDialog
 from app.runtime.settings import get_str

@@ -9,9 +9,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from backend_core.errors import BadInputError
-from backend_core.jobs import Job
-from backend_core.sweep.dashboard import COLUMNS, rows_of
+from backend_core.common.errors import BadInputError
+from backend_core.orchestration.jobs import Job
+from backend_core.orchestration.sweep.dashboard import COLUMNS, rows_of
 
 NUMERIC = {"fallbacks", "arena_bytes", "method_allocator_bytes", "pte_bytes", "instructions", "seconds", "top1", "flips"}
 

@@ -11,8 +11,8 @@ from typing import Any
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from backend_core.errors import CmlensError
-from backend_core.sweep.dashboard import COLUMNS
+from backend_core.common.errors import CmlensError
+from backend_core.orchestration.sweep.dashboard import COLUMNS
 
 from .model import SweepTableModel, read_sweep
 

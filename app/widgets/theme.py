@@ -6,7 +6,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPalette
 
 import resources
 
-from backend_core.snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT,
+from backend_core.common.snapshot.model import (KIND_ATEN, KIND_CMSIS, KIND_DATA, KIND_FALLBACK, KIND_INPUT,
                                          KIND_LABELS, KIND_PLUMBING, KIND_QUANT, KIND_WEIGHT)
 
 _C = resources.colors()

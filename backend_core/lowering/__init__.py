@@ -1,8 +1,3 @@
-"""Lowering a model source (or reading an artefact) into snapshots with fallback reasons and
-pre-flight findings, cached: `lower()` is the one entry every job step, worker and test shares.
-`verify` re-lowers modified copies to check the fixes the tool suggests (it composes the pipeline
-with the fallback package, so it lives here, above both)."""
-from backend_core.lowering_result import LoweringResult, supported_targets
-from backend_core.lowering.entry import StageCallback, lower
-
-__all__ = ["LoweringResult", "StageCallback", "lower", "supported_targets"]
+"""The lowering tier: the one lowering entry (lower/), what a lowering returns (result.py), and the
+readers that turn ExecuTorch's own artefacts into the same result (artefacts/). Importing the tier
+imports nothing: artefacts/ stays free of torch."""

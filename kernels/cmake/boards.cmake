@@ -1,4 +1,4 @@
-# Board table: reads CMLENS_BOARD's row of kernels/boards.json (the one table; backend_core/boards/table.py
+# Board table: reads CMLENS_BOARD's row of kernels/boards.json (the one table; backend_core/common/boards/table.py
 # reads the same file) and generates the board's linker script from its memory regions.
 #
 # Sets: CMLENS_CPU, CMLENS_CPU_FLAGS (list), CMLENS_SIMULATOR, CMLENS_LINKER_SCRIPT (absolute, generated),
@@ -7,7 +7,7 @@
 if(NOT DEFINED CMLENS_KERNELS_DIR)
   get_filename_component(CMLENS_KERNELS_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 endif()
-# CMLENS_BOARDS_JSON: another table of the same format (backend_core/boards/sized.py writes one for an
+# CMLENS_BOARDS_JSON: another table of the same format (backend_core/common/boards/sized.py writes one for an
 # MCU's sizes laid out on a QEMU board); default the one table, kernels/boards.json.
 set(CMLENS_BOARDS_JSON "" CACHE FILEPATH "Board table (default: kernels/boards.json)")
 if(CMLENS_BOARDS_JSON)
@@ -91,7 +91,7 @@ foreach(_i RANGE ${_nregions})
 endforeach()
 string(APPEND _ld "}\n")
 # The four aliases every row names, then the finer ones a row may name (kernels/linker/cmlens_sections.ld):
-# STACK defaults to DATA's region, HEAP/POOL/TEMP/MODEL to BIG's. backend_core/boards/table.py
+# STACK defaults to DATA's region, HEAP/POOL/TEMP/MODEL to BIG's. backend_core/common/boards/table.py
 # (Board.linker_aliases) applies the same defaults.
 foreach(_alias VECTORS CODE DATA BIG STACK HEAP POOL TEMP MODEL)
   string(JSON _region ERROR_VARIABLE _no_alias GET "${_row}" sections ${_alias})

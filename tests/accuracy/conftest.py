@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend_core.models.digits import WEIGHTS, split
+from backend_core.stages.models.digits import WEIGHTS, split
 
 
 class Digits(nn.Module):
@@ -80,8 +80,8 @@ def train_script() -> Any:
 
 
 def run_eval_job(model: str, **evaluate: Any) -> Any:
-    from backend_core.jobs import Job, run_job
-    from backend_core.jobs.spec import EvaluateOptions
+    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs.spec import EvaluateOptions
 
     res = run_job(Job(model, steps=("lower", "evaluate"), evaluate=EvaluateOptions(**evaluate)))
     res.raise_error()
@@ -92,7 +92,7 @@ def write_npy_folder(folder: Path, n: int, offset: int = 0) -> Path:
     """The first n digits test images as .npy (without the batch dimension) + labels.csv with a header."""
     import numpy as np
 
-    from backend_core.models.digits import split
+    from backend_core.stages.models.digits import split
 
     _, x_te, _, y_te = split()
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,7 +107,7 @@ def write_npy_folder(folder: Path, n: int, offset: int = 0) -> Path:
 @pytest.fixture(scope="session")
 def digits(tmp_path_factory: pytest.TempPathFactory) -> Evaluated:
     """digits_cnn (the zoo's trained model) evaluated on its whole held-out split, once."""
-    from backend_core.accuracy import EvalPrograms
+    from backend_core.analyses.accuracy import EvalPrograms
 
     res = run_eval_job("digits_cnn")
     return Evaluated(res, EvalPrograms.from_lowering(res.lowering), tmp_path_factory.mktemp("digits"))
@@ -116,7 +116,7 @@ def digits(tmp_path_factory: pytest.TempPathFactory) -> Evaluated:
 @pytest.fixture(scope="session")
 def user_model(tmp_path_factory: pytest.TempPathFactory) -> Evaluated:
     """The model file above, evaluated on a --data folder of 150 .npy digits + labels.csv."""
-    from backend_core.accuracy import EvalPrograms
+    from backend_core.analyses.accuracy import EvalPrograms
 
     folder = tmp_path_factory.mktemp("user")
     (folder / "model.py").write_text(MODEL_FILE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from backend_core.models.calibration import calibration_set
+from backend_core.stages.models.calibration import calibration_set
 
 
 def test_an_explicit_count_overrides_the_models_own_samples() -> None:
@@ -20,8 +20,8 @@ def test_an_explicit_count_overrides_the_models_own_samples() -> None:
 
 
 def test_the_digits_entry_calibrates_on_training_images_only() -> None:
-    from backend_core.accuracy.data import sample_digest
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.analyses.accuracy.data import sample_digest
+    from backend_core.stages.models import load_model, parse_model_source
 
     m = load_model(parse_model_source("digits_cnn"))
     calib = {sample_digest(s) for s in calibration_set(m.example_inputs, None, m.calibration_inputs)}

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend_core.errors import BadInputError
+from backend_core.common.errors import BadInputError
 
 from .conftest import Evaluated, write_npy_folder
 
 
 def _evaluate(ev: Evaluated, folder: Path, **kw):  # noqa: ANN202
-    from backend_core.accuracy import evaluate, load_eval_set
+    from backend_core.analyses.accuracy import evaluate, load_eval_set
 
     p = ev.programs
     data = load_eval_set(p.loaded, p.example_inputs, str(folder), calibration=p.calibration, limit=kw.pop("limit", None))
@@ -23,7 +23,7 @@ def _evaluate(ev: Evaluated, folder: Path, **kw):  # noqa: ANN202
 def test_npy_folder_with_labels_on_a_user_model(user_model: Evaluated) -> None:
     import torch
 
-    from backend_core.models.digits import split
+    from backend_core.stages.models.digits import split
 
     ev = user_model.result.steps["evaluate"]
     assert ev["samples"] == 150 and ev["task"] == "classification" and "labels.csv" in ev["data"]
@@ -51,7 +51,7 @@ def test_flips_are_traced_to_the_users_own_layer_and_line(user_model: Evaluated)
         assert Path(file).name == "model.py" and "self." in lines[int(line) - 1]    # the forward() line
         assert g["module"] in g["label"] and f"model.py:{line}" in g["label"]
         assert g["sqnr_db"] < g["median_sqnr_db"]
-    from backend_core.accuracy.table import summary_lines
+    from backend_core.analyses.accuracy.table import summary_lines
 
     text = "\n".join(summary_lines(ev))
     assert f"of {fl['count']} flips start at {named[0]['label']}: SQNR" in text
@@ -60,7 +60,7 @@ def test_flips_are_traced_to_the_users_own_layer_and_line(user_model: Evaluated)
 def test_image_folder_with_the_files_preprocess(user_model: Evaluated, tmp_path: Path) -> None:
     from PIL import Image
 
-    from backend_core.models.digits import split
+    from backend_core.stages.models.digits import split
 
     _, x_te, _, y_te = split()
     root = tmp_path / "png"
@@ -78,8 +78,8 @@ def test_image_folder_with_the_files_preprocess(user_model: Evaluated, tmp_path:
 
 
 def test_calibration_samples_in_the_evaluation_data_are_named(digits: Evaluated, tmp_path: Path) -> None:
-    from backend_core.accuracy import load_eval_set
-    from backend_core.models.digits import split
+    from backend_core.analyses.accuracy import load_eval_set
+    from backend_core.stages.models.digits import split
 
     x_tr, x_te, _, _ = split()
     np.save(tmp_path / "calib_twin.npy", x_tr[3].numpy())            # a calibration image of digits_cnn
@@ -92,7 +92,7 @@ def test_calibration_samples_in_the_evaluation_data_are_named(digits: Evaluated,
 
 
 def _error(digits: Evaluated, folder: Path) -> str:
-    from backend_core.accuracy import load_eval_set
+    from backend_core.analyses.accuracy import load_eval_set
 
     p = digits.programs
     with pytest.raises(BadInputError) as e:
@@ -134,7 +134,7 @@ def test_bad_data_errors_name_the_file_and_the_fix(digits: Evaluated, tmp_path: 
 
 
 def test_a_label_out_of_range_names_the_sample(digits: Evaluated, tmp_path: Path) -> None:
-    from backend_core.accuracy import evaluate, load_eval_set
+    from backend_core.analyses.accuracy import evaluate, load_eval_set
 
     write_npy_folder(tmp_path, 2)
     (tmp_path / "labels.csv").write_text("d000.npy,3\nd001.npy,12\n")
@@ -149,7 +149,7 @@ def test_regression_targets_and_a_model_without_eval_data(digits: Evaluated, tmp
     """A label that is a tensor file makes a regression: errors against the target, per model."""
     import torch
 
-    from backend_core.accuracy import evaluate, load_eval_set
+    from backend_core.analyses.accuracy import evaluate, load_eval_set
 
     write_npy_folder(tmp_path, 3)
     for i in range(3):
@@ -188,6 +188,6 @@ def test_an_autoencoder_with_anomaly_labels_gets_reconstruction_error_and_auc(tm
         m = ev["models"][k]
         assert m["reconstruction_mse"] > 0 and 0.0 <= m["auc"] <= 1.0
     assert ev["outputs"][0]["shape"] == [1, 640] and ev["outputs"][0]["lowered_vs_float"]["rmse"] > 0
-    from backend_core.accuracy.table import summary_lines
+    from backend_core.analyses.accuracy.table import summary_lines
 
     assert "recon MSE" in "\n".join(summary_lines(ev))

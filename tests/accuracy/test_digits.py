@@ -30,9 +30,9 @@ def test_lowered_accuracy_is_close_to_float(digits: Evaluated) -> None:
 
 
 def test_it_never_lowers_twice_and_its_json_is_the_jobs(digits: Evaluated) -> None:
-    from backend_core.jobs import Job
-    from backend_core.jobs.result import JobResult
-    from backend_core.jobs.spec import EvaluateOptions
+    from backend_core.orchestration.jobs import Job
+    from backend_core.orchestration.jobs.result import JobResult
+    from backend_core.orchestration.jobs.spec import EvaluateOptions
 
     res = digits.result
     assert res.steps["lower"]["from_cache"] is False            # kept stages: a live lowering, once
@@ -52,7 +52,7 @@ def test_the_lowered_run_matches_the_final_program_run_by_hand(digits: Evaluated
     """The 'lowered' model is the final edge program itself (final_ep.module()(x))."""
     import torch
 
-    from backend_core.accuracy import load_eval_set
+    from backend_core.analyses.accuracy import load_eval_set
 
     p = digits.programs
     es = load_eval_set(p.loaded, p.example_inputs, limit=3)

@@ -86,7 +86,7 @@ def test_sweep_has_calib_and_top1_columns(tmp_path: Path, qtbot) -> None:  # noq
     out = tmp_path / "sweep"
     assert main(["sweep", "digits_cnn", "--steps", "lower,evaluate", "--vary", "calib=random:1,model:8",
                  "--eval-limit", "40", "--workers", "1", "--out", str(out)]) == 0
-    from backend_core.sweep.dashboard import COLUMNS
+    from backend_core.orchestration.sweep.dashboard import COLUMNS
 
     keys = [k for k, _ in COLUMNS]
     assert {"calib", "top1", "flips"} <= set(keys)

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from backend_core.accuracy.metrics import auc, classification, margin, output_errors, reconstruction_errors, topk
+from backend_core.analyses.accuracy.metrics import auc, classification, margin, output_errors, reconstruction_errors, topk
 
 
 def test_classification_on_three_samples() -> None:

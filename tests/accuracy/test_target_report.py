@@ -24,8 +24,8 @@ def _ev(exact: int) -> dict[str, Any]:
 
 
 def test_table_and_html_show_the_target_row_and_verdict() -> None:
-    from backend_core.accuracy.table import summary_lines
-    from backend_core.report.accuracy_html import accuracy_html
+    from backend_core.analyses.accuracy.table import summary_lines
+    from backend_core.analyses.report.accuracy_html import accuracy_html
 
     text = "\n".join(summary_lines(_ev(4)))
     row = next(x for x in text.splitlines() if x.startswith("target (4 samples)"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.simulate.uart import parse_uart
+from backend_core.target.simulate.uart import parse_uart
 
 from .plain_flow import PlainArtefacts, make_artefacts
 

@@ -22,7 +22,7 @@ class PlainArtefacts:
 def make_artefacts(zoo_name: str, out: Path, *, bundle_in_record: bool = False) -> PlainArtefacts:
     import torch
 
-    from backend_core.models.zoo import ZOO
+    from backend_core.stages.models.zoo import ZOO
 
     model, inputs, _notes = ZOO[zoo_name].build()
     if any(isinstance(x, torch.Tensor) and x.dim() == 4 for x in inputs):

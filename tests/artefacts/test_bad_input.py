@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.artefacts import open_artefact
-from backend_core.errors import BadInputError
-from backend_core.models import parse_model_source
+from backend_core.lowering.artefacts import open_artefact
+from backend_core.common.errors import BadInputError
+from backend_core.stages.models import parse_model_source
 
 ROOT = Path(__file__).resolve().parents[2]
 

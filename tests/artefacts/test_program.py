@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.artefacts import open_artefact
-from backend_core.lowering import lower
-from backend_core.pipeline.stages import PipelineOptions
-from backend_core.snapshot.classify import namespace, op_base_name
-from backend_core.snapshot.model import KIND_DATA, KIND_FALLBACK, KIND_PLUMBING
+from backend_core.lowering.artefacts import open_artefact
+from backend_core.lowering.lower import lower
+from backend_core.stages.pipeline.stages import PipelineOptions
+from backend_core.common.snapshot.classify import namespace, op_base_name
+from backend_core.common.snapshot.model import KIND_DATA, KIND_FALLBACK, KIND_PLUMBING
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,7 +108,7 @@ def test_cli_lower_pte_writes_a_one_stage_report(plain, tmp_path: Path) -> None:
 
 FAST_CHILD = """
 import json, sys
-from backend_core.artefacts import open_artefact
+from backend_core.lowering.artefacts import open_artefact
 res = open_artefact(sys.argv[1], use_cache=False)
 print(json.dumps({"torch": "torch" in sys.modules, "snapshot": res.final.to_dict()}, default=str))
 """

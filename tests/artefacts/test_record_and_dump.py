@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.artefacts import open_artefact
-from backend_core.snapshot.model import KIND_FALLBACK
+from backend_core.lowering.artefacts import open_artefact
+from backend_core.common.snapshot.model import KIND_FALLBACK
 
 
 def test_etrecord_gives_its_graphs_as_stages(plain, tmp_path: Path) -> None:
@@ -90,4 +90,4 @@ def test_etdump_of_a_qemu_icount_run_gives_per_op_counts() -> None:
     assert counts["cortex_m_quantized_conv2d_out"] == 211_529 and counts["cortex_m_quantized_linear_out"] == 4_541
     assert all(c > 0 for c in counts.values()) and sum(counts.values()) <= prof["total"]
     conv = next(o for o in prof["ops"] if o["node"] == "cortex_m_quantized_conv2d_out")
-    assert conv["macs"] == 512_000                       # MACs from the program's shapes (backend_core.profile)
+    assert conv["macs"] == 512_000                       # MACs from the program's shapes (backend_core.target.profile)

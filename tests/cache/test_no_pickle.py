@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.cache import PAYLOAD_FILE, ResultCache
+from backend_core.stages.cache import PAYLOAD_FILE, ResultCache
 
 
 class _Planted:

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from backend_core.cache import decode_payload, encode_payload
-from backend_core.lowering.entry import lower
-from backend_core.pipeline import PipelineOptions
+from backend_core.stages.cache import decode_payload, encode_payload
+from backend_core.lowering.lower.entry import lower
+from backend_core.stages.pipeline import PipelineOptions
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ _SIDES: dict = {}
 
 @pytest.fixture(scope="session")
 def side():
-    """side("SOURCE@opts", **defaults) -> backend_core.compare.sides.Side, loaded once per session."""
+    """side("SOURCE@opts", **defaults) -> backend_core.orchestration.compare.sides.Side, loaded once per session."""
     pytest.importorskip("executorch")
-    from backend_core.compare.sides import load_side, parse_side
+    from backend_core.orchestration.compare.sides import load_side, parse_side
 
     def get(text: str, **defaults):
         key = (text, tuple(sorted(defaults.items())))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.compare.baseline import read_baseline
+from backend_core.orchestration.compare.baseline import read_baseline
 
 from .conftest import V1, V2
 

@@ -2,8 +2,8 @@
 Each checks the fallbacks added / removed on the user's lines and the deltas a user reads."""
 from __future__ import annotations
 
-from backend_core.compare import compare_facts, compare_to_dict
-from backend_core.compare.text import comparison_text
+from backend_core.orchestration.compare import compare_facts, compare_to_dict
+from backend_core.orchestration.compare.text import comparison_text
 
 from .conftest import NCHW, V1, V2
 

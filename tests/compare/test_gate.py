@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.compare.baseline import BASELINE_VERSION, read_baseline, write_baseline
+from backend_core.orchestration.compare.baseline import BASELINE_VERSION, read_baseline, write_baseline
 
 from .conftest import V1, V2
 

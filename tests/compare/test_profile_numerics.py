@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.compare import compare_facts
-from backend_core.compare.gate import GateOptions, parse_limit, run_gate
-from backend_core.compare.text import comparison_text
+from backend_core.orchestration.compare import compare_facts
+from backend_core.orchestration.compare.gate import GateOptions, parse_limit, run_gate
+from backend_core.orchestration.compare.text import comparison_text
 
 PROFILE_FIXTURES = Path(__file__).resolve().parents[1] / "profile" / "fixtures"
 TOTAL = 38_956          # Method::execute of the recorded inference, instructions
@@ -20,9 +20,9 @@ TOTAL = 38_956          # Method::execute of the recorded inference, instruction
 @pytest.fixture(scope="module")
 def recorded_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("executorch")
-    from backend_core.simulate.uart import parse_uart
-    from backend_core.profile import build_profile, parse_etdump, qemu_icount
-    from backend_core.snapshot.model import snapshot_from_dict
+    from backend_core.target.simulate.uart import parse_uart
+    from backend_core.target.profile import build_profile, parse_etdump, qemu_icount
+    from backend_core.common.snapshot.model import snapshot_from_dict
 
     uart = parse_uart((PROFILE_FIXTURES / "uart_profile_layernorm_mlp_mps3-an547.txt").read_text())
     final = snapshot_from_dict(json.loads((PROFILE_FIXTURES / "layernorm_mlp_m55.final.json").read_text()))
@@ -59,7 +59,7 @@ def test_instruction_limit_against_a_baseline_with_a_profile(side, recorded_prof
 
 
 def test_int16_numerics_per_op_and_at_the_output(side) -> None:
-    from backend_core.compare.sides import load_side, parse_side
+    from backend_core.orchestration.compare.sides import load_side, parse_side
 
     i8 = load_side(parse_side("layernorm_mlp@int8"), "int8", numerics_samples=2)
     i16 = load_side(parse_side("layernorm_mlp@int16"), "int16", numerics_samples=2)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from backend_core.compare.gate import parse_limit
-from backend_core.compare.qparams import DEFAULT_RTOL, qparam_differences
-from backend_core.errors import BadInputError
+from backend_core.orchestration.compare.gate import parse_limit
+from backend_core.orchestration.compare.qparams import DEFAULT_RTOL, qparam_differences
+from backend_core.common.errors import BadInputError
 
 Q = {"output": {"dtype": "int8", "scale": 0.0123456789, "zero_point": -3, "qmin": -128, "qmax": 127},
      "inputs": {"1": {"dtype": "int8", "scale": 0.002, "zero_point": 0, "qmin": -127, "qmax": 127, "axis": 0,

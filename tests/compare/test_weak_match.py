@@ -2,8 +2,8 @@
 lowering of the same model file: matched by operator order, op and shape, and the output says so."""
 from __future__ import annotations
 
-from backend_core.compare import compare_facts
-from backend_core.compare.text import comparison_text
+from backend_core.orchestration.compare import compare_facts
+from backend_core.orchestration.compare.text import comparison_text
 
 from .conftest import V1, V2
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 
-from backend_core.lowering import LoweringResult, lower
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.lowering.lower import LoweringResult, lower
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 _RESULTS: dict[tuple[str, str, str], LoweringResult] = {}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.jobs.lower_step import lower_source
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 MODELS = '''
 import torch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from backend_core.jobs import Job, LowerRequest, run_job
+from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
 
 def test_a_job_cancelled_after_its_first_stage_serialises_without_a_fallback_count() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.errors import BadInputError
-from backend_core.files import check_writable, write_atomic
+from backend_core.common.errors import BadInputError
+from backend_core.common.files import check_writable, write_atomic
 
 
 @pytest.fixture
@@ -58,8 +58,8 @@ def test_atomic_writes_honour_the_umask_and_keep_an_existing_mode(tmp_path: Path
 def test_a_job_whose_output_cannot_be_written_writes_nothing(tmp_path: Path) -> None:
     """The job road (the window, sweeps) too: exit 2, and no attempt to write the report afterwards (that
     attempt was the `KeyError: 'status'` of `--html /proc/x.html`)."""
-    from backend_core.jobs import Job, LowerRequest
-    from backend_core.jobs.run import run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest
+    from backend_core.orchestration.jobs.run import run_job
 
     res = run_job(Job("ds_cnn", LowerRequest(), outputs={"html": "/proc/cmlens-x.html",
                                                          "json": str(tmp_path / "r.json")}))
@@ -69,9 +69,9 @@ def test_a_job_whose_output_cannot_be_written_writes_nothing(tmp_path: Path) -> 
 
 def test_a_job_that_fails_before_lowering_still_gets_a_readable_report(tmp_path: Path) -> None:
     """A bad --inputs of numerics fails before the lowering: the HTML says so (it raised KeyError)."""
-    from backend_core.jobs import Job, LowerRequest
-    from backend_core.jobs.run import run_job
-    from backend_core.jobs.spec import NumericsOptions
+    from backend_core.orchestration.jobs import Job, LowerRequest
+    from backend_core.orchestration.jobs.run import run_job
+    from backend_core.orchestration.jobs.spec import NumericsOptions
 
     res = run_job(Job("ds_cnn", LowerRequest(), steps=("lower", "numerics"),
                       numerics=NumericsOptions(inputs=str(tmp_path / "no-such-inputs")),

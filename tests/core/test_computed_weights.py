@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "computed_weight.py"
 
@@ -17,8 +17,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "compute
 def test_folding_keeps_every_value_and_leaves_no_weight_arithmetic() -> None:
     import torch
 
-    from backend_core.fallback.parameter_folding import fold_parameter_computations
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.fallback.parameter_folding import fold_parameter_computations
+    from backend_core.stages.models import load_model, parse_model_source
 
     m = load_model(parse_model_source(f"{FIXTURE}:weight_norm"))
     ep = torch.export.export(m.module, m.example_inputs)
@@ -32,9 +32,9 @@ def test_folding_keeps_every_value_and_leaves_no_weight_arithmetic() -> None:
 
 
 def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reproduced(tmp_path: Path) -> None:
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.repro import make_repro
-    from backend_core.repro.minimize import run_fresh, same_error
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.repro import make_repro
+    from backend_core.analyses.repro.minimize import run_fresh, same_error
 
     source = f"{FIXTURE}:max_norm"
     failed = lower_source(source, PipelineOptions(calib=2), use_cache=False)
@@ -52,7 +52,7 @@ def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reprodu
     assert list(kept.verdicts["rewrites"]) == ["fold_parameter_computations"]
     assert sum(1 for s in said if s.startswith("--keep-going:")) == 1              # one round for the cause
     assert not kept.fallbacks()                                   # conv + bn + relu all on CMSIS-NN
-    from backend_core.fallback.changed import keep_going_summary
+    from backend_core.stages.fallback.changed import keep_going_summary
 
     assert f"fold_parameter_computations on a copy of the export (quantized failed; aten.renorm.default at " \
            f"{FIXTURE}:11)" in keep_going_summary(kept.verdicts)
@@ -65,7 +65,7 @@ def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reprodu
 
 
 def test_weight_norm_arithmetic_is_a_parameter_computation_and_its_fold_is_verified() -> None:
-    from backend_core.lowering.entry import lower
+    from backend_core.lowering.lower.entry import lower
 
     res = lower(f"{FIXTURE}:weight_norm", PipelineOptions(calib=2), use_cache=False, verify_suggestions=True)
     assert res.status == "done", res.error
@@ -81,7 +81,7 @@ def test_weight_norm_arithmetic_is_a_parameter_computation_and_its_fold_is_verif
 @pytest.mark.skipif(__import__("importlib").util.find_spec("braindecode") is None,
                     reason="needs braindecode: make test installs it into .model-libs (constraints.txt)")
 def test_braindecode_eegnet_lowers_with_keep_going() -> None:
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     source = str(Path(__file__).resolve().parents[2] / "bench" / "realworld_models3.py") + ":eegnet"
     kept = lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False)

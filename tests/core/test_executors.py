@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from backend_core.execute import InProcessExecutor, LocalPoolExecutor, WorkerProcessExecutor, as_completed
-from backend_core.jobs import Job, LowerRequest
+from backend_core.orchestration.execute import InProcessExecutor, LocalPoolExecutor, WorkerProcessExecutor, as_completed
+from backend_core.orchestration.jobs import Job, LowerRequest
 
 VOLATILE = {"timings_s", "host"}
 VOLATILE_LOWER = {"from_cache", "seconds", "cache_note"}
@@ -85,7 +85,7 @@ def test_bad_job_is_a_clear_error_in_the_worker(bad: dict) -> None:
     import subprocess
     import sys
 
-    from backend_core.protocol import JOB_WORKER, parse_line
+    from backend_core.common.protocol import JOB_WORKER, parse_line
 
     p = subprocess.run([sys.executable, "-m", JOB_WORKER], input=json.dumps({"model": "ds_cnn", **bad}),
                        capture_output=True, text=True, timeout=120)

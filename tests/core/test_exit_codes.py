@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from backend_core.errors import (EXIT_CODES, BadInputError, BuildError, Cancelled, SimulatorError,
+from backend_core.common.errors import (EXIT_CODES, BadInputError, BuildError, Cancelled, SimulatorError,
                                  StageFailedError, ToolMissingError, UnsupportedTargetError, exit_code_table)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -14,7 +14,7 @@ def test_readme_table_is_generated_from_the_code() -> None:
     text = README.read_text()
     m = re.search(r"<!-- exit-codes[^>]*-->\n(.*?)\n<!-- /exit-codes -->", text, re.S)
     assert m, "README has no generated exit-code table"
-    assert m.group(1).strip() == exit_code_table(), "README's exit codes differ: python -m backend_core.errors"
+    assert m.group(1).strip() == exit_code_table(), "README's exit codes differ: python -m backend_core.common.errors"
 
 
 def test_every_error_type_exits_with_its_cause_code() -> None:

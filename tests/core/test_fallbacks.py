@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from backend_core.fallback import CATEGORIES
-from backend_core.snapshot.capture import target_name
+from backend_core.stages.fallback import CATEGORIES
+from backend_core.common.snapshot.capture import target_name
 
 from .conftest import MODELS_FAST, lowered
 
@@ -20,7 +20,7 @@ NOT_COMPUTE = {"getitem", "memory.alloc", "view_copy", "_clone_dim_order", "clon
 def _executorch_compute_fallbacks(result) -> set[str]:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
-    from backend_core.cpus import target_config
+    from backend_core.common.cpus import target_config
 
     ep = CortexMPassManager(copy.deepcopy(result.pipeline.edge_program),
                             target_config=target_config(result.options.target)).transform()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.lowering import lower
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.lowering.lower import lower
+from backend_core.stages.pipeline.stages import PipelineOptions
 from tests.runner_build.test_cli_run import run_cli
 from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.jobs import Job, LowerRequest, MemoryOptions, RunOptions
+from backend_core.common.errors import BadInputError
+from backend_core.orchestration.jobs import Job, LowerRequest, MemoryOptions, RunOptions
 
 
 def test_a_job_survives_json_with_every_option() -> None:

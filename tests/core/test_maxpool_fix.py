@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def test_the_max_pool_fix_names_only_what_the_call_uses() -> None:
     """nn.MaxPool1d(2) has ceil_mode=False and no dilation: telling its user to use them was no help (issue 46)."""
-    from backend_core.fallback.suggestions import maxpool2d_fix, suggestion_for
+    from backend_core.stages.fallback.suggestions import maxpool2d_fix, suggestion_for
 
     assert "no 1-D max pool" in suggestion_for("max_pool1d", "not_annotated", "max_pool2d_with_indices")
     assert "ceil_mode" not in suggestion_for("max_pool1d", "not_annotated", "max_pool2d_with_indices")

@@ -1,13 +1,13 @@
-"""One option grammar (backend_core/jobs/options.py): a compare side, a sweep's --vary and a compare's
+"""One option grammar (backend_core/orchestration/jobs/options.py): a compare side, a sweep's --vary and a compare's
 --vary read the same text as the same value, and refuse the same bad text with the same message."""
 from __future__ import annotations
 
 import pytest
 
-from backend_core.compare.sides import expand_vary, parse_side
-from backend_core.errors import BadInputError
-from backend_core.jobs.options import parse_vary
-from backend_core.sweep import parse_vary as sweep_vary
+from backend_core.orchestration.compare.sides import expand_vary, parse_side
+from backend_core.common.errors import BadInputError
+from backend_core.orchestration.jobs.options import parse_vary
+from backend_core.orchestration.sweep import parse_vary as sweep_vary
 
 
 def test_sweep_and_compare_vary_read_the_same_values() -> None:

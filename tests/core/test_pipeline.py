@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from backend_core.pipeline.passes import pass_list, stage_names
-from backend_core.provenance import Provenance
-from backend_core.snapshot.capture import capture
-from backend_core.snapshot.model import KIND_CMSIS, snapshot_from_dict
+from backend_core.stages.pipeline.passes import pass_list, stage_names
+from backend_core.common.provenance import Provenance
+from backend_core.common.snapshot.capture import capture
+from backend_core.common.snapshot.model import KIND_CMSIS, snapshot_from_dict
 
 from .conftest import MODELS_FAST, lowered
 
@@ -32,7 +32,7 @@ def _node_signature(program) -> list[tuple]:
 def test_final_graph_equals_cortex_m_pass_manager_transform(model: str) -> None:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
-    from backend_core.cpus import target_config
+    from backend_core.common.cpus import target_config
 
     r = lowered(model)
     pipe = r.pipeline
@@ -130,8 +130,8 @@ def test_target_cpu_changes_the_lowered_graph() -> None:
 
 
 def test_the_pte_and_bpte_are_serialised() -> None:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     r = lower("layernorm_mlp", PipelineOptions(), use_cache=False, want_pte=True, want_bpte=True)
     pte, bpte = r.blobs["model.pte"], r.blobs["model.bpte"]
@@ -162,8 +162,8 @@ def test_bundled_inputs_carry_channels_last_bytes_for_a_3_channel_model() -> Non
         deserialize_from_flatbuffer_to_bundled_program,
     )
 
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     r = lower("resnet8", PipelineOptions(), use_cache=False, want_bpte=True, keep_programs=True)
     x = r.pipeline.example_inputs[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from backend_core.protocol import STAGE, TOOL_LINE_LIMIT, LineSplitter, parse_line
+from backend_core.common.protocol import STAGE, TOOL_LINE_LIMIT, LineSplitter, parse_line
 
 
 def _stage_line(nodes: int) -> bytes:

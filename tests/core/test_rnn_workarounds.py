@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from backend_core.fallback.rnn_cells import rnn_cells_copy
+from backend_core.stages.fallback.rnn_cells import rnn_cells_copy
 
 TINY = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "tiny_rnn.py")
 
@@ -47,8 +47,8 @@ def test_a_bidirectional_rnn_is_left_and_says_why() -> None:
 
 
 def _lower(source: str, **kw):  # noqa: ANN202
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     # two calibration samples: the counts and the workaround do not depend on the ranges, and an unrolled
     # model's calibration is most of its lowering time
@@ -65,13 +65,13 @@ def test_the_lstm_reason_names_the_open_pr_and_the_rewrite(plain) -> None:  # no
     assert len(fbs) == 36 and {f.category for f in fbs} == {"unsupported_module"}
     assert all("pytorch/executorch#21024" in f.message and "--rewrite rnn-cells" in f.message for f in fbs)
     assert all("--rewrite rnn-cells" in f.suggestion for f in fbs)
-    from backend_core.fallback.fixes import RNN_CELLS, fix_for
+    from backend_core.stages.fallback.fixes import RNN_CELLS, fix_for
 
     assert {fix_for(f, "legacy", False) for f in fbs} == {RNN_CELLS}      # the window's Verify offers it
 
 
 def test_the_preflight_says_the_float_linear_has_no_portable_kernel(plain) -> None:  # noqa: ANN001
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     found = [f for f in findings_of(plain.final) if f.rule == "missing-kernel"]
     linears = [n.id for n in plain.final.nodes if n.target == "aten.linear.default"]
@@ -80,7 +80,7 @@ def test_the_preflight_says_the_float_linear_has_no_portable_kernel(plain) -> No
 
 
 def test_keep_going_writes_linear_as_addmm_with_the_same_values(plain) -> None:  # noqa: ANN001
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     kept = _lower(TINY + ":lstm", keep_going=True)
     assert kept.status == "done" and list(kept.verdicts["rewrites"]) == ["linear_as_addmm"]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.cache import ResultCache, cache_key
-from backend_core.models import parse_model_source
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.cache import ResultCache, cache_key
+from backend_core.stages.models import parse_model_source
+from backend_core.stages.pipeline.stages import PipelineOptions
 from tests.helpers.split_model import HELPER_WITH_LAYERNORM, write_split_model
 
 
@@ -71,9 +71,9 @@ def test_a_data_file_the_model_read_is_checked_too(capsys: pytest.CaptureFixture
 def test_a_sweep_redoes_a_job_whose_model_or_helper_changed(tmp_path: Path) -> None:
     """A sweep folder resumes by job id: an edited model file is a new id, and a stored result whose
     recorded helper changed is not taken as finished (no lowering: the result dict is written here)."""
-    from backend_core.jobs import Job
-    from backend_core.models.dependencies import Dependency, file_digest
-    from backend_core.sweep.store import SweepStore, job_id
+    from backend_core.orchestration.jobs import Job
+    from backend_core.stages.models.dependencies import Dependency, file_digest
+    from backend_core.orchestration.sweep.store import SweepStore, job_id
 
     model = write_split_model(tmp_path / "m")
     helper = model.parent / "helper.py"

@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backend_core.jobs import Job, LowerRequest
+from backend_core.orchestration.jobs import Job, LowerRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def job_worker(stdin: str, cache: Path) -> tuple[int, list[dict]]:
     env = dict(os.environ, CMLENS_CACHE=str(cache))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.job"], input=stdin, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"], input=stdin, capture_output=True,
                           text=True, timeout=600, cwd=ROOT, env=env)
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 

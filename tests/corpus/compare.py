@@ -31,8 +31,8 @@ class CaseResult:
 
 
 def _project(name: str) -> tuple[str, dict[str, str], list[dict], float, str]:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     from . import et_cases
 

@@ -26,7 +26,7 @@ def plain_lower(model, inputs: tuple, target: str = "cortex-m55") -> PlainResult
     from executorch.exir import to_edge
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from backend_core.snapshot.capture import target_name
+    from backend_core.common.snapshot.capture import target_name
 
     cpu = getattr(CortexM, target.replace("cortex-", "").upper())
     t0 = time.perf_counter()

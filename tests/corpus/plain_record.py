@@ -19,7 +19,7 @@ RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "plain_ex
 
 
 def _stack() -> dict[str, str]:
-    from backend_core.versions import stack_versions
+    from backend_core.common.versions import stack_versions
 
     return {k: v for k, v in stack_versions().items() if k in ("torch", "torchao", "executorch")}
 

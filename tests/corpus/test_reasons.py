@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.lowering import LoweringResult, lower
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.lowering.lower import LoweringResult, lower
+from backend_core.stages.pipeline.stages import PipelineOptions
 from . import et_cases
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"
@@ -48,7 +48,7 @@ def test_channel_broadcast_add_on_nchw_tensors_is_a_layout_fallback() -> None:
 
 
 def test_channels_last_is_an_explicit_option_that_the_json_and_html_reports_state() -> None:
-    from backend_core.report.html_report import render_html
+    from backend_core.analyses.report.html_report import render_html
 
     as_given = _lower("test_conv__conv2d_nchw")
     converted = _lower("test_conv__conv2d_nchw", channels_last=True)

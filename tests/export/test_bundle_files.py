@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.export import BundleSpec, is_bundle, write_bundle
-from backend_core.export.bundle import FILES, REFERENCE_FILES
-from backend_core.memory.method_alloc import estimate_method_allocator
-from backend_core.memory.plan import read_plan
-from backend_core.runner_build.ops import program_bytes, read_program_ops
+from backend_core.common.errors import BadInputError
+from backend_core.target.export import BundleSpec, is_bundle, write_bundle
+from backend_core.target.export.bundle import FILES, REFERENCE_FILES
+from backend_core.target.memory.method_alloc import estimate_method_allocator
+from backend_core.target.memory.plan import read_plan
+from backend_core.target.build.ops import program_bytes, read_program_ops
 
 BPTE = Path(__file__).resolve().parents[1] / "judge" / "fixtures" / "ds_cnn_m55.bpte"
 
@@ -120,8 +120,8 @@ def test_runtime_figure_counts_the_portable_kernels_the_probe_could_not() -> Non
     """Slim libraries have no portable kernels, so the link probe leaves them out ("not counted"); the
     bundle's figure adds each from the shipped per-op table (measured: layernorm_mlp on M55 linked 44 KB
     over the figure without them)."""
-    from backend_core.export.report import complete_runtime
-    from backend_core.memory.runtime import load_table
+    from backend_core.target.export.report import complete_runtime
+    from backend_core.target.memory.runtime import load_table
 
     probe = {"source": "libraries", "cpu": "cortex-m55", "code": 232530, "data": 3588, "bss": 24292, "stack": 8192,
              "heap": 16384, "notes": ["aten::clamp.out: no portable/quantized kernel found in /x/lib (not counted)",
@@ -140,8 +140,8 @@ def test_readme_is_a_recipe_with_the_tools_recorded_and_a_reference(bundle) -> N
     145 s with ModuleNotFoundError), no CPU flags or toolchain file, no linker-script or startup needs, no
     QEMU command, no CMLENS_ET_INSTALL_DIR and no reference. (The build itself, from the README alone: the
     opt-in tests/export/test_readme_recipe_qemu.py.)"""
-    from backend_core.export.reference import reference_of
-    from backend_core.runner_build.libraries import codegen_python
+    from backend_core.target.export.reference import reference_of
+    from backend_core.target.build.libraries import codegen_python
 
     readme = (bundle.folder / "README.md").read_text()
     for words in ("CMLENS_PYTHON=", "-DCMLENS_PYTHON=", "CMLENS_FLATC", "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from backend_core.boards.table import board_for
-from backend_core.export.check import MAIN_C, check_inputs_header, judge_check
-from backend_core.export.exercise import generated_sets
-from backend_core.pipeline.reference_check import ADVICE
+from backend_core.common.boards.table import board_for
+from backend_core.target.export.check import MAIN_C, check_inputs_header, judge_check
+from backend_core.target.export.exercise import generated_sets
+from backend_core.stages.pipeline.reference_check import ADVICE
 
 OUTPUTS = [{"index": 0, "dtype": "float32", "shape": [1, 4], "dim_order": [0, 1], "nbytes": 16,
             "quantization": {"scale": 0.5, "zero_point": 0}}]

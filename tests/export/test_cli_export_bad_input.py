@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.errors import BadInputError
-from backend_core.jobs.export_step import _refuse_unfit
-from backend_core.memory import analyze_memory
-from backend_core.memory.report import attach_board
-from backend_core.boards.specs import custom_board
-from backend_core.runner_build.ops import program_bytes
+from backend_core.common.errors import BadInputError
+from backend_core.orchestration.jobs.export_step import _refuse_unfit
+from backend_core.target.memory import analyze_memory
+from backend_core.target.memory.report import attach_board
+from backend_core.common.boards.specs import custom_board
+from backend_core.target.build.ops import program_bytes
 
 BPTE = Path(__file__).resolve().parents[1] / "judge" / "fixtures" / "ds_cnn_m55.bpte"
 
@@ -68,8 +68,8 @@ def test_a_model_that_does_not_fit_is_refused_with_the_shortfall() -> None:
 
 def test_export_job_is_plain_data() -> None:
     """The window and the job worker receive the export as a Job (JSON both ways)."""
-    from backend_core.jobs import ExportOptions, Job, LowerRequest
-    from backend_core.jobs.export_step import export_job
+    from backend_core.orchestration.jobs import ExportOptions, Job, LowerRequest
+    from backend_core.orchestration.jobs.export_step import export_job
 
     job = export_job("ds_cnn", LowerRequest(target="cortex-m7"), "stm32f746",
                      ExportOptions(output="/tmp/b", check=True, command="cmlens export ds_cnn"), "/src/executorch", None)

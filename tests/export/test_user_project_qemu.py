@@ -56,7 +56,7 @@ target_link_libraries(app PRIVATE cmlens_model)
 
 def _lowered(cpu: str) -> bytes:
     """The .bpte of the same cached lowering the export used: its test input and expected outputs."""
-    from backend_core.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
     res = run_job(Job("ds_cnn", LowerRequest(target=cpu), steps=("lower",), keep=("bpte",)))
     res.raise_error()
@@ -64,15 +64,15 @@ def _lowered(cpu: str) -> bytes:
 
 
 def _installed_libraries(cpu: str) -> Path:
-    from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries
+    from backend_core.target.build.libraries import EtLibRequest, ensure_libraries
 
     return ensure_libraries(EtLibRequest(Path(ET_ROOT), cpu, "Release", Path(CMSIS_NN))).install_dir
 
 
 def _build_and_run(project: Path, board, install: Path, extra: list[str] = ()) -> str:
-    from backend_core.runner_build.libraries import codegen_python
-    from backend_core.runner_build.paths import KERNELS_DIR
-    from backend_core.simulate.simulator import runner_for
+    from backend_core.target.build.libraries import codegen_python
+    from backend_core.target.build.paths import KERNELS_DIR
+    from backend_core.target.simulate.simulator import runner_for
 
     build = project / "build"
     flags = " ".join(board.gcc_flags)
@@ -87,8 +87,8 @@ def _build_and_run(project: Path, board, install: Path, extra: list[str] = ()) -
 
 
 def _user_project(tmp_path: Path, bundle: Path, bpte: bytes) -> Path:
-    from backend_core.export.check import _bundled_inputs
-    from backend_core.runner_build.paths import KERNELS_DIR
+    from backend_core.target.export.check import _bundled_inputs
+    from backend_core.target.build.paths import KERNELS_DIR
 
     project = tmp_path / "user_project"               # empty, outside the repository
     project.mkdir()
@@ -108,9 +108,9 @@ def _user_project(tmp_path: Path, bundle: Path, bpte: bytes) -> Path:
 def test_bundle_in_a_users_project_runs_bit_exact(tmp_path: Path, board_flags: list[str], cpu: str) -> None:
     import numpy as np
 
-    from backend_core.boards.resolve import resolve_run_board
-    from backend_core.memory.elf import elf_sizes
-    from backend_core.pipeline.reference_check import expected_outputs
+    from backend_core.common.boards.resolve import resolve_run_board
+    from backend_core.target.memory.elf import elf_sizes
+    from backend_core.stages.pipeline.reference_check import expected_outputs
 
     bundle = tmp_path / "bundle"
     assert main(["export", "ds_cnn", *board_flags, "-o", str(bundle), "--et-root", ET_ROOT, "--cmsis-nn", CMSIS_NN,
@@ -138,8 +138,8 @@ def test_bundle_in_a_users_project_runs_bit_exact(tmp_path: Path, board_flags: l
 def test_dropping_any_op_from_the_selective_list_fails_the_link(tmp_path: Path) -> None:
     """Minimal: each of ds_cnn's ops is needed. A list without one fails at the link, naming the op; the
     full list links and runs."""
-    from backend_core.boards.table import board_for
-    from backend_core.export.c_sources import op_symbol
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.export.c_sources import op_symbol
 
     bundle = tmp_path / "bundle"
     assert main(["export", "ds_cnn", "--target", "cortex-m55", "-o", str(bundle), "--et-root", ET_ROOT,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from backend_core.boards.table import board_for
-from backend_core.runner_build.kernels import FIRMWARES, BuildRequest, BuildResult, KernelBuilder
+from backend_core.common.boards.table import board_for
+from backend_core.target.build.kernels import FIRMWARES, BuildRequest, BuildResult, KernelBuilder
 
 _BUILDS: dict[str, BuildResult] = {}
 

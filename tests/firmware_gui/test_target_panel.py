@@ -1,5 +1,5 @@
 """The panel end to end with real child processes: a target run is a Job sent to the job worker
-(`python -m backend_core.workers.job`, Job JSON on stdin) and shown from its events and `job_result`.
+(`python -m backend_core.orchestration.workers.job`, Job JSON on stdin) and shown from its events and `job_result`.
 CI has QEMU and the Arm toolchain but no ExecuTorch checkout: runs without one must explain, and the
 full run -> result and cancel paths go through a stand-in checkout (tests/firmware_gui/stand_in.py: a
 fake `cmake` that installs the libraries and puts a real kernels/ firmware in place of the runner, run
@@ -39,8 +39,8 @@ def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> Non
 def test_run_submits_a_job_and_a_bad_checkout_reports_exit_2(qtbot, panel, tmp_path: Path) -> None:
     """Run builds a Job from the window's lowering and the form (no command line), the job worker runs
     it, and its job_result says which step failed and why; the doctor follows."""
-    from backend_core import protocol
-    from backend_core.jobs import Job
+    from backend_core.common import protocol
+    from backend_core.orchestration.jobs import Job
 
     panel.set_model_source("ds_cnn", "cortex-m4", "legacy", calib="8", channels_last=True)
     panel.et_root.setText(str(tmp_path / "no-such-executorch"))

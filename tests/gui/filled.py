@@ -29,16 +29,16 @@ def recorded_run_result(model: str) -> dict[str, Any]:
     """The `--json-file` dict of a recorded real QEMU M55 run of `model` (see the module docstring)."""
     if model in RUN_JSON:
         return json.loads(RUN_JSON[model].read_text())
-    from backend_core.boards.table import board_for
-    from backend_core.runner_build.ops import OpCheck
-    from backend_core.judge.outcome import simulated_outcome
-    from backend_core.simulate.simulator import SimResult
-    from backend_core.simulate.uart import parse_uart
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.build.ops import OpCheck
+    from backend_core.target.judge.outcome import simulated_outcome
+    from backend_core.target.simulate.simulator import SimResult
+    from backend_core.target.simulate.uart import parse_uart
 
     try:
-        from backend_core.judge.run_result import ModelRunResult
+        from backend_core.target.judge.run_result import ModelRunResult
     except ImportError:                       # before the jobs refactor moved it
-        from backend_core.judge.run_result import ModelRunResult
+        from backend_core.target.judge.run_result import ModelRunResult
 
     report = parse_uart(RUNS[model].read_text())
     board = board_for("cortex-m55")
@@ -46,8 +46,8 @@ def recorded_run_result(model: str) -> dict[str, Any]:
     run = ModelRunResult(model, board.cpu, board, simulated_outcome(sim), 0, OpCheck(model_ops=[]), sim,
                          Path(f"{model}_runner.elf"), {"lower_s": 6.1, "runner_build_s": 3.2, "run_s": 0.63},
                          libs_cached=True)
-    from backend_core.profile import build_profile, parse_etdump, qemu_icount
-    from backend_core.snapshot.model import snapshot_from_dict
+    from backend_core.target.profile import build_profile, parse_etdump, qemu_icount
+    from backend_core.common.snapshot.model import snapshot_from_dict
 
     final = snapshot_from_dict(json.loads((PROFILE_FIXTURES / "layernorm_mlp_m55.final.json").read_text()))
     events = parse_etdump(report.etdumps[0].files["etdump.bin"])

@@ -1,4 +1,4 @@
-"""Layout: backend_core.layout's clusters, auto-collapse of big graphs and disk cache; and the main
+"""Layout: backend_core.analyses.graph_layout's clusters, auto-collapse of big graphs and disk cache; and the main
 window's layout on a 1366x768 laptop (issue 19): inside the screen, the graph first, folds remembered."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QRect
 
-from backend_core.layout import (GROUP_PREFIX, LayoutOptions, auto_collapse, build_view_graph,
+from backend_core.analyses.graph_layout import (GROUP_PREFIX, LayoutOptions, auto_collapse, build_view_graph,
                                  compute_layout, synthetic_snapshot)
 
 from app.shell.window_settings import fit_into, initial_geometry

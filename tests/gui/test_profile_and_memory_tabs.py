@@ -16,9 +16,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "profile" / "fixtures"
 
 @pytest.fixture(scope="module")
 def recorded_profile() -> dict:
-    from backend_core.profile import build_profile, parse_etdump, qemu_icount
-    from backend_core.snapshot.model import snapshot_from_dict
-    from backend_core.simulate.uart import parse_uart
+    from backend_core.target.profile import build_profile, parse_etdump, qemu_icount
+    from backend_core.common.snapshot.model import snapshot_from_dict
+    from backend_core.target.simulate.uart import parse_uart
 
     report = parse_uart((FIXTURES / "uart_profile_layernorm_mlp_mps3-an547.txt").read_text())
     final = snapshot_from_dict(json.loads((FIXTURES / "layernorm_mlp_m55.final.json").read_text()))

@@ -10,8 +10,8 @@ MLP = Path(__file__).resolve().parents[1] / "sweep" / "models" / "mlp_layernorm.
 
 
 def test_sweep_folder_opens_as_a_table_and_a_row_opens_its_lowering(window, qtbot, tmp_path: Path) -> None:
-    from backend_core.execute.pool import LocalPoolExecutor as LocalPool
-    from backend_core.sweep import build_jobs, parse_vary, run_sweep
+    from backend_core.orchestration.execute.pool import LocalPoolExecutor as LocalPool
+    from backend_core.orchestration.sweep import build_jobs, parse_vary, run_sweep
 
     out = tmp_path / "sweep"
     run_sweep(build_jobs([str(MLP)], parse_vary(["target=m4,m55"]), ("lower", "memory")), out, LocalPool(1))

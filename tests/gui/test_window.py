@@ -123,7 +123,7 @@ def test_html_report_and_pte_exports(qtbot, window, tmp_path) -> None:
 def test_bpte_export_has_its_references_beside_it(qtbot, window, tmp_path) -> None:
     """A .bpte exported from the window is what `cmlens lower --bpte` writes: the bundle and, beside it,
     references.json (what `cmlens run` compares the target with: the lowered program run on the host)."""
-    from backend_core.judge.references import LOWERED, beside, read_beside
+    from backend_core.target.judge.references import LOWERED, beside, read_beside
 
     lower_and_wait(qtbot, window, "layernorm_mlp")
     out = tmp_path / "out" / "m.bpte"

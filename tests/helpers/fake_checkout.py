@@ -1,4 +1,4 @@
-"""A tiny ExecuTorch-shaped checkout that backend_core.runner_build.libraries drives exactly as it drives the real
+"""A tiny ExecuTorch-shaped checkout that backend_core.target.build.libraries drives exactly as it drives the real
 one (`cmake --preset arm-baremetal`, the same -D options, `--target install`) with the real cmake, ninja and
 arm-none-eabi-gcc: one kernel including one header, a CMSIS-NN tree beside it, ETDump as a define.
 Used by tests/runner_build/test_library_staleness.py and bench/noop_build_check.py (CI has no checkout)."""

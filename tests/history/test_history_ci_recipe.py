@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from backend_core.history import Record, changes, open_store
+from backend_core.orchestration.history import Record, changes, open_store
 
 from .conftest import git, model_text
 from .helpers import cli

@@ -29,7 +29,7 @@ def backfilled(model_repo: tuple[Path, list[str]]) -> tuple[Path, list[str], str
 def test_backfill_records_every_commit_and_resumes(backfilled: tuple[Path, list[str], str]) -> None:
     repo, commits, err = backfilled
     assert "[8/8]" in err and "ETA" in err                    # progress with an ETA
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     with open_store(repo / ".cmlens" / "history.db", create=False) as store:
         recs = store.records("model.py")
@@ -104,7 +104,7 @@ def test_bad_input_exits_2(model_repo: tuple[Path, list[str]], tmp_path: Path) -
     assert code == 2 and "not an ancestor" in err
     code, _, err = cli("history", "show", repo / "model.py", "--history", tmp_path / "none.db")
     assert code == 2 and "No history store at" in err and not (tmp_path / "none.db").exists()   # a read writes nothing
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     open_store(tmp_path / "empty.db").close()
     code, _, err = cli("history", "show", repo / "model.py", "--history", tmp_path / "empty.db")

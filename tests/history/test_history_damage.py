@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.history import Record, open_store
+from backend_core.orchestration.history import Record, open_store
 
 from .conftest import model_text
 from .helpers import cli
@@ -110,7 +110,7 @@ def test_a_kept_report_overwritten_is_named(tmp_path: Path) -> None:
     """Junk in a kept report's bytes (the gzip blob): the commit is named, the store too; exit 2."""
     import sqlalchemy as sa
 
-    from backend_core.history.damage import StoreDamagedError
+    from backend_core.orchestration.history.damage import StoreDamagedError
 
     store = tmp_path / "h.db"
     rec = Record(model="model.py", name="model", config=CONFIG, commit="a" * 40)

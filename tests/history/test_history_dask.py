@@ -34,7 +34,7 @@ def test_dask_backfill_records_the_same_series(model_repo: tuple[Path, list[str]
     code, _, err = cli("history", "backfill", repo / "model.py", "--last", "8", "--calib", "1", "--executor", "local",
                        "--history", local)
     assert code == 0, err
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     def figures(path: Path) -> dict[str, dict]:
         with open_store(path) as store:

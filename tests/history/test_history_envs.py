@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.history import Record, open_store
+from backend_core.orchestration.history import Record, open_store
 
 from .helpers import cli
 

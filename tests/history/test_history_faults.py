@@ -44,7 +44,7 @@ def test_failure_is_a_recorded_point_and_bisect_asks(broken_repo: tuple[Path, li
     repo, commits = broken_repo
     code, out, err = cli("history", "backfill", repo / "model.py", "--last", "4", *FAST)
     assert code == 0 and "recorded 4 commit(s) (1 failed to lower)" in out, out + err
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     with open_store(repo / ".cmlens" / "history.db") as store:
         bad = store.get("model.py", "cortex-m55 legacy int8 calib=1", commits[1])
@@ -69,7 +69,7 @@ def test_killed_backfill_resumes(broken_repo: tuple[Path, list[str]], tmp_path: 
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "history", "backfill", str(repo / "model.py"), "--last",
                              "4", *FAST, "--history", str(db)], cwd=Path(__file__).parents[2],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     deadline = time.monotonic() + 180
     n = 0
@@ -97,9 +97,9 @@ def test_record_and_add_key_by_commit_and_dirty(broken_repo: tuple[Path, list[st
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
     (clone / "model.py").write_text((clone / "model.py").read_text().replace("WIDTH = 32", "WIDTH = 48"))
-    from backend_core.execute.inprocess import run_in_process
-    from backend_core.history import open_store, record_job_result
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.orchestration.execute.inprocess import run_in_process
+    from backend_core.orchestration.history import open_store, record_job_result
+    from backend_core.orchestration.jobs import Job, LowerRequest
 
     res = run_in_process(Job(str(clone / "model.py"), LowerRequest(calib=1), steps=("lower", "memory")))
     rec = record_job_result(res, str(clone / "model.py"), str(tmp_path / "r.db"))
@@ -123,11 +123,11 @@ def test_a_target_runs_checkout_and_cmsis_nn_commits_are_versions(broken_repo: t
     of either is a version change like a package's."""
     from types import SimpleNamespace
 
-    from backend_core.history.git import locate
-    from backend_core.history.record import record_of_result, target_provenance
-    from backend_core.history.trends import VERSION, changes
-    from backend_core.jobs import Job, JobResult
-    from backend_core.toolchain.checkout import Checkout, CmsisNn
+    from backend_core.orchestration.history.git import locate
+    from backend_core.orchestration.history.record import record_of_result, target_provenance
+    from backend_core.orchestration.history.trends import VERSION, changes
+    from backend_core.orchestration.jobs import Job, JobResult
+    from backend_core.target.toolchain.checkout import Checkout, CmsisNn
 
     repo, commits = broken_repo
     recs = []

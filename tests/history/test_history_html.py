@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.history import Record, open_store
+from backend_core.orchestration.history import Record, open_store
 from tests.history.conftest import git, make_repo
 from tests.report.browser import find_chromium
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.history import Record, load_history, open_store, ordered
+from backend_core.orchestration.history import Record, load_history, open_store, ordered
 
 from .conftest import git
 from .helpers import cli
@@ -35,7 +35,7 @@ def quick_repo(root: Path, subjects: list[str] = SUBJECTS, branch: str = "main")
 
 def side(model: str = "model") -> "SideFacts":  # noqa: F821 - imported lazily, as the faces do
     """A lowering's compare facts with no op: enough for the gate to find its series (target, flow, options)."""
-    from backend_core.compare.facts import PROV_FULL, SideFacts
+    from backend_core.orchestration.compare.facts import PROV_FULL, SideFacts
 
     return SideFacts(label="x", kind="report", model=model, source="model.py", target="cortex-m55", flow="legacy",
                      options={"activations": "int8"}, versions={}, provenance=PROV_FULL, groups=[])
@@ -139,8 +139,8 @@ def test_the_history_tab_orders_and_blames_by_the_graph(qtbot, tied: tuple[Path,
 
 def test_gate_baseline_is_the_last_commit_in_graph_order(tied: tuple[Path, list[str], Path]) -> None:
     """Main's last record is the newest commit in the graph, though it was written first."""
-    from backend_core.history.gate_base import baseline_from_history
-    from backend_core.history.git import locate
+    from backend_core.orchestration.history.gate_base import baseline_from_history
+    from backend_core.orchestration.history.git import locate
 
     repo, commits, store = tied
     facts = side()
@@ -152,9 +152,9 @@ def test_gate_baseline_is_the_last_commit_in_graph_order(tied: tuple[Path, list[
 def test_the_default_branch_is_the_repositorys_own(tmp_path: Path) -> None:
     """Item 3: records on `master`, no --branch: the repository's own default branch (here master, the only
     one); an asked branch without records names the branches that have them."""
-    from backend_core.errors import BadInputError
-    from backend_core.history.gate_base import baseline_from_history
-    from backend_core.history.git import default_branch, locate
+    from backend_core.common.errors import BadInputError
+    from backend_core.orchestration.history.gate_base import baseline_from_history
+    from backend_core.orchestration.history.git import default_branch, locate
 
     repo = tmp_path / "repo"
     commits = quick_repo(repo, branch="master")
@@ -177,7 +177,7 @@ def test_the_default_branch_is_the_repositorys_own(tmp_path: Path) -> None:
 
 def test_pick_branch_between_several() -> None:
     """The default branch when it has records; else the one other than the branch checked out; else none."""
-    from backend_core.history.gate_base import pick_branch
+    from backend_core.orchestration.history.gate_base import pick_branch
 
     assert pick_branch("dev", ["dev", "main"], None) == ("dev", "")
     assert pick_branch(None, ["release"], None) == ("release", "")
@@ -187,7 +187,7 @@ def test_pick_branch_between_several() -> None:
 
 def test_default_branch_follows_origins_head(tmp_path: Path) -> None:
     """A clone's default branch is the one origin's HEAD names, even when it is neither main nor master."""
-    from backend_core.history.git import default_branch
+    from backend_core.orchestration.history.git import default_branch
 
     up = tmp_path / "up"
     quick_repo(up, ["one"], branch="trunk-2026")

@@ -49,8 +49,8 @@ def test_backfill_and_show_on_postgresql(pg_url: str, model_repo: tuple[Path, li
 
 
 def test_newer_schema_refused_on_postgresql(pg_url: str) -> None:
-    from backend_core.history import StoreTooNewError, open_store
-    from backend_core.history.store import store_url
+    from backend_core.orchestration.history import StoreTooNewError, open_store
+    from backend_core.orchestration.history.store import store_url
 
     url = pg_url.rsplit("/", 1)[0] + "/newer"
     eng = sa.create_engine(store_url(pg_url), isolation_level="AUTOCOMMIT")
@@ -70,7 +70,7 @@ def test_newer_schema_refused_on_postgresql(pg_url: str) -> None:
 def test_lower_record_on_postgresql(pg_url: str, model_repo: tuple[Path, list[str]]) -> None:
     """`cmlens lower --record --history postgresql://...`: the store opened before the job, the record's
     commit on a thread while the report is encoded; both land, and the kept report reads back."""
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     repo, commits = model_repo
     code, _out, err = cli("lower", repo / "model.py", "--calib", "1", "--history", pg_url)

@@ -26,7 +26,7 @@ def test_another_python_is_a_series_of_its_own(model_repo: tuple[Path, list[str]
                          "--python", sys.executable, "--history", db)
     assert code == 0 and "recorded 2 commit(s) (0 failed to lower)" in out, out + err
     env = f"env=executorch-{version('executorch')}"
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     with open_store(db) as store:
         series = {c: n for m, c, n in store.models() if m == "model.py"}

@@ -16,7 +16,7 @@ def test_sweep_record_lands_per_configuration(model_repo: tuple[Path, list[str]]
                          "--out", tmp_path / "sw", "--record", "--history", db)
     assert code == 0, out + err
     assert err.count("recorded model.py @ " + commits[7][:8]) == 2
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     with open_store(db) as store:
         recs = {r.config: r for r in store.records("model.py")}
@@ -27,7 +27,7 @@ def test_sweep_record_lands_per_configuration(model_repo: tuple[Path, list[str]]
 
 def test_record_if_asked_names_a_model_outside_git(tmp_path: Path) -> None:
     from app.cli.history_flags import add_record_flags, record_if_asked
-    from backend_core.jobs import Job, JobResult
+    from backend_core.orchestration.jobs import Job, JobResult
 
     ap = argparse.ArgumentParser()
     ap.add_argument("model")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.history import open_store
+from backend_core.orchestration.history import open_store
 
 from .test_history_order import quick_repo, records_of
 

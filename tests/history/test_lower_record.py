@@ -16,7 +16,7 @@ def test_lower_record_adds_the_commit_to_the_store(tmp_path: Path) -> None:
     assert not (repo / ".cmlens").exists()                     # nothing recorded unless asked
     code, _out, err = cli("lower", repo / "model.py", "--calib", "1", "--record")
     assert code == 0, err
-    from backend_core.history import open_store
+    from backend_core.orchestration.history import open_store
 
     with open_store(repo / ".cmlens" / "history.db", create=False) as store:
         recs = store.records("model.py")

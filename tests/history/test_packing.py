@@ -10,19 +10,19 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from backend_core.history import Record, open_store
-from backend_core.history.packing import PACKED, pack_report, unpack_report
+from backend_core.orchestration.history import Record, open_store
+from backend_core.orchestration.history.packing import PACKED, pack_report, unpack_report
 
 
 def lowered(repo: Path) -> object:
-    from backend_core.execute.inprocess import run_in_process
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.orchestration.execute.inprocess import run_in_process
+    from backend_core.orchestration.jobs import Job, LowerRequest
 
     return run_in_process(Job(str(repo / "model.py"), LowerRequest(calib=1), steps=("lower", "memory")))
 
 
 def test_a_kept_report_comes_back_as_it_went_in(model_repo: tuple[Path, list[str]], tmp_path: Path) -> None:
-    from backend_core.history.record import facts_of, live_snapshots, report_of_result
+    from backend_core.orchestration.history.record import facts_of, live_snapshots, report_of_result
 
     repo, commits = model_repo
     res = lowered(repo)
@@ -58,6 +58,6 @@ def test_a_kept_report_comes_back_as_it_went_in(model_repo: tuple[Path, list[str
 
     snaps = live_snapshots(res, report)
     assert snaps is not None
-    from backend_core.compare.baseline import baseline_dict
+    from backend_core.orchestration.compare.baseline import baseline_dict
 
     assert baseline_dict(facts_of(report, snaps))["side"] == baseline_dict(facts_of(report))["side"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from backend_core.history import Record, StoreTooNewError, open_store
-from backend_core.history.schema import SCHEMA_VERSION
+from backend_core.orchestration.history import Record, StoreTooNewError, open_store
+from backend_core.orchestration.history.schema import SCHEMA_VERSION
 
 from .helpers import cli
 
@@ -57,7 +57,7 @@ def test_newer_schema_is_refused_and_left_unchanged(tmp_path: Path) -> None:
 
 _WRITER = """
 import sys
-from backend_core.history import Record, open_store
+from backend_core.orchestration.history import Record, open_store
 db, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = open_store(db)
 for i in range(n):

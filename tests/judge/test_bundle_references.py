@@ -17,7 +17,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gelu_conv.py"
 @pytest.fixture(scope="module")
 def gelu_conv():
     pytest.importorskip("executorch")
-    from backend_core.lowering import lower
+    from backend_core.lowering.lower import lower
 
     res = lower(str(EXAMPLE), want_bpte=True, use_cache=False, keep_programs=True)
     assert res.status == "done", res.error
@@ -25,8 +25,8 @@ def gelu_conv():
 
 
 def test_expected_outputs_are_the_lowered_program_bit_for_bit(gelu_conv) -> None:
-    from backend_core.pipeline.program_files import bytes_in_dim_order, expected_outputs_from_lowered
-    from backend_core.pipeline.reference_check import expected_outputs
+    from backend_core.stages.pipeline.program_files import bytes_in_dim_order, expected_outputs_from_lowered
+    from backend_core.stages.pipeline.reference_check import expected_outputs
 
     pipe = gelu_conv.pipeline
     [stored] = expected_outputs(gelu_conv.blobs["model.bpte"])            # bytes as the target reads them
@@ -37,7 +37,7 @@ def test_expected_outputs_are_the_lowered_program_bit_for_bit(gelu_conv) -> None
 
 
 def test_the_fake_quant_distance_is_recorded_in_steps_and_named(gelu_conv) -> None:
-    from backend_core.judge.references import LOWERED, References
+    from backend_core.target.judge.references import LOWERED, References
 
     refs = References.from_json(gelu_conv.blobs["references.json"])
     assert refs.expected_from == LOWERED and refs.exact_reference
@@ -49,7 +49,7 @@ def test_the_fake_quant_distance_is_recorded_in_steps_and_named(gelu_conv) -> No
 
 
 def test_a_planted_fault_is_one_weight_byte_the_host_sees(gelu_conv) -> None:
-    from backend_core.judge.fault import _pte_constants, plant_weight_fault
+    from backend_core.target.judge.fault import _pte_constants, plant_weight_fault
 
     pipe = gelu_conv.pipeline
     bpte = gelu_conv.blobs["model.bpte"]

@@ -1,5 +1,5 @@
 """A FAIL that is ExecuTorch's host reference disagreeing with its own CMSIS-NN kernel, not the user's
-model and not a target bug (backend_core/judge/kernel_refs.py), judged on a recorded real run:
+model and not a target bug (backend_core/target/judge/kernel_refs.py), judged on a recorded real run:
 ExecuTorch's Cortex-M test case avgpool_2x2_pad1 (ops/test_avg_pool2d.py) lowered by `cmlens run
 bench/mcu_cases.py:avgpool_2x2_pad1` for cortex-m55, QEMU 7.2 mps3-an547, 2026-12-02 (the bundle that
 ran and its references record are stored beside the UART text)."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.judge.kernel_refs import known_op
-from backend_core.judge.outcome import LABEL_KNOWN
+from backend_core.target.judge.kernel_refs import known_op
+from backend_core.target.judge.outcome import LABEL_KNOWN
 from tests.judge.test_recorded_runs import FIXTURES, UART, _judge
 
 RUN = "et_runner_avgpool_2x2_pad1_known_mismatch_mps3-an547.txt"
@@ -22,7 +22,7 @@ def test_cmsis_nn_average_rounds_ties_away_from_zero_the_host_to_even() -> None:
     """The emulation of arm_avgpool_s8: a 2x2 window whose mean is x.5 rounds away from zero (what the
     target printed), the host's torch.round(q - zp) to even; odd windows agree."""
     torch = pytest.importorskip("torch")
-    from backend_core.judge.kernel_refs import cmsis_avgpool_s8
+    from backend_core.target.judge.kernel_refs import cmsis_avgpool_s8
 
     x = torch.tensor([[[[1, 2], [3, 4]]]], dtype=torch.int8)          # mean 2.5
     assert cmsis_avgpool_s8(x, [2, 2], [2, 2], [0, 0], False).item() == 3
@@ -98,10 +98,10 @@ def test_a_bundle_that_expects_the_target_kernels_passes_and_names_the_host_diff
     """Bundles cmlens makes now expect the lowered program with the known op computed CMSIS-NN's way
     (lowering/references.py::target_expected): a correct target PASSes bit for bit (the runner's own
     check agrees, exit 0), and the PASS says where ExecuTorch's host reference differs and why."""
-    from backend_core.judge.kernel_refs import OpMismatch
-    from backend_core.judge.outcome import LABEL_EXACT, classify_outcome
-    from backend_core.judge.references import LOWERED, References
-    from backend_core.judge.steps import OutputDifference
+    from backend_core.target.judge.kernel_refs import OpMismatch
+    from backend_core.target.judge.outcome import LABEL_EXACT, classify_outcome
+    from backend_core.target.judge.references import LOWERED, References
+    from backend_core.target.judge.steps import OutputDifference
 
     how = "CMSIS-NN rounds ties away from zero"
     m = OpMismatch("cortex_m_quantized_avg_pool2d_default", "cortex_m.quantized_avg_pool2d", 1, 9, 1, how)

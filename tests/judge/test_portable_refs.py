@@ -10,8 +10,8 @@ import copy
 import numpy as np
 import torch
 
-from backend_core.judge.kernel_refs import FaithfulRun, cortex_m_quantize, target_faithful_run
-from backend_core.judge.portable_refs import needs_portable
+from backend_core.target.judge.kernel_refs import FaithfulRun, cortex_m_quantize, target_faithful_run
+from backend_core.target.judge.portable_refs import needs_portable
 
 
 class _Decoder(torch.nn.Module):

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from backend_core.simulate.uart import parse_uart
-from backend_core.judge import LABEL_QDIFF
-from backend_core.judge.verdict import judge_run
-from backend_core.judge.references import read_beside
-from backend_core.judge.outcome import uart_outcome
+from backend_core.target.simulate.uart import parse_uart
+from backend_core.target.judge import LABEL_QDIFF
+from backend_core.target.judge.verdict import judge_run
+from backend_core.target.judge.references import read_beside
+from backend_core.target.judge.outcome import uart_outcome
 
 UART = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -36,7 +36,7 @@ class _Run:
 
 
 def _judge(uart: str, bpte: Path, **kw):
-    from backend_core.pipeline.reference_check import output_steps
+    from backend_core.stages.pipeline.reference_check import output_steps
     from executorch.exir._serialize._program import deserialize_pte_binary
     from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
 

@@ -1,14 +1,14 @@
-"""A run's outcome is decided in one module (backend_core.judge.outcome): from the UART, the simulator,
+"""A run's outcome is decided in one module (backend_core.target.judge.outcome): from the UART, the simulator,
 the exit status and the program; the UART records and the simulator's result carry no outcome of their own."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from backend_core.judge.outcome import classify_outcome, run_outcome, run_problem, simulated_outcome, uart_outcome
-from backend_core.judge.steps import OutputDifference
-from backend_core.simulate.simulator import SimResult
-from backend_core.simulate.uart import parse_uart
-from backend_core.simulate.uart_records import UartReport
+from backend_core.target.judge.outcome import classify_outcome, run_outcome, run_problem, simulated_outcome, uart_outcome
+from backend_core.target.judge.steps import OutputDifference
+from backend_core.target.simulate.simulator import SimResult
+from backend_core.target.simulate.uart import parse_uart
+from backend_core.target.simulate.uart_records import UartReport
 
 PASS = "I [executorch:arm_executor_runner.cpp:1300 verify_result()] TEST: BundleIO index[0] Test_result: PASS\n"
 FAIL = PASS.replace("PASS", "FAIL")

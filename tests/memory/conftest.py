@@ -26,9 +26,9 @@ _MEMO: dict[tuple[str, str], Lowered] = {}
 def lowered_program(model: str, target: str = "cortex-m55") -> Lowered:
     key = (model, target)
     if key not in _MEMO:
-        from backend_core.lowering import lower
-        from backend_core.pipeline.program_files import _executorch_manager
-        from backend_core.pipeline.stages import PipelineOptions
+        from backend_core.lowering.lower import lower
+        from backend_core.stages.pipeline.program_files import _executorch_manager
+        from backend_core.stages.pipeline.stages import PipelineOptions
 
         res = lower(model, PipelineOptions(target=target), use_cache=False, keep_programs=True)
         assert res.status == "done", res.error

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.memory.elf import elf_sizes
+from backend_core.common.errors import BadInputError
+from backend_core.target.memory.elf import elf_sizes
 
 SRC = """
 unsigned char pool[4096] __attribute__((section(".big.bss")));

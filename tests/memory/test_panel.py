@@ -10,7 +10,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest.importorskip("pytestqt")
 
-from backend_core.memory import analyze_memory  # noqa: E402
+from backend_core.target.memory import analyze_memory  # noqa: E402
 
 from .conftest import lowered_program  # noqa: E402
 

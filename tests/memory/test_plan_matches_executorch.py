@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from backend_core.memory import analyze_memory
-from backend_core.memory.plan import read_plan
+from backend_core.target.memory import analyze_memory
+from backend_core.target.memory.plan import read_plan
 
 from .conftest import lowered_program
 
@@ -44,7 +44,7 @@ def test_planned_sizes_are_executorchs_own(model: str, target: str) -> None:
 
 
 def test_garbage_is_not_a_program() -> None:
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     with pytest.raises(BadInputError, match="Not an ExecuTorch program"):
         read_plan(b"\x00" * 64)

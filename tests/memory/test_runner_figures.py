@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend_core.memory import analyze_memory
-from backend_core.memory.runner_figures import compare, explain_failure, parse_runner_memory
+from backend_core.target.memory import analyze_memory
+from backend_core.target.memory.runner_figures import compare, explain_failure, parse_runner_memory
 
 from .conftest import FIXTURES, lowered_program
 
@@ -57,8 +57,8 @@ def test_out_of_memory_lines_in_words() -> None:
 def test_a_too_small_pool_fails_where_the_replay_says(fixture: str, pool: int, first: tuple) -> None:
     """Recorded QEMU runs with the pool forced below the prediction: the replay of Method::load names
     the very allocation the runtime refused (its "requested / available" numbers), and the message says so."""
-    from backend_core.memory.method_alloc import first_refusal
-    from backend_core.memory.plan import read_plan
+    from backend_core.target.memory.method_alloc import first_refusal
+    from backend_core.target.memory.plan import read_plan
 
     low = lowered_program("ds_cnn")
     r = first_refusal(read_plan(low.pte), pool)

@@ -1,13 +1,13 @@
 """The runtime around the model in the fit verdict: code + read-only data, .data/.bss, stack and heap
-(backend_core/memory/runtime.py), from the shipped table, and what it changes in the verdict."""
+(backend_core/target/memory/runtime.py), from the shipped table, and what it changes in the verdict."""
 from __future__ import annotations
 
 import pytest
 
-from backend_core.memory import analyze_memory, attach_board
-from backend_core.boards.specs import custom_board
-from backend_core.memory.report import attach_runtime, summary_lines
-from backend_core.memory.runtime import from_table, heap_for, load_table, portable_ops, reservations
+from backend_core.target.memory import analyze_memory, attach_board
+from backend_core.common.boards.specs import custom_board
+from backend_core.target.memory.report import attach_runtime, summary_lines
+from backend_core.target.memory.runtime import from_table, heap_for, load_table, portable_ops, reservations
 
 from .conftest import lowered_program
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend_core.memory import analyze_memory
+from backend_core.target.memory import analyze_memory
 
 from .conftest import lowered_program
 
@@ -40,9 +40,9 @@ def test_scratch_bytes_differ_per_cpu_as_cmsis_nn_sizes_them() -> None:
 
 
 def test_html_section_shows_the_plan_and_one_bar_per_op() -> None:
-    from backend_core.memory import attach_board
-    from backend_core.boards.specs import board_named
-    from backend_core.memory.html import memory_html
+    from backend_core.target.memory import attach_board
+    from backend_core.common.boards.specs import board_named
+    from backend_core.target.memory.html import memory_html
 
     low = lowered_program("ds_cnn")
     rep = attach_board(analyze_memory(low.pte, low.final), board_named("nrf5340"))

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backend_core.memory.plan import read_plan
+from backend_core.target.memory.plan import read_plan
 
 from .conftest import lowered_program
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 _READ_TORCH_FREE = """
 import dataclasses, json, sys
-from backend_core.memory.plan import read_plan
+from backend_core.target.memory.plan import read_plan
 plan = read_plan(open(sys.argv[1], "rb").read())
 print(json.dumps({"torch_imported": "torch" in sys.modules, "plan": dataclasses.asdict(plan)}, default=str))
 """
@@ -43,10 +43,10 @@ def test_the_torch_free_reader_gives_the_plan_executorchs_deserialiser_gives(tmp
 def test_a_cached_lowering_with_its_memory_report_imports_no_torch(tmp_path: Path) -> None:
     """The window's lowering Job (lower + memory) in the job worker on a cache hit: the snapshots and the
     memory section, no ExecuTorch."""
-    from backend_core.jobs import Job, LowerRequest
+    from backend_core.orchestration.jobs import Job, LowerRequest
 
     job = json.dumps(Job("ds_cnn", LowerRequest(), steps=("lower", "memory")).to_dict()) + "\n"
-    args = [sys.executable, "-X", "importtime", "-m", "backend_core.workers.job"]
+    args = [sys.executable, "-X", "importtime", "-m", "backend_core.orchestration.workers.job"]
     runs = [subprocess.run(args, input=job, cwd=REPO, capture_output=True, text=True, timeout=300) for _ in range(2)]
     results = [json.loads(line)["job_result"]["steps"] for r in runs for line in r.stdout.splitlines()
                if '"type": "result"' in line]

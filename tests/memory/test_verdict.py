@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.memory import analyze_memory, attach_board, fit_findings
-from backend_core.boards.specs import all_boards, board_named, custom_board
-from backend_core.boards.specs import MCUS_JSON, parse_size
+from backend_core.common.errors import BadInputError
+from backend_core.target.memory import analyze_memory, attach_board, fit_findings
+from backend_core.common.boards.specs import all_boards, board_named, custom_board
+from backend_core.common.boards.specs import MCUS_JSON, parse_size
 
 from .conftest import lowered_program
 
@@ -52,7 +52,7 @@ def test_the_method_pool_must_fit_one_region(ds_cnn_report: dict) -> None:
     assert v["fits"]
     pool = next(n for n in v["needs"] if n["name"] == "method allocator pool")
     assert pool["region"] in ("DTCM", "SRAM1") and pool["mem_ids"] == [1]
-    from backend_core.boards.specs import BoardSpec, Region
+    from backend_core.common.boards.specs import BoardSpec, Region
 
     need = ds_cnn_report["method_allocator"]["used"]
     split = BoardSpec("split", "cortex-m4", None, tuple(Region(f"R{i}", need // 2, "ram") for i in range(4)), "test")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.models import load_model, parse_model_source
+from backend_core.stages.models import load_model, parse_model_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_a_lazy_placeholder_the_model_never_used_is_left_alone(tmp_path: Path) -
 def test_the_missing_module_message_reads_a_lazy_parent_without_importing_it(tmp_path: Path) -> None:
     """search_path_text names the parent package's folders from its namespace, not through the
     placeholder's __getattr__ (which would raise the library's ImportError instead of the message)."""
-    from backend_core.models.dependencies import search_path_text
+    from backend_core.stages.models.dependencies import search_path_text
 
     sys.path.insert(0, str(tmp_path))
     (tmp_path / "lazyutil.py").write_text(LAZY)
@@ -83,7 +83,7 @@ def test_the_missing_module_message_reads_a_lazy_parent_without_importing_it(tmp
                     reason="needs speechbrain: make test installs it into .model-libs (constraints.txt)")
 def test_speechbrain_ecapa_tdnn_loads(tmp_path: Path) -> None:
     """The real library, in a fresh process (its lazy placeholders are fresh there)."""
-    code = ("import sys\nfrom backend_core.models import load_model, parse_model_source\n"
+    code = ("import sys\nfrom backend_core.stages.models import load_model, parse_model_source\n"
             f"m = load_model(parse_model_source({str(ROOT / 'bench' / 'realworld_models3.py')!r} + ':ecapa_tdnn'))\n"
             "print(type(m.module).__name__, [d.name for d in m.dependencies])\n"
             "print('k2 loaded:', sys.modules['speechbrain.k2_integration'].__dict__['lazy_module'] is not None)\n")

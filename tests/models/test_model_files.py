@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.models import load_model, parse_model_source
-from backend_core.models.dependencies import LoadRecorder
+from backend_core.common.errors import BadInputError
+from backend_core.stages.models import load_model, parse_model_source
+from backend_core.stages.models.dependencies import LoadRecorder
 from tests.helpers.split_model import HELPER_WITH_LAYERNORM, write_split_model
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend_core.models import load_model, parse_model_source
-from backend_core.models.sequences import CALIBRATION_SAMPLES, MODELS, TEST
+from backend_core.stages.models import load_model, parse_model_source
+from backend_core.stages.models.sequences import CALIBRATION_SAMPLES, MODELS, TEST
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

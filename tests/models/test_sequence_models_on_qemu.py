@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.slow,
 
 
 def _profile(model: str, folder: Path, **lower):  # noqa: ANN202
-    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
 
     res = run_job(Job(model, LowerRequest(target="cortex-m55", **lower), steps=("profile",),
                       run=RunOptions(target="cortex-m55", profile=True, et_root=ROOT, timeout=600,
@@ -27,7 +27,7 @@ def _profile(model: str, folder: Path, **lower):  # noqa: ANN202
 
 @pytest.mark.parametrize("model", ["lstm_kws", "cnn_gru_har"])
 def test_plain_is_refused_and_keep_going_passes_bit_for_bit(model: str, tmp_path: Path) -> None:
-    from backend_core.judge.run_result import MissingOpsError
+    from backend_core.target.judge.run_result import MissingOpsError
 
     with pytest.raises(MissingOpsError, match=r"aten::linear\.out"):
         _profile(model, tmp_path / "plain", keep_going=False)

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from backend_core.numerics.results import PAIRS, NumericsResult
-from backend_core.snapshot.model import KIND_CMSIS
+from backend_core.analyses.numerics.results import PAIRS, NumericsResult
+from backend_core.common.snapshot.model import KIND_CMSIS
 
 
 def _finite_metrics(m) -> None:
@@ -51,7 +51,7 @@ def test_layers_are_keyed_by_final_snapshot_ids(analysed) -> None:
 def test_model_output_error_equals_direct_computation(analysed) -> None:
     import torch
 
-    from backend_core.numerics.metrics import ErrorAccumulator
+    from backend_core.analyses.numerics.metrics import ErrorAccumulator
 
     low = analysed.lowered
     final_mod = low.final_program.module()
@@ -125,7 +125,7 @@ def test_corrupted_scale_is_found_as_worst_layer(ds_cnn) -> None:
     the final program: that layer, not one of the layers after it, must rank worst."""
     import torch
 
-    from backend_core.numerics.analyze import analyze
+    from backend_core.analyses.numerics.analyze import analyze
 
     low = ds_cnn.lowered
     victim = "cortex_m_quantized_conv2d_default_1"

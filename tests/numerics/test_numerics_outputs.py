@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as cli_main
-from backend_core.numerics.table import summary_text, to_csv
+from backend_core.analyses.numerics.table import summary_text, to_csv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,8 +57,8 @@ def test_bad_inputs_folder_clear_message(tmp_path: Path, capsys, kind: str, need
 
 
 def test_bad_inputs_folder_fails_before_lowering(tmp_path: Path) -> None:
-    from backend_core.jobs import Job, run_job
-    from backend_core.jobs.spec import NumericsOptions
+    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs.spec import NumericsOptions
 
     stages: list[str] = []
     res = run_job(Job("layernorm_mlp", steps=("lower", "numerics"),
@@ -71,7 +71,7 @@ def test_bad_inputs_folder_fails_before_lowering(tmp_path: Path) -> None:
 def test_folder_of_npy_inputs(tmp_path: Path, layernorm_mlp) -> None:
     import numpy as np
 
-    from backend_core.numerics.inputs import load_samples, parse_inputs
+    from backend_core.analyses.numerics.inputs import load_samples, parse_inputs
 
     d = tmp_path / "npy"
     d.mkdir()
@@ -94,12 +94,12 @@ def test_cli_end_to_end(tmp_path: Path, capsys) -> None:
 
 def test_the_job_worker_streams_numerics_progress_and_result() -> None:
     """The window's numerics Job (lower + numerics) in the job worker: progress, then the result's section."""
-    from backend_core.jobs import Job, LowerRequest
-    from backend_core.jobs.spec import NumericsOptions
+    from backend_core.orchestration.jobs import Job, LowerRequest
+    from backend_core.orchestration.jobs.spec import NumericsOptions
 
     job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"), numerics=NumericsOptions(inputs=2))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"], input=json.dumps(job.to_dict()) + "\n",
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=170)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -110,13 +110,13 @@ def test_the_job_worker_streams_numerics_progress_and_result() -> None:
 
 
 def test_a_bad_inputs_folder_is_refused_before_the_lowering() -> None:
-    from backend_core.jobs import Job, LowerRequest
-    from backend_core.jobs.spec import NumericsOptions
+    from backend_core.orchestration.jobs import Job, LowerRequest
+    from backend_core.orchestration.jobs.spec import NumericsOptions
 
     job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs="/nonexistent/folder"))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"], input=json.dumps(job.to_dict()) + "\n",
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 2

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.finding import MAY_FAIL, WILL_FAIL, Finding
-from backend_core.preflight import certain, check_snapshot
-from backend_core.preflight.rules import RULES, settle
+from backend_core.common.finding import MAY_FAIL, WILL_FAIL, Finding
+from backend_core.analyses.preflight import certain, check_snapshot
+from backend_core.analyses.preflight.rules import RULES, settle
 from tests.preflight.test_preflight_rules import lowered
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def _registry_without(tmp_path: Path, op: str) -> Path:
     """A copy of the installed kernel YAMLs without `op`: a checkout that lacks its kernel."""
     import executorch
 
-    from backend_core.runner_build.ops import OP_YAMLS
+    from backend_core.target.build.ops import OP_YAMLS
 
     wheel = Path(next(iter(executorch.__path__)))
     for rel in OP_YAMLS.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.preflight import certain, findings_of
+from backend_core.analyses.preflight import certain, findings_of
 from tests.preflight.test_preflight_rules import MODELS, lowered
 
 

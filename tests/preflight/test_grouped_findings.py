@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 
 from app.cli.check import print_findings
-from backend_core.finding import MAY_FAIL, WILL_FAIL, Finding, group_findings
-from backend_core.preflight.gate import PreflightError
+from backend_core.common.finding import MAY_FAIL, WILL_FAIL, Finding, group_findings
+from backend_core.analyses.preflight.gate import PreflightError
 
 BN = "aten._native_batch_norm_legit_no_training.default"
 

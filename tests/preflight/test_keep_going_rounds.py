@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.jobs.lower_step import lower_source
-from backend_core.fallback.repeated_blocks import block_twins
-from backend_core.lowering import lower
-from backend_core.pipeline.stages import PipelineOptions
-from backend_core.preflight import certain, findings_of
-from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot
+from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.stages.fallback.repeated_blocks import block_twins
+from backend_core.lowering.lower import lower
+from backend_core.stages.pipeline.stages import PipelineOptions
+from backend_core.analyses.preflight import certain, findings_of
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 
 DIV = str(Path(__file__).resolve().parent / "models" / "float_operand_mul.py") + ":div"
 
@@ -58,8 +58,8 @@ def test_without_keep_going_the_failed_bundle_names_the_finding() -> None:
 def test_a_cortex_m_pool_fed_a_float_tensor_is_predicted() -> None:
     """MONAI DenseNet kept going aborted on QEMU M55: `quantized_avg_pool2d_out: tensors must be int8`
     (cortex_m_ops_common.h:214), its input a float relu after the norm --keep-going ran in float."""
-    from backend_core.preflight.cortex_m_rules import int8_operand_findings
-    from backend_core.preflight.program_view import Call, ProgramView, Tensor
+    from backend_core.analyses.preflight.cortex_m_rules import int8_operand_findings
+    from backend_core.analyses.preflight.program_view import Call, ProgramView, Tensor
 
     def view(dtype: str) -> ProgramView:
         x = Tensor(0, dtype, (1, 8, 4, 4), (0, 2, 3, 1))

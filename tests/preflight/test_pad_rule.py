@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.jobs.lower_step import lower_source
-from backend_core.pipeline.stages import PipelineOptions
-from backend_core.preflight import certain, findings_of
-from backend_core.preflight.kernel_rules import TensorArg, last_padded_dim, pad_reads_right
+from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.stages.pipeline.stages import PipelineOptions
+from backend_core.analyses.preflight import certain, findings_of
+from backend_core.analyses.preflight.kernel_rules import TensorArg, last_padded_dim, pad_reads_right
 from tests.preflight.test_preflight_rules import lowered
 
 PAD = str(Path(__file__).resolve().parent / "models" / "pad_channels_last.py")

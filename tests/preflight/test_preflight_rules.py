@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.lowering import LoweringResult, lower
-from backend_core.pipeline.stages import PipelineOptions
-from backend_core.preflight import WILL_FAIL, Finding, certain, check_snapshot, findings_of
-from backend_core.preflight.dim_order import is_channels_last, is_contiguous, same_dim_order, strides
-from backend_core.preflight.kernel_rules import schema_arg_names
-from backend_core.preflight.program_rules import bundle_output_layouts
+from backend_core.lowering.lower import LoweringResult, lower
+from backend_core.stages.pipeline.stages import PipelineOptions
+from backend_core.analyses.preflight import WILL_FAIL, Finding, certain, check_snapshot, findings_of
+from backend_core.analyses.preflight.dim_order import is_channels_last, is_contiguous, same_dim_order, strides
+from backend_core.analyses.preflight.kernel_rules import schema_arg_names
+from backend_core.analyses.preflight.program_rules import bundle_output_layouts
 
 MODELS = Path(__file__).resolve().parent / "models"
 GATE = str(MODELS / "gate_cat_softmax.py")
@@ -131,7 +131,7 @@ def stock_bundle(res: LoweringResult) -> bytes:
     from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 
-    from backend_core.pipeline.program_files import _executorch_manager
+    from backend_core.stages.pipeline.program_files import _executorch_manager
 
     pipe = res.pipeline
     with torch.no_grad():
@@ -151,7 +151,7 @@ def _wheel_root() -> Path:
 def test_registry_rule_names_the_missing_kernel_and_its_node(tmp_path: Path) -> None:
     """Against the installed package's own kernel YAMLs nothing is missing; against a checkout
     whose portable YAML lacks _softmax, the softmax node is named before any build."""
-    from backend_core.runner_build.ops import OP_YAMLS
+    from backend_core.target.build.ops import OP_YAMLS
 
     res = lowered(GATE)
     assert [f for f in check_snapshot(None, program=res.blobs["model.pte"], et_root=_wheel_root())] == []
@@ -192,7 +192,7 @@ def test_conv3d_on_the_portable_conv_kernel_is_predicted() -> None:
 
 
 def test_html_report_lists_the_findings(tmp_path: Path) -> None:
-    from backend_core.report.html_report import render_html
+    from backend_core.analyses.report.html_report import render_html
 
     page = render_html(lowered(GATE).report(), with_graphs=False)
     assert "Pre-flight: 2 finding(s)" in page and "dim-order-mismatch" in page and "layout-ignored" in page
@@ -203,7 +203,7 @@ def test_ops_the_runner_build_does_not_select_are_predicted() -> None:
     """The `.contiguous()` fix adds dim_order_ops::_clone_dim_order: the checkout has its kernel, and the
     rule follows what cmlens' runner build registers (found on QEMU: "kernel
     'dim_order_ops::_clone_dim_order.out' not found", OperatorMissing 0x14)."""
-    from backend_core.runner_build.runner import portable_ops
+    from backend_core.target.build.runner import portable_ops
 
     res = lowered(f"{GATE}:fixed")
     found = check_snapshot(res.final, program=res.blobs["model.pte"], et_root=_wheel_root())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as cli_main
-from backend_core.jobs.preflight_step import PreflightError, gate
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.orchestration.jobs.preflight_step import PreflightError, gate
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 from .test_preflight_rules import GATE, lowered
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from backend_core.preflight import certain, check_snapshot
-from backend_core.preflight.cortex_m_rules import is_channels_last_tensor
-from backend_core.preflight.dim_order import is_channels_last, is_contiguous, same_dim_order, strides
-from backend_core.preflight.program_view import match_nodes, read_program
+from backend_core.analyses.preflight import certain, check_snapshot
+from backend_core.analyses.preflight.cortex_m_rules import is_channels_last_tensor
+from backend_core.analyses.preflight.dim_order import is_channels_last, is_contiguous, same_dim_order, strides
+from backend_core.analyses.preflight.program_view import match_nodes, read_program
 from tests.preflight.test_preflight_rules import GATE, MODELS, lowered
 
 CHANNEL_MEAN = str(MODELS / "channel_mean.py")
@@ -38,9 +38,9 @@ def test_executorch_mean_fallback_cases_have_no_certain_finding(name: str) -> No
     """The four cases the issue measured: predicted "will fail", PASS on QEMU."""
     from executorch.backends.cortex_m.test.ops.test_mean import fallback_test_cases
 
-    from backend_core.models.spec import LoadedModel, ModelSpec
-    from backend_core.pipeline import LoweringPipeline, PipelineOptions
-    from backend_core.pipeline.program_files import pte_bytes
+    from backend_core.stages.models.spec import LoadedModel, ModelSpec
+    from backend_core.stages.pipeline import LoweringPipeline, PipelineOptions
+    from backend_core.stages.pipeline.program_files import pte_bytes
 
     case = fallback_test_cases[name]
     model = LoadedModel(name, case.model.eval(), tuple(case.get_example_inputs()), ModelSpec("python", name))

@@ -15,8 +15,8 @@ _FINALS: dict = {}
 def final_of():
     """final_of(source, target="cortex-m55") -> the final GraphSnapshot of a real lowering."""
     pytest.importorskip("executorch")
-    from backend_core.lowering import lower
-    from backend_core.pipeline import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline import PipelineOptions
 
     def get(source: str, target: str = "cortex-m55"):
         key = (source, target)

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from backend_core.profile import Profile, build_profile, find_islands, profile_table, qemu_icount
-from backend_core.profile.costs import macs
-from backend_core.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base, parse_etdump
-from backend_core.profile.mapping import align
-from backend_core.profile.run import over_budget
-from backend_core.simulate.uart import parse_uart
+from backend_core.target.profile import Profile, build_profile, find_islands, profile_table, qemu_icount
+from backend_core.target.profile.costs import macs
+from backend_core.target.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base, parse_etdump
+from backend_core.target.profile.mapping import align
+from backend_core.target.profile.run import over_budget
+from backend_core.target.simulate.uart import parse_uart
 
 from profile_support import FIXTURES, TARGET_FIXTURES, final_of  # noqa: F401  fixtures
 
@@ -41,7 +41,7 @@ def test_recorded_etdump_events(recorded_events: EtdumpProfile) -> None:
 def _tiny_final():
     """The final graph of the lowering that ran (channels-last input, as the recorded run had it),
     saved as a snapshot so the test does not depend on today's default layout."""
-    from backend_core.snapshot.model import snapshot_from_dict
+    from backend_core.common.snapshot.model import snapshot_from_dict
 
     return snapshot_from_dict(json.loads((FIXTURES / "tiny_conv_m55_channels_last.final.json").read_text()))
 
@@ -67,7 +67,7 @@ def test_recorded_etdump_maps_onto_the_final_graph(recorded_events: EtdumpProfil
 
 def test_corrupt_etdump_is_a_clear_error() -> None:
     pytest.importorskip("executorch")
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     with pytest.raises(BadInputError, match="Not a readable ETDump"):
         parse_etdump(b"\x00garbage" * 10)
@@ -96,7 +96,7 @@ def test_no_island_without_fallbacks(final_of) -> None:
 
 def _events(final, counts: dict[str, int], overhead: int = 0) -> EtdumpProfile:
     """Events for every op node of `final` with the given per-op-name instruction counts."""
-    from backend_core.profile.mapping import op_nodes
+    from backend_core.target.profile.mapping import op_nodes
 
     t, evs = 0, []
     for k, n in enumerate(op_nodes(final)):
@@ -160,14 +160,14 @@ def test_budget_messages(final_of) -> None:
     p = build_profile(_events(final, {}), final, qemu_icount(5), model="m", target="cortex-m55")
     assert over_budget(p, None) == "" and over_budget(p, p.total) == ""
     assert "over the budget of" in over_budget(p, p.total - 1)
-    from backend_core.profile.units import raw_ticks
+    from backend_core.target.profile.units import raw_ticks
     p.unit = raw_ticks()
     assert "run on QEMU with -icount" in over_budget(p, 10 ** 9)
 
 
 def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:
     """M4 and M55 lower layernorm_mlp to different graphs (MVE linears carry kernel_sum); rows still pair up."""
-    from backend_core.profile import compare_cpus
+    from backend_core.target.profile import compare_cpus
 
     m55, m4 = final_of("layernorm_mlp", "cortex-m55"), final_of("layernorm_mlp", "cortex-m4")
     p55 = build_profile(_events(m55, {"quantized_linear": 503}), m55, qemu_icount(5), model="layernorm_mlp",
@@ -187,8 +187,8 @@ def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:
 def test_units_are_named_for_what_they_count() -> None:
     """QEMU -icount: instructions; QEMU without it: not a cost; the FVP (no FVP here, only its board
     row): its cycles, not trusted for absolute timing."""
-    from backend_core.profile.run import run_unit
-    from backend_core.boards.table import board_for
+    from backend_core.target.profile.run import run_unit
+    from backend_core.common.boards.table import board_for
 
     q = run_unit(board_for("cortex-m55", "qemu"), icount=True)
     assert (q.name, q.label, q.deterministic) == ("instructions", "instructions executed (QEMU -icount), not cycles",

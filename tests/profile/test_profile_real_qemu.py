@@ -10,8 +10,8 @@ import pytest
 
 
 def _libraries_ready(root: str) -> bool:
-    from backend_core.toolchain.checkout import find_cmsis_nn, inspect_checkout
-    from backend_core.runner_build.libraries import EtLibRequest, read_stamp
+    from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout
+    from backend_core.target.build.libraries import EtLibRequest, read_stamp
 
     co = inspect_checkout(root)
     cmsis = find_cmsis_nn(os.environ.get("CMLENS_TEST_CMSIS_NN"), co)
@@ -27,7 +27,7 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
-    from backend_core.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
 
     def run_model(i: int):  # noqa: ANN202 - the Job `cmlens profile` submits for one CPU
         res = run_job(Job("layernorm_mlp", LowerRequest(target="cortex-m55"), steps=("profile",),

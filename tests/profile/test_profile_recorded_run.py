@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from backend_core.profile import build_profile, parse_etdump, qemu_icount
-from backend_core.profile.run import over_budget
-from backend_core.snapshot.model import snapshot_from_dict
-from backend_core.simulate.uart import parse_uart
+from backend_core.target.profile import build_profile, parse_etdump, qemu_icount
+from backend_core.target.profile.run import over_budget
+from backend_core.common.snapshot.model import snapshot_from_dict
+from backend_core.target.simulate.uart import parse_uart
 from profile_support import FIXTURES
-from backend_core.judge.outcome import uart_outcome
+from backend_core.target.judge.outcome import uart_outcome
 
 UART = FIXTURES / "uart_profile_layernorm_mlp_mps3-an547.txt"
 FINAL = FIXTURES / "layernorm_mlp_m55.final.json"
@@ -74,8 +74,8 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     from app.cli.run import cmd_run
 
-    rm = importlib.import_module("backend_core.judge.run_result")
-    jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
+    rm = importlib.import_module("backend_core.target.judge.run_result")
+    jr = importlib.import_module("backend_core.orchestration.jobs.run")   # the job's run step, without a checkout or lowering
     monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
 
@@ -84,9 +84,9 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
 
     def fake_run_model(source, *, options, **_):
         seen["options"] = options
-        from backend_core.boards.table import board_for
-        from backend_core.runner_build.ops import OpCheck
-        from backend_core.simulate.simulator import SimResult
+        from backend_core.common.boards.table import board_for
+        from backend_core.target.build.ops import OpCheck
+        from backend_core.target.simulate.simulator import SimResult
 
         board = board_for("cortex-m55")
         sim = SimResult(board, ["qemu-system-arm", "-icount", "shift=5"], 0, 0.7, 60.0, False, report,
@@ -94,7 +94,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
         return rm.ModelRunResult("layernorm_mlp", "cortex-m55", board, "PASS", 0, OpCheck([]), sim,
                                  tmp_path / "x.elf", profile=prof)
 
-    monkeypatch.setattr(importlib.import_module("backend_core.jobs.firmware_step"), "run_on_target", fake_run_model)
+    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.firmware_step"), "run_on_target", fake_run_model)
     out, err = io.StringIO(), io.StringIO()
     jf = tmp_path / "r.json"
     assert cmd_run(_fake_args(max_instructions=budget, json_file=jf), out, err) == code

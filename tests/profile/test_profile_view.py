@@ -9,9 +9,9 @@ pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
 
-from backend_core.profile import build_profile, qemu_icount  # noqa: E402
-from backend_core.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base  # noqa: E402
-from backend_core.profile.mapping import op_nodes  # noqa: E402
+from backend_core.target.profile import build_profile, qemu_icount  # noqa: E402
+from backend_core.target.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base  # noqa: E402
+from backend_core.target.profile.mapping import op_nodes  # noqa: E402
 from profile_support import final_of  # noqa: E402,F401  fixtures
 
 COUNTS = {"quantized_linear": 1003, "native_layer_norm": 3003, "quantize_per_tensor": 203,

@@ -5,19 +5,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 from .conftest import CALIB, source
 
 
 def lower(name: str, keep_going: bool = False) -> Any:
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     return lower_source(source(name), PipelineOptions(calib=CALIB, keep_going=keep_going), use_cache=False)
 
 
 def repro(name: str, folder: Path) -> Any:
-    from backend_core.repro import make_repro
+    from backend_core.analyses.repro import make_repro
 
     return make_repro(source(name), PipelineOptions(calib=CALIB), str(folder / f"repro_{name}.py"),
                       fresh_check=False)
@@ -41,7 +41,7 @@ def check_keep_going(res: Any) -> None:
 
 def check_repro_fresh(rep: Any, expected_part: str) -> None:
     """The file: <= 60 lines, no cmlens import, and a fresh Python process fails with the same error."""
-    from backend_core.repro.minimize import run_fresh, same_error
+    from backend_core.analyses.repro.minimize import run_fresh, same_error
 
     text = Path(rep.path).read_text()
     assert rep.lines == len(text.splitlines()) <= 60

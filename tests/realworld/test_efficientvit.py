@@ -55,8 +55,8 @@ def test_repro_fails_the_same_way_in_a_fresh_process(tmp_path: Path) -> None:
 
 def test_repro_of_the_small_model_with_the_same_pattern(tmp_path: Path) -> None:
     """The fixture with efficientvit's pattern reduces to the same 19 ops, and the file fails on its own."""
-    from backend_core.pipeline.stages import PipelineOptions
-    from backend_core.repro import make_repro
+    from backend_core.stages.pipeline.stages import PipelineOptions
+    from backend_core.analyses.repro import make_repro
 
     rep = make_repro(f"{ROOT / 'tests/fixtures/models/windowed_attention.py'}:model", PipelineOptions(calib=2),
                      str(tmp_path / "repro.py"), fresh_check=False)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from backend_core.fallback.changed import keep_going_summary
-from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS
+from backend_core.stages.fallback.changed import keep_going_summary
+from backend_core.stages.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS
 
 from .conftest import opt_in
 from .helpers import check_repro_fresh, lower, repro
@@ -57,7 +57,7 @@ def test_keep_going_lowers_the_rest(kept: Any) -> None:
     """The squeeze-excite multiplies stay quantized: the no-op view is skipped (AtenToCortexMPass then
     passes) and the GhostModule cats run on NCHW copies (the pre-flight then finds nothing that will
     fail); the same lowering PASSes bit for bit on QEMU M55 (closing note of issue 26)."""
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     assert kept.status == "done", kept.error
     assert list(kept.verdicts["rewrites"]) == [NOOP_ALIAS, CAT_CONTIGUOUS]

@@ -13,15 +13,15 @@ import pytest
 
 from tests.helpers.target_run import run_on_m55_or_skip
 
-from backend_core.fallback.changed import keep_going_summary
-from backend_core.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS, REWRITES
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.fallback.changed import keep_going_summary
+from backend_core.stages.fallback.rewrites import CAT_CONTIGUOUS, NOOP_ALIAS, REWRITES
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "ghostlike.py") + ":model"
 
 
 def _lower(keep_going: bool) -> Any:
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False)
 
@@ -46,7 +46,7 @@ def test_the_failure_offers_the_workaround_on_the_users_line(failed: Any) -> Non
 
 
 def test_keep_going_applies_both_workarounds_and_the_preflight_is_clean(kept: Any) -> None:
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     assert kept.status == "done", kept.error
     rewrites = kept.verdicts["rewrites"]
@@ -66,7 +66,7 @@ def test_keep_going_applies_both_workarounds_and_the_preflight_is_clean(kept: An
 def test_the_workarounds_change_no_value() -> None:
     import torch
 
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(MODEL))
     x = loaded.inputs_for("legacy")
@@ -96,9 +96,9 @@ def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight
     `feat.view(B, -1, w, w)` of a channels-last conv output becomes a memory view read as NCHW
     (view-of-channels-last). All get value-preserving workarounds and nothing the pre-flight is certain of
     is left."""
-    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.preflight import findings_of
+    from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(WINDOWED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
@@ -110,8 +110,8 @@ def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight
 def test_the_window_partition_workarounds_change_no_value() -> None:
     import torch
 
-    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
+    from backend_core.stages.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(WINDOWED))
     x = loaded.inputs_for("legacy")
@@ -131,9 +131,9 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
     add of an NHWC and an NCHW buffer (cmsis-ignores-dim-order, wrong values on QEMU M55). --keep-going
     makes the permute on an NCHW copy and gives its result back its eager channels-last layout, in one
     round, and the pre-flight is then clean."""
-    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.preflight import findings_of
+    from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MIXED, PipelineOptions(calib=2), use_cache=False)
     assert {f.rule for f in findings_of(plain.final) if f.certain} == {"cmsis-ignores-dim-order"}
@@ -150,8 +150,8 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
 def test_the_window_reverse_workarounds_change_no_value() -> None:
     import torch
 
-    from backend_core.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
+    from backend_core.stages.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(MIXED))
     x = loaded.inputs_for("legacy")
@@ -177,9 +177,9 @@ def test_a_six_dim_window_partition_is_made_in_four_dims() -> None:
     """ExecuTorch rewrites the window partition's 6-D int8 transpose into cortex_m.transpose, which takes 4
     dims (cmsis-unsupported-rank: the method fails on QEMU M55); --keep-going merges the dims that stay
     together and the pre-flight is clean."""
-    from backend_core.fallback.rewrites import FEWER_DIMS
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.preflight import findings_of
+    from backend_core.stages.fallback.rewrites import FEWER_DIMS
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(PARTITION, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
@@ -193,8 +193,8 @@ def test_a_six_dim_window_partition_is_made_in_four_dims() -> None:
 def test_the_fewer_dims_permute_changes_no_value() -> None:
     import torch
 
-    from backend_core.fallback.rewrites import FEWER_DIMS, collapse_permutation
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.fallback.rewrites import FEWER_DIMS, collapse_permutation
+    from backend_core.stages.models import load_model, parse_model_source
 
     assert collapse_permutation([1, 2, 2, 3, 2, 8], [0, 1, 3, 2, 4, 5]) == ([2, 2, 3, 16], [0, 2, 1, 3])
     loaded = load_model(parse_model_source(PARTITION))
@@ -217,8 +217,8 @@ def test_views_and_splits_of_channels_last_tensors_get_eager_layouts_back(model:
     NHWC base as NCHW (view-of-channels-last), the split writes contiguous pieces, the depthwise conv refuses
     them and the add mixes layouts. --keep-going gives the view an NCHW base, makes the split on it and clones
     the pieces back to channels-last; the pre-flight is then clean (both PASS bit for bit on QEMU M55)."""
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.preflight import findings_of
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(model, PipelineOptions(calib=2, keep_going=True), use_cache=False)
     assert kept.status == "done", kept.error
@@ -230,8 +230,8 @@ def test_views_and_splits_of_channels_last_tensors_get_eager_layouts_back(model:
 def test_the_view_and_split_workarounds_change_no_value(model: str) -> None:
     import torch
 
-    from backend_core.fallback.rewrites import CL_AFTER_VIEWS
-    from backend_core.models import load_model, parse_model_source
+    from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS
+    from backend_core.stages.models import load_model, parse_model_source
 
     loaded = load_model(parse_model_source(model))
     x = loaded.inputs_for("legacy")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from backend_core.fallback.rewrites import NORMS_CONTIGUOUS
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.fallback.rewrites import NORMS_CONTIGUOUS
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 from tests.helpers.target_run import run_on_m55_or_skip
 
@@ -18,7 +18,7 @@ MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "preac
 
 
 def _lower(keep_going: bool) -> Any:
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False, want_bpte=True)
 
@@ -34,7 +34,7 @@ def kept() -> Any:
 
 
 def test_preflight_says_the_norms_will_fail(plain: Any) -> None:
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     assert plain.status == "done", plain.error
     rules = {(f.rule, f.op) for f in findings_of(plain.final) if f.certain}
@@ -49,7 +49,7 @@ def test_dilated_conv_has_a_host_reference(plain: Any) -> None:
 
 
 def test_keep_going_runs_the_norms_on_nchw_copies(kept: Any) -> None:
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     assert kept.status == "done", kept.error
     assert NORMS_CONTIGUOUS in kept.verdicts["rewrites"]
@@ -65,10 +65,10 @@ def test_keep_going_passes_on_qemu_m55(tmp_path: Path) -> None:
 def test_a_failing_rewrite_is_reported_as_the_tools_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """A crash in the tool's own workaround (the YOLO run's deepcopy of a fake tensor) is not 'exporting the
     float model failed': the message names the rewrite and says the export itself succeeded."""
-    from backend_core.errors import StageFailedError
-    from backend_core.fallback import rewrites
-    from backend_core.models import load_model, parse_model_source
-    from backend_core.pipeline import LoweringPipeline
+    from backend_core.common.errors import StageFailedError
+    from backend_core.stages.fallback import rewrites
+    from backend_core.stages.models import load_model, parse_model_source
+    from backend_core.stages.pipeline import LoweringPipeline
 
     def broken(ep: Any) -> Any:
         raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor)")
@@ -90,7 +90,7 @@ def test_export_leaves_no_fake_tensor_on_the_module() -> None:
 
     import torch
 
-    from backend_core.pipeline.export_guards import module_attributes_kept
+    from backend_core.stages.pipeline.export_guards import module_attributes_kept
 
     class Caching(torch.nn.Module):       # Detect's pattern: anchors made on the first call, kept by shape
         def forward(self, x: torch.Tensor) -> torch.Tensor:

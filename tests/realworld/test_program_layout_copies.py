@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 CASES = Path(__file__).resolve().parents[1] / "preflight" / "models"
 
 
 def _certain(final: Any) -> set[tuple[str, str]]:
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     return {(f.rule, f.node) for f in findings_of(final) if f.certain}
 
@@ -30,9 +30,9 @@ def _certain(final: Any) -> set[tuple[str, str]]:
 def test_one_edit_removes_the_layout_findings_and_changes_no_value(case: str, rule: str) -> None:
     import torch
 
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.lowering.entry import _preflight_program
-    from backend_core.lowering.layout_copies import copies_on_final
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.lowering.lower.entry import _preflight_program
+    from backend_core.lowering.lower.layout_copies import copies_on_final
 
     res = lower_source(str(CASES / case), PipelineOptions(calib=2), use_cache=False, keep_programs=True)
     assert res.status == "done", res.error
@@ -62,8 +62,8 @@ MAX_DIM = str(CASES / "max_dim.py")
 def test_a_bare_int_for_an_int_list_is_written_as_the_list() -> None:
     """SINet's `y.max(dim=1)[0]`: ExecuTorch's program holds `amax(x, 1)` and the runtime aborts reading the
     int; --keep-going writes `[1]` in the lowered program in the same round and the pre-flight is clean."""
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.preflight import findings_of
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MAX_DIM, PipelineOptions(calib=2), use_cache=False)
     assert {f.rule for f in findings_of(plain.final) if f.certain} == {"int-list-given-int"}

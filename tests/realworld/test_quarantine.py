@@ -14,8 +14,8 @@ import pytest
 
 from tests.helpers.target_run import run_on_m55_or_skip
 
-from backend_core.fallback.changed import keep_going_summary
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.fallback.changed import keep_going_summary
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 REPO = Path(__file__).resolve().parents[2]
 LSTM = str(REPO / "tests" / "fixtures" / "models" / "quantizable_lstm.py") + ":model"
@@ -23,7 +23,7 @@ ZEROS = str(REPO / "tests" / "preflight" / "models" / "float_operand_mul.py")
 
 
 def _kept(source: str) -> Any:
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     return lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False)
 
@@ -51,7 +51,7 @@ def test_quantizable_lstm_activations_are_left_in_float_with_their_cost() -> Non
 
 
 def test_an_op_the_target_would_abort_on_is_left_in_float() -> None:
-    from backend_core.preflight import findings_of
+    from backend_core.analyses.preflight import findings_of
 
     res = _kept(ZEROS)
     assert res.status == "done", res.error

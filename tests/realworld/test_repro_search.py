@@ -1,4 +1,4 @@
-"""How `cmlens repro` chooses the nodes it keeps (backend_core.repro.search), on the float export of the
+"""How `cmlens repro` chooses the nodes it keeps (backend_core.analyses.repro.search), on the float export of the
 windowed-attention fixture (efficientvit_m0's pattern), with a stated failure condition in place of a
 lowering so each case runs in milliseconds. The real lowering of that fixture is checked opt-in
 (test_efficientvit.py): it takes minutes."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from backend_core.repro.codegen import subgraph_source
-from backend_core.repro.search import delta_shrink, grow_ancestors, narrow_window
+from backend_core.analyses.repro.codegen import subgraph_source
+from backend_core.analyses.repro.search import delta_shrink, grow_ancestors, narrow_window
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "windowed_attention.py"
 

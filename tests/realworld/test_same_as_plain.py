@@ -9,8 +9,8 @@ NAME = "lcnet_050"
 
 
 def test_lowers_with_the_fallbacks_plain_executorch_has() -> None:
-    from backend_core.jobs.lower_step import lower_source
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     bench = bench_module()
     plain = bench.plain(NAME, calib=CALIB)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from backend_core.pipeline.stages import PipelineOptions
+from backend_core.stages.pipeline.stages import PipelineOptions
 
 from tests.helpers.target_run import run_on_m55_or_skip
 
@@ -33,7 +33,7 @@ def _have(module: str) -> bool:
 def test_lowers_like_plain_executorch_with_no_unknown(name: str) -> None:
     if not _have(CORPUS[name]):
         pytest.skip(f"needs {CORPUS[name]} on PYTHONPATH")
-    from backend_core.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.lower_step import lower_source
 
     bench = bench_module()
     bench.MODELS_FILE = MODELS2                    # its plain ExecuTorch side, on this wave's models

@@ -63,8 +63,8 @@ def test_repro_writes_a_small_file_that_fails_the_same_way(tmp_path: Path) -> No
 def test_repro_whole_export_when_no_subgraph_reproduces(tmp_path: Path) -> None:
     """When minimising finds nothing, the whole export is written, marked NOT MINIMAL, and still checked
     in a fresh process (here it is forced: the search is given nothing but the whole graph)."""
-    from backend_core.pipeline.stages import PipelineOptions
-    from backend_core.repro import minimize
+    from backend_core.stages.pipeline.stages import PipelineOptions
+    from backend_core.analyses.repro import minimize
 
     real = minimize.grow_ancestors
     minimize.grow_ancestors = lambda *a, **k: None          # type: ignore[assignment]

@@ -2,7 +2,7 @@
 row with their count and first nodes, as the CLI prints them."""
 from __future__ import annotations
 
-from backend_core.report.interactive.summary import details_html
+from backend_core.analyses.report.interactive.summary import details_html
 
 
 def _finding(node: str, rule: str = "needs-contiguous", op: str = "aten._native_batch_norm_legit_no_training.default"):

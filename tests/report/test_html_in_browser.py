@@ -93,7 +93,7 @@ def test_final_stage_inspector_shows_memory_and_cost_of_a_kernel(browser, ds_cnn
 def test_a_reason_with_markup_is_shown_as_text_not_run(browser, layernorm, tmp_path) -> None:
     """The report's strings come from the user's code and ExecuTorch: `</script>` in one must not end
     the embedded data, and `<img onerror>` must not run."""
-    from backend_core.report.html_report import write_html
+    from backend_core.analyses.report.html_report import write_html
 
     rep = json.loads(json.dumps(layernorm[0]))
     hostile = "</script><img src=x onerror=\"document.title='pwned'\"> <!-- still text"

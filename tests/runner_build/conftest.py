@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import board_for
-from backend_core.runner_build.kernels import FIRMWARES, BuildRequest, BuildResult, KernelBuilder
+from backend_core.common.boards.table import board_for
+from backend_core.target.build.kernels import FIRMWARES, BuildRequest, BuildResult, KernelBuilder
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "uart"
 QEMU_TARGETS = ("cortex-m55", "cortex-m4", "cortex-m7", "cortex-m33")

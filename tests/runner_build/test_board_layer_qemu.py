@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import ICOUNT_UNIT, board_for
-from backend_core.runner_build.kernels import BuildRequest
-from backend_core.doctor.selftest import workload_ticks
-from backend_core.judge.outcome import simulated_outcome
-from backend_core.simulate.simulator import QemuRunner
+from backend_core.common.boards.table import ICOUNT_UNIT, board_for
+from backend_core.target.build.kernels import BuildRequest
+from backend_core.target.doctor.selftest import workload_ticks
+from backend_core.target.judge.outcome import simulated_outcome
+from backend_core.target.simulate.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
 
@@ -136,7 +136,7 @@ MEMPROBES = ("cmlens_memprobe", "cmlens_memprobe_deep", "cmlens_memprobe_heap_ov
 @pytest.fixture(scope="session")
 def memprobes(firmware, build_root: Path):
     """memprobes(target) -> {probe: ELF}: kernels/selftest/memprobe.c built into the same build tree."""
-    from backend_core.runner_build.kernels import KernelBuilder
+    from backend_core.target.build.kernels import KernelBuilder
 
     built: dict[str, dict[str, Path]] = {}
 
@@ -192,7 +192,7 @@ def test_a_fault_still_reports_the_marks(firmware) -> None:
 
 
 def _f746_verdict(heap_region: str = "SRAM2") -> dict:
-    """A fit verdict's placement for the STM32F746 (backend_core.memory.fit's needs, as JSON)."""
+    """A fit verdict's placement for the STM32F746 (backend_core.target.memory.fit's needs, as JSON)."""
     where = {"runtime code + read-only data": "FLASH", ".pte": "FLASH", "runtime .data + .bss": "DTCM",
              "stack": "DTCM", "heap": heap_region, "method allocator pool": "SRAM1", "temp allocator pool": "SRAM1"}
     return {"needs": [{"name": n, "kind": "flash" if r == "FLASH" else "ram", "region": r, "bytes": 1}
@@ -202,9 +202,9 @@ def _f746_verdict(heap_region: str = "SRAM2") -> dict:
 def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, build_root: Path) -> None:
     """stm32f746 (M7) on mps2-an500: its flash at 0, DTCM/SRAM1/SRAM2 at the chip's own addresses inside
     SSRAM23; each section in the region the verdict chose; the self-test runs there."""
-    from backend_core.runner_build.kernels import KernelBuilder
-    from backend_core.boards.sized import sized_board
-    from backend_core.boards.specs import board_named
+    from backend_core.target.build.kernels import KernelBuilder
+    from backend_core.common.boards.sized import sized_board
+    from backend_core.common.boards.specs import board_named
 
     board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746", stack=0x2000, heap=0x4000)
     assert board.machine == "mps2-an500" and board.cpu == "cortex-m7" and board.qemu_board == "mps2-an500"
@@ -227,10 +227,10 @@ def test_an_mcus_sizes_link_and_run_on_the_qemu_board_of_its_core(toolchain, bui
 
 
 def test_a_heap_too_big_for_its_region_fails_to_link_with_the_linkers_count(toolchain, build_root: Path) -> None:
-    from backend_core.errors import BuildError
-    from backend_core.runner_build.kernels import KernelBuilder
-    from backend_core.boards.sized import link_overflow, sized_board
-    from backend_core.boards.specs import board_named
+    from backend_core.common.errors import BuildError
+    from backend_core.target.build.kernels import KernelBuilder
+    from backend_core.common.boards.sized import link_overflow, sized_board
+    from backend_core.common.boards.specs import board_named
 
     board = sized_board(board_named("stm32f746"), _f746_verdict(), build_root / "f746-over", stack=0x2000,
                         heap=0x5000)                              # 20 KiB heap in the 16 KiB SRAM2

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.boards.table import BOARDS, GCC_FLAGS, board_for, gcc_flags, supported_targets
-from backend_core.runner_build.paths import KERNELS_DIR
-from backend_core.errors import UnsupportedTargetError
-from backend_core.cpus import TARGETS
+from backend_core.common.errors import BadInputError
+from backend_core.common.boards.table import BOARDS, GCC_FLAGS, board_for, gcc_flags, supported_targets
+from backend_core.target.build.paths import KERNELS_DIR
+from backend_core.common.errors import UnsupportedTargetError
+from backend_core.common.cpus import TARGETS
 
 
 @pytest.mark.parametrize("target, board", [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import BOARDS, board_for
-from backend_core.runner_build.paths import KERNELS_DIR, cache_dir
-from backend_core.runner_build.kernels import BuildRequest, KernelBuilder, build_command, configure_command, diagnose
-from backend_core.errors import BuildError, Cancelled, ToolMissingError
+from backend_core.common.boards.table import BOARDS, board_for
+from backend_core.target.build.paths import KERNELS_DIR, cache_dir
+from backend_core.target.build.kernels import BuildRequest, KernelBuilder, build_command, configure_command, diagnose
+from backend_core.common.errors import BuildError, Cancelled, ToolMissingError
 
 
 def test_configure_and_build_command_lines(tmp_path: Path) -> None:
@@ -101,8 +101,8 @@ def test_cancel_during_the_build(toolchain, tmp_path: Path) -> None:
 
 def test_two_checkouts_get_separate_build_trees(tmp_path) -> None:
     """CMake refuses a build tree configured from another source tree (CI clones next to a dev tree)."""
-    from backend_core.boards.table import board_for
-    from backend_core.runner_build.kernels import BuildRequest
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.build.kernels import BuildRequest
 
     board = board_for("cortex-m55")
     a = BuildRequest(board, build_root=tmp_path, source_dir=tmp_path / "checkout-a" / "kernels")

@@ -17,7 +17,7 @@ def bundle():
     from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from backend_core.lowering import lower
+    from backend_core.lowering.lower import lower
 
     res = lower(str(MODEL), want_bpte=True, use_cache=False, keep_programs=True)
     assert res.status == "done", res.error
@@ -27,7 +27,7 @@ def bundle():
 
 
 def _io_orders(program):
-    from backend_core.pipeline.program_files import program_io_dim_orders
+    from backend_core.stages.pipeline.program_files import program_io_dim_orders
 
     return program_io_dim_orders(program)
 
@@ -44,7 +44,7 @@ def test_expected_output_carries_the_programs_channels_last_dim_order(bundle):
 def test_expected_output_bytes_are_the_reference_output_in_that_order(bundle):
     import torch
 
-    from backend_core.pipeline.program_files import expected_outputs_from_lowered
+    from backend_core.stages.pipeline.program_files import expected_outputs_from_lowered
 
     res, bp, _program = bundle
     pipe = res.pipeline

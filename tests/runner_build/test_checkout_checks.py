@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.toolchain import checkout as co
-from backend_core.doctor.machine import run_doctor
+from backend_core.target.toolchain import checkout as co
+from backend_core.target.doctor.machine import run_doctor
 from tests.runner_build.test_cli_run import run_cli
 from tests.runner_build.test_et_build import add_submodules, fake_checkout, fake_cmsis_nn
 
@@ -80,7 +80,7 @@ def test_no_cmsis_nn_and_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_cached_libraries_of_a_checkout_without_git(tmp_path: Path) -> None:
-    from backend_core.runner_build.libraries import EtLibRequest
+    from backend_core.target.build.libraries import EtLibRequest
 
     root = fake_checkout(tmp_path)                       # no .git: the cache key hashes the path
     checkout = co.inspect_checkout(root)
@@ -137,7 +137,7 @@ def test_cmsis_nn_clone_command_checks_out_a_pinned_commit(tmp_path: Path) -> No
 
 def test_offline_without_cmsis_nn_is_only_a_warning_once_libraries_are_built(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend_core.runner_build.libraries import EtLibRequest
+    from backend_core.target.build.libraries import EtLibRequest
 
     monkeypatch.setenv("CMLENS_NETWORK_PROBE", closed_port())
     root = fake_checkout(tmp_path)

@@ -121,7 +121,7 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
     assert "--preset arm-baremetal" in out and "-S " in out and "kernels/runner" in out
     assert "  | fake cmake --build" in out                     # build output streamed
     assert "uart> " in out                                     # UART streamed
-    from backend_core import protocol
+    from backend_core.common import protocol
 
     steps = [m["step"] for m in map(protocol.parse_line, out.splitlines()) if m and m.get("type") == "step"]
     assert steps == ["lower", "check ops", "libraries", "build runner", "run", "results"]   # --protocol
@@ -135,9 +135,9 @@ def test_run_end_to_end_with_a_stand_in_runner(firmware, tmp_path: Path, monkeyp
 
 
 def test_semihosting_runner_files_and_command(tmp_path: Path) -> None:
-    from backend_core.boards.table import board_for
-    from backend_core.simulate.semihosting import semihosting_files
-    from backend_core.simulate.simulator import QemuRunner
+    from backend_core.common.boards.table import board_for
+    from backend_core.target.simulate.semihosting import semihosting_files
+    from backend_core.target.simulate.simulator import QemuRunner
 
     model = tmp_path / "ds_cnn.bpte"
     model.write_bytes(b"\0\0\0\0BP08")
@@ -167,8 +167,8 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
     abbreviated, while the parser, fed by the simulator driver before the echo, gets the full text."""
     import importlib
 
-    from backend_core.errors import SimulatorError
-    from backend_core.simulate.uart import UartParser
+    from backend_core.common.errors import SimulatorError
+    from backend_core.target.simulate.uart import UartParser
 
     rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
     parser = UartParser()
@@ -179,10 +179,10 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
             on_line("uart", line)
         raise SimulatorError("stand-in run ends here")
 
-    jr = importlib.import_module("backend_core.jobs.run")   # the job's run step, without a checkout or lowering
+    jr = importlib.import_module("backend_core.orchestration.jobs.run")   # the job's run step, without a checkout or lowering
     monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
-    monkeypatch.setattr(importlib.import_module("backend_core.jobs.firmware_step"), "run_on_target", fake_run_model)
+    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.firmware_step"), "run_on_target", fake_run_model)
     code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])
     assert code == 3 and "stand-in run ends here" in err
     assert 'uart> echo "<base64, 732 bytes decoded>" | base64 -d >debug_buffer.bin' in out

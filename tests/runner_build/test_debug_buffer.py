@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.boards.table import board_for
-from backend_core.runner_build.debug_buffer import DEFAULT_DEBUG_BUFFER, DebugBufferPlan, check_fits, plan_from_program
+from backend_core.common.errors import BadInputError
+from backend_core.common.boards.table import board_for
+from backend_core.target.build.debug_buffer import DEFAULT_DEBUG_BUFFER, DebugBufferPlan, check_fits, plan_from_program
 
 TINY = Path(__file__).parent / "fixtures" / "tiny_conv_model.py"
 MV2 = DebugBufferPlan(outputs=120, need_bytes=7_129_088, planned_bytes=1_509_744, buffer_size=7_208_960)
@@ -19,7 +19,7 @@ MV2 = DebugBufferPlan(outputs=120, need_bytes=7_129_088, planned_bytes=1_509_744
 def test_plan_of_a_real_program() -> None:
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from backend_core.lowering import lower
+    from backend_core.lowering.lower import lower
 
     res = lower(str(TINY), want_pte=True)
     assert res.status == "done", res.error

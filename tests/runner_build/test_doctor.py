@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from app.cli.doctor import cmd_doctor
-from backend_core.errors import BadInputError
-from backend_core.toolchain import checkout as co
-from backend_core.doctor.machine import run_doctor
-from backend_core.toolchain.tools import version_number
+from backend_core.common.errors import BadInputError
+from backend_core.target.toolchain import checkout as co
+from backend_core.target.doctor.machine import run_doctor
+from backend_core.target.toolchain.tools import version_number
 
 APT_TOOLCHAIN = "apt-get install -y gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib"
 
@@ -132,8 +132,8 @@ def test_toolchain_found_in_executorch_arm_scratch(tmp_path: Path, monkeypatch: 
 def test_doctor_lists_cached_executorch_libraries(tmp_path) -> None:
     import json
 
-    from backend_core.toolchain.checkout import Checkout
-    from backend_core.doctor.machine import _library_cache_item
+    from backend_core.target.toolchain.checkout import Checkout
+    from backend_core.target.doctor.machine import _library_cache_item
 
     commit = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
     co = Checkout(tmp_path, "--et-root", "1.5.0", commit, "1.5.1")

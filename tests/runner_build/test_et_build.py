@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.errors import BadInputError
-from backend_core.boards.table import board_for
-from backend_core.errors import BuildError, Cancelled
-from backend_core.runner_build.libraries import (CONFIG_FILE, EtLibRequest, ensure_libraries, is_built, library_build_command, library_configure_command)
-from backend_core.runner_build.steps import checkout_lock
-from backend_core.runner_build.runner import (RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command, runner_configure_command)
+from backend_core.common.errors import BadInputError
+from backend_core.common.boards.table import board_for
+from backend_core.common.errors import BuildError, Cancelled
+from backend_core.target.build.libraries import (CONFIG_FILE, EtLibRequest, ensure_libraries, is_built, library_build_command, library_configure_command)
+from backend_core.target.build.steps import checkout_lock
+from backend_core.target.build.runner import (RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command, runner_configure_command)
 
 COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 
@@ -33,7 +33,7 @@ def fake_checkout(tmp_path: Path) -> Path:
 
 def add_submodules(root: Path) -> None:
     """The files that say the Arm build's submodules are checked out (checkout.ARM_BUILD_SUBMODULES)."""
-    from backend_core.toolchain.checkout import ARM_BUILD_SUBMODULES
+    from backend_core.target.toolchain.checkout import ARM_BUILD_SUBMODULES
 
     for sub, marker in ARM_BUILD_SUBMODULES.items():
         (root / sub).mkdir(parents=True, exist_ok=True)
@@ -210,7 +210,7 @@ def test_cancel_stops_a_running_library_build(tmp_path: Path) -> None:
 
 
 def test_runner_command_lines(tmp_path: Path) -> None:
-    from backend_core.runner_build.libraries import EtLibraries
+    from backend_core.target.build.libraries import EtLibraries
 
     lib_req = request(tmp_path)
     libs = EtLibraries(lib_req, lib_req.install_dir, True, 0.0, 0.0)
@@ -247,7 +247,7 @@ def test_runner_command_lines(tmp_path: Path) -> None:
 
 
 def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
-    from backend_core.runner_build.libraries import EtLibraries
+    from backend_core.target.build.libraries import EtLibraries
 
     env = install_fake_cmake(tmp_path)
     lib_req = request(tmp_path)
@@ -267,7 +267,7 @@ def test_runner_build_streams_and_reuses_the_directory(tmp_path: Path) -> None:
 
 
 def test_diagnosis_of_a_link_error_is_not_mistaken_for_missing_newlib() -> None:
-    from backend_core.runner_build.kernels import diagnose
+    from backend_core.target.build.kernels import diagnose
 
     lines = [": && arm-none-eabi-g++ -O3 --specs=nano.specs -u _printf_float main.o -o runner.elf",
              "arm_executor_runner.cpp:(.text+0x566): undefined reference to `executorch::etdump::ETDumpGen'"]
@@ -279,7 +279,7 @@ def test_one_interpreter_under_two_names_is_one_library_variant(tmp_path) -> Non
     which made two variants and rebuilt every CPU's libraries (2026-12-01)."""
     import sys
 
-    from backend_core.runner_build.libraries import EtLibRequest, codegen_python
+    from backend_core.target.build.libraries import EtLibRequest, codegen_python
 
     (tmp_path / "python").symlink_to(sys.executable)
     (tmp_path / "python3.11").symlink_to(tmp_path / "python")

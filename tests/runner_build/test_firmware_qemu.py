@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import board_for
-from backend_core.errors import Cancelled
-from backend_core.doctor.selftest import run_selftest
-from backend_core.simulate.simulator import QemuRunner
+from backend_core.common.boards.table import board_for
+from backend_core.common.errors import Cancelled
+from backend_core.target.doctor.selftest import run_selftest
+from backend_core.target.simulate.simulator import QemuRunner
 
 from .conftest import QEMU_TARGETS
-from backend_core.judge.outcome import simulated_outcome
+from backend_core.target.judge.outcome import simulated_outcome
 
 EXPECTED_FEATURES = {"cortex-m55": "fpu dsp mve", "cortex-m4": "fpu dsp", "cortex-m7": "fpu dsp",
                      "cortex-m33": "fpu dsp"}

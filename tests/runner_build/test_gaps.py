@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.pipeline.stages import PipelineOptions
-from backend_core.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
-from backend_core.judge.gaps import GapReport, TensorPair, map_to_final, snr_db
-from backend_core.simulate.uart import parse_uart
+from backend_core.stages.pipeline.stages import PipelineOptions
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
+from backend_core.target.judge.gaps import GapReport, TensorPair, map_to_final, snr_db
+from backend_core.target.simulate.uart import parse_uart
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MODEL = FIXTURES / "tiny_conv_model.py"
@@ -76,7 +76,7 @@ def test_snr_edge_cases() -> None:
 
 def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
     torch = pytest.importorskip("torch")
-    from backend_core.judge.gaps_inspector import handle_dim_order, match_layout
+    from backend_core.target.judge.gaps_inspector import handle_dim_order, match_layout
 
     host = torch.arange(24, dtype=torch.int8).reshape(1, 2, 3, 4).contiguous(memory_format=torch.channels_last)
     raw = torch.frombuffer(bytearray(host.permute(0, 2, 3, 1).contiguous().numpy().tobytes()),
@@ -100,7 +100,7 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
 
 def lowered_with_etrecord(work: Path):  # noqa: ANN201
     """The .bpte and ETRecord of one lowering: a Job that keeps them (what `cmlens run --etdump` uses)."""
-    from backend_core.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
     res = run_job(Job(str(MODEL), LowerRequest("cortex-m55", "legacy"), steps=("lower",), keep=("etrecord",),
                       out_dir=str(work)))
@@ -112,7 +112,7 @@ def lowered_with_etrecord(work: Path):  # noqa: ANN201
 def recorded_gaps(tmp_path_factory: pytest.TempPathFactory) -> GapReport:
     """Real lowering (ExecuTorch is installed in CI) + the recorded ETDump -> GapReport."""
     pytest.importorskip("executorch")
-    from backend_core.judge.gaps_inspector import compute_gaps
+    from backend_core.target.judge.gaps_inspector import compute_gaps
 
     work = tmp_path_factory.mktemp("gaps")
     report = parse_uart(UART.read_text())
@@ -204,7 +204,7 @@ def test_etrecord_runs_the_host_graph_on_the_logical_inputs(passing_run) -> None
 
 
 def test_passing_run_is_bit_identical_on_every_layer(passing_run) -> None:
-    from backend_core.judge.gaps_inspector import compute_gaps
+    from backend_core.target.judge.gaps_inspector import compute_gaps
 
     work, rec = passing_run
     gaps = compute_gaps(work / "etdump.bin", work / "debug_buffer.bin", rec.etrecord, rec.final, "MSE")
@@ -223,7 +223,7 @@ def test_a_wrong_requantize_multiplier_still_shows_a_gap(passing_run, tmp_path: 
     from executorch.devtools.etrecord import parse_etrecord
 
     import executorch.backends.cortex_m.passes  # noqa: F401
-    from backend_core.judge.gaps_inspector import compute_gaps
+    from backend_core.target.judge.gaps_inspector import compute_gaps
 
     work, rec = passing_run
     record = parse_etrecord(str(rec.etrecord))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.runner_build.libraries import EtLibRequest, ensure_libraries, read_stamp
+from backend_core.target.build.libraries import EtLibRequest, ensure_libraries, read_stamp
 from tests.helpers.fake_checkout import make_checkout
 
 pytestmark = pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "ninja", "arm-none-eabi-gcc")),

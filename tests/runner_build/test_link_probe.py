@@ -1,4 +1,4 @@
-"""The link probe (backend_core/runner_build/link_probe.py) on archives built here with the real toolchain:
+"""The link probe (backend_core/target/build/link_probe.py) on archives built here with the real toolchain:
 it links like the runner build (board layer, --gc-sections, roots), so a kernel the op set names is
 counted by its kept bytes and a function nothing reaches is not. The real ExecuTorch libraries are
 measured in tests/memory/test_runtime.py's shipped-table check and in the closing note."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.runner_build.link_probe import map_parts, probe
+from backend_core.target.build.link_probe import map_parts, probe
 
 CORE = """
 namespace executorch { namespace runtime {

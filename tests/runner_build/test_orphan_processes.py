@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import sys
-from backend_core.toolchain.process import StreamingProcess
+from backend_core.target.toolchain.process import StreamingProcess
 StreamingProcess(["sleep", "300"], on_line=lambda s, l: None).run(timeout=600)
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend_core.pipeline.reference_check import ADVICE, bundle_warnings, degenerate_reason
+from backend_core.stages.pipeline.reference_check import ADVICE, bundle_warnings, degenerate_reason
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -31,7 +31,7 @@ def test_a_healthy_output_is_not_flagged() -> None:
 
 @pytest.fixture(scope="module")
 def near_zero_bpte(tmp_path_factory) -> Path:
-    from backend_core.lowering import lower
+    from backend_core.lowering.lower import lower
 
     res = lower(str(FIXTURES / "near_zero_linear.py"), want_bpte=True)
     assert res.status == "done", res.error
@@ -67,7 +67,7 @@ def test_cmlens_run_warns_before_building(near_zero_bpte: Path, tmp_path: Path) 
 def test_zoo_mobilenet_v2_is_not_degenerate() -> None:
     import torch
 
-    from backend_core.models.zoo import ZOO
+    from backend_core.stages.models.zoo import ZOO
 
     model, inputs, _ = ZOO["mv2"].build()
     with torch.no_grad():
@@ -77,21 +77,21 @@ def test_zoo_mobilenet_v2_is_not_degenerate() -> None:
 
 
 def test_a_zoo_change_invalidates_cached_lowerings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lowering cache key hashes backend_core's sources, models/ included (backend_core/cache.py):
+    """The lowering cache key hashes backend_core's sources, models/ included (backend_core/stages/cache.py):
     cache.py's own code_fingerprint() run over a copy of the package, before and after a zoo edit."""
-    from backend_core import cache
+    from backend_core.stages import cache
 
-    pkg = Path(cache.__file__).resolve().parent
+    pkg = Path(cache.__file__).resolve().parents[1]
     copy = tmp_path / "backend_core"
     shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
 
     def fingerprint() -> str:          # the real function, uncached, reading the copy's files
-        monkeypatch.setattr(cache, "__file__", str(copy / "cache.py"))
+        monkeypatch.setattr(cache, "__file__", str(copy / "stages" / "cache.py"))
         return cache.code_fingerprint.__wrapped__()
 
     before = fingerprint()
     for name in ("random_init.py", "zoo.py"):
-        f = copy / "models" / name
+        f = copy / "stages" / "models" / name
         f.write_text(f.read_text() + "\n# edited\n")
         after = fingerprint()
         assert after != before, name
@@ -102,8 +102,8 @@ def test_output_step_and_the_fail_hint_of_a_lut_activation() -> None:
     """conv -> GELU -> upsample: on QEMU M55 the target matched the lowered program bit for bit on every
     layer, and the bundle FAILed at atol 0.01 with max abs error 0.029176 = 2 output steps (the LUT GELU of
     the lowering vs the float GELU of the PT2E reference: 4 of 2048 outputs)."""
-    from backend_core.lowering import lower
-    from backend_core.pipeline.reference_check import fail_hint, output_steps
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.reference_check import fail_hint, output_steps
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     res = lower(str(FIXTURES / "gelu_upsample_cl.py"), want_pte=True)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import board_for
-from backend_core.runner_build.paths import KERNELS_DIR
-from backend_core.runner_build.libraries import EtLibraries, EtLibRequest
-from backend_core.runner_build.runner import RunnerRequest, runner_configure_command
+from backend_core.common.boards.table import board_for
+from backend_core.target.build.paths import KERNELS_DIR
+from backend_core.target.build.libraries import EtLibraries, EtLibRequest
+from backend_core.target.build.runner import RunnerRequest, runner_configure_command
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(flags_probe C CXX)
@@ -57,7 +57,7 @@ def test_runner_configure_passes_the_cpu_flags_to_every_language(tmp_path: Path,
 def test_runner_build_dir_follows_the_flags_and_the_recipe(tmp_path: Path, monkeypatch) -> None:
     """A directory configured with other flags or an older recipe is not reused (its build.ninja
     would keep the old, wrong flags)."""
-    import backend_core.runner_build.runner as rb
+    import backend_core.target.build.runner as rb
 
     libs = _libs(tmp_path)
     m55 = RunnerRequest(board_for("cortex-m55"), libs, semihosting=True, build_root=tmp_path / "r")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.boards.table import board_for
-from backend_core.errors import SimulatorError, ToolMissingError
-from backend_core.simulate.simulator import FvpRunner, QemuRunner
-from backend_core.judge.outcome import simulated_outcome
+from backend_core.common.boards.table import board_for
+from backend_core.common.errors import SimulatorError, ToolMissingError
+from backend_core.target.simulate.simulator import FvpRunner, QemuRunner
+from backend_core.target.judge.outcome import simulated_outcome
 
 
 def test_qemu_command_line() -> None:

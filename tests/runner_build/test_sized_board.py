@@ -1,6 +1,6 @@
 """`cmlens run MODEL --board B` before any build: the fit verdict of the whole firmware decides, with
 the numbers `cmlens memory MODEL --board B` prints, and a firmware that fits gets its pools, stack,
-heap and sections where the verdict put them (backend_core/boards/sized.py). The link and the QEMU
+heap and sections where the verdict put them (backend_core/common/boards/sized.py). The link and the QEMU
 run of such a layout are in test_board_layer_qemu.py; the ExecuTorch runner on it in the closing note."""
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.runner_build.board_fit import DoesNotFitError, plan_board_run
-from backend_core.boards.resolve import resolve_run_board
-from backend_core.boards.specs import BoardSpec, Region
-from backend_core.memory.runtime import load_table
+from backend_core.target.build.board_fit import DoesNotFitError, plan_board_run
+from backend_core.common.boards.resolve import resolve_run_board
+from backend_core.common.boards.specs import BoardSpec, Region
+from backend_core.target.memory.runtime import load_table
 
 
 @pytest.fixture(scope="module")
 def ds_cnn_bpte(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from backend_core.lowering import lower
-    from backend_core.pipeline.stages import PipelineOptions
+    from backend_core.lowering.lower import lower
+    from backend_core.stages.pipeline.stages import PipelineOptions
 
     res = lower("ds_cnn", PipelineOptions(target="cortex-m55"), want_pte=True, want_bpte=True)
     assert res.status == "done", res.error
@@ -77,7 +77,7 @@ def test_a_board_that_fits_gets_the_verdicts_pools_and_placement(ds_cnn_bpte: Pa
 
 
 def test_board_names_and_cores() -> None:
-    from backend_core.errors import BadInputError
+    from backend_core.common.errors import BadInputError
 
     assert resolve_run_board("cortex-m7", "qemu", "stm32f746").board.name == "mps2-an500"
     assert resolve_run_board("cortex-m4", "qemu", "mps2-an386").board.name == "mps2-an386"
@@ -90,7 +90,7 @@ def test_board_names_and_cores() -> None:
 def test_a_run_board_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--board NAME`: one look-up of the name and one of the CPU's board, both kept on the RunBoard (the
     plan, the fit, the sized board and the pre-flight read it instead of resolving the name again)."""
-    import backend_core.boards.resolve as resolve
+    import backend_core.common.boards.resolve as resolve
 
     calls: list[str] = []
     for name in ("board_named", "board_for", "board_by_name", "qemu_base"):

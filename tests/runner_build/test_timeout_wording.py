@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.simulate.last_seen import describe_timeout
-from backend_core.simulate.uart import UartParser
+from backend_core.target.simulate.last_seen import describe_timeout
+from backend_core.target.simulate.uart import UartParser
 
 REC = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
 

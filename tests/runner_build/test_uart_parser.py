@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.simulate.uart_records import NOT_CYCLE_ACCURATE
-from backend_core.simulate.uart import UartParser, parse_uart
+from backend_core.target.simulate.uart_records import NOT_CYCLE_ACCURATE
+from backend_core.target.simulate.uart import UartParser, parse_uart
 
 from .conftest import FIXTURES
-from backend_core.judge.outcome import uart_outcome
+from backend_core.target.judge.outcome import uart_outcome
 
 
 def fixture(name: str) -> bytes:
@@ -205,7 +205,7 @@ def test_cycle_lines_zero_and_unavailable() -> None:
 def test_abbreviate_line_shortens_base64_echo_lines_only() -> None:
     import base64
 
-    from backend_core.simulate.uart import DISPLAY_MAX, abbreviate_line
+    from backend_core.target.simulate.uart import DISPLAY_MAX, abbreviate_line
 
     payload = base64.b64encode(bytes(range(256)) * 461 + b"\x01").decode()          # 118,017 bytes
     line = f'echo "{payload}" | base64 -d >debug_buffer.bin'
@@ -222,7 +222,7 @@ def test_abbreviate_line_shortens_base64_echo_lines_only() -> None:
 
 
 def test_recorded_etdump_lines_decode_in_full_but_display_short() -> None:
-    from backend_core.simulate.uart import UartParser, abbreviate_line
+    from backend_core.target.simulate.uart import UartParser, abbreviate_line
 
     rec = Path(__file__).parent / "fixtures" / "uart_etdump_tiny_conv_pass_mps3-an547.txt"
     parser = UartParser()

@@ -1,6 +1,6 @@
 """No subcommand can forget the early output check (issue 44, item 11): every option whose help says it
 writes a file or folder is declared with app.cli.outputs.add_output, which `cmlens` checks before the
-subcommand runs; and one helper writes files atomically (backend_core.files.write_atomic)."""
+subcommand runs; and one helper writes files atomically (backend_core.common.files.write_atomic)."""
 from __future__ import annotations
 
 import argparse
@@ -30,12 +30,12 @@ def test_every_option_that_writes_is_an_output_option() -> None:
 
 
 def test_one_atomic_writer() -> None:
-    """A temporary file and a rename live in backend_core/files.py only (mkstemp made every report 0600)."""
+    """A temporary file and a rename live in backend_core/common/files.py only (mkstemp made every report 0600)."""
     offenders = []
     for py in [*(ROOT / "backend_core").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
         text = py.read_text()
-        if py.name == "files.py" and py.parent.name == "backend_core":
+        if py.name == "files.py" and py.parent.name == "common":
             continue
         if "os.replace(" in text or "mkstemp(" in text:
             offenders.append(str(py.relative_to(ROOT)))
-    assert not offenders, f"write through backend_core.files.write_atomic: {offenders}"
+    assert not offenders, f"write through backend_core.common.files.write_atomic: {offenders}"

@@ -1,6 +1,6 @@
 """One road for a lowering: `lower(` and `LoweringPipeline(` are called only by the job layer's lower
 step and by the lowering package itself (its entry, and verify.py's re-lowerings of modified copies).
-import-linter forbids importing backend_core.lowering elsewhere; this test reads the calls."""
+import-linter forbids importing backend_core.lowering.lower elsewhere; this test reads the calls."""
 from __future__ import annotations
 
 import ast
@@ -8,10 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
-    "lower": {"backend_core/jobs/lower_step.py"},
+    "lower": {"backend_core/orchestration/jobs/lower_step.py"},
     "lower_source": set(),          # a lowering outside a job: tests and bench/ only, never a face or a step
-    "LoweringPipeline": {"backend_core/lowering/entry.py", "backend_core/lowering/verify.py",
-                         "backend_core/repro/minimize.py"},   # needs the live float export + the failing pass
+    "LoweringPipeline": {"backend_core/lowering/lower/entry.py", "backend_core/lowering/lower/verify.py",
+                         "backend_core/analyses/repro/minimize.py"},   # needs the live float export + the failing pass
 }
 
 
@@ -41,6 +41,6 @@ def test_only_the_lower_step_lowers() -> None:
 def test_the_check_sees_a_call(tmp_path: Path) -> None:
     """The scan finds an aliased call (so the test above can fail)."""
     f = tmp_path / "x.py"
-    f.write_text("from backend_core.lowering import lower\nlower('ds_cnn')\n"
-                 "from backend_core.jobs.lower_step import lower_source\nlower_source('ds_cnn', None)\n")
+    f.write_text("from backend_core.lowering.lower import lower\nlower('ds_cnn')\n"
+                 "from backend_core.orchestration.jobs.lower_step import lower_source\nlower_source('ds_cnn', None)\n")
     assert _calls(f) == [("lower", 2), ("lower_source", 4)]

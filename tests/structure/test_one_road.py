@@ -13,7 +13,7 @@ def _sources(*folders: str) -> dict[Path, str]:
 
 
 def test_workers_parse_no_arguments_and_nothing_builds_them() -> None:
-    workers = _sources("backend_core/workers")
+    workers = _sources("backend_core/orchestration/workers")
     assert [p.name for p in workers if p.name != "__init__.py"] == ["job.py"]
     assert not [p for p, text in workers.items() if "argparse" in text]
     everything = _sources("backend_core", "app")
@@ -26,5 +26,5 @@ def test_the_window_runs_no_cli_and_no_process_of_its_own() -> None:
     assert not [p for p, t in gui.items() if "QProcess" in t]
     assert not [p for p, t in gui.items() if re.search(r"""["']app\.cli["']|-m", "app""", t)]
     starts_workers = [p.relative_to(ROOT).as_posix() for p, t in gui.items()
-                      if "JOB_WORKER" in t or "backend_core.execute" in t]
+                      if "JOB_WORKER" in t or "backend_core.orchestration.execute" in t]
     assert starts_workers == ["app/runtime/qt_job.py"]

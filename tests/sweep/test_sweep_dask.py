@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.execute import DaskExecutor, LocalPoolExecutor
-from backend_core.sweep import build_jobs, parse_vary, run_sweep
+from backend_core.orchestration.execute import DaskExecutor, LocalPoolExecutor
+from backend_core.orchestration.sweep import build_jobs, parse_vary, run_sweep
 
 from .conftest import rows
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from backend_core.execute import LocalPoolExecutor
-from backend_core.sweep import build_jobs, parse_vary, run_sweep
+from backend_core.orchestration.execute import LocalPoolExecutor
+from backend_core.orchestration.sweep import build_jobs, parse_vary, run_sweep
 
 from .conftest import rows
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.jobs import Job, JobResult
-from backend_core.sweep.outputs import write_outputs
-from backend_core.sweep.run import Progress
-from backend_core.sweep.store import SweepStore
+from backend_core.orchestration.jobs import Job, JobResult
+from backend_core.orchestration.sweep.outputs import write_outputs
+from backend_core.orchestration.sweep.run import Progress
+from backend_core.orchestration.sweep.store import SweepStore
 
 ROWS = Path(__file__).parent / "fixtures" / "mlperf_run_rows.json"
 

@@ -43,7 +43,7 @@ def installed(tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_the_board_sources_and_finds_them_outside_the_clone(installed: Path, tmp_path) -> None:
     r = _run([str(installed / "bin" / "python"), "-c",
-              "import app, backend_core; from backend_core.kernel_sources import kernels_dir; "
+              "import app, backend_core; from backend_core.common.kernel_sources import kernels_dir; "
               "print(app.__file__); print(kernels_dir())"], tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     app_file, kernels = r.stdout.split()
@@ -69,5 +69,5 @@ def test_version_and_a_history_store_work_from_the_installed_wheel(installed: Pa
     assert [line.split()[0] for line in r.stdout.splitlines()][:5] == ["cmlens", "python", "torch", "torchao",
                                                                          "executorch"]
     r = _run([str(installed / "bin" / "python"), "-c",
-              "from backend_core.history import open_store; s = open_store('h.db'); print(s.models())"], tmp_path)
+              "from backend_core.orchestration.history import open_store; s = open_store('h.db'); print(s.models())"], tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr[-2000:]

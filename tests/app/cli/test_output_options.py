@@ -81,7 +81,7 @@ def test_missing_parent_folder_is_refused_not_created(path, parser, action, tmp_
 
 def test_a_missing_output_folder_itself_may_be_made(tmp_path: Path) -> None:
     """-o DIR (export) and --out DIR (sweep) name a folder the command makes: only its parent must exist."""
-    from backend_core.files import check_writable_folder
+    from backend_core.common.files import check_writable_folder
 
     kinds = {(p[0], a.option_strings[-1]): a.cmlens_output[0] for p, _, a in OPTIONS}
     assert kinds[("export", "--output")] == FOLDER and kinds[("sweep", "--out")] == FOLDER

@@ -34,7 +34,7 @@ def get_example_inputs():
 
 @pytest.fixture(scope="module")
 def lowered(tmp_path_factory):  # noqa: ANN201
-    from backend_core.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
 
     model = tmp_path_factory.mktemp("chain") / "net.py"
     model.write_text(MODEL)
@@ -55,7 +55,7 @@ def test_the_inspector_and_the_html_show_the_chain(qtbot, lowered) -> None:
     from app.lowering.inspector import NodeInspector
     from app.lowering.session import LoweringSession
     from app.lowering.view_state import ViewState
-    from backend_core.report.interactive.nodes import node_record
+    from backend_core.analyses.report.interactive.nodes import node_record
 
     final, node = lowered
     session = LoweringSession()

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from backend_core import protocol
+from backend_core.common import protocol
 from tests.helpers.gui import lower_and_wait
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
@@ -18,7 +18,7 @@ def test_the_windows_lowering_and_compare_are_the_clis_jobs(qtbot) -> None:
     from app.cli.lower import lower_job
     from app.compare.view import CompareView
     from app.shell.main_window import MainWindow
-    from backend_core.compare.sides import auto_labels, expand_vary, parse_side, side_job
+    from backend_core.orchestration.compare.sides import auto_labels, expand_vary, parse_side, side_job
 
     win = MainWindow()
     qtbot.addWidget(win)

@@ -1,0 +1,1 @@
+"""analyses tier."""

@@ -1,4 +1,0 @@
-"""Why each compute node of the final graph stayed on portable kernels."""
-from backend_core.fallback.reasons import CATEGORIES, FallbackContext, explain_fallbacks
-
-__all__ = ["CATEGORIES", "FallbackContext", "explain_fallbacks"]

@@ -1,2 +1,0 @@
-"""Worker processes the GUI starts (`python -m backend_core.workers.<name>`): ExecuTorch runs here,
-never in the GUI process. They speak backend_core.protocol on stdout."""
