@@ -30,7 +30,7 @@ def main() -> int:
     from backend_core.analyses.accuracy import EvalPrograms, evaluate, load_eval_set
     from backend_core.analyses.accuracy.flips import sqnr_profile
     from backend_core.analyses.accuracy.programs import one_thread
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
     ap = argparse.ArgumentParser()
     ap.add_argument("model", nargs="?", default="digits_cnn")
@@ -39,7 +39,7 @@ def main() -> int:
     print(f"torch threads: {torch.get_num_threads()}")
 
     t0 = time.perf_counter()
-    res = run_job(Job(args.model, LowerRequest(calib=args.calib), steps=("lower", "evaluate")))
+    res = execute_job(Job(args.model, LowerRequest(calib=args.calib), steps=("lower", "evaluate")))
     wall = time.perf_counter() - t0
     res.raise_error()
     ev = res.steps["evaluate"]

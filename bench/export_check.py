@@ -44,11 +44,11 @@ def _flash(elf: Path) -> int:
 
 
 def bundle_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dict:
-    from backend_core.orchestration.jobs import ExportOptions, LowerRequest, run_job
-    from backend_core.orchestration.jobs.export_step import export_job
+    from backend_core.orchestration.jobs import ExportOptions, LowerRequest, execute_job
+    from backend_core.orchestration.jobs.steps.export import export_job
 
     start = time.monotonic()
-    res = run_job(export_job(args.model, LowerRequest(target=args.target), None,
+    res = execute_job(export_job(args.model, LowerRequest(target=args.target), None,
                              ExportOptions(output=str(tmp / "bundle")), args.et_root, args.cmsis_nn))
     res.raise_error()
     export_s = time.monotonic() - start

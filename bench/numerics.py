@@ -23,7 +23,7 @@ def main() -> int:
 
     for name in ("", "torch", "executorch"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs import Job, execute_job
     from backend_core.orchestration.jobs.spec import NumericsOptions
     from backend_core.analyses.numerics.analyze import analyze
     from backend_core.analyses.numerics.inputs import load_samples, parse_inputs
@@ -31,7 +31,7 @@ def main() -> int:
     name = sys.argv[1] if len(sys.argv) > 1 else "mv2"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 8
     # the job's lower step keeps the host-runnable stages; its numerics step runs once here too
-    res = run_job(Job(name, steps=("lower", "numerics"), numerics=NumericsOptions(inputs=1)))
+    res = execute_job(Job(name, steps=("lower", "numerics"), numerics=NumericsOptions(inputs=1)))
     t_lower = res.lowering.seconds
     low = res.lowering
     model = low.loaded_model

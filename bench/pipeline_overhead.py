@@ -26,7 +26,7 @@ def plain(model_name: str) -> float:
     from backend_core.stages.models import load_model, parse_model_source
     from backend_core.stages.models.calibration import calibration_set
     from backend_core.stages.pipeline.quantize import quantize
-    from backend_core.stages.pipeline.runner import to_layout
+    from backend_core.stages.pipeline.stepped import to_layout
     from backend_core.common.cpus import target_config
 
     m = load_model(parse_model_source(model_name))

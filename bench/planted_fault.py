@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_core.orchestration.jobs.firmware_step import attach_gaps, run_on_target  # noqa: E402
+from backend_core.orchestration.jobs.target_run.run_on_target import attach_gaps, run_on_target  # noqa: E402
 from backend_core.orchestration.jobs.spec import RunOptions  # noqa: E402
 from backend_core.stages.pipeline.reference_check import output_steps  # noqa: E402
 from backend_core.target.build.debug_buffer import read_program  # noqa: E402
@@ -38,9 +38,9 @@ def main() -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="cmlens-fault-"))
     work.mkdir(parents=True, exist_ok=True)
     say = lambda s: print(f"lower: {s}", flush=True)  # noqa: E731
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
-    done = run_job(Job(args.model, LowerRequest(target=args.target), steps=("lower",), keep=("etrecord",),
+    done = execute_job(Job(args.model, LowerRequest(target=args.target), steps=("lower",), keep=("etrecord",),
                        out_dir=str(work)), lambda kind, data: say(data["text"]) if kind == "status" else None)
     done.raise_error()
     rec = done.record                                      # the .bpte + ETRecord of the job's one lowering

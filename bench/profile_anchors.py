@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
         return 0
     from app.cli.profile import parse_cpus
-    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
     cpus = parse_cpus(args.cpus)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                       run=RunOptions(target=cpu, cache_root=args.cache_dir, profile=True, timeout=900,
                                      et_root=args.et_root, cmsis_nn=args.cmsis_nn))
             try:
-                done = run_job(job)
+                done = execute_job(job)
                 done.raise_error()
                 res = done.run
             except Exception as exc:  # noqa: BLE001  one failed pair must not lose the others

@@ -63,7 +63,7 @@ def plain(name: str, calib: int | None = None) -> dict[str, Any]:
 
     from backend_core.stages.models import load_model, parse_model_source
     from backend_core.stages.models.calibration import calibration_set
-    from backend_core.stages.pipeline.runner import to_layout
+    from backend_core.stages.pipeline.stepped import to_layout
 
     m = load_model(parse_model_source(source(name)))
     inputs = m.example_inputs
@@ -91,7 +91,7 @@ def plain(name: str, calib: int | None = None) -> dict[str, Any]:
 
 
 def cmlens(name: str, keep_going: bool = False) -> dict[str, Any]:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.stages.models import load_model, parse_model_source
     from backend_core.stages.pipeline.stages import PipelineOptions
 

@@ -44,7 +44,7 @@ from executorch.exir import EdgeProgramManager, to_edge
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from backend_core.stages.models import load_model, parse_model_source
 from backend_core.stages.models.calibration import calibration_set
-from backend_core.stages.pipeline.runner import to_layout
+from backend_core.stages.pipeline.stepped import to_layout
 
 m = load_model(parse_model_source(SOURCE))
 inputs = m.example_inputs
@@ -82,7 +82,7 @@ import json, sys, time
 sys.path.insert(0, ROOT)
 from backend_core.orchestration.execute.task import quiet_logs
 quiet_logs()
-from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.orchestration.jobs.steps.lower import lower_source
 from backend_core.stages.models import load_model, parse_model_source
 from backend_core.stages.models.calibration import calibration_set
 from backend_core.stages.pipeline.stages import PipelineOptions

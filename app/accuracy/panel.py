@@ -42,7 +42,7 @@ def evaluation_job(request: LowerRequest, data: str | None, limit: int | None, o
                    et_root: str | None = None, cmsis_nn: str | None = None) -> Any:
     """The Job the tab runs: lower (the lowering on screen: same options, kept going included, so node
     ids match) + evaluate; with `on_target` K, the first K samples also on the board
-    (backend_core.orchestration.jobs.evaluate_target)."""
+    (backend_core.orchestration.jobs.target_run.evaluate)."""
     from backend_core.orchestration.jobs.spec import EvaluateOptions, Job, RunOptions
 
     return Job(request.source, request.job_request(),

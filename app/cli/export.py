@@ -2,7 +2,7 @@
 bare-metal CMake project (the program as a C array, a C API with exact static pools, the selective op
 list, CMake, a report), and with --check its proof on QEMU, bit for bit against the lowered program.
 
-Parse -> Job (backend_core.orchestration.jobs.export_step.export_job: steps lower, check, memory, export) -> submit
+Parse -> Job (backend_core.orchestration.jobs.steps.export.export_job: steps lower, check, memory, export) -> submit
 (InProcessExecutor) -> render. Exit 0 written (and PASS with --check), 1 --check FAIL, 2 bad input
 (unknown board/CPU, missing checkout, a model that does not fit, a pre-flight "will fail", a folder
 that is not an earlier bundle), 3 a stage, build or run failure, 130 cancelled."""
@@ -86,7 +86,7 @@ def export_lines(section: dict[str, Any]) -> list[str]:
 def export_job_from(args: argparse.Namespace) -> Any:
     """The Job `cmlens export` submits for these arguments (the window builds the same one)."""
     from backend_core.orchestration.jobs import ExportOptions, MemoryOptions
-    from backend_core.orchestration.jobs.export_step import export_job
+    from backend_core.orchestration.jobs.steps.export import export_job
 
     args.target = _target(args)                # the board's core when --target is left out
     command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
@@ -99,7 +99,7 @@ def export_job_from(args: argparse.Namespace) -> Any:
 
 def _not_checked(section: dict[str, Any], res: Any, json_file: Path | None) -> int:
     """Stopped during --check: the bundle is written and whole, its proof is not; say exactly that."""
-    from backend_core.orchestration.jobs.export_step import NOT_CHECKED
+    from backend_core.orchestration.jobs.steps.export import NOT_CHECKED
 
     from . import interrupt
 

@@ -85,7 +85,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
         if not is_program_path(args.model):
             parse_model_source(args.model)
         from backend_core.orchestration.jobs import Job, LowerRequest, MemoryOptions
-        from backend_core.orchestration.jobs.memory_step import per_cpu_lines
+        from backend_core.orchestration.jobs.steps.memory import per_cpu_lines
         from backend_core.target.memory import summary_lines
 
         job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),

@@ -85,7 +85,7 @@ def run_numerics_command(args: argparse.Namespace) -> int:
 
     print("… importing ExecuTorch (first time takes ~8 s)", file=sys.stderr, flush=True)
     from backend_core.orchestration.jobs import Job
-    from backend_core.orchestration.jobs.numerics_step import progress_events
+    from backend_core.orchestration.jobs.steps.numerics import progress_events
     from backend_core.orchestration.jobs.spec import NumericsOptions
 
     job = Job(args.model, lower_request_from(args), steps=("lower", "numerics"),

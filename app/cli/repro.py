@@ -34,7 +34,7 @@ def add_repro_command(sub: Any) -> None:
 
 
 def run_repro(args: argparse.Namespace) -> int:
-    """A Job with the repro step (backend_core.orchestration.jobs.repro_step): the same road as the window's button."""
+    """A Job with the repro step (backend_core.orchestration.jobs.steps.repro): the same road as the window's button."""
     from backend_core.common.errors import CmlensError
     from backend_core.stages.models import parse_model_source
 

@@ -1,7 +1,7 @@
 """Exports: JSON and standalone HTML reports, .pte / .bpte (a lower Job in the job worker, which hits
 the result cache, written by the job's one output writer: a .bpte with its references.json beside it,
 as `cmlens lower --bpte` writes it), a firmware bundle for the user's own project (the Job `cmlens export`
-submits: backend_core.orchestration.jobs.export_step), and the current graph as SVG / PNG."""
+submits: backend_core.orchestration.jobs.steps.export), and the current graph as SVG / PNG."""
 from __future__ import annotations
 
 import json
@@ -191,9 +191,9 @@ def export_job(req: LowerRequest, kind: str, path: str) -> Job:
 
 def bundle_job(req: LowerRequest, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
                force: bool = False, command: str = "", board: str | None = None) -> Job:
-    """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.orchestration.jobs.export_step), with
+    """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.orchestration.jobs.steps.export), with
     the window's lowering as it was made and the CPU it was lowered for."""
-    from backend_core.orchestration.jobs.export_step import export_job
+    from backend_core.orchestration.jobs.steps.export import export_job
 
     return export_job(req.source, req.job_request(), board,
                       ExportOptions(output=folder, force=force, check=check, command=command),

@@ -40,7 +40,7 @@ class QtJob(QObject):
     """One Job at a time in the job worker.
 
     Signals:
-        event(str, object): (kind, data) of each run_job event, on the GUI thread: "stage" {snapshot
+        event(str, object): (kind, data) of each execute_job event, on the GUI thread: "stage" {snapshot
             (a GraphSnapshot, decoded off the GUI thread), planned}, "status" {text}, "step", "run_step",
             "progress" {phase, done, total, text}, "line" {stream, line} (the worker's log: stream "stderr").
         finished(str, object): (status, job_result): status done | failed | cancelled | error; job_result is

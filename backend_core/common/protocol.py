@@ -6,7 +6,7 @@ Both ends import the names from here, so a message type is never a bare string l
 This module is the message format and nothing else (no argument builders: a worker reads a Job):
 
   {"type": "stage",    "snapshot": {...GraphSnapshot.to_dict()...}, "planned": [...]}   a lowering stage
-  {"type": "event",    "kind": "status"|"step"|"run_step"|"line"|"progress", "data": {...}}   run_job's events
+  {"type": "event",    "kind": "status"|"step"|"run_step"|"line"|"progress", "data": {...}}   execute_job's events
   {"type": "result",   "job_result": {...JobResult.to_dict()...}}              the job's result
   {"type": "done",     "status": "done"|"failed"|"cancelled", "exit_code": 0|1|2|3|130}
   {"type": "error",    "exit_code": 2|3, "message": "...", "hint": "...", "detail": "..."}   the Job was refused
@@ -30,7 +30,7 @@ STEP = "step"
 RESULT = "result"
 ERROR = "error"
 DONE = "done"
-EVENT = "event"             # one run_job event of a job worker: {"kind": ..., "data": {...}}
+EVENT = "event"             # one execute_job event of a job worker: {"kind": ..., "data": {...}}
 MESSAGE_TYPES = (STATUS, PLANNED, STAGE, PROGRESS, STEP, RESULT, ERROR, DONE, EVENT)
 
 # The steps of a target run, in order (`cmlens run --protocol` emits them; the panel's progress bar).
@@ -41,14 +41,14 @@ JOB_WORKER = "backend_core.orchestration.workers.job"      # Job JSON on stdin -
 
 
 def encode_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A run_job event as a protocol message (a stage's snapshot as its JSON form)."""
+    """A execute_job event as a protocol message (a stage's snapshot as its JSON form)."""
     if kind == "stage":
         return {"type": STAGE, "snapshot": data["snapshot"].to_dict(), "planned": data.get("planned")}
     return {"type": EVENT, "kind": kind, "data": data}
 
 
 def decode_event(msg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """The run_job event a protocol message carries (a stage gets its GraphSnapshot back), else None."""
+    """The execute_job event a protocol message carries (a stage gets its GraphSnapshot back), else None."""
     if msg.get("type") == STAGE:
         from backend_core.common.snapshot.model import snapshot_from_dict
 

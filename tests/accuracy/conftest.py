@@ -80,10 +80,10 @@ def train_script() -> Any:
 
 
 def run_eval_job(model: str, **evaluate: Any) -> Any:
-    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs import Job, execute_job
     from backend_core.orchestration.jobs.spec import EvaluateOptions
 
-    res = run_job(Job(model, steps=("lower", "evaluate"), evaluate=EvaluateOptions(**evaluate)))
+    res = execute_job(Job(model, steps=("lower", "evaluate"), evaluate=EvaluateOptions(**evaluate)))
     res.raise_error()
     return res
 

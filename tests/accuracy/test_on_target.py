@@ -14,13 +14,13 @@ pytestmark = pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"),
 
 def test_k_samples_on_qemu_are_the_lowered_programs(tmp_path: Path) -> None:
     from backend_core.analyses.accuracy.table import summary_lines
-    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
     from backend_core.orchestration.jobs.spec import EvaluateOptions
 
     job = Job("digits_cnn", LowerRequest("cortex-m55", calib=1), steps=("lower", "evaluate"), out_dir=str(tmp_path),
               run=RunOptions(et_root=os.environ["CMLENS_TEST_ET_ROOT"], cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")),
               evaluate=EvaluateOptions(limit=40, on_target=4))
-    res = run_job(job)
+    res = execute_job(job)
     res.raise_error()
     ev = res.steps["evaluate"]
     t = ev["target_run"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.orchestration.jobs.steps.lower import lower_source
 from backend_core.stages.pipeline.stages import PipelineOptions
 
 MODELS = '''

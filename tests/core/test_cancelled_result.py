@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
 
 def test_a_job_cancelled_after_its_first_stage_serialises_without_a_fallback_count() -> None:
@@ -14,7 +14,7 @@ def test_a_job_cancelled_after_its_first_stage_serialises_without_a_fallback_cou
         if kind == "stage":
             cancel.set()                        # stop after the float export
 
-    res = run_job(Job("ds_cnn", LowerRequest(use_cache=False)), on_event, cancel)
+    res = execute_job(Job("ds_cnn", LowerRequest(use_cache=False)), on_event, cancel)
     d = res.to_dict()
     assert d["status"] == "cancelled" and d["exit_code"] == 130
     assert d["summary"]["fallbacks"] is None

@@ -59,9 +59,9 @@ def test_a_job_whose_output_cannot_be_written_writes_nothing(tmp_path: Path) -> 
     """The job road (the window, sweeps) too: exit 2, and no attempt to write the report afterwards (that
     attempt was the `KeyError: 'status'` of `--html /proc/x.html`)."""
     from backend_core.orchestration.jobs import Job, LowerRequest
-    from backend_core.orchestration.jobs.run import run_job
+    from backend_core.orchestration.jobs.execute_job import execute_job
 
-    res = run_job(Job("ds_cnn", LowerRequest(), outputs={"html": "/proc/cmlens-x.html",
+    res = execute_job(Job("ds_cnn", LowerRequest(), outputs={"html": "/proc/cmlens-x.html",
                                                          "json": str(tmp_path / "r.json")}))
     assert res.status == "failed" and res.exit_code == 2 and "/proc" in res.error["message"]
     assert res.error["step"] == "outputs" and res.files == {} and not (tmp_path / "r.json").exists()
@@ -70,10 +70,10 @@ def test_a_job_whose_output_cannot_be_written_writes_nothing(tmp_path: Path) -> 
 def test_a_job_that_fails_before_lowering_still_gets_a_readable_report(tmp_path: Path) -> None:
     """A bad --inputs of numerics fails before the lowering: the HTML says so (it raised KeyError)."""
     from backend_core.orchestration.jobs import Job, LowerRequest
-    from backend_core.orchestration.jobs.run import run_job
+    from backend_core.orchestration.jobs.execute_job import execute_job
     from backend_core.orchestration.jobs.spec import NumericsOptions
 
-    res = run_job(Job("ds_cnn", LowerRequest(), steps=("lower", "numerics"),
+    res = execute_job(Job("ds_cnn", LowerRequest(), steps=("lower", "numerics"),
                       numerics=NumericsOptions(inputs=str(tmp_path / "no-such-inputs")),
                       outputs={"html": str(tmp_path / "r.html")}))
     assert res.status == "failed" and res.exit_code == 2

@@ -32,7 +32,7 @@ def test_folding_keeps_every_value_and_leaves_no_weight_arithmetic() -> None:
 
 
 def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reproduced(tmp_path: Path) -> None:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.repro import make_repro
     from backend_core.analyses.repro.minimize import run_fresh, same_error
 
@@ -81,7 +81,7 @@ def test_weight_norm_arithmetic_is_a_parameter_computation_and_its_fold_is_verif
 @pytest.mark.skipif(__import__("importlib").util.find_spec("braindecode") is None,
                     reason="needs braindecode: make test installs it into .model-libs (constraints.txt)")
 def test_braindecode_eegnet_lowers_with_keep_going() -> None:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     source = str(Path(__file__).resolve().parents[2] / "bench" / "realworld_models3.py") + ":eegnet"
     kept = lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False)

@@ -71,7 +71,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _fallbacks(models: Path, name: str) -> list:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     r = lower_source(f"{models}:{name}", PipelineOptions(calib=2), use_cache=False)
     assert r.status == "done", r.error

@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import main
 from backend_core.common.errors import BadInputError
-from backend_core.orchestration.jobs.export_step import _refuse_unfit
+from backend_core.orchestration.jobs.steps.export import _refuse_unfit
 from backend_core.target.memory import analyze_memory
 from backend_core.target.memory.report import attach_board
 from backend_core.common.boards.specs import custom_board
@@ -69,7 +69,7 @@ def test_a_model_that_does_not_fit_is_refused_with_the_shortfall() -> None:
 def test_export_job_is_plain_data() -> None:
     """The window and the job worker receive the export as a Job (JSON both ways)."""
     from backend_core.orchestration.jobs import ExportOptions, Job, LowerRequest
-    from backend_core.orchestration.jobs.export_step import export_job
+    from backend_core.orchestration.jobs.steps.export import export_job
 
     job = export_job("ds_cnn", LowerRequest(target="cortex-m7"), "stm32f746",
                      ExportOptions(output="/tmp/b", check=True, command="cmlens export ds_cnn"), "/src/executorch", None)

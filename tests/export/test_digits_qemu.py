@@ -43,7 +43,7 @@ def test_digits_bundle_classifies_like_the_lowered_program(tmp_path: Path) -> No
 
     from backend_core.common.boards.table import board_for
     from backend_core.target.export import BundleSpec, write_bundle
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.target.judge.kernel_refs import has_known_ops, target_faithful_run
     from backend_core.stages.models.digits import get_eval_data
     from backend_core.stages.pipeline.program_files import expected_outputs_from_lowered

@@ -56,9 +56,9 @@ target_link_libraries(app PRIVATE cmlens_model)
 
 def _lowered(cpu: str) -> bytes:
     """The .bpte of the same cached lowering the export used: its test input and expected outputs."""
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
-    res = run_job(Job("ds_cnn", LowerRequest(target=cpu), steps=("lower",), keep=("bpte",)))
+    res = execute_job(Job("ds_cnn", LowerRequest(target=cpu), steps=("lower",), keep=("bpte",)))
     res.raise_error()
     return res.lowering.blobs["model.bpte"]
 

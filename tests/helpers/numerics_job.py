@@ -6,11 +6,11 @@ from typing import Any
 
 
 def numerics_job(source: str, inputs: Any = None, **lower: Any) -> Any:
-    """run_job(lower + numerics); returns the JobResult (its `.numerics`, `.lowering`, `.numerics_inputs`)."""
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    """execute_job(lower + numerics); returns the JobResult (its `.numerics`, `.lowering`, `.numerics_inputs`)."""
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
     from backend_core.orchestration.jobs.spec import NumericsOptions
 
-    res = run_job(Job(source, LowerRequest(**lower), steps=("lower", "numerics"),
+    res = execute_job(Job(source, LowerRequest(**lower), steps=("lower", "numerics"),
                       numerics=NumericsOptions(inputs=inputs)))
     res.raise_error()
     return res

@@ -14,11 +14,11 @@ def run_on_m55_or_skip(source: str, workdir: Path, **lowering: Any) -> Any:
     root = os.environ.get("CMLENS_TEST_ET_ROOT")
     if not root or not Path(root).is_dir():
         pytest.skip("opt-in: set CMLENS_TEST_ET_ROOT to an ExecuTorch checkout (CI has none)")
-    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
     job = Job(source, LowerRequest(target="cortex-m55", calib=2, **lowering), steps=("run",),
               run=RunOptions(target="cortex-m55", et_root=root, cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")),
               out_dir=str(workdir))
-    res = run_job(job)
+    res = execute_job(job)
     res.raise_error()
     return res.run

@@ -16,9 +16,9 @@ pytestmark = [pytest.mark.slow,
 
 
 def _profile(model: str, folder: Path, **lower):  # noqa: ANN202
-    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
-    res = run_job(Job(model, LowerRequest(target="cortex-m55", **lower), steps=("profile",),
+    res = execute_job(Job(model, LowerRequest(target="cortex-m55", **lower), steps=("profile",),
                       run=RunOptions(target="cortex-m55", profile=True, et_root=ROOT, timeout=600,
                                      cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")), out_dir=str(folder)))
     res.raise_error()

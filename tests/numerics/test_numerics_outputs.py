@@ -57,11 +57,11 @@ def test_bad_inputs_folder_clear_message(tmp_path: Path, capsys, kind: str, need
 
 
 def test_bad_inputs_folder_fails_before_lowering(tmp_path: Path) -> None:
-    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs import Job, execute_job
     from backend_core.orchestration.jobs.spec import NumericsOptions
 
     stages: list[str] = []
-    res = run_job(Job("layernorm_mlp", steps=("lower", "numerics"),
+    res = execute_job(Job("layernorm_mlp", steps=("lower", "numerics"),
                       numerics=NumericsOptions(inputs=str(_bad_folder(tmp_path, "empty")))),
                   lambda kind, data: stages.append(kind) if kind == "stage" else None)
     assert res.exit_code == 2 and "no .pt or .npy" in res.error["message"], res.error

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.orchestration.jobs.steps.lower import lower_source
 from backend_core.stages.fallback.repeated_blocks import block_twins
 from backend_core.lowering.lower import lower
 from backend_core.stages.pipeline.stages import PipelineOptions

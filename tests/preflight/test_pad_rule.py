@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_core.orchestration.jobs.lower_step import lower_source
+from backend_core.orchestration.jobs.steps.lower import lower_source
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.analyses.preflight import certain, findings_of
 from backend_core.analyses.preflight.kernel_rules import TensorArg, last_padded_dim, pad_reads_right

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as cli_main
-from backend_core.orchestration.jobs.preflight_step import PreflightError, gate
+from backend_core.orchestration.jobs.steps.preflight import PreflightError, gate
 from backend_core.stages.pipeline.stages import PipelineOptions
 
 from .test_preflight_rules import GATE, lowered

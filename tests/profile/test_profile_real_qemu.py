@@ -27,10 +27,10 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
     pytest.importorskip("executorch")
     if not _libraries_ready(root):
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
-    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
     def run_model(i: int):  # noqa: ANN202 - the Job `cmlens profile` submits for one CPU
-        res = run_job(Job("layernorm_mlp", LowerRequest(target="cortex-m55"), steps=("profile",),
+        res = execute_job(Job("layernorm_mlp", LowerRequest(target="cortex-m55"), steps=("profile",),
                           run=RunOptions(target="cortex-m55", profile=True, et_root=root,
                                          cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")),
                           out_dir=str(tmp_path / f"r{i}")))

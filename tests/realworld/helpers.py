@@ -11,7 +11,7 @@ from .conftest import CALIB, source
 
 
 def lower(name: str, keep_going: bool = False) -> Any:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     return lower_source(source(name), PipelineOptions(calib=CALIB, keep_going=keep_going), use_cache=False)
 

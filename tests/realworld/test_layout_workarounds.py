@@ -21,7 +21,7 @@ MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "ghost
 
 
 def _lower(keep_going: bool) -> Any:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False)
 
@@ -97,7 +97,7 @@ def test_window_partition_layout_gets_two_more_workarounds_and_a_clean_preflight
     (view-of-channels-last). All get value-preserving workarounds and nothing the pre-flight is certain of
     is left."""
     from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, CL_INTO_CONVS, PERMUTE_CONTIGUOUS
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(WINDOWED, PipelineOptions(calib=2, keep_going=True), use_cache=False)
@@ -132,7 +132,7 @@ def test_window_reverse_into_a_residual_add_gets_both_layouts_restored() -> None
     makes the permute on an NCHW copy and gives its result back its eager channels-last layout, in one
     round, and the pre-flight is then clean."""
     from backend_core.stages.fallback.rewrites import CL_AFTER_VIEWS, PERMUTE_CONTIGUOUS
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MIXED, PipelineOptions(calib=2), use_cache=False)
@@ -178,7 +178,7 @@ def test_a_six_dim_window_partition_is_made_in_four_dims() -> None:
     dims (cmsis-unsupported-rank: the method fails on QEMU M55); --keep-going merges the dims that stay
     together and the pre-flight is clean."""
     from backend_core.stages.fallback.rewrites import FEWER_DIMS
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(PARTITION, PipelineOptions(calib=2, keep_going=True), use_cache=False)
@@ -217,7 +217,7 @@ def test_views_and_splits_of_channels_last_tensors_get_eager_layouts_back(model:
     NHWC base as NCHW (view-of-channels-last), the split writes contiguous pieces, the depthwise conv refuses
     them and the add mixes layouts. --keep-going gives the view an NCHW base, makes the split on it and clones
     the pieces back to channels-last; the pre-flight is then clean (both PASS bit for bit on QEMU M55)."""
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.preflight import findings_of
 
     kept = lower_source(model, PipelineOptions(calib=2, keep_going=True), use_cache=False)

@@ -30,7 +30,7 @@ def _certain(final: Any) -> set[tuple[str, str]]:
 def test_one_edit_removes_the_layout_findings_and_changes_no_value(case: str, rule: str) -> None:
     import torch
 
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.lowering.lower.entry import _preflight_program
     from backend_core.lowering.lower.layout_copies import copies_on_final
 
@@ -62,7 +62,7 @@ MAX_DIM = str(CASES / "max_dim.py")
 def test_a_bare_int_for_an_int_list_is_written_as_the_list() -> None:
     """SINet's `y.max(dim=1)[0]`: ExecuTorch's program holds `amax(x, 1)` and the runtime aborts reading the
     int; --keep-going writes `[1]` in the lowered program in the same round and the pre-flight is clean."""
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MAX_DIM, PipelineOptions(calib=2), use_cache=False)

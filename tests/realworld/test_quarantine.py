@@ -23,7 +23,7 @@ ZEROS = str(REPO / "tests" / "preflight" / "models" / "float_operand_mul.py")
 
 
 def _kept(source: str) -> Any:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     return lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False)
 

@@ -9,7 +9,7 @@ NAME = "lcnet_050"
 
 
 def test_lowers_with_the_fallbacks_plain_executorch_has() -> None:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.stages.pipeline.stages import PipelineOptions
 
     bench = bench_module()

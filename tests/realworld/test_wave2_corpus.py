@@ -33,7 +33,7 @@ def _have(module: str) -> bool:
 def test_lowers_like_plain_executorch_with_no_unknown(name: str) -> None:
     if not _have(CORPUS[name]):
         pytest.skip(f"needs {CORPUS[name]} on PYTHONPATH")
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     bench = bench_module()
     bench.MODELS_FILE = MODELS2                    # its plain ExecuTorch side, on this wave's models

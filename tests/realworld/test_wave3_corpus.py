@@ -45,7 +45,7 @@ def test_cli_lower_writes_json_without_a_traceback(name: str, tmp_path: Path) ->
 def test_lowers_with_keep_going_and_no_unknown_reason(name: str) -> None:
     if not _have(CORPUS[name]):
         pytest.skip(f"needs {CORPUS[name]} on PYTHONPATH")
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     said: list[str] = []
     res = lower_source(source3(name), PipelineOptions(calib=2, keep_going=True), use_cache=False,

@@ -11,7 +11,7 @@ MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "zero_
 
 
 def test_every_add_with_an_unquantized_zero_goes_in_one_round() -> None:
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
 
     failed = lower_source(MODEL, PipelineOptions(calib=2), use_cache=False)
     assert failed.status == "failed" and failed.error["stage"] == "AtenToCortexMPass", failed.error
@@ -28,7 +28,7 @@ def test_the_second_round_reuses_the_calibration_and_gets_the_same_program(monke
     """Round 2 only quarantines the adds: every observer sees the same float values as in round 1, so the
     observers round 1 had keep their calibration and qparams (only the adds' new output observers calibrate)
     and the program is the one a fresh calibration gives, qparam for qparam."""
-    from backend_core.orchestration.jobs.lower_step import lower_source
+    from backend_core.orchestration.jobs.steps.lower import lower_source
     from backend_core.lowering.lower.entry import lower
     from backend_core.stages.pipeline.calibration_memo import CalibrationMemo
 

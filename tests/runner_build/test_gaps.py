@@ -100,9 +100,9 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
 
 def lowered_with_etrecord(work: Path):  # noqa: ANN201
     """The .bpte and ETRecord of one lowering: a Job that keeps them (what `cmlens run --etdump` uses)."""
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
-    res = run_job(Job(str(MODEL), LowerRequest("cortex-m55", "legacy"), steps=("lower",), keep=("etrecord",),
+    res = execute_job(Job(str(MODEL), LowerRequest("cortex-m55", "legacy"), steps=("lower",), keep=("etrecord",),
                       out_dir=str(work)))
     assert res.status == "done", res.error
     return res.record

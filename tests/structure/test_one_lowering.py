@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
-    "lower": {"backend_core/orchestration/jobs/lower_step.py"},
+    "lower": {"backend_core/orchestration/jobs/steps/lower.py"},
     "lower_source": set(),          # a lowering outside a job: tests and bench/ only, never a face or a step
     "LoweringPipeline": {"backend_core/lowering/lower/entry.py", "backend_core/lowering/lower/verify.py",
                          "backend_core/analyses/repro/minimize.py"},   # needs the live float export + the failing pass
@@ -18,7 +18,7 @@ ALLOWED = {
 def _calls(path: Path) -> list[tuple[str, int]]:
     tree = ast.parse(path.read_text(), str(path))
     imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module and any(w in node.module for w in ("lowering", "pipeline", "lower_step"))
+                and node.module and any(w in node.module for w in ("lowering", "pipeline", "steps.lower"))
                 for alias in node.names if alias.name in ALLOWED}
     found = []
     for node in ast.walk(tree):
@@ -42,5 +42,5 @@ def test_the_check_sees_a_call(tmp_path: Path) -> None:
     """The scan finds an aliased call (so the test above can fail)."""
     f = tmp_path / "x.py"
     f.write_text("from backend_core.lowering.lower import lower\nlower('ds_cnn')\n"
-                 "from backend_core.orchestration.jobs.lower_step import lower_source\nlower_source('ds_cnn', None)\n")
+                 "from backend_core.orchestration.jobs.steps.lower import lower_source\nlower_source('ds_cnn', None)\n")
     assert _calls(f) == [("lower", 2), ("lower_source", 4)]

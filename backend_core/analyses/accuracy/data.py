@@ -292,7 +292,7 @@ def check_inputs(sample: tuple, example_inputs: tuple, where: str) -> tuple:
     A sample saved without the batch dimension of 1 gets it; float64 becomes the model's float type."""
     import torch
 
-    from backend_core.stages.pipeline.runner import to_layout
+    from backend_core.stages.pipeline.stepped import to_layout
 
     if len(sample) != len(example_inputs):
         raise BadInputError(f"{where}: {len(sample)} tensor(s), the model takes {len(example_inputs)}.",

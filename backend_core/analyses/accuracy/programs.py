@@ -38,7 +38,7 @@ class EvalPrograms:
         """From a finished lowering that kept its host-runnable stages (lower(keep_stages=True): the
         job's lower step does when the job wants `evaluate`). Nothing is lowered again."""
         from backend_core.stages.models.calibration import calibration_set
-        from backend_core.stages.pipeline.runner import channels_last_copy, to_layout
+        from backend_core.stages.pipeline.stepped import channels_last_copy, to_layout
 
         stages = getattr(lowering, "stage_programs", None)
         m = getattr(lowering, "loaded_model", None)

@@ -50,7 +50,7 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
                 f" {_num(res['speed'][k]['samples_per_s'], '10.1f')}")
         out.append(row)
     tm = res["models"].get("target")
-    if tm:                                   # the first K samples on the board (jobs/evaluate_target.py)
+    if tm:                                   # the first K samples on the board (jobs/target_run/evaluate.py)
         row = f"{'target (' + str(tm['n']) + ' samples)':20}"
         if task == "classification":
             row += f" {_pct(tm.get('top1'))} {'-':>9}"

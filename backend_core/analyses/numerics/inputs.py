@@ -52,7 +52,7 @@ def load_samples(spec: InputSpec, example_inputs: tuple, flow: str, channels_las
     """The samples, each a tuple of tensors in the layout the lowered program expects: the example
     inputs' memory format, or channels-last with the --channels-last option."""
     from backend_core.stages.models.calibration import load_input_folder, random_samples
-    from backend_core.stages.pipeline.runner import to_layout
+    from backend_core.stages.pipeline.stepped import to_layout
 
     if spec.kind == "random":
         samples = random_samples(example_inputs, spec.count, seed=spec.seed)

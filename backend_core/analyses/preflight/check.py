@@ -1,5 +1,5 @@
 """The report of a whole pre-flight (what `cmlens check` prints) and its memory-fit part. The check of
-a model source (it lowers, cached) is backend_core.orchestration.jobs.preflight_step.run_preflight."""
+a model source (it lowers, cached) is backend_core.orchestration.jobs.steps.preflight.run_preflight."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

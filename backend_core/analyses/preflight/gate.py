@@ -1,5 +1,5 @@
 """What the pre-flight gate of `cmlens run` raises, and the memory-fit findings it adds. The gate itself
-(it lowers the model source) is backend_core.orchestration.jobs.preflight_step.gate: after lowering and the op check,
+(it lowers the model source) is backend_core.orchestration.jobs.steps.preflight.gate: after lowering and the op check,
 before the library and runner builds. A finding certain to fail stops the run with exit 2 (nothing is
 built, nothing is simulated); "may fail" findings are printed and the run goes on."""
 from __future__ import annotations

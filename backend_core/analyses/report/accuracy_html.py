@@ -38,7 +38,7 @@ def accuracy_html(ev: dict[str, Any]) -> str:
                      f"<td>{_f(e.get('l2_relative'))}</td><td>{_f(e.get('cosine'))}</td>"
                      f"<td>{_f(ev['speed'][key]['samples_per_s'], '.1f')}</td></tr>")
     tm, tr = ev["models"].get("target"), ev.get("target_run") or {}
-    if tm:                                   # the first K samples on the board (jobs/evaluate_target.py)
+    if tm:                                   # the first K samples on the board (jobs/target_run/evaluate.py)
         parts.append(f"<tr><td>target (first {tm['n']} samples)</td><td>{_pct(tm.get('top1'))}</td><td>–</td>"
                      f"<td>{_pct(tm.get('agreement'))}</td><td colspan=5>lowered on the same samples: "
                      f"{_pct(tm.get('lowered_top1_same_samples'))}</td></tr>")

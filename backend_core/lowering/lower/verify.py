@@ -27,7 +27,7 @@ class Relowered:
 def relower(model: Any, options: Any, fix: str, supported: frozenset[str]) -> Relowered:
     """Lower a modified copy: the same LoadedModel (never changed) with the fix applied."""
     from backend_core.common.errors import StageFailedError
-    from backend_core.stages.pipeline.runner import LoweringPipeline
+    from backend_core.stages.pipeline.stepped import LoweringPipeline
     from backend_core.stages.fallback.reasons import FallbackContext, explain_fallbacks
     from backend_core.stages.fallback.rewrites import REWRITES
 

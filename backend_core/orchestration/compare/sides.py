@@ -270,7 +270,7 @@ def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_sa
               accuracy: Any = None) -> Side:
     """One side here, in this process (its Job on the in-process road). `on_status` hears one line per side
     (and the pipeline's own lines with `verbose`)."""
-    from backend_core.orchestration.jobs import run_job
+    from backend_core.orchestration.jobs import execute_job
 
     job = side_job(spec, use_cache=use_cache, numerics_samples=numerics_samples, accuracy=accuracy)
     if job is None:
@@ -279,6 +279,6 @@ def load_side(spec: SideSpec, label: str, *, use_cache: bool = True, numerics_sa
         on_status(f"{label}: {'reading' if spec.kind == ARTEFACT else 'lowering'} {spec.source}"
                   + (f", numerics on {numerics_samples} random inputs" if "numerics" in job.steps else "")
                   + (", evaluating on labelled data" if "evaluate" in job.steps else ""))
-    res = run_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
+    res = execute_job(job, (lambda kind, data: on_status(data["text"]) if kind == "status" else None)
                   if on_status and verbose else None)
     return side_from_result(spec, label, res.to_dict())

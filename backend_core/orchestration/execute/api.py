@@ -3,7 +3,7 @@
 A handle is the job's future: `result()` waits for the `JobResult`, `cancel()` stops the job (in
 process: the job's cancel event; a worker process: it is ended; a pool or Dask: not started, or its
 worker's result is dropped), `done()` polls, and `add_listener(cb)` receives the job's events as
-`cb(kind, data)` (the same events `run_job` emits: step, status, line, stage, run_step).
+`cb(kind, data)` (the same events `execute_job` emits: step, status, line, stage, run_step).
 `as_completed(handles)` yields handles as they finish, from any mix of executors."""
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Jobs in this process, each on its own thread (the CLI and tests). Cancel sets the job's cancel
-event: `run_job` stops between stages and steps, and the firmware steps end their subprocesses."""
+event: `execute_job` stops between stages and steps, and the firmware steps end their subprocesses."""
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from backend_core.orchestration.jobs import Job, JobResult, run_job
+from backend_core.orchestration.jobs import Job, JobResult, execute_job
 from backend_core.orchestration.execute.api import EventCallback, ExecutorBase, JobHandle
 
 
@@ -28,7 +28,7 @@ class InProcessExecutor(ExecutorBase):
 
         def work() -> None:
             try:
-                handle.set_result(run_job(job, handle.emit, cancel))
+                handle.set_result(execute_job(job, handle.emit, cancel))
             except BaseException as exc:  # noqa: BLE001 - an unforeseen crash is a result, never a hang
                 handle.future.set_exception(exc)
 

@@ -33,11 +33,11 @@ def share_cores(processes: int) -> int:
 def run_task(job_dict: dict[str, Any]) -> dict[str, Any]:
     """Run one job; anything it raises becomes a result with the error, never a lost row."""
     quiet_logs()
-    from backend_core.orchestration.jobs import Job, run_job
+    from backend_core.orchestration.jobs import Job, execute_job
 
     job = Job.from_dict(job_dict)
     try:
-        return run_job(job).to_dict()
+        return execute_job(job).to_dict()
     except Exception as exc:  # noqa: BLE001  an unforeseen crash is a row with its traceback
         return crash_result(job_dict, f"{type(exc).__name__}: {exc}", traceback.format_exc())
 

@@ -27,8 +27,8 @@ class JobResult:
     preflight: Any = field(default=None, repr=False, compare=False)    # the check step's PreflightReport
     record: Any = field(default=None, repr=False, compare=False)       # keep "etrecord": the .bpte + ETRecord
     numerics: Any = field(default=None, repr=False, compare=False)     # the numerics step's NumericsResult
-    numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/numerics_step.py)
-    run_environment: Any = field(default=None, repr=False, compare=False)   # the run's board, checkout, simulator (jobs/run_plan.py)
+    numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/steps/numerics.py)
+    run_environment: Any = field(default=None, repr=False, compare=False)   # the run's board, checkout, simulator (jobs/target_run/plan.py)
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property

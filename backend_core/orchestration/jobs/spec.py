@@ -112,7 +112,7 @@ class EvaluateOptions:
     flips: bool = True                # trace each flipped prediction to the layer where it departs
     threshold_db: float = 3.0         # a layer departs when its SQNR is this far below the median
     reference_samples: int = 16       # samples whose per-layer errors make the median
-    on_target: int = 0                # the first K samples also on the board, checked bit for bit (jobs/evaluate_target.py)
+    on_target: int = 0                # the first K samples also on the board, checked bit for bit (jobs/target_run/evaluate.py)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The job worker process: `python -m backend_core.orchestration.workers.job` reads one Job (JSON) on stdin, runs
-it with `run_job`, and streams backend_core.common.protocol lines on stdout:
+it with `execute_job`, and streams backend_core.common.protocol lines on stdout:
 
   {"type": "stage", "snapshot": {...}, "planned": [...]}        each lowering stage
   {"type": "event", "kind": "step"|"status"|"line"|"run_step"|"progress", "data": {...}}
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     try:
         text = sys.stdin.readline() if not argv else open(argv[0]).read()
-        from backend_core.orchestration.jobs import Job, run_job
+        from backend_core.orchestration.jobs import Job, execute_job
 
         job = Job.from_dict(json.loads(text))
     except Exception as exc:  # noqa: BLE001 - bad job JSON is a message, never a traceback
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             last_progress[0] = now
         emit(encode_event(kind, data))
 
-    res = run_job(job, on_event, cancel)
+    res = execute_job(job, on_event, cancel)
     if (res.steps.get("lower") or {}).get("status") == "done" and "torch" in sys.modules:
         from backend_core.lowering.artefacts.schemas import ensure_table
 

@@ -1,5 +1,5 @@
 """The stepped lowering pipeline."""
-from backend_core.stages.pipeline.runner import (STAGE_EDGE, STAGE_EXPORT, STAGE_FINAL, STAGE_QUANTIZED, LoweringPipeline,
+from backend_core.stages.pipeline.stepped import (STAGE_EDGE, STAGE_EXPORT, STAGE_FINAL, STAGE_QUANTIZED, LoweringPipeline,
                      planned_stage_names)
 from backend_core.stages.pipeline.stages import PipelineOptions, Stage
 

@@ -1,5 +1,5 @@
 """The ExecuTorch side of per-layer gaps: `Inspector.calculate_numeric_gap` over the runner's ETDump +
-debug buffer (the .bpte and its ETRecord from ONE lowering: backend_core/orchestration/jobs/etrecord_lowering.py).
+debug buffer (the .bpte and its ETRecord from ONE lowering: backend_core/orchestration/jobs/steps/etrecord_lowering.py).
 
 Why one lowering for both: the ETDump names instructions by the debug handles of the program that ran,
 so the ETRecord must come from the very ExecutorchProgramManager the .bpte was serialised from (the

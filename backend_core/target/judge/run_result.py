@@ -1,6 +1,6 @@
 """What one run of a model on a board gave: the outcome, the simulator's report, the op check, timings,
 files, and what later steps attached (per-layer gaps, profile, memory check). Data only: the job that
-produces it is backend_core.orchestration.jobs.firmware_step."""
+produces it is backend_core.orchestration.jobs.target_run.run_on_target."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

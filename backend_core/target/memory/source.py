@@ -1,5 +1,5 @@
 """The memory section of a finished lowering (what the JSON report and the lowering worker carry).
-The memory of a model source (it lowers) is backend_core.orchestration.jobs.memory_step."""
+The memory of a model source (it lowers) is backend_core.orchestration.jobs.steps.memory."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,5 @@
 """The profile of a finished target run: its ETDump + the final graph of the same lowering -> Profile,
-and the instruction budget check. backend_core.orchestration.jobs.profile_step attaches it to a run."""
+and the instruction budget check. backend_core.orchestration.jobs.steps.profile attaches it to a run."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -34,11 +34,11 @@ def get_example_inputs():
 
 @pytest.fixture(scope="module")
 def lowered(tmp_path_factory):  # noqa: ANN201
-    from backend_core.orchestration.jobs import Job, LowerRequest, run_job
+    from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
     model = tmp_path_factory.mktemp("chain") / "net.py"
     model.write_text(MODEL)
-    res = run_job(Job(str(model), LowerRequest(calib=1, use_cache=False)))
+    res = execute_job(Job(str(model), LowerRequest(calib=1, use_cache=False)))
     assert res.status == "done", res.error
     final = res.lowering.final
     node = next(n for n in final.nodes if n.kind == "portable_fallback" and "layer_norm" in n.target)

@@ -7,7 +7,7 @@ in a second, not after minutes of lowering) and the rest needs the lowered progr
 - `plan_run` -> RunPlan: the program (the lower step's, or a ready .pte/.bpte), its references and
   tolerance, the op check, an MCU's fit and sized board, the pre-flight gate, the debug buffer, host
   files, pools and heap.
-The build, simulate and judge sub-steps (run_build.py, run_simulate.py, run_judge.py) read the plan and
+The build, simulate and judge sub-steps (build.py, simulate.py, judge.py) read the plan and
 resolve nothing again."""
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from backend_core.target.simulate.simulator import EventCallback, FvpRunner, Qem
 from backend_core.target.toolchain import checkout as checkout_mod
 from backend_core.target.toolchain.checkout import Checkout, find_cmsis_nn, inspect_checkout, unseen_warnings
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.run_program import RunProgram, expected_outputs, program_for_run
-from backend_core.orchestration.jobs.run_sizing import RunSizing, size_run
+from backend_core.orchestration.jobs.target_run.program import RunProgram, expected_outputs, program_for_run
+from backend_core.orchestration.jobs.target_run.sizing import RunSizing, size_run
 from backend_core.orchestration.jobs.spec import RunOptions
 
 
@@ -58,7 +58,7 @@ def prepare_run(opts: RunOptions, et_root: str | Path, cmsis_nn: str | Path | No
                 on_line: LineCallback | None = None, on_event: EventCallback | None = None,
                 cancel_event: threading.Event | None = None) -> RunEnvironment:
     """The board, the checkout, CMSIS-NN and the simulator, each checked. A job does this before it lowers
-    and hands the result to the run (jobs/run.py), so nothing here happens twice."""
+    and hands the result to the run (jobs/execute_job.py), so nothing here happens twice."""
     emit = on_line or (lambda stream, line: None)
     board = resolve_run_board(opts.target, opts.sim, opts.board)   # UnsupportedTargetError / BadInputError: exit 2
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2

@@ -4,7 +4,7 @@ checked and sized by the job's check and memory steps, written as a bundle for t
 
 A job that exports runs steps lower, check, memory, export (`export_job` builds it). What can be wrong
 without lowering (the board or CPU, the checkout, CMSIS-NN, the output folder) is checked by
-`prepare_export` before the lowering (jobs/run.py), so a bad flag is exit 2 in a second. After the
+`prepare_export` before the lowering (jobs/execute_job.py), so a bad flag is exit 2 in a second. After the
 lowering: a model that does not fit the board is refused with the verdict's numbers, a pre-flight
 "will fail" finding is refused unless the lowering was made with --keep-going (then the bundle holds the
 rewritten program and its report names the workarounds); portable fallbacks export with a warning."""

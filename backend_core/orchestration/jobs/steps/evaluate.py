@@ -37,6 +37,6 @@ def evaluate_step(job: Any, res: Any, emit: Callable[[str, dict[str, Any]], None
                                      reference_samples=opts.reference_samples, progress=say,
                                      should_stop=cancel.is_set)
     if opts.on_target:
-        from backend_core.orchestration.jobs.evaluate_target import evaluate_on_target
+        from backend_core.orchestration.jobs.target_run.evaluate import evaluate_on_target
 
         evaluate_on_target(job, low, data, res.steps["evaluate"], opts.on_target, emit, cancel)

@@ -15,8 +15,8 @@ from backend_core.target.judge.verdict import judge_run
 from backend_core.target.memory.target_check import check_run
 from backend_core.target.simulate.simulator import SimResult
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.profile_step import attach_profile
-from backend_core.orchestration.jobs.run_plan import RunPlan
+from backend_core.orchestration.jobs.steps.profile import attach_profile
+from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
 
 def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimResult, files: dict[str, Path],

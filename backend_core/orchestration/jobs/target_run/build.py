@@ -11,7 +11,7 @@ from backend_core.target.build.libraries import EtLibraries, ensure_libraries
 from backend_core.target.build.runner import RunnerBuild, RunnerRequest, build_runner
 from backend_core.common.errors import BuildError
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.run_plan import RunPlan
+from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
 
 def build_for_run(plan: RunPlan, *, on_line: LineCallback | None, cancel_event: threading.Event,

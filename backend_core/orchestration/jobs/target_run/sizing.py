@@ -16,8 +16,8 @@ from backend_core.target.memory.runtime import heap_for
 from backend_core.target.memory.target_check import predict_for_run, run_pools
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.preflight_step import gate
-from backend_core.orchestration.jobs.run_program import RunProgram
+from backend_core.orchestration.jobs.steps.preflight import gate
+from backend_core.orchestration.jobs.target_run.program import RunProgram
 from backend_core.orchestration.jobs.spec import RunOptions
 
 

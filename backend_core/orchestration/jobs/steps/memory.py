@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backend_core.common.errors import BadInputError
-from backend_core.orchestration.jobs.failed_lowering import lowering_failed
+from backend_core.orchestration.jobs.steps.failed_lowering import lowering_failed
 from backend_core.common.boards.specs import BoardSpec
 from backend_core.target.memory.plan import program_bytes
 from backend_core.target.memory.report import analyze_memory
@@ -26,11 +26,11 @@ def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
     return rep
 
 
-def per_cpu(job: Any, own: Any, run_job: Callable[[Any], Any],
+def per_cpu(job: Any, own: Any, execute_job: Callable[[Any], Any],
             on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte. Each
     other CPU is a lower Job of its own (the lower step is the one road); the job's own CPU reuses `own`,
-    its lowering. `run_job` is handed in by the job layer's runner (no import back into it)."""
+    its lowering. `execute_job` is handed in by the job layer's runner (no import back into it)."""
     from dataclasses import replace
 
     from backend_core.common.cpus import ISA, TARGETS, normalise_target
@@ -44,7 +44,7 @@ def per_cpu(job: Any, own: Any, run_job: Callable[[Any], Any],
         else:
             if on_status:
                 on_status(f"lowering for {t}")
-            done = run_job(Job(job.model, replace(job.lower, target=t), steps=("lower",)))
+            done = execute_job(Job(job.model, replace(job.lower, target=t), steps=("lower",)))
             if done.status != "done":
                 done.raise_error()
             low = done.lowering

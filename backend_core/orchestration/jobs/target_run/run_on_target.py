@@ -1,11 +1,11 @@
 """The `run` step: plan -> build -> simulate -> judge, one ModelRunResult.
 
-- plan (run_plan.py): the board, checkout, CMSIS-NN and simulator resolved once (`prepare_run`, which a
+- plan (plan.py): the board, checkout, CMSIS-NN and simulator resolved once (`prepare_run`, which a
   job does before it lowers), then the program (the lower step's, or a ready .pte/.bpte), the op check,
   an MCU's fit, the pre-flight gate, the debug buffer, host files, pools and heap (`plan_run`);
-- build (run_build.py): the ExecuTorch libraries (cached) and the runner;
-- simulate (run_simulate.py): QEMU or the FVP, the UART parsed, the run's files;
-- judge (run_judge.py): the outcome (decided in backend_core.target.judge.outcome only), memory, per-layer
+- build (build.py): the ExecuTorch libraries (cached) and the runner;
+- simulate (simulate.py): QEMU or the FVP, the UART parsed, the run's files;
+- judge (judge.py): the outcome (decided in backend_core.target.judge.outcome only), memory, per-layer
   gaps, the verdict, the profile.
 Each sub-step reports through `on_line(stream, line)` and `on_step(name)` (backend_core.common.protocol.RUN_STEPS)
 and honours `cancel_event`. The pieces live in the feature packages (boards, toolchain, build, simulate,
@@ -25,11 +25,11 @@ from backend_core.target.judge.run_result import ModelRunResult
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.target.simulate.simulator import EventCallback
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.run_build import build_for_run
-from backend_core.orchestration.jobs.run_judge import attach_gaps, judge_result
-from backend_core.orchestration.jobs.run_plan import RunEnvironment, RunPlan, plan_run, prepare_run
-from backend_core.orchestration.jobs.run_program import model_file
-from backend_core.orchestration.jobs.run_simulate import simulate_run
+from backend_core.orchestration.jobs.target_run.build import build_for_run
+from backend_core.orchestration.jobs.target_run.judge import attach_gaps, judge_result
+from backend_core.orchestration.jobs.target_run.plan import RunEnvironment, RunPlan, plan_run, prepare_run
+from backend_core.orchestration.jobs.target_run.program import model_file
+from backend_core.orchestration.jobs.target_run.simulate import simulate_run
 from backend_core.orchestration.jobs.spec import RunOptions
 
 __all__ = ["run_on_target", "prepare_run", "plan_run", "model_file", "attach_gaps", "RunEnvironment", "RunPlan"]

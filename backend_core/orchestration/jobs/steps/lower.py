@@ -9,7 +9,7 @@ import threading
 from typing import Any, Callable
 
 from backend_core.common.errors import Cancelled
-from backend_core.orchestration.jobs.failed_lowering import lowering_failed
+from backend_core.orchestration.jobs.steps.failed_lowering import lowering_failed
 from backend_core.orchestration.jobs.result import FAILED, JobResult
 from backend_core.orchestration.jobs.spec import Job
 
@@ -61,7 +61,7 @@ def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.
     if lowering.status == "cancelled":
         raise Cancelled("cancelled during the lowering")
     if lowering.status == "done" and "etrecord" in job.keep and not job.reads_program:
-        from backend_core.orchestration.jobs.etrecord_lowering import record_of
+        from backend_core.orchestration.jobs.steps.etrecord_lowering import record_of
         from backend_core.orchestration.jobs.outputs import out_dir
 
         res.record = record_of(lowering, out_dir(job), lambda text: emit("status", {"text": text}))

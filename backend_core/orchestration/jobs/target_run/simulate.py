@@ -10,7 +10,7 @@ from backend_core.common.errors import SimulatorError
 from backend_core.target.simulate.semihosting import run_semihosting
 from backend_core.target.simulate.simulator import EventCallback, SimResult
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.run_plan import RunPlan
+from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
 
 def simulate_run(plan: RunPlan, elf: Path, emit: LineCallback, *, on_line: LineCallback | None = None,

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from backend_core.stages.models.sniff import is_program_path
 from backend_core.common.errors import BadInputError
 from backend_core.common.finding import Finding, group_findings
-from backend_core.orchestration.jobs.failed_lowering import lowering_failed
+from backend_core.orchestration.jobs.steps.failed_lowering import lowering_failed
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.analyses.preflight import check_snapshot, findings_of
 from backend_core.analyses.preflight.check import PreflightReport, report_memory

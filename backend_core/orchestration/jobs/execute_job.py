@@ -1,4 +1,4 @@
-"""`run_job(job, on_event, cancel)`: the one composition of the product's steps, shared by every CLI
+"""`execute_job(job, on_event, cancel)`: the one composition of the product's steps, shared by every CLI
 subcommand, the GUI's worker processes and sweeps (local pool or Dask). Inputs in, JSON out: a failing
 step becomes the result's `error` (with its step), never an exception, so a sweep row is never lost."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import time
 from typing import Any, Callable
 
 from backend_core.common.errors import Cancelled, CmlensError
-from backend_core.orchestration.jobs.evaluate_step import evaluate_step
-from backend_core.orchestration.jobs.repro_step import repro_step
+from backend_core.orchestration.jobs.steps.evaluate import evaluate_step
+from backend_core.orchestration.jobs.steps.repro import repro_step
 from backend_core.orchestration.jobs.outputs import check_output_folders, out_dir, write_outputs
 from backend_core.orchestration.jobs.result import CANCELLED, DONE, FAILED, JobResult
 from backend_core.orchestration.jobs.spec import Job
@@ -21,7 +21,7 @@ EventCallback = Callable[[str, dict[str, Any]], None]
 total, text} (the numerics analysis)."""
 
 
-def run_job(job: Job, on_event: EventCallback | None = None,
+def execute_job(job: Job, on_event: EventCallback | None = None,
             cancel: threading.Event | None = None) -> JobResult:
     """Run `job`'s steps in order (lower, check, memory, numerics, run/profile) and return its result."""
     emit = on_event or (lambda kind, data: None)
@@ -33,7 +33,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
         step = "lower"
         if job.wants("numerics"):
             step = "numerics"
-            from backend_core.orchestration.jobs.numerics_step import NumericsInputs
+            from backend_core.orchestration.jobs.steps.numerics import NumericsInputs
 
             res.numerics_inputs = NumericsInputs(job)   # a bad --inputs: exit 2 before the lowering
         if job.wants("run") or job.wants("profile"):
@@ -41,7 +41,7 @@ def run_job(job: Job, on_event: EventCallback | None = None,
             res.run_environment = _check_run_environment(job, emit)      # a missing checkout or tool: exit 2 before the lowering
         if job.wants("export"):
             step = "export"
-            from backend_core.orchestration.jobs.export_step import prepare_export
+            from backend_core.orchestration.jobs.steps.export import prepare_export
 
             prepare_export(job)                   # board, checkout, output folder: exit 2 before the lowering
         for step in job.steps:
@@ -77,7 +77,7 @@ def _check_run_environment(job: Job, emit: EventCallback) -> Any:
     """The run's checks before the lowering; their warnings (shown once per checkout) go out as lines. The
     environment (board, checkout, CMSIS-NN, simulator) is kept for the run step: resolved once."""
     from backend_core.common.errors import BadInputError
-    from backend_core.orchestration.jobs.run_plan import prepare_run
+    from backend_core.orchestration.jobs.target_run.plan import prepare_run
 
     opts = job.run_options()
     et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
@@ -98,14 +98,14 @@ def _status(emit: EventCallback) -> Callable[[str], None]:
 
 
 def _lower(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from backend_core.orchestration.jobs.lower_step import lower_step
+    from backend_core.orchestration.jobs.steps.lower import lower_step
 
     inputs = res.numerics_inputs
     lower_step(job, res, emit, cancel, on_model=inputs.on_model if inputs is not None else None)
 
 
 def _check(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from backend_core.orchestration.jobs.preflight_step import run_preflight
+    from backend_core.orchestration.jobs.steps.preflight import run_preflight
 
     rep = run_preflight(job.model, job.lower.target, job.lower.flow, options=job.lower.pipeline_options(),
                         et_root=job.run.et_root, board=job.board, use_cache=job.lower.use_cache,
@@ -118,7 +118,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
     from backend_core.common.cpus import normalise_target
     from backend_core.target.memory.source import memory_for_result
     from backend_core.common.errors import BadInputError
-    from backend_core.orchestration.jobs.memory_step import memory_of_program, per_cpu
+    from backend_core.orchestration.jobs.steps.memory import memory_of_program, per_cpu
 
     board = job.memory_board()
     mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
@@ -129,7 +129,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
                             "Give the model source or its .pte/.bpte (an .etrecord/.etdump has no program).")
     _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
-        mem["per_cpu"] = per_cpu(job, res.lowering, run_job, on_status=_status(emit))
+        mem["per_cpu"] = per_cpu(job, res.lowering, execute_job, on_status=_status(emit))
     res.steps["memory"] = mem
 
 
@@ -148,14 +148,14 @@ def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, pr
 
 
 def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from backend_core.orchestration.jobs.numerics_step import NumericsInputs, numerics_step
+    from backend_core.orchestration.jobs.steps.numerics import NumericsInputs, numerics_step
 
     numerics_step(job, res, emit, cancel, res.numerics_inputs or NumericsInputs(job))
 
 
 def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
     from backend_core.common.errors import BadInputError
-    from backend_core.orchestration.jobs.firmware_step import run_on_target
+    from backend_core.orchestration.jobs.target_run.run_on_target import run_on_target
 
     opts = job.run_options()
     et_root = opts.et_root or os.environ.get("EXECUTORCH_ROOT")
@@ -181,7 +181,7 @@ def _run(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event)
 
 
 def _export(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:
-    from backend_core.orchestration.jobs.export_step import export_step
+    from backend_core.orchestration.jobs.steps.export import export_step
 
     export_step(job, res, emit, cancel)
 

@@ -50,7 +50,7 @@ def evaluate_on_target(job: Any, lowering: Any, data: Any, ev: dict[str, Any], k
 def _run_samples(lowering: Any, data: Any, ev: dict[str, Any], k: int,
                  emit: Callable[[str, dict[str, Any]], None], cancel: threading.Event, opts: Any, et_root: str,
                  cmsis: str | None, work: Path, line: Callable[[str, str], None]) -> dict[str, Any]:
-    from backend_core.orchestration.jobs.firmware_step import run_on_target
+    from backend_core.orchestration.jobs.target_run.run_on_target import run_on_target
 
     pipe = lowering.pipeline
     samples = data.samples[:k]

@@ -13,9 +13,9 @@ from backend_core.common.errors import BadInputError, CmlensError
 from backend_core.target.judge.references import References, beside, read_beside
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.etrecord_lowering import record_of
+from backend_core.orchestration.jobs.steps.etrecord_lowering import record_of
 from backend_core.stages.models.sniff import is_program_path
-from backend_core.orchestration.jobs.failed_lowering import lowering_failed
+from backend_core.orchestration.jobs.steps.failed_lowering import lowering_failed
 from backend_core.orchestration.jobs.spec import RunOptions
 
 
