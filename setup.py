@@ -9,9 +9,9 @@ setup(
     package_data={
         "cortexm_lens_kernels": ["**/*.c", "**/*.h", "**/*.cmake", "**/*.txt", "**/*.ld", "**/*.json", "*.md",
                                  "*.json", "*.txt"],
-        "backend_core": ["models/weights/*.pt",    # the zoo's trained digits_cnn (scripts/train_digits.py)
+        "backend_core": ["stages/models/weights/*.pt",    # the zoo's trained digits_cnn (scripts/train_digits.py)
                          # cmlens history's Alembic migrations (versions/ is scripts, not a package)
-                         "history/migrations/*.mako", "history/migrations/versions/*.py"],
+                         "orchestration/history/migrations/*.mako", "orchestration/history/migrations/versions/*.py"],
         # resources/ is a package so that its data files install with the product (colours, styles, icons, boards)
         "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "report/*.js",
                       "report/*.css"],

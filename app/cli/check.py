@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from backend_core.stages.models.sniff import is_program_path
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import guarded, submit, write_json
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_check_command(sub: Any) -> None:
@@ -25,12 +25,10 @@ def add_check_command(sub: Any) -> None:
                                    "(read from ExecuTorch's kernels/portable/cpu sources), the checkout's "
                                    "kernel registry (--et-root), bundled outputs, the board's memory (--board).")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    add_lowering_flags(p, "target", "flow", "no-cache")
     p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout whose kernel registry the runner uses")
     p.add_argument("--board", metavar="NAME", help="check the memory fit on this board (`cmlens memory --board list`)")
     add_output(p, "--json", metavar="F", help="write {\"preflight\": [...]} as JSON")
-    p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_check_command)
 

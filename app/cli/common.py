@@ -119,37 +119,11 @@ def line_printer(out: TextIO, quiet: bool) -> Callable[[str, str], None]:
     return on_line
 
 
-KEEP_GOING_HELP = ("when an ExecuTorch pass or the PT2E quantizer fails, or the pre-flight says the target would abort or give wrong "
-                   "values, lower again (at most 8 rounds): first with a value-preserving workaround on a copy "
-                   "of the export when the diagnosis names one, else with the failing op taken out of "
-                   "quantisation (a `pass_failure` fallback). The result is then not what plain ExecuTorch "
-                   "produces, and every report says so")
-
-
-def add_keep_going_flag(parser) -> None:
-    """--keep-going, with one text for every command that lowers."""
-    parser.add_argument("--keep-going", action="store_true", help=KEEP_GOING_HELP)
-
-
 def add_board_size_flags(parser) -> None:
     """--ram/--flash: a board made of sizes instead of --board NAME (the memory fit verdict on it), one text
     for every command that takes them (the unknown-board message suggests them)."""
     parser.add_argument("--ram", metavar="SIZE", help="RAM size instead of a board (e.g. 256K, 1M)")
     parser.add_argument("--flash", metavar="SIZE", help="flash size instead of a board (e.g. 1M)")
-
-
-REWRITE_HELP = ("an opt-in rewrite of a copy of the model before export, stated in every report: rnn-cells "
-                "writes every nn.LSTM / nn.GRU as its cell equations over nn.Linear (unrolled), so the gates "
-                "quantize onto CMSIS-NN kernels (ExecuTorch's own LSTM support is an open PR, #21024); same float "
-                "values within rounding")
-
-
-def add_rewrite_flag(parser) -> None:
-    """--rewrite NAME (repeatable), with one text for every command that lowers."""
-    from backend_core.stages.fallback.rnn_cells import REWRITES
-
-    parser.add_argument("--rewrite", action="append", choices=REWRITES, default=None, metavar="NAME",
-                        help=REWRITE_HELP + f" (one of: {', '.join(REWRITES)})")
 
 
 def lower_request_from(args, **overrides):
@@ -158,11 +132,7 @@ def lower_request_from(args, **overrides):
     from backend_core.orchestration.jobs import LowerRequest
 
     calib = getattr(args, "calib", None)
-    if isinstance(calib, str) and calib.isdigit():
-        calib = int(calib)
-    from backend_core.common.cpus import normalise_target
-
-    fields = dict(target=normalise_target(args.target), flow=getattr(args, "flow", "legacy"),
+    fields = dict(target=args.target, flow=getattr(args, "flow", "legacy"),
                   activations=getattr(args, "activations", "int8"),
                   channels_last=bool(getattr(args, "channels_last", False)), calib=calib,
                   verify_suggestions=bool(getattr(args, "verify_suggestions", False)),

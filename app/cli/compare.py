@@ -8,8 +8,8 @@ import json
 import sys
 from typing import Any
 
-from backend_core.common.cpus import TARGETS
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 SIDE_HELP = ("SOURCE[@OPT,...]: a zoo name, model.py[:NAME] or .pt2 (lowered), a `cmlens lower --json` report, "
              "a .pte/.bpte/.etrecord (read back) or a baseline JSON. OPT: key=value (target, flow, activations, "
@@ -29,12 +29,7 @@ EPILOG = """examples:
 def add_lowering_options(p: argparse.ArgumentParser) -> None:
     """Options every lowered side gets unless it says otherwise (SIDE@target=m4)."""
     g = p.add_argument_group("lowering options (defaults for every side that is a model source)")
-    g.add_argument("--target", help=f"one of {', '.join(TARGETS)} or m4, m55 ... (default cortex-m55)")
-    g.add_argument("--flow", choices=["legacy", "explicit"], help="pass list (default legacy)")
-    g.add_argument("--activations", choices=["int8", "int16"], help="activation type (default int8)")
-    g.add_argument("--channels-last", action="store_true", default=None,
-                   help="convert 4-D weights and inputs to channels_last (default: as given)")
-    g.add_argument("--calib", metavar="DIR|N", help="calibration: N random samples or a folder")
+    add_lowering_flags(g, "target", "flow", "activations", "channels-last", "calib", "no-cache", unset=True)
     g.add_argument("--numerics", type=int, default=0, metavar="N",
                    help="also run numerics (float vs lowered) on N seeded random inputs for each lowered side: "
                         "SQNR per op and at the output")
@@ -43,7 +38,6 @@ def add_lowering_options(p: argparse.ArgumentParser) -> None:
                         "--eval-data): top-1 of float and of the lowered program, flips; the first N samples "
                         "(0: all). A `cmlens evaluate --json` report as a side carries its accuracy already")
     g.add_argument("--eval-data", metavar="DIR", help="labelled samples for --accuracy (as `cmlens evaluate --data`)")
-    g.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     g.add_argument("--rtol", type=float, default=None, metavar="R",
                    help="relative tolerance for scales (default 1e-5: another machine's rounding is not a change)")
     g.add_argument("--verbose", "-v", action="store_true", help="show ExecuTorch logs")

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, add_rewrite_flag, guarded, lower_request_from, print_error, submit, write_json
+from .common import guarded, lower_request_from, print_error, submit, write_json
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_evaluate_command(sub: Any) -> None:
@@ -38,12 +38,7 @@ def add_evaluate_command(sub: Any) -> None:
                "(--calib) and evaluation data apart: samples in both are named in a warning.")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
     p.add_argument("--data", metavar="DIR", help="labelled samples (default: the model's get_eval_data())")
-    p.add_argument("--calib", default=None, metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
-    p.add_argument("--channels-last", action="store_true", help="as `cmlens lower --channels-last`")
-    add_keep_going_flag(p)
-    add_rewrite_flag(p)
+    add_lowering_flags(p, "calib", "target", "flow", "channels-last", "keep-going", "rewrite")
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N samples only")
     p.add_argument("--no-flips", action="store_true", help="do not trace flipped predictions to a layer")
     p.add_argument("--threshold-db", type=float, default=3.0, metavar="DB",

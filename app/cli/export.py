@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import DEFAULT_TARGET
 
-from .common import add_board_size_flags, add_keep_going_flag, add_rewrite_flag, guarded, line_printer, lower_request_from, submit, write_json
+from .common import add_board_size_flags, guarded, line_printer, lower_request_from, submit, write_json
 from .outputs import FOLDER, add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_export_command(sub: Any) -> None:
@@ -33,19 +34,13 @@ def add_export_command(sub: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     p.add_argument("--board", metavar="NAME", help="fit the bundle to this board (`cmlens memory --board list`)")
     add_board_size_flags(p)
-    p.add_argument("--target", metavar="CPU", default=None,
-                   help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
+    add_lowering_flags(p, "target", "flow", "calib", "keep-going", "rewrite", "no-cache", target_default=None)
     add_output(p, "-o", "--output", kind=FOLDER, metavar="DIR", required=True, help="the bundle folder (written all or nothing)")
     p.add_argument("--force", action="store_true", help="replace DIR even when it is not an earlier bundle")
     p.add_argument("--check", action="store_true", help="build the example firmware, run it on QEMU and compare "
                                                         "its outputs with the lowered program bit for bit")
     p.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
     p.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
-    p.add_argument("--calib", metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
-    add_keep_going_flag(p)
-    add_rewrite_flag(p)
-    p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     add_output(p, "--json", metavar="F", help="write the job's export section as JSON")
     p.add_argument("--quiet", action="store_true", help="hide the build's output lines")
     p.add_argument("--verbose", "-v", action="store_true")

@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.errors import BadInputError
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 SCREENSHOT_TIMEOUT_S = 600
 
@@ -31,15 +30,11 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--program", default=None, metavar="F", help="with an .etrecord/.etdump: its .pte or .bpte")
     p.add_argument("--debug-buffer", default=None, metavar="F",
                    help="with --etdump: the debug buffer (default: debug_buffer.bin next to the ETDump)")
-    p.add_argument("--target", default=None, type=_target, metavar="CPU",
-                   help=f"Cortex-M CPU (default {DEFAULT_TARGET}); one of: " + ", ".join(TARGETS))
-    p.add_argument("--flow", default=None, choices=["legacy", "explicit"], help="pass flow")
-    p.add_argument("--calib", default=None, help="N random calibration samples, or a folder")
+    add_lowering_flags(p, "target", "flow", "calib", "no-cache", unset=True, check_target=True)
     p.add_argument("--stage", default=None, help="stage to show: name, part of a name or index")
     p.add_argument("--select", default=None, help="node to select (id or name, in that stage)")
     p.add_argument("--compare", action="store_true", help="open the compare split view")
     p.add_argument("--qparams", action="store_true", help="show quantization parameters on edges")
-    p.add_argument("--no-cache", action="store_true", help="lower again even if cached")
     p.add_argument("--no-keep-going", action="store_true",
                    help="stop at a failing ExecuTorch pass, as plain ExecuTorch (the window's default is to "
                         "leave the failing op in float and lower the rest)")
@@ -63,13 +58,6 @@ def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
                    help="save the screenshot as an 8-bit palette PNG (~3x smaller, for docs)")
     p.set_defaults(func=run_gui)
     return p
-
-
-def _target(text: str) -> str:
-    try:
-        return normalise_target(text)
-    except BadInputError as e:
-        raise argparse.ArgumentTypeError(f"{e.message} {e.hint}") from None
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -6,22 +6,16 @@ import argparse
 import sys
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_keep_going_flag, guarded, lower_request_from
+from .common import guarded, lower_request_from
 from .history_flags import HISTORY_HELP
+from .lowering_flags import add_lowering_flags
 
 
 def _lowering_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("lowering (the configuration recorded)")
-    g.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    g.add_argument("--flow", default="legacy", choices=["legacy", "explicit"], help="pass list (default %(default)s)")
-    g.add_argument("--activations", default="int8", choices=["int8", "int16"], help="(default %(default)s)")
-    g.add_argument("--channels-last", action="store_true", help="convert 4-D weights and inputs to channels_last")
-    g.add_argument("--calib", default=None, metavar="DIR|N", help="calibration: N random samples or a folder")
+    add_lowering_flags(g, "target", "flow", "activations", "channels-last", "calib", "no-cache", "keep-going")
     g.add_argument("--board", metavar="NAME", help="also record the fit on this board (cmlens memory --board list)")
-    g.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
-    add_keep_going_flag(g)
     p.add_argument("--history", metavar="URL", help=HISTORY_HELP)
     p.add_argument("--executor", choices=["local", "pool", "dask"], default="pool",
                    help="where the commits are lowered: this process one by one, the local process pool "

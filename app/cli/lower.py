@@ -9,12 +9,12 @@ import textwrap
 import time
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.stages.fallback.changed import keep_going_summary
 
 from .history_flags import add_record_flags, check_record, record_if_asked, recorded_steps
-from .common import ZOO_EPILOG, add_keep_going_flag, add_rewrite_flag, cancelled_where, lower_request_from, print_cancelled, print_error, submit
+from .common import ZOO_EPILOG, cancelled_where, lower_request_from, print_cancelled, print_error, submit
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
@@ -23,28 +23,12 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
                        "CortexMPassManager pass, snapshotting each stage; explain every op left on "
                        "portable kernels.", epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"],
-                   help="legacy pass list, or the explicit-layout one (default %(default)s)")
-    p.add_argument("--calib", default=None, metavar="DIR|N",
-                   help="calibration: N random samples (default 8) or a folder of .pt/.npy files")
-    p.add_argument("--activations", default="int8", choices=["int8", "int16"],
-                   help="activation type of the per-tensor quantization config (default %(default)s; "
-                        "int16 is accepted only by a few kernels)")
-    p.add_argument("--channels-last", action="store_true",
-                   help="convert the model's 4-D weights and 4-D inputs to channels_last before lowering "
-                        "(default: lower the model exactly as given; the report states the option)")
-    add_keep_going_flag(p)
-    add_rewrite_flag(p)
-    p.add_argument("--verify-suggestions", action="store_true",
-                   help="try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim "
-                        "last) by re-lowering modified copies; each says verified or not verified")
+    add_lowering_flags(p, "target", "flow", "calib", "activations", "channels-last", "keep-going", "rewrite", "verify-suggestions", "no-cache")
     add_output(p, "--json", metavar="F", help="write the JSON report")
     add_output(p, "--html", metavar="F", help="write a standalone HTML report")
     add_output(p, "--pte", metavar="F", help="write the ExecuTorch program")
     add_output(p, "--bpte", metavar="F", help="write a bundled program with reference outputs")
     p.add_argument("--fail-on-fallback", action="store_true", help="exit 1 if any op falls back")
-    p.add_argument("--no-cache", action="store_true", help="ignore cached results")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks and ExecuTorch logs")
     add_record_flags(p)
     p.set_defaults(func=run_lower)

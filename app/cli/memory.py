@@ -14,6 +14,7 @@ from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, guarded, submit, write_json
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_memory_command(sub: Any) -> None:
@@ -25,9 +26,7 @@ def add_memory_command(sub: Any) -> None:
         epilog="Boards: the QEMU boards and Corstone FVPs of kernels/boards.json and the MCUs of "
                "resources/boards/mcus.json (`--board list`).")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
-    p.add_argument("--target", default=None,
-                   help=f"one of {', '.join(TARGETS)} (default: the board's core, else {DEFAULT_TARGET})")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
+    add_lowering_flags(p, "target", "flow", "no-cache", target_default=None)
     p.add_argument("--board", metavar="NAME", help="check against this board (`--board list` lists them)")
     add_board_size_flags(p)
     p.add_argument("--elf", metavar="F", help="a built runner ELF: the runtime's code, .data/.bss, stack and heap "
@@ -37,7 +36,6 @@ def add_memory_command(sub: Any) -> None:
                         "libraries (a link probe), the shipped table, or auto (libraries when built, else table)")
     p.add_argument("--all-cpus", action="store_true", help="compare the ten Cortex-M CPUs (lowers for each)")
     add_output(p, "--json", metavar="F", help="write {\"memory\": {...}} as JSON")
-    p.add_argument("--no-cache", action="store_true", help="ignore cached lowerings")
     p.add_argument("--verbose", "-v", action="store_true")
     p.set_defaults(func=run_memory_command)
 

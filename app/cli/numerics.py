@@ -11,9 +11,9 @@ import sys
 import time
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
-from .common import add_keep_going_flag, add_rewrite_flag, lower_request_from, print_error, submit
+from .common import lower_request_from, print_error, submit
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 SORT_CHOICES = {"local": "local", "fq": "vs_fake_quant", "float": "vs_float"}
 
@@ -28,19 +28,10 @@ def add_numerics_command(sub: Any) -> None:
                     "error with top-1 agreement, and for each pass whether it was numerically "
                     "neutral or where it first changed the numbers.")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"],
-                   help="legacy pass list, or the explicit-layout one (default %(default)s)")
+    add_lowering_flags(p, "target", "flow", "calib", "channels-last", "keep-going", "rewrite")
     p.add_argument("--inputs", default=None, metavar="DIR|N",
                    help="N random samples, or a folder of .pt/.npy files (one sample per file); "
                         "default: the model's example inputs")
-    p.add_argument("--calib", default=None, metavar="DIR|N",
-                   help="calibration samples for quantization (as for `cmlens lower`)")
-    p.add_argument("--channels-last", action="store_true",
-                   help="convert the model's 4-D weights and inputs to channels_last before lowering, as "
-                        "`cmlens lower --channels-last` (default: the model as given)")
-    add_keep_going_flag(p)
-    add_rewrite_flag(p)
     add_output(p, "--csv", metavar="F", help="write every layer's metrics as CSV")
     add_output(p, "--plot", suffix=".png", metavar="F.png", help="write the per-layer SQNR plot (PNG, offscreen)")
     add_output(p, "--json", metavar="F", help="write the full result as JSON")

@@ -16,6 +16,7 @@ from backend_core.common.cpus import normalise_target
 
 from .common import guarded, line_printer, write_json
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 DEFAULT_CPUS = "m4,m7,m33,m55"
 
@@ -32,7 +33,7 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
                    help=f"comma-separated CPUs, the first is the reference (default: {DEFAULT_CPUS})")
     r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
     r.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
-    r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
+    add_lowering_flags(r, "flow")
     r.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per run (default: 300)")
     r.add_argument("--cache-dir", type=Path, metavar="DIR", help="library and runner cache")
     r.add_argument("--top", type=int, default=10, metavar="N", help="top ops printed per CPU (default 10)")

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import ZOO_EPILOG, print_error, submit, write_json
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_repro_command(sub: Any) -> None:
@@ -22,10 +22,7 @@ def add_repro_command(sub: Any) -> None:
                        epilog=ZOO_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
     add_output(p, "-o", "--output", default="repro.py", help="the file to write (default %(default)s)")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)} (default %(default)s)")
-    p.add_argument("--flow", default="legacy", choices=["legacy", "explicit"])
-    p.add_argument("--calib", default=None, metavar="DIR|N", help="calibration as for cmlens lower")
-    p.add_argument("--channels-last", action="store_true", help="as for cmlens lower")
+    add_lowering_flags(p, "target", "flow", "calib", "channels-last")
     p.add_argument("--no-fresh-check", action="store_true",
                    help="do not run the written file in a fresh Python process at the end")
     add_output(p, "--json", metavar="F", help="write the result (file, lines, expected error, tries) as JSON")

@@ -13,9 +13,10 @@ from typing import TextIO
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.stages.fallback.changed import keep_going_summary
 
-from .common import (add_protocol_flag, add_rewrite_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
+from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
 from .outputs import add_output
+from .lowering_flags import add_lowering_flags
 
 
 def _pool(args, name: str) -> int | None:
@@ -39,8 +40,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                     "missing tool, 3 build/run failure.")
     r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     r.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
-    r.add_argument("--target", default=None, metavar="CPU",
-                   help=f"CPU, one of {', '.join(TARGETS)} (default: the --board's core, else {DEFAULT_TARGET})")
+    add_lowering_flags(r, "target", "flow", "calib", "keep-going", "rewrite", target_default=None)
     r.add_argument("--board", metavar="NAME", default=None,
                    help="link the firmware into this board's RAM and flash (any board of `cmlens memory --board "
                         "list`; an MCU runs on the QEMU board with its core: M7 mps2-an500, M4 mps2-an386, M33 "
@@ -51,12 +51,6 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                    help="CMSIS-NN source tree (default: $CMSIS_NN_PATH; else ExecuTorch's CMake downloads it)")
     r.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="stop the simulator after S seconds (default: 120)")
-    r.add_argument("--flow", choices=("legacy", "explicit"), default="legacy", help="lowering flow")
-    r.add_argument("--calib", default=None, metavar="DIR|N", help="calibration samples (as for `cmlens lower`)")
-    r.add_argument("--keep-going", action="store_true",
-                   help="when an ExecuTorch pass fails on an op, leave it in float and run the rest (as "
-                        "`cmlens lower --keep-going`; not what plain ExecuTorch produces)")
-    add_rewrite_flag(r)
     r.add_argument("--skip-preflight", action="store_true",
                    help="build and run even when the pre-flight check (`cmlens check`) says it will fail")
     r.add_argument("--semihosting", action="store_true",

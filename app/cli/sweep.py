@@ -11,10 +11,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.cpus import DEFAULT_TARGET
 
 from .common import guarded
 from .outputs import FOLDER, add_output
+from .lowering_flags import add_lowering_flags
 
 
 def add_sweep_command(sub: Any) -> None:
@@ -34,15 +34,11 @@ def add_sweep_command(sub: Any) -> None:
     add_output(s, "--out", kind=FOLDER, type=Path, default=Path("cmlens-sweep"), help="output folder (default ./cmlens-sweep)")
     s.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on this Dask scheduler's workers")
     s.add_argument("--workers", type=int, default=None, help="local pool size (default: the number of cores)")
-    s.add_argument("--target", default=DEFAULT_TARGET, help="CPU when not varied")
-    s.add_argument("--flow", choices=("legacy", "explicit"), default="legacy")
-    s.add_argument("--activations", choices=("int8", "int16"), default="int8")
-    s.add_argument("--channels-last", action="store_true")
+    add_lowering_flags(s, "target", "flow", "activations", "channels-last", "no-cache")
     s.add_argument("--board", default=None, help="memory board (fit verdict) when not varied")
     s.add_argument("--et-root", default=None, help="ExecuTorch checkout for run/profile (same path on every worker)")
     s.add_argument("--cmsis-nn", default=None, help="CMSIS-NN tree for run/profile")
     s.add_argument("--timeout", type=float, default=120.0, help="simulator timeout per run (s)")
-    s.add_argument("--no-cache", action="store_true", help="lower again even when the lowering cache has it")
     from .history_flags import add_record_flags
 
     add_record_flags(s)

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.cpus import normalise_target
+from backend_core.common.cpus import DEFAULT_TARGET, normalise_target
 from backend_core.common.errors import BadInputError
 from backend_core.stages.pipeline.stages import PipelineOptions
 
@@ -34,10 +34,15 @@ class LowerRequest:
     rewrites: tuple[str, ...] = ()    # --rewrite: opt-in rewrites of a copy of the model (rnn-cells)
 
     def __post_init__(self) -> None:
+        """The one place a lowering's CPU and calibration are normalised (m4 -> cortex-m4, "8" -> 8),
+        whichever face made the request."""
+        object.__setattr__(self, "target", normalise_target(self.target or DEFAULT_TARGET))
+        if isinstance(self.calib, str) and self.calib.isdigit():
+            object.__setattr__(self, "calib", int(self.calib))
         object.__setattr__(self, "rewrites", tuple(self.rewrites or ()))     # a job read back from JSON: a list
 
     def pipeline_options(self) -> PipelineOptions:
-        return PipelineOptions(target=normalise_target(self.target), flow=self.flow, calib=self.calib,
+        return PipelineOptions(target=self.target, flow=self.flow, calib=self.calib,
                                seed=self.seed, activations=self.activations, channels_last=self.channels_last,
                                keep_going=self.keep_going, rewrites=self.rewrites)
 
