@@ -6,6 +6,9 @@ import json
 import sys
 from typing import TextIO
 
+from .common import write_json
+from .outputs import add_json_output, json_destination
+
 
 def add_doctor_command(subparsers: argparse._SubParsersAction) -> None:
     d = subparsers.add_parser(
@@ -15,7 +18,7 @@ def add_doctor_command(subparsers: argparse._SubParsersAction) -> None:
                     "missing, the command that installs it. Exit 0 when the QEMU flow can run, else 2.")
     d.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
     d.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
-    d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    add_json_output(d, "write the findings as JSON to F")
     d.set_defaults(func=cmd_doctor)
 
 
@@ -24,9 +27,11 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from backend_core.target.doctor.machine import run_doctor
 
     out = out or sys.stdout
+    json_file, json_stdout = json_destination(args)
     report = run_doctor(et_root=getattr(args, "et_root", None), cmsis_nn=getattr(args, "cmsis_nn", None))
-    if getattr(args, "json", False):
+    if json_stdout:
         print(json.dumps(report.to_dict(), indent=2), file=out)
     else:
         print(report.to_text(), file=out)
+    write_json(json_file, report.to_dict())
     return 0 if report.ok else 2

@@ -6,6 +6,7 @@ forget one (tests/structure/test_cli_outputs.py finds every option whose help sa
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any, Iterator
 
 FILE, FOLDER = "file", "folder"
@@ -19,6 +20,33 @@ def add_output(parser: Any, *names: str, kind: str = FILE, suffix: str | None = 
     action = parser.add_argument(*names, **kwargs)
     action.cmlens_output = (kind, suffix)               # type: ignore[attr-defined]
     return action
+
+
+STDOUT = "-"          # `--json` without a file (or `--json -`): the JSON printed on stdout at the end
+
+
+def add_json_output(parser: Any, help: str) -> None:
+    """`--json F`, the one spelling of a JSON output in every subcommand; in run, selftest, doctor and
+    profile a bare `--json` prints it on stdout as before. `--json-file F`, the old spelling, stays as a
+    hidden alias that warns (`json_destination`)."""
+    add_output(parser, "--json", nargs="?", const=STDOUT, default=None, metavar="F",
+               help=help + " (without F: print it on stdout at the end)")
+    add_output(parser, "--json-file", dest="json_file_alias", default=None, metavar="F", help=argparse.SUPPRESS)
+
+
+def json_destination(args: argparse.Namespace, err: Any = None) -> tuple[Path | None, bool]:
+    """(the JSON file to write or None, print on stdout?) from --json / the old --json-file."""
+    import sys
+
+    value = getattr(args, "json", None)
+    alias = getattr(args, "json_file_alias", None)
+    if alias:
+        print("cmlens: warning: --json-file is now --json F (the old spelling will go)", file=err or sys.stderr)
+        value = value if value not in (None, STDOUT) else alias
+        return Path(value), getattr(args, "json", None) == STDOUT
+    if value is None:
+        return None, False
+    return (None, True) if value == STDOUT else (Path(value), False)
 
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[argparse.ArgumentParser]:
@@ -46,7 +74,7 @@ def check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
     for action, kind, suffix in output_actions(parser, args):
         value = getattr(args, action.dest, None)
-        if value is None or value == "" or isinstance(value, bool):
+        if value is None or value == "" or value == STDOUT or isinstance(value, bool):
             continue
         opt = "/".join(action.option_strings)          # -o/--output
         if suffix and not str(value).lower().endswith(suffix):

@@ -15,7 +15,7 @@ from typing import TextIO
 from backend_core.common.cpus import normalise_target
 
 from .common import guarded, line_printer, write_json
-from .outputs import add_output
+from .outputs import add_json_output, json_destination
 from .lowering_flags import add_lowering_flags
 
 DEFAULT_CPUS = "m4,m7,m33,m55"
@@ -38,7 +38,7 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--cache-dir", type=Path, metavar="DIR", help="library and runner cache")
     r.add_argument("--top", type=int, default=10, metavar="N", help="top ops printed per CPU (default 10)")
     r.add_argument("--verbose", action="store_true", help="echo build output and the UART")
-    add_output(r, "--json-file", type=Path, metavar="FILE", help="write the table and every profile as JSON")
+    add_json_output(r, "write the table and every profile as JSON to F")
     r.add_argument("--workers", type=int, default=1, metavar="N",
                    help="run the CPUs' jobs on a local pool of N processes (default 1: one after the other, "
                         "here); each builds its own CPU's libraries")
@@ -73,7 +73,7 @@ def parse_cpus(text: str) -> list[str]:
 
 def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    json_file = getattr(args, "json_file", None)
+    json_file, json_stdout = json_destination(args, err)
 
     def work() -> int:
         from backend_core.common.errors import BadInputError, CmlensError
@@ -141,8 +141,12 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         table = compare_cpus(profiles)
         print("-" * 60, file=out)
         print(table.table(), file=out)
-        write_json(json_file, {"comparison": table.to_dict(), "profiles": [p.to_dict() for p in profiles],
-                               "runs": runs, "exit_code": code})
+        data = {"comparison": table.to_dict(), "profiles": [p.to_dict() for p in profiles], "runs": runs, "exit_code": code}
+        if json_stdout:
+            import json
+
+            print(json.dumps(data, indent=2, default=str), file=out)
+        write_json(json_file, data)
         return code
 
     return guarded(work, err, json_file)

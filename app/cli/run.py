@@ -15,7 +15,7 @@ from backend_core.stages.fallback.changed import keep_going_summary
 
 from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
-from .outputs import add_output
+from .outputs import add_json_output, json_destination
 from .lowering_flags import add_lowering_flags
 
 
@@ -88,9 +88,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--max-instructions", type=int, metavar="N",
                    help="exit 1 when the inference executes more than N instructions (QEMU -icount; implies "
                         "--profile): a deterministic CI gate")
-    r.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    add_output(r, "--json-file", type=Path, metavar="FILE",
-                   help="also write the result (or the error) as JSON to FILE (for the GUI)")
+    add_json_output(r, "also write the result (or the error) as JSON to F")
     add_protocol_flag(r)
     from .history_flags import add_record_flags
 
@@ -119,7 +117,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     from backend_core.orchestration.jobs import Job, RunOptions
 
     out, err = out or sys.stdout, err or sys.stderr
-    json_file = getattr(args, "json_file", None)
+    json_file, json_stdout = json_destination(args, err)
     et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
     if not et_root:
         write_json(json_file, {"error": {"message": "no ExecuTorch checkout", "type": "NoCheckout",
@@ -211,7 +209,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
             over = over_budget(result.profile, budget)
             print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
             code = 1 if over and code == 0 else code
-        if args.json:
+        if json_stdout:
             print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
         write_json(json_file, {**result.to_dict(), "exit_code_cli": code,
                                **({"budget": {"max_instructions": budget, "exceeded": bool(over),

@@ -13,7 +13,7 @@ from typing import TextIO
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_protocol_flag, guarded, line_printer, step_emitter, write_json
-from .outputs import add_output
+from .outputs import add_json_output, json_destination
 
 
 def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +38,7 @@ def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
                    help="QEMU -icount: the workload tick counts become instructions executed (deterministic; "
                         "not cycles)")
     s.add_argument("--quiet", action="store_true", help="do not echo build output")
-    s.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    add_output(s, "--json-file", type=Path, metavar="FILE",
-                   help="also write the result (or the error) as JSON to FILE (for the GUI)")
+    add_json_output(s, "also write the result (or the error) as JSON to F")
     add_protocol_flag(s)
     s.set_defaults(func=cmd_selftest)
 
@@ -52,7 +50,7 @@ def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextI
 
     out, err = out or sys.stdout, err or sys.stderr
     on_line = line_printer(out, getattr(args, "quiet", False))
-    json_file = getattr(args, "json_file", None)
+    json_file, json_stdout = json_destination(args, err)
 
     def work() -> int:
         board = board_for(args.target, args.sim)
@@ -66,7 +64,7 @@ def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
         data = asdict(result)
         data["elf"] = str(result.elf)
-        if getattr(args, "json", False):
+        if json_stdout:
             print(json.dumps(data, indent=2, default=str), file=out)
         write_json(json_file, {**data, "exit_code_cli": code})
         return code

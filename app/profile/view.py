@@ -3,7 +3,7 @@ kernel kinds or the nn.Modules, in the run's unit (on QEMU: instructions execute
 cycles), and a checkbox that colours the graph by cost.
 
 Public API (the shell wires it; this package imports no other feature package):
-- `ProfileView(parent)`, `set_profile(profile_dict | None)` with the `profile` of `cmlens run --json-file`;
+- `ProfileView(parent)`, `set_profile(profile_dict | None)` with the `profile` of `cmlens run --json F`;
 - signal `nodeClicked(str)`: a final-graph node id (a bar: its node; an island or a module: its first
   fallback / node), like the Numerics and gap plots;
 - signal `heatChanged(dict)`: {final node id: QColor} when "colour the graph by cost" is toggled ({}: off);

@@ -57,7 +57,7 @@ def test_a_result_without_graphs_is_refused_with_the_way_to_attach_it(tmp_path: 
     run.write_text(json.dumps({"model": "ds_cnn", "profile": {"ops": []}}))
     assert main(["compare", str(run), "ds_cnn"]) == 2
     err = capsys.readouterr().err
-    assert "a `cmlens run --json-file` result: it has no graph" in err and "SIDE@profile=RUN.json" in err
+    assert "a `cmlens run --json F` result: it has no graph" in err and "SIDE@profile=RUN.json" in err
 
 
 def test_lowering_options_on_a_saved_report_are_refused(side, tmp_path: Path, capsys) -> None:

@@ -29,7 +29,7 @@ def recorded_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prof = build_profile(parse_etdump(uart.etdumps[0].files["etdump.bin"]), final, qemu_icount(5, 32e6),
                          model="layernorm_mlp", target="cortex-m55")
     path = tmp_path_factory.mktemp("profile") / "run.json"
-    path.write_text(json.dumps({"profile": prof.to_dict()}))     # the shape of `cmlens run --json-file`
+    path.write_text(json.dumps({"profile": prof.to_dict()}))     # the shape of `cmlens run --json F`
     return path
 
 

@@ -60,7 +60,7 @@ def test_layernorm_island_costs_more_than_the_linears_around_it(recorded) -> Non
 def _fake_args(**kw) -> argparse.Namespace:
     base = dict(model="layernorm_mlp", sim="qemu", target="cortex-m55", et_root="/nonexistent", cmsis_nn=None,
                 timeout=60.0, flow="legacy", semihosting=False, etdump=False, atol=0.01, rtol=0.01,
-                cache_dir=None, quiet=True, gap_metric="MSE", json=False, json_file=None, protocol=False,
+                cache_dir=None, quiet=True, gap_metric="MSE", json=None, json_file_alias=None, protocol=False,
                 profile=False, max_instructions=None)
     base.update(kw)
     return argparse.Namespace(**base)
@@ -97,7 +97,7 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
     monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.target_run.run_on_target"), "run_on_target", fake_run_model)
     out, err = io.StringIO(), io.StringIO()
     jf = tmp_path / "r.json"
-    assert cmd_run(_fake_args(max_instructions=budget, json_file=jf), out, err) == code
+    assert cmd_run(_fake_args(max_instructions=budget, json=str(jf)), out, err) == code
     assert seen["options"].profile is True                          # the budget turns profiling (-icount) on
     text = out.getvalue()
     assert ("EXCEEDED" in text) == (code == 1) and f"instruction budget {budget:,}" in text

@@ -1,4 +1,4 @@
-"""`--json-file` (what the GUI panel reads) and `--gap-metric` of `cmlens run` / `selftest`."""
+"""`--json F` (the old `--json-file F` warns) and `--gap-metric` of `cmlens run` / `selftest`."""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +17,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def test_run_without_checkout_writes_error_json(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
     f = tmp_path / "r.json"
-    args = parse(["run", "ds_cnn", "--json-file", str(f)])
+    args = parse(["run", "ds_cnn", "--json", str(f)])
     assert args.gap_metric == "MSE"
     code = args.func(args, out=io.StringIO(), err=io.StringIO())
     data = json.loads(f.read_text())
@@ -32,5 +32,6 @@ def test_run_bad_checkout_writes_error_json(tmp_path: Path) -> None:
     code = args.func(args, out=io.StringIO(), err=err)
     data = json.loads(f.read_text())
     assert code == 2 and data["exit_code"] == 2
+    assert "--json-file is now --json F" in err.getvalue()          # the old spelling still writes, and says so
     assert str(tmp_path / "nope") in data["error"]["message"] + data["error"]["hint"]
     assert data["error"]["message"] in err.getvalue()

@@ -25,7 +25,7 @@ def find_debug_buffer(etdump: Path) -> Path | None:
 
 
 def profile_overlay(etdump: Path, final: GraphSnapshot, unit: Any = None) -> dict[str, Any]:
-    """The per-op profile on `final`'s nodes, as `cmlens run --json-file` carries it (Profile.to_dict:
+    """The per-op profile on `final`'s nodes, as `cmlens run --json F` carries it (Profile.to_dict:
     `unit` is the unit's name, `unit_info` the whole unit), so the Profile view reads it as it is."""
     from backend_core.target.profile import build_profile, raw_ticks, read_etdump
 

@@ -171,7 +171,7 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
         checks.append(_threshold(".pte (flash)", bm.get("pte_bytes"), rm.get("pte_bytes"), opts.max_flash,
                                  " B", "--max-flash"))
     if opts.max_instructions:
-        how = "Attach a profile to both: RESULT@profile=RUN.json from `cmlens run MODEL --profile --json-file RUN.json`."
+        how = "Attach a profile to both: RESULT@profile=RUN.json from `cmlens run MODEL --profile --json RUN.json`."
         bp = _need(base, "profile", "baseline", "--max-instructions", how)
         rp = _need(result, "profile", "result", "--max-instructions", how)
         key = "total" if bp.get("total") is not None and rp.get("total") is not None else "ops_total"

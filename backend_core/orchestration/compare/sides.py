@@ -35,7 +35,7 @@ class SideSpec:
     source: str                                # model source or file path
     kind: str = LOWERING
     options: dict[str, Any] = field(default_factory=dict)   # only OPTION_KEYS
-    profile: str | None = None                 # a `cmlens run --profile --json-file` result to lay over it
+    profile: str | None = None                 # a `cmlens run --profile --json F` result to lay over it
     numerics: str | None = None                # a `cmlens numerics --json` result to lay over it
     label: str | None = None
 
@@ -76,7 +76,7 @@ def _kind_of(path: str) -> str:
         if isinstance(data, dict) and "stages" in data:
             return REPORT
         what = ("a `cmlens numerics --json` result" if isinstance(data, dict) and "layers" in data else
-                "a `cmlens run --json-file` result" if isinstance(data, dict) and "profile" in data else
+                "a `cmlens run --json F` result" if isinstance(data, dict) and "profile" in data else
                 "not a lowering report")
         raise BadInputError(f"{p} is {what}: it has no graph to compare.",
                             "Compare `cmlens lower --json` reports; lay a run or numerics result over one with "
@@ -261,7 +261,7 @@ def _profile_of(path: str) -> dict[str, Any]:
     data = _read_json(path, "profile")
     prof = data.get("profile") if "ops" not in data else data
     if not prof:
-        raise BadInputError(f"{path} holds no profile.", "Write one with `cmlens run MODEL --profile --json-file F`.")
+        raise BadInputError(f"{path} holds no profile.", "Write one with `cmlens run MODEL --profile --json F`.")
     return prof
 
 

@@ -244,7 +244,7 @@ def _record_job_result(result: Any, model_source: str, store_url: str | None, *,
 def record_report(report: dict[str, Any], model_source: str | None, store_url: str | None = None, *,
                   commit: str | None = None) -> Record:
     """`cmlens history add REPORT.json`: a `cmlens lower --json` report, or a job result's JSON
-    (`--json-file`, a sweep's result), recorded at `commit` (default HEAD) of the model's repository."""
+    (`--json F`, a sweep's result), recorded at `commit` (default HEAD) of the model's repository."""
     from backend_core.orchestration.history.store import open_store
 
     if "steps" in report and "job" in report:              # a JobResult's JSON
@@ -261,7 +261,7 @@ def record_report(report: dict[str, Any], model_source: str | None, store_url: s
         model_source = model_source or report.get("source")
     else:
         raise BadInputError("The file is neither a `cmlens lower --json` report nor a job result.",
-                            "Give the JSON `cmlens lower MODEL --json F` (or `--json-file`) wrote.")
+                            "Give the JSON `cmlens lower MODEL --json F` wrote.")
     if not model_source:
         raise BadInputError("The report does not name its model file.", "Pass --model PATH/TO/model.py.")
     model = locate(model_source)

@@ -1,5 +1,5 @@
 """Ctrl-C tells the truth on `cmlens run` too (issue 37): stopped mid-build or mid-simulation, the run exits
-130, its --json-file says cancelled, nothing claims a PASS or FAIL, and the build or QEMU is gone with it.
+130, its --json F says cancelled, nothing claims a PASS or FAIL, and the build or QEMU is gone with it.
 The checkout is the stand-in the target panel's tests use (a `cmake` on PATH that builds forever, or a
 real kernels/ firmware that hangs on real QEMU), so this runs without an ExecuTorch checkout."""
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_a_stopped_run_exits_130_and_leaves_nothing_running(tmp_path: Path, monk
     out = tmp_path / "run.json"
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "run", str(model), "--sim", "qemu", "--target",
                              "cortex-m55", "--et-root", str(form.et_root.value), "--cmsis-nn", str(form.cmsis.value),
-                             "--timeout", "600", "--json-file", str(out)],
+                             "--timeout", "600", "--json", str(out)],
                             cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     wanted = "sleep 900" if where == "build" else "qemu-system-arm"

@@ -50,8 +50,8 @@ IDS = [" ".join((*p, a.option_strings[-1])) for p, _, a in OPTIONS]
 def test_every_output_option_the_issue_names_is_declared() -> None:
     found = {(p[0], a.option_strings[-1]) for p, _, a in OPTIONS}
     for cmd, opt in [("lower", "--html"), ("lower", "--json"), ("lower", "--pte"), ("lower", "--bpte"),
-                     ("numerics", "--csv"), ("numerics", "--plot"), ("numerics", "--json"), ("run", "--json-file"),
-                     ("profile", "--json-file"), ("selftest", "--json-file"), ("compare", "--baseline-out"),
+                     ("numerics", "--csv"), ("numerics", "--plot"), ("numerics", "--json"), ("run", "--json"),
+                     ("profile", "--json"), ("selftest", "--json"), ("compare", "--baseline-out"),
                      ("compare", "--html"), ("gate", "--html"), ("gate", "--json"), ("gate", "--write-baseline"),
                      ("evaluate", "--html"), ("repro", "--output"), ("export", "--output"), ("history", "--output"),
                      ("history", "--html"), ("sweep", "--out"), ("memory", "--json"), ("check", "--json"),
