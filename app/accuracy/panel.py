@@ -3,7 +3,7 @@ lowering the window shows, run as a Job in the job worker (app.runtime.qt_job.Qt
 GUI process, the UI thread never waits, Cancel kills the worker).
 
 Public API (the shell wires it; this package imports no other feature package):
-- `AccuracyPanel(parent)`; `set_request_source(fn)`: fn() -> the LowerRequest (app.lowering.session) of
+- `AccuracyPanel(parent)`; `set_request_source(fn)`: fn() -> the lowering Job (app.lowering.session.lowering_job) of
   the lowering on screen, or None;
 - `run_current()`, `cancel()`, `shutdown()`, `clear()`, `is_running()`;
 - `set_result(evaluate_section)`: show an evaluate step's JSON (what a Job's result carries);
@@ -15,6 +15,7 @@ Public API (the shell wires it; this package imports no other feature package):
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,9 +23,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from backend_core.orchestration.jobs.spec import Job
+
 from app.accuracy.charts import AccuracyBars, ConfusionMatrices, Thumbnail, models_in
 from app.accuracy.texts import flip_head, flip_row, headline, title_html
-from app.lowering.session import LowerRequest
 from app.runtime.qt_job import QtJob
 from app.widgets import theme
 from app.widgets.elided_label import ElidedLabel
@@ -35,18 +37,17 @@ EMPTY = ("Accuracy on labelled data: the float model, the PT2E fake-quant model 
          "layer that flipped it. Lower a model, then press Evaluate.")
 FLIP_COLUMNS = ("sample", "true", "float→low", "flipped at (layer)", "SQNR", "usual")
 
-Source = Callable[[], "LowerRequest | None"]
+Source = Callable[[], "Job | None"]
 
 
-def evaluation_job(request: LowerRequest, data: str | None, limit: int | None, on_target: int = 0,
+def evaluation_job(lowering: Job, data: str | None, limit: int | None, on_target: int = 0,
                    et_root: str | None = None, cmsis_nn: str | None = None) -> Any:
     """The Job the tab runs: lower (the lowering on screen: same options, kept going included, so node
     ids match) + evaluate; with `on_target` K, the first K samples also on the board
     (backend_core.orchestration.jobs.target_run.evaluate)."""
-    from backend_core.orchestration.jobs.spec import EvaluateOptions, Job, RunOptions
+    from backend_core.orchestration.jobs.spec import EvaluateOptions, RunOptions
 
-    return Job(request.source, request.job_request(),
-               steps=("lower", "evaluate"), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None),
+    return replace(lowering, steps=("lower", "evaluate"), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None),
                evaluate=EvaluateOptions(data=data or None, limit=limit, on_target=on_target))
 
 
@@ -202,7 +203,7 @@ class AccuracyPanel(QWidget):
         if self.runner.is_running():
             return
         src = self._source()
-        if src is None or not src.source:
+        if src is None or not src.model:
             self._fail({"message": "Nothing to evaluate: no model is open.", "hint": "Open or lower a model first."})
             return
         data = self.data.text().strip() or None
@@ -220,7 +221,7 @@ class AccuracyPanel(QWidget):
             return
         job = evaluation_job(src, data, self.limit.value() or None, k, et_root, cmsis)
         self.problem.setVisible(False)
-        self._set_busy(True, f"evaluating {Path(src.source).name} ({src.target}): starting the job worker…")
+        self._set_busy(True, f"evaluating {Path(src.model).name} ({src.lower.target}): starting the job worker…")
         self.runner.start(job)
 
     def cancel(self) -> None:

@@ -23,11 +23,12 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
+from backend_core.common.cpus import TARGETS
+from backend_core.orchestration.jobs.spec import Job
 
 from app.firmware.form import TargetForm
 from app.firmware.results import TargetResults
-from app.firmware.target_job import LoweringChoice, target_job
+from app.firmware.target_job import target_job
 from app.firmware.tool_runs import ToolRuns
 from app.runtime.qt_job import QtJob
 
@@ -52,7 +53,7 @@ class TargetPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.lowering = LoweringChoice()
+        self.lowering: Job | None = None      # the window's lowering Job (session.lowering_job)
         self._headline = ""
         self._has_children = False                       # the running job reached a build or the simulator
         self.last_result: dict[str, Any] | None = None   # the run section (or {"error", "exit_code"})
@@ -88,11 +89,11 @@ class TargetPanel(QWidget):
 
     @property
     def source(self) -> str:
-        return self.lowering.source
+        return self.lowering.model if self.lowering is not None else ""
 
     @property
     def flow(self) -> str:
-        return self.lowering.flow
+        return self.lowering.lower.flow if self.lowering is not None else "legacy"
 
     @property
     def mode(self) -> str:
@@ -100,17 +101,16 @@ class TargetPanel(QWidget):
         return self.results.mode
 
     # -- public API ------------------------------------------------------------------------------
-    def set_model_source(self, source: str, target: str, flow: str, calib: str | int | None = None,
-                         channels_last: bool = False, keep_going: bool = False) -> None:
-        """The model the main window shows, lowered as the window lowers it (kept going included): a run
-        uses the same options, so it runs that program and the node ids of its gaps are the graph's."""
-        self.lowering = LoweringChoice(source, target if target in TARGETS else DEFAULT_TARGET, flow, calib,
-                                       channels_last, keep_going)
-        if target in TARGETS:
-            self.form.cpu.setCurrentText(target)
-        extra = ", channels-last" if channels_last else ""
-        self.form.model_label.setText(f"model: <b>{source or '—'}</b> ({flow} flow{extra})")
-        self.form.run_btn.setEnabled(bool(source) and not self.is_busy())
+    def set_lowering(self, lowering: Job) -> None:
+        """The lowering the main window shows (session.lowering_job), kept going included: a run lowers the
+        same way, so it runs that program and the node ids of its gaps are the graph's."""
+        self.lowering = lowering
+        req = lowering.lower
+        if req.target in TARGETS:
+            self.form.cpu.setCurrentText(req.target)
+        extra = ", channels-last" if req.channels_last else ""
+        self.form.model_label.setText(f"model: <b>{lowering.model or '—'}</b> ({req.flow} flow{extra})")
+        self.form.run_btn.setEnabled(bool(lowering.model) and not self.is_busy())
 
     def show_recorded(self, overlay: dict[str, Any], name: str, notes: list[str] | None = None) -> None:
         """An ETDump recorded elsewhere (the user's board, the FVP; opened as an artefact): its per-layer
@@ -138,16 +138,16 @@ class TargetPanel(QWidget):
         """The current model as a Job (lower as the window does, build, run, profile when asked) in the
         job worker; without a checkout, the doctor explains what is missing."""
         self.form.save_settings()
-        if self.is_busy() or not self.lowering.source:
+        if self.is_busy() or self.lowering is None or not self.lowering.model:
             return
         if not self.form.et_root_path():
             self.doctor(NO_CHECKOUT)
             return
-        lowering = replace(self.lowering, target=self.form.cpu.currentText())
-        job = target_job(lowering, self.form.run_options(), self.form.profile.isChecked())
+        req = replace(self.lowering.lower, target=self.form.cpu.currentText())
+        job = target_job(replace(self.lowering, lower=req), self.form.run_options(), self.form.profile.isChecked())
         self._has_children = False
-        self._begin("run", f"Job {', '.join(job.steps)} of {job.model} for {lowering.target} "
-                           f"({lowering.flow} flow) on {job.run.sim} in the job worker")
+        self._begin("run", f"Job {', '.join(job.steps)} of {job.model} for {req.target} "
+                           f"({req.flow} flow) on {job.run.sim} in the job worker")
         self.runner.start(job)
 
     def selftest(self, variant: str = "selftest") -> None:
@@ -175,10 +175,10 @@ class TargetPanel(QWidget):
 
     def _begin(self, mode: str, headline: str) -> None:
         self.results.begin(mode, headline)
-        self.form.set_busy(True, bool(self.lowering.source))
+        self.form.set_busy(True, bool(self.source))
 
     def _end(self, text: str) -> str:
-        self.form.set_busy(False, bool(self.lowering.source))
+        self.form.set_busy(False, bool(self.source))
         return self.results.end(text)
 
     # -- results -----------------------------------------------------------------------------------

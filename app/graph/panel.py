@@ -117,8 +117,8 @@ class GraphPanel(QWidget):
         self.view.set_graph_scene(None)
         self.left.set_graph_scene(None)
         self.stack.setCurrentWidget(self.placeholder)
-        req = self.session.request
-        self.placeholder.starting(req.source if req is not None else None)
+        shown = self.session.lowering_job
+        self.placeholder.starting(shown.model if shown is not None else None)
         self.info.setText("")
 
     def _on_finished(self, status: str) -> None:

@@ -1,22 +1,17 @@
-"""Exports: JSON and standalone HTML reports, .pte / .bpte (a lower Job in the job worker, which hits
-the result cache, written by the job's one output writer: a .bpte with its references.json beside it,
-as `cmlens lower --bpte` writes it), a firmware bundle for the user's own project (the Job `cmlens export`
+"""Exports: JSON and standalone HTML reports, .pte / .bpte (each a Job output: the window's lowering Job in
+the job worker, which hits the result cache, written by the job's one output writer jobs/outputs.py, so the
+files are `cmlens lower --json/--html/--pte/--bpte`'s, sections and references.json included), a firmware bundle for the user's own project (the Job `cmlens export`
 submits: backend_core.orchestration.jobs.steps.export), and the current graph as SVG / PNG."""
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from backend_core.common.files import write_atomic
 from backend_core.orchestration.jobs.spec import ExportOptions, Job
-from backend_core.analyses.report.json_report import ReportSubject, build_report
-from backend_core.common.versions import stack_versions
 
-from app.runtime.background import BackgroundRunner
-from app.lowering.session import LowerRequest, LoweringSession
+from app.lowering.session import LoweringSession
 from app.runtime.qt_job import QtJob
 
 
@@ -48,10 +43,6 @@ class Exporter(QObject):
     def __init__(self, session: LoweringSession, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.runner = BackgroundRunner("cmlens-export", self)
-        self.runner.done.connect(self._on_done)
-        self.runner.failed.connect(self._on_failed)
-        self._jobs: dict[int, tuple[str, str]] = {}
         self.job = QtJob("job worker", "export", self)
         self.job.event.connect(self._on_job_event)
         self.job.finished.connect(self._on_job_finished)
@@ -62,54 +53,27 @@ class Exporter(QObject):
         self.bundle_result: dict | None = None
         self._bundle_folder = ""
 
-    def report(self) -> dict[str, Any]:
-        s = self.session
-        req = s.request
-        if req is None or not s.snapshots:
-            raise RuntimeError("Nothing to export yet: lower a model first.")
-        return build_report(ReportSubject(req.model_name, req.source, req.target, req.flow, s.status,
-                                          list(s.snapshots), s.verdicts, s.error, s.planned_stages),
-                            versions=stack_versions())
-
-    def export_json(self, path: str) -> str:
-        write_atomic(path, json.dumps(self.report(), default=str, indent=1))
-        self.message.emit(f"Wrote {path}")
-        self.exported.emit("json", path, "")
-        return path
-
-    def export_html(self, path: str) -> None:
-        """Renders graphs with dot: runs on the export thread."""
-        report = self.report()
-
-        def run() -> str:
-            from backend_core.analyses.report.html_report import write_html
-
-            return str(write_html(report, path) or path)
-
-        self._jobs[self.runner.submit(run)] = ("html", path)
-        self.message.emit(f"Writing {path}…")
-
-    def export_program(self, kind: str, path: str) -> None:
-        """kind: pte | bpte. The window's lowering as a lower Job with that output (the result cache
-        makes it quick); a .bpte gets its references.json beside it."""
-        req = self.session.request
-        if req is None:
+    def export_file(self, kind: str, path: str) -> None:
+        """kind: json | html | pte | bpte. The window's lowering Job with that output (the result cache makes
+        it quick), written as `cmlens lower` writes it; a .bpte gets its references.json beside it."""
+        lowering = self.session.lowering_job
+        if lowering is None or not self.session.snapshots:
             raise RuntimeError("Nothing to export yet: lower a model first.")
         self._program = (kind, path)
-        self.job.start(export_job(req, kind, path))
-        self.message.emit(f"Building .{kind} (from the cache when possible)…")
+        self.job.start(export_job(lowering, kind, path))
+        self.message.emit(f"Writing {path} (from the cache when possible)…")
 
     def export_bundle(self, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
                       force: bool = False, board: str | None = None) -> Job:
         """A firmware bundle of the window's lowering (as it was made, kept going included) into `folder`:
         `cmlens export SOURCE --target CPU -o folder` in the job worker; with `check` also built and run on
         QEMU against the lowered program. Returns the Job submitted."""
-        req = self.session.request
-        if req is None:
+        lowering = self.session.lowering_job
+        if lowering is None:
             raise RuntimeError("Nothing to export yet: lower a model first.")
-        command = (f"cmlens export {req.source} --target {req.target}" + (f" --board {board}" if board else "")
+        command = (f"cmlens export {lowering.model} --target {lowering.lower.target}" + (f" --board {board}" if board else "")
                    + f" -o {folder}" + (" --check" if check else ""))
-        job = bundle_job(req, folder, et_root, cmsis_nn, check=check, force=force, command=command, board=board)
+        job = bundle_job(lowering, folder, et_root, cmsis_nn, check=check, force=force, command=command, board=board)
         self.bundle_result = None
         self._bundle_folder = folder
         self.bundle_job.start(job)
@@ -162,39 +126,27 @@ class Exporter(QObject):
         if status != "done" or files.get(kind) is None or not Path(path).is_file():
             err = str(((job_result or {}).get("error") or {}).get("message") or status)
         beside = " and references.json beside it" if kind == "bpte" and files.get("references") else ""
-        self.message.emit(f"Export .{kind} failed: {err}" if err else
+        self.message.emit(f"Export {kind.upper()} failed: {err}" if err else
                           f"Wrote {path} ({Path(path).stat().st_size:,} bytes){beside}")
         self.exported.emit(kind, path, err)
-
-    def _on_done(self, job: int, result: object) -> None:
-        kind, path = self._jobs.pop(job, ("?", ""))
-        self.message.emit(f"Wrote {path}")
-        self.exported.emit(kind, path, "")
-
-    def _on_failed(self, job: int, message: str) -> None:
-        kind, path = self._jobs.pop(job, ("?", ""))
-        first = message.splitlines()[0] if message else "error"
-        self.message.emit(f"Export {kind} failed: {first}")
-        self.exported.emit(kind, path, first)
 
     def shutdown(self) -> None:
         self.job.shutdown(graceful=False)       # a lower Job starts no process of its own: nothing to wait for
         self.bundle_job.shutdown()              # a --check may be building: let it end its compilers
-        self.runner.shutdown()
 
 
-def export_job(req: LowerRequest, kind: str, path: str) -> Job:
+def export_job(lowering: Job, kind: str, path: str) -> Job:
     """The Job of an export: the window's lowering, exactly as it was made (CPU, flow, calibration,
-    channels-last, an artefact's companions), with `kind` (pte | bpte) written to `path`."""
-    return Job(req.source, req.job_request(), steps=("lower",), outputs={kind: path})
+    channels-last, an artefact's companions; its memory report too), with `kind` written to `path`."""
+    return replace(lowering, outputs={kind: path})
 
 
-def bundle_job(req: LowerRequest, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
+def bundle_job(lowering: Job, folder: str, et_root: str, cmsis_nn: str, *, check: bool = False,
                force: bool = False, command: str = "", board: str | None = None) -> Job:
     """The Job of a firmware bundle from the window: `cmlens export`'s (backend_core.orchestration.jobs.steps.export), with
     the window's lowering as it was made and the CPU it was lowered for."""
     from backend_core.orchestration.jobs.steps.export import export_job
 
-    return export_job(req.source, req.job_request(), board,
+    return export_job(lowering.model, lowering.lower, board,
                       ExportOptions(output=folder, force=force, check=check, command=command),
                       et_root or None, cmsis_nn or None)

@@ -92,16 +92,15 @@ class NodeInspector(QWidget):
 
     def verify_selected(self) -> None:
         n = self._selected_fallback()
-        if n is not None and self.session.request is not None and not self.verifier.is_running():
-            self.verifier.verify(self.session.request, n.id)
+        if n is not None and self.session.lowering_job is not None and not self.verifier.is_running():
+            self.verifier.verify(self.session.lowering_job, n.id)
 
     def shutdown(self) -> None:
         self.verifier.shutdown()
 
     def _update_verify(self) -> None:
         n = self._selected_fallback()
-        req = self.session.request
-        if n is None or req is None or self.session.is_running():
+        if n is None or self.session.lowering_job is None or self.session.is_running():
             self.verify_btn.setVisible(n is not None)
             self.verify_btn.setEnabled(False)
             self.verify_label.setText("")
@@ -109,6 +108,7 @@ class NodeInspector(QWidget):
         self.verify_btn.setVisible(True)
         verdict = self.verifier.verdict(n.id) or ((n.fallback.verified, n.fallback.verification)
                                                   if n.fallback.verified else None)
+        req = self.session.lowering_job.lower
         can_try = fix_for(n.fallback, req.flow, req.channels_last) is not None or n.fallback.verified
         self.verify_btn.setEnabled(bool(can_try) and not self.verifier.is_running())
         if verdict is not None:

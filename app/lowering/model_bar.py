@@ -11,7 +11,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 from backend_core.stages.models.zoo import ZOO, zoo_names
 from backend_core.common.cpus import DEFAULT_TARGET, ISA, TARGETS
 
-from app.lowering.session import LowerRequest, LoweringSession
+from backend_core.orchestration.jobs.spec import Job, LowerRequest
+
+from app.lowering.session import LoweringSession, lowering_job
 from app.widgets.elided_label import ElidedLabel
 from app.widgets.samples_picker import SamplesPicker
 from backend_core.stages.models.sniff import open_filter
@@ -25,7 +27,7 @@ OPEN_FILTER = open_filter()            # backend_core.stages.models.sniff: the o
 
 class ModelBar(QWidget):
     """Signals:
-        lowerRequested(LowerRequest): the user pressed Lower (or picked a model with Enter).
+        lowerRequested(Job): the user pressed Lower (or picked a model with Enter).
         fileOpened(str): a model file was chosen with Open (for the recent list).
     """
 
@@ -162,14 +164,15 @@ class ModelBar(QWidget):
             self.set_source(path)
             self.request_lower()
 
-    def request(self) -> LowerRequest:
-        return LowerRequest(self.current_source(), self.target.currentData(), self.flow.currentData(),
-                            self.calib.value(), channels_last=self.channels_last.isChecked(),
-                            keep_going=self.keep_going.isChecked())
+    def lowering_job(self) -> Job:
+        """The lowering the bar describes, as the Job the window submits (`session.lowering_job`)."""
+        return lowering_job(self.current_source(), LowerRequest(
+            self.target.currentData(), self.flow.currentData(), calib=self.calib.value() or None,
+            channels_last=self.channels_last.isChecked(), keep_going=self.keep_going.isChecked()))
 
     def request_lower(self) -> None:
         if self.current_source():
-            self.lowerRequested.emit(self.request())
+            self.lowerRequested.emit(self.lowering_job())
 
     # ------------------------------------------------------------------ progress
     def _on_source_changed(self, reason: str) -> None:

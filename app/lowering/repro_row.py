@@ -5,6 +5,7 @@ and ends with the written file and whether a fresh Python process fails the same
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWi
 from backend_core.stages.fallback.changed import a_pass_failed
 from backend_core.orchestration.jobs.spec import Job, ReproOptions
 
-from app.lowering.session import LowerRequest, LoweringSession
+from app.lowering.session import LoweringSession, model_name
 from app.runtime.qt_job import QtJob
 
 START_TEXT = "Write reproducer…"
@@ -71,11 +72,11 @@ class ReproRow(QWidget):
 
     # -- the job ---------------------------------------------------------------------------
     def start(self, path: str) -> None:
-        req = self.session.request
-        if req is None:
+        lowering = self.session.lowering_job
+        if lowering is None:
             return
         self.result = None
-        self.runner.start(repro_job(req, path))
+        self.runner.start(repro_job(lowering, path))
         self.button.setText(CANCEL_TEXT)
         self.label.setText("Reducing the failure in a worker process (each candidate is one lowering)…")
 
@@ -83,11 +84,12 @@ class ReproRow(QWidget):
         if self.runner.is_running():
             self.runner.cancel(graceful=False)       # lowerings only: no build or simulator to wait for
             return
-        req = self.session.request
-        if req is None:
+        lowering = self.session.lowering_job
+        if lowering is None:
             return
-        default = str(Path(req.source.split(":")[0]).resolve().parent / f"repro_{req.model_name}.py") \
-            if req.source.split(":")[0].endswith(".py") else str(Path.cwd() / f"repro_{req.model_name}.py")
+        file, name = lowering.model.split(":")[0], model_name(lowering.model)
+        default = str(Path(file).resolve().parent / f"repro_{name}.py") if file.endswith(".py") \
+            else str(Path.cwd() / f"repro_{name}.py")
         path = self.choose_path(default)
         if path:
             self.start(path)
@@ -121,6 +123,6 @@ class ReproRow(QWidget):
         self.runner.shutdown(graceful=False)
 
 
-def repro_job(req: LowerRequest, path: str) -> Job:
-    """The window's lowering options as a repro Job writing `path`."""
-    return Job(req.source, req.job_request(), steps=("repro",), repro=ReproOptions(output=path))
+def repro_job(lowering: Job, path: str) -> Job:
+    """The window's lowering (session.lowering_job) as a repro Job writing `path`."""
+    return replace(lowering, steps=("repro",), repro=ReproOptions(output=path))

@@ -7,7 +7,7 @@ Views never hold pipeline state; they read it from here when a signal says it ch
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 
 from backend_core.stages.models.sniff import is_artefact_path
 from backend_core.common.diff import StageDiff, diff_snapshots
-from backend_core.orchestration.jobs.spec import Job, LowerRequest as JobLowerRequest
+from backend_core.orchestration.jobs.spec import Job, LowerRequest
 from backend_core.common.provenance import Provenance
 from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
 
@@ -23,39 +23,24 @@ from app.lowering.source_watch import SourceWatch
 from app.runtime.qt_job import QtJob
 
 
-@dataclass(frozen=True)
-class LowerRequest:
-    source: str
-    target: str = "cortex-m55"
-    flow: str = "legacy"
-    calib: str | None = None
-    no_cache: bool = False
-    channels_last: bool = False     # --channels-last: convert 4-D weights and inputs (default: as given)
-    keep_going: bool = True         # the window lowers the rest when a pass fails on an op (the CLI: --keep-going)
-    # an artefact's companion files: (("etdump", path), ("etrecord", path), ("program", path), ...)
-    companions: tuple[tuple[str, str], ...] = ()
+def lowering_job(source: str, request: LowerRequest) -> Job:
+    """The Job the window submits for a lowering: `cmlens lower SOURCE` plus its memory report. Every other
+    window action (export, numerics, accuracy, Run on target, reproducer, verify) is this Job with other
+    steps, so it lowers exactly as the graph was lowered, kept going included, with the same node ids."""
+    return Job(source, request, steps=("lower", "memory"))
 
-    def job_request(self) -> JobLowerRequest:
-        """This lowering as a Job's LowerRequest: every step the window starts (export, numerics,
-        accuracy, Run on target, reproducer) lowers exactly as the graph was lowered, kept going included,
-        so it gets the same program and the same node ids."""
-        calib: str | int | None = self.calib
-        if isinstance(calib, str) and calib.isdigit():
-            calib = int(calib)
-        return JobLowerRequest(target=self.target, flow=self.flow, calib=calib or None,
-                               channels_last=self.channels_last, use_cache=not self.no_cache,
-                               companions=dict(self.companions) or None, keep_going=self.keep_going)
 
-    def job(self) -> Job:
-        """The Job the window submits for this lowering: `cmlens lower SOURCE` plus its memory report."""
-        return Job(self.source, self.job_request(), steps=("lower", "memory"))
+def same_lowering(a: Job, b: Job) -> bool:
+    """Whether two Jobs lower the same model the same way (the cache flag aside): their node ids match."""
+    return a.model == b.model and replace(a.lower, use_cache=True) == replace(b.lower, use_cache=True)
 
-    @property
-    def model_name(self) -> str:
-        p = Path(self.source)
-        if is_artefact_path(self.source):
-            return p.name
-        return p.stem if p.suffix in (".py", ".pt2") else self.source
+
+def model_name(source: str) -> str:
+    """How the window names a model source: an artefact's file name, a file's stem, a zoo name."""
+    p = Path(source)
+    if is_artefact_path(source):
+        return p.name
+    return p.stem if p.suffix in (".py", ".pt2") else source
 
 
 class LoweringSession(QObject):
@@ -89,7 +74,7 @@ class LoweringSession(QObject):
         self.job = QtJob("lowering worker", "loading the model", self, cancel_grace_ms=0)
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_job_finished)
-        self.request: LowerRequest | None = None
+        self.lowering_job: Job | None = None      # the lowering shown (or running): model, LowerRequest, steps
         self.auto_relower = False           # lower again by itself when the model changed on disk
         self.source_change = ""             # what changed on disk since the current lowering ("" none)
         # the stages of the lowering this one replaces (same source): the view carries its selection over
@@ -124,21 +109,22 @@ class LoweringSession(QObject):
         self._provenance: Provenance | None = None
 
     # ------------------------------------------------------------------ control
-    def lower(self, request: LowerRequest) -> None:
-        """Start lowering (cancels a running one)."""
+    def lower(self, job: Job) -> None:
+        """Start lowering (cancels a running one). `job`: `lowering_job(source, request)`."""
         self.job.shutdown(graceful=False)
-        same = self.request is not None and self.request.source == request.source
+        same = self.lowering_job is not None and self.lowering_job.model == job.model
         self.previous_snapshots = list(self.snapshots) if same and self.snapshots else []
         self._reset()
-        self.request = request
+        self.lowering_job = job
         self.source_change = ""
         self.status = "running"
         self.started.emit()
-        self._log(f"$ cmlens lower {request.source} --target {request.target} --flow {request.flow}"
-                  + (f" --calib {request.calib}" if request.calib else "")
-                  + (" --channels-last" if request.channels_last else ""))
+        req = job.lower
+        self._log(f"$ cmlens lower {job.model} --target {req.target} --flow {req.flow}"
+                  + (f" --calib {req.calib}" if req.calib else "")
+                  + (" --channels-last" if req.channels_last else ""))
         self.statusText.emit("importing ExecuTorch (first time takes ~8 s)")
-        self.job.start(request.job())
+        self.job.start(job)
 
     def show_recorded(self, report: dict[str, Any], title: str) -> None:
         """A lowering recorded earlier (a history store keeps each commit's report): its stages shown as a
@@ -148,8 +134,9 @@ class LoweringSession(QObject):
         self.job.shutdown(graceful=False)
         self.previous_snapshots = []
         self._reset()
-        self.request = LowerRequest(str(report.get("source") or report.get("model")), str(report.get("target") or
-                                    "cortex-m55"), str(report.get("flow") or "legacy"))
+        self.lowering_job = lowering_job(str(report.get("source") or report.get("model")),
+                                         LowerRequest(str(report.get("target") or "cortex-m55"),
+                                                      str(report.get("flow") or "legacy")))
         self.status = "running"
         self.started.emit()
         self.planned_stages = list(report.get("planned_stages") or [st["name"] for st in report["stages"]])
@@ -285,8 +272,8 @@ class LoweringSession(QObject):
         (an artefact); nothing for a zoo model."""
         if deps:
             self.watch.watch(deps)
-        elif self.request is not None and Path(self.request.source).is_file():
-            self.watch.watch_file(str(Path(self.request.source).resolve()))
+        elif self.lowering_job is not None and Path(self.lowering_job.model).is_file():
+            self.watch.watch_file(str(Path(self.lowering_job.model).resolve()))
         else:
             self.watch.clear()
 
@@ -296,19 +283,19 @@ class LoweringSession(QObject):
         self.source_change = reason
         self._log(f"[disk] {reason}" + (": lowering again" if self.auto_relower else ""))
         self.sourceChanged.emit(reason)
-        if self.auto_relower and self.request is not None:
+        if self.auto_relower and self.lowering_job is not None:
             if self.job.has_processes():       # seen in the done message: once the worker has exited
                 self._relower_pending = True
             else:
-                self.lower(self.request)
+                self.lower(self.lowering_job)
 
     def _on_error(self, error: dict) -> None:
         self.status = "error"
         self.error = error
         # The model could not be loaded (a helper deleted, a syntax error): keep watching what the last
         # lowering was made from and the model file, and take any event as a change that may fix it.
-        if not self.watch.paths and self.request is not None and Path(self.request.source).is_file():
-            self.watch.watch_file(str(Path(self.request.source).resolve()))
+        if not self.watch.paths and self.lowering_job is not None and Path(self.lowering_job.model).is_file():
+            self.watch.watch_file(str(Path(self.lowering_job.model).resolve()))
         self.watch.any_event_is_a_change = True
         self._log(f"[error] {error.get('message')}")
         self.errorRaised.emit(error)
@@ -317,6 +304,6 @@ class LoweringSession(QObject):
         if status != "cancelled" and self.status != "cancelled":
             self.status = self.status if self.status in ("done", "failed", "error") else status
         self.finished.emit(self.status)
-        if self._relower_pending and self.request is not None:
+        if self._relower_pending and self.lowering_job is not None:
             self._relower_pending = False
-            self.lower(self.request)
+            self.lower(self.lowering_job)

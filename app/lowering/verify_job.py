@@ -7,14 +7,14 @@ lowered again.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
-
 from dataclasses import replace
+
+from PySide6.QtCore import QObject, Signal
 
 from backend_core.orchestration.jobs.spec import Job
 from backend_core.common.snapshot.model import GraphSnapshot
 
-from app.lowering.session import LowerRequest
+from app.lowering.session import same_lowering
 from app.runtime.qt_job import QtJob
 
 RUNNING = "verifying"
@@ -35,7 +35,7 @@ class SuggestionVerifier(QObject):
         self._verdicts: dict[str, tuple[str, str]] = {}       # node id -> (verdict, text)
         self._node: str | None = None
         self._final: GraphSnapshot | None = None
-        self._request: LowerRequest | None = None
+        self._lowering: Job | None = None
 
     def verdict(self, node_id: str) -> tuple[str, str] | None:
         return self._verdicts.get(node_id)
@@ -43,16 +43,16 @@ class SuggestionVerifier(QObject):
     def is_running(self) -> bool:
         return self.job.is_running()
 
-    def verify(self, request: LowerRequest, node_id: str) -> None:
-        """Start the worker for the request's model and options, for this fallback node."""
-        if request != self._request:
+    def verify(self, lowering: Job, node_id: str) -> None:
+        """Start the worker for the lowering's model and options (session.lowering_job), for this fallback node."""
+        if self._lowering is None or not same_lowering(lowering, self._lowering):
             self._verdicts.clear()            # verdicts belong to one lowering
-        self._request = request
+        self._lowering = lowering
         self._node = node_id
         self._final = None
         self._verdicts[node_id] = (RUNNING, "re-lowering a modified copy in a worker process…")
         self.changed.emit(node_id)
-        self.job.start(Job(request.source, replace(request.job_request(), verify_suggestions=True), steps=("lower",)))
+        self.job.start(replace(lowering, lower=replace(lowering.lower, verify_suggestions=True), steps=("lower",)))
 
     def cancel(self) -> None:
         self.job.cancel(graceful=False)

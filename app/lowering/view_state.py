@@ -105,7 +105,7 @@ class ViewState(QObject):
     def _on_started(self) -> None:
         # Lowering the same model again (it changed on disk): carry the selected op over (reselect.py).
         # A lowering that failed (the helper was deleted) keeps the carry for the one that follows.
-        prev, source = self.session.previous_snapshots, self.session.request.source if self.session.request else ""
+        prev, source = self.session.previous_snapshots, self.session.lowering_job.model if self.session.lowering_job else ""
         anchor = anchor_of(prev, self.stage, self.selected) if prev and self.stage >= 0 else None
         if anchor is not None:
             self._carry, self._carry_follow = (source, anchor), self.follow_latest

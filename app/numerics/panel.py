@@ -8,14 +8,14 @@ window links it to the graph (selection both ways through provenance, heat overl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from backend_core.orchestration.jobs.spec import Job, LowerRequest, NumericsOptions
+from backend_core.orchestration.jobs.spec import Job, NumericsOptions
 from backend_core.analyses.numerics.results import PAIR_LABELS, NumericsResult
 
 from app.numerics.view import NumericsView, error_values, heat_range
@@ -25,27 +25,10 @@ from app.widgets.samples_picker import SamplesPicker
 DEFAULT_SAMPLES = 8
 
 
-@dataclass(frozen=True)
-class NumericsRequest:
-    """What a numerics run compares: the same lowering options as the graph, plus inputs."""
-
-    source: str
-    target: str
-    flow: str
-    calib: str | None
-    inputs: str                  # "N" random samples or a folder
-    channels_last: bool = False  # the lowering's --channels-last option (model bar toggle)
-    keep_going: bool = False     # the lowering was kept going (quarantined ops, workarounds): compare that one
-
-    def lowering(self) -> tuple[str, str, str, str | None]:
-        return self.source, self.target, self.flow, self.calib
-
-    def job(self) -> Job:
-        """The Job `cmlens numerics SOURCE --inputs ...` runs, with the graph's lowering options."""
-        calib: str | int | None = int(self.calib) if self.calib and str(self.calib).isdigit() else self.calib
-        return Job(self.source, LowerRequest(self.target, self.flow, channels_last=self.channels_last, calib=calib or None,
-                                             keep_going=self.keep_going),
-                   steps=("lower", "numerics"), numerics=NumericsOptions(inputs=self.inputs))
+def numerics_job(lowering: Job, inputs: str) -> Job:
+    """The Job `cmlens numerics SOURCE --inputs ...` runs, lowered as the graph was (same options, kept going
+    included: same node ids)."""
+    return replace(lowering, steps=("lower", "numerics"), numerics=NumericsOptions(inputs=inputs))
 
 
 class NumericsPanel(QWidget):
@@ -67,7 +50,7 @@ class NumericsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.request: NumericsRequest | None = None        # the running or shown run
+        self.shown_job: Job | None = None        # the running or shown numerics Job
         self.job = QtJob("numerics worker", "numerics", self, cancel_grace_ms=0)
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
@@ -117,24 +100,23 @@ class NumericsPanel(QWidget):
 
     # ------------------------------------------------------------------ control
     def set_request_source(self, fn) -> None:
-        """`fn() -> LowerRequest | None` (app.lowering.session): the lowering the graph shows."""
+        """`fn() -> Job | None` (app.lowering.session.lowering_job): the lowering the graph shows."""
         self._source_fn = fn
 
     def run_current(self) -> None:
         cur = self._source_fn() if self._source_fn else None
-        if cur is None or not cur.source:
+        if cur is None or not cur.model:
             self.message.emit("Numerics: choose a model first")
             return
-        self.run(NumericsRequest(cur.source, cur.target, cur.flow, cur.calib, inputs=self.inputs.value(),
-                                 channels_last=cur.channels_last, keep_going=cur.keep_going))
+        self.run(numerics_job(cur, self.inputs.value()))
 
-    def run(self, request: NumericsRequest) -> None:
-        """Start a numerics run (cancels a running one)."""
+    def run(self, job: Job) -> None:
+        """Start a numerics run (cancels a running one): `numerics_job(lowering, inputs)`."""
         self.job.shutdown(graceful=False)
-        self.request = request
+        self.shown_job = job
         self._set_busy(True)
         self._progress("starting the numerics worker…", 0, 0)
-        self.job.start(request.job())
+        self.job.start(job)
 
     def cancel(self) -> None:
         if self.job.cancel(graceful=False):  # -> finished("cancelled")
@@ -169,7 +151,7 @@ class NumericsPanel(QWidget):
         """Forget the result (the graph now shows another lowering: node ids would not match)."""
         if self.is_running():
             self.cancel()
-        self.request = None
+        self.shown_job = None
         self.view.set_result(None)
         self.act_heat.setChecked(False)
         self.act_heat.setEnabled(False)

@@ -12,10 +12,12 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QProgressBar, QPushButton,
                                QTabWidget, QVBoxLayout, QWidget)
 
+from backend_core.orchestration.jobs.spec import Job
+
 from app.graph.panel import GraphPanel
 from app.lowering.error_panel import ErrorPanel
 from app.lowering.model_bar import ModelBar
-from app.lowering.session import LowerRequest, LoweringSession
+from app.lowering.session import LoweringSession, model_name, same_lowering
 from app.lowering.view_state import ViewState
 from app.numerics.panel import NumericsPanel
 from app.profile.view import ProfileView
@@ -118,8 +120,9 @@ class FeatureLinks(QObject):
         self.graph.set_heat(colors, (lo, hi), label, [cmap.map(1.0 - i / 10, mode="qcolor") for i in range(11)])
 
     def _on_lowering_for_accuracy(self) -> None:
-        req, shown = self.session.request, self.accuracy.result()
-        if shown is not None and (req is None or (req.model_name, req.target) != (shown.get("model"), shown.get("target"))):
+        job, shown = self.session.lowering_job, self.accuracy.result()
+        if shown is not None and (job is None or (model_name(job.model), job.lower.target)
+                                  != (shown.get("model"), shown.get("target"))):
             self.accuracy.clear()
 
     def add_inspector_sections(self, inspector) -> None:
@@ -178,10 +181,10 @@ class FeatureLinks(QObject):
             room = max(self.height() - 380, 200)       # keep a usable graph above
             self.window.resizeDocks([self.bottom_dock], [min(want, room)], Qt.Orientation.Vertical)
 
-    def _numerics_source(self) -> LowerRequest | None:
+    def _numerics_source(self) -> Job | None:
         """Numerics and accuracy run on the lowering the graph shows (same options, so node ids match)."""
-        req = self.session.request or self.model_bar.request()
-        return req if req.source else None
+        job = self.session.lowering_job or self.model_bar.lowering_job()
+        return job if job.model else None
 
     def run_numerics(self, inputs: str | None = None) -> None:
         if inputs is not None:
@@ -248,10 +251,9 @@ class FeatureLinks(QObject):
             self._on_graph_selection(self.state.selected, False)
 
     def _on_lowering_started(self) -> None:
-        req = self.session.request
-        if req is not None:
-            self.target_panel.set_model_source(req.source, req.target, req.flow, req.calib, req.channels_last,
-                                               req.keep_going)
-        shown = self.numerics.request
-        if shown is not None and (req is None or shown.lowering() != (req.source, req.target, req.flow, req.calib)):
+        job = self.session.lowering_job
+        if job is not None:
+            self.target_panel.set_lowering(job)
+        shown = self.numerics.shown_job
+        if shown is not None and (job is None or not same_lowering(shown, job)):
             self.numerics.clear()          # another lowering: its node ids would not match

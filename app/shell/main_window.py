@@ -14,6 +14,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
                                QToolBar, QVBoxLayout, QWidget)
 
+from backend_core.orchestration.jobs.spec import Job
 from backend_core.stages.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
@@ -37,7 +38,7 @@ from app.accuracy import AccuracyPanel
 from app.sweep import SweepView
 from app.compare import CompareView
 from app.numerics.panel import NumericsPanel
-from app.lowering.session import LowerRequest, LoweringSession
+from app.lowering.session import LoweringSession, model_name
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
 from app.shell.docks import add_dock, collapsible_docks
@@ -213,16 +214,17 @@ class MainWindow(QMainWindow):
                 QTimer.singleShot(0, lambda c=self.collapsers[name], n=size: c.set_collapsed(True, unfolded_size=n))
 
     def _save(self) -> None:
-        save_window(self, self.settings, self.session.request, self.state,
+        save_window(self, self.settings, self.session.lowering_job, self.state,
                     collapsed={n: c.unfolded_size for n, c in self.collapsers.items() if c.collapsed},
                     legend=self.graph.act_legend.isChecked())
 
     # ------------------------------------------------------------------ actions
-    def lower(self, request: LowerRequest) -> None:
-        self.session.lower(request)
-        name = request.model_name
+    def lower(self, job: Job) -> None:
+        """Lower (or read) what `job` names: the model bar's `lowering_job()`, or one made from it."""
+        self.session.lower(job)
+        name, request = model_name(job.model), job.lower
         self.setWindowTitle(f"CortexM Lens — {name} · {request.target} · {request.flow}")
-        if is_artefact_path(request.source):
+        if is_artefact_path(job.model):
             self.setWindowTitle(f"CortexM Lens — {name}")
             self.statusBar().showMessage(f"Reading {name}…")
         else:
@@ -240,8 +242,9 @@ class MainWindow(QMainWindow):
             self._on_file_opened(source)
         self.model_bar.set_source(source)
         self.model_bar.set_options(target, flow)
-        req = self.model_bar.request()
-        self.lower(replace(req, no_cache=no_cache or req.no_cache, companions=tuple(companions)))
+        job = self.model_bar.lowering_job()
+        request = replace(job.lower, use_cache=job.lower.use_cache and not no_cache, companions=dict(companions) or None)
+        self.lower(replace(job, lower=request))
 
     def open_sweep(self, folder: str | None = None) -> None:
         """Show a sweep folder (`cmlens sweep --out DIR`) in the Sweep tab."""
@@ -258,7 +261,8 @@ class MainWindow(QMainWindow):
         self.model_bar.set_options(job["target"], job["flow"])
         if job.get("calib"):
             self.model_bar.calib.set_value(str(job["calib"]))
-        self.lower(replace(self.model_bar.request(), channels_last=bool(job.get("channels_last"))))
+        bar_job = self.model_bar.lowering_job()
+        self.lower(replace(bar_job, lower=replace(bar_job.lower, channels_last=bool(job.get("channels_last")))))
 
     # ------------------------------------------------------------------ drag and drop
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -271,8 +275,8 @@ class MainWindow(QMainWindow):
         if not paths:
             return
         event.acceptProposedAction()
-        req = self.session.request
-        art = artefact_request(paths, req.source if req else None)
+        shown = self.session.lowering_job
+        art = artefact_request(paths, shown.model if shown else None)
         if art is not None:
             self.open_model(art[0], companions=art[1])
         else:

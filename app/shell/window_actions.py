@@ -12,13 +12,14 @@ from backend_core.stages.fallback.changed import keep_going_summary
 from backend_core.stages.models.sniff import is_artefact_path
 
 from app.compare import CompareDialog
+from app.lowering.session import model_name
 from app.runtime.settings import get_str
 
 
 def export_dialog(win: Any, kind: str, filt: str) -> None:
     """File > Export: ask where, then export_to."""
-    req = win.session.request
-    base = req.model_name if req else "model"
+    shown = win.session.lowering_job
+    base = model_name(shown.model) if shown else "model"
     if kind == "bundle":
         bundle_dialog(win)
         return
@@ -38,12 +39,12 @@ def bundle_dialog(win: Any) -> Any:
     checkout and CMSIS-NN the Run-on-target form names are its defaults); None when nothing is lowered."""
     from app.firmware.bundle_dialog import BundleDialog
 
-    req = win.session.request
-    if req is None:
+    shown = win.session.lowering_job
+    if shown is None:
         win.statusBar().showMessage("Nothing to export yet: lower a model first.", 8000)
         return None
     last = str(win.settings.value("export/bundle_parent", "") or "")
-    dlg = BundleDialog(win.exporter, req.model_name, req.target, win.target_panel.et_root.text().strip(),
+    dlg = BundleDialog(win.exporter, model_name(shown.model), shown.lower.target, win.target_panel.et_root.text().strip(),
                        win.target_panel.cmsis.text().strip(), start_dir=last, parent=win)
     dlg.written.connect(lambda folder: win.settings.setValue("export/bundle_parent", str(Path(folder).parent)))
     dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -54,12 +55,8 @@ def bundle_dialog(win: Any) -> Any:
 
 def export_to(win: Any, kind: str, path: str) -> None:
     """Write `kind` of the lowering on screen to `path` (a bundle: a folder) through the window's exporter."""
-    if kind == "json":
-        win.exporter.export_json(path)
-    elif kind == "html":
-        win.exporter.export_html(path)
-    elif kind in ("pte", "bpte"):
-        win.exporter.export_program(kind, path)
+    if kind in ("json", "html", "pte", "bpte"):
+        win.exporter.export_file(kind, path)
     elif kind == "bundle":              # the checkout and CMSIS-NN the Run-on-target form names
         win.exporter.export_bundle(path, win.target_panel.et_root.text().strip(),
                                    win.target_panel.cmsis.text().strip())
@@ -70,7 +67,7 @@ def export_to(win: Any, kind: str, path: str) -> None:
 
 def finished_message(s: Any, status: str) -> str:
     """The status bar's sentence for a lowering session that ended with `status`."""
-    verb = "Read" if s.request is not None and is_artefact_path(s.request.source) else "Lowered"
+    verb = "Read" if s.lowering_job is not None and is_artefact_path(s.lowering_job.model) else "Lowered"
     msg = {"done": f"{verb} in {s.seconds:.1f} s{' (cached)' if s.from_cache else ''}: "
                    f"{len(s.snapshots)} stages, {len(s.fallbacks())} portable fallbacks",
            "failed": "Lowering failed; earlier stages stay browsable",
@@ -85,11 +82,12 @@ def finished_message(s: Any, status: str) -> str:
 
 def compare_dialog(win: Any) -> None:
     """Tools > Compare with…: the current lowering against a second one (a Job per side in the job worker)."""
-    req = win.session.request
-    if req is None:
+    shown = win.session.lowering_job
+    if shown is None:
         win.statusBar().showMessage("Open a model first: Compare with… puts a second lowering next to it.", 8000)
         return
-    dlg = CompareDialog(req.source, req.target, req.flow, req.channels_last, win)
+    req = shown.lower
+    dlg = CompareDialog(shown.model, req.target, req.flow, req.channels_last, win)
     if dlg.exec():
         win.compare.start(dlg.side_args())
         win.show_tab("compare")

@@ -7,8 +7,9 @@ from PySide6.QtCore import QByteArray, QRect, QSettings
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMainWindow
 
+from backend_core.orchestration.jobs.spec import Job
+
 from app.lowering.model_bar import ModelBar
-from app.lowering.session import LowerRequest
 from app.lowering.view_state import ViewState
 from app.runtime.settings import get_bool, get_str
 
@@ -101,7 +102,7 @@ def legend_open(s: QSettings) -> bool:
     return get_bool(s, "view/legend", False)
 
 
-def save_window(window: QMainWindow, s: QSettings, request: LowerRequest | None, state: ViewState,
+def save_window(window: QMainWindow, s: QSettings, lowering: Job | None, state: ViewState,
                 collapsed: dict[str, int] | None = None, legend: bool | None = None) -> None:
     s.setValue("window/geometry", window.saveGeometry())
     s.setValue("window/state", window.saveState())
@@ -109,10 +110,10 @@ def save_window(window: QMainWindow, s: QSettings, request: LowerRequest | None,
         s.setValue("window/collapsed", [f"{name}={size}" for name, size in collapsed.items()])
     if legend is not None:
         s.setValue("view/legend", legend)
-    if request is not None:
-        s.setValue("lower/model", request.source)
-        s.setValue("lower/target", request.target)
-        s.setValue("lower/flow", request.flow)
+    if lowering is not None:
+        s.setValue("lower/model", lowering.model)
+        s.setValue("lower/target", lowering.lower.target)
+        s.setValue("lower/flow", lowering.lower.flow)
     for name in REMEMBERED_TOGGLES:
         s.setValue(f"view/{name}", getattr(state, name))
     s.sync()

@@ -15,6 +15,9 @@ import pytest
 
 from tests.firmware_gui.stand_in import descendants, stand_in_run
 
+from app.lowering.session import lowering_job
+from backend_core.orchestration.jobs.spec import LowerRequest
+
 RUN_MS = 180_000
 
 
@@ -23,7 +26,7 @@ def finished(qtbot, panel, timeout: int = RUN_MS):
 
 
 def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> None:
-    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job("ds_cnn", LowerRequest("cortex-m55", "legacy")))
     assert panel.run_btn.isEnabled() and panel.et_root.text() == ""
     with finished(qtbot, panel, 60_000) as blocker:
         panel.run_btn.click()                                   # no checkout: runs the doctor instead
@@ -42,7 +45,7 @@ def test_run_submits_a_job_and_a_bad_checkout_reports_exit_2(qtbot, panel, tmp_p
     from backend_core.common import protocol
     from backend_core.orchestration.jobs import Job
 
-    panel.set_model_source("ds_cnn", "cortex-m4", "legacy", calib="8", channels_last=True)
+    panel.set_lowering(lowering_job("ds_cnn", LowerRequest("cortex-m4", "legacy", calib="8", channels_last=True)))
     panel.et_root.setText(str(tmp_path / "no-such-executorch"))
     panel.timeout.setValue(33)
     panel.etdump.setChecked(False)
@@ -73,7 +76,7 @@ def test_run_on_real_qemu_shows_the_job_result(qtbot, panel, tmp_path: Path, mon
     """The whole road with a stand-in checkout: job worker -> lower step skipped (.bpte) -> ops check ->
     libraries -> runner -> real QEMU -> the job's run section in the result view."""
     model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_selftest")
-    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job(str(model), LowerRequest("cortex-m55", "legacy")))
     steps: list[str] = []
     panel.runner.event.connect(lambda kind, data: steps.append(data["name"]) if kind == "run_step" else None)
     with finished(qtbot, panel) as blocker:
@@ -98,7 +101,7 @@ def test_cancel_mid_run_ends_the_worker_and_its_children(qtbot, panel, tmp_path:
     """Cancel while the libraries build (a `cmake --build` that never ends) or while the firmware runs on
     QEMU (a firmware that never ends): the job worker, the build and QEMU all end."""
     model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_hang", hang_build=where == "build")
-    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job(str(model), LowerRequest("cortex-m55", "legacy")))
     panel.timeout.setValue(600)
     wanted = "sleep 900" if where == "build" else "qemu-system-arm"
     panel.run_btn.click()
@@ -124,7 +127,7 @@ def test_cancel_while_lowering_ends_the_worker_at_once(qtbot, panel, tmp_path: P
     to stop a build (it would not see SIGTERM while ExecuTorch imports or a pass runs)."""
     stand_in_run(tmp_path, monkeypatch, panel, "cmlens_selftest")
     monkeypatch.setenv("CMLENS_CACHE", str(tmp_path / "lowering-cache"))       # a cold lowering
-    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job("ds_cnn", LowerRequest("cortex-m55", "legacy")))
     panel.run_btn.click()
     qtbot.waitUntil(lambda: "cmlens: step lower" in panel.console.toPlainText(), timeout=RUN_MS)
     pid = panel.runner.process_id()
@@ -139,7 +142,7 @@ def test_closing_mid_build_leaves_no_process(qtbot, panel, tmp_path: Path, monke
     """The window closes (shutdown) while the libraries build: the worker still stops its build
     before it goes, so no compiler is orphaned."""
     model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_hang", hang_build=True)
-    panel.set_model_source(str(model), "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job(str(model), LowerRequest("cortex-m55", "legacy")))
     panel.run_btn.click()
     pid = panel.runner.process_id()
     qtbot.waitUntil(lambda: any("sleep 900" in c for c in descendants(pid).values()), timeout=RUN_MS)
@@ -203,7 +206,7 @@ def test_gap_plot_emits_final_node_ids(qtbot, panel) -> None:
 def test_real_ds_cnn_run_with_gaps(qtbot, panel) -> None:
     """The real thing (not in CI): ds_cnn lowered, built and run on QEMU M55 with an ETDump; with
     CMLENS_TEST_SCREENSHOT=path the panel is saved there (docs/screenshots/target_panel.png)."""
-    panel.set_model_source("ds_cnn", "cortex-m55", "legacy")
+    panel.set_lowering(lowering_job("ds_cnn", LowerRequest("cortex-m55", "legacy")))
     panel.et_root.setText(os.environ["CMLENS_TEST_ET_ROOT"])
     panel.cmsis.setText(os.environ.get("CMLENS_TEST_CMSIS_NN", ""))
     panel.etdump.setChecked(True)

@@ -116,13 +116,14 @@ def test_on_target_without_a_checkout_says_so_and_starts_nothing(qtbot, monkeypa
     monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)     # and gui_env's fresh settings remember none
     panel = AccuracyPanel()
     qtbot.addWidget(panel)
-    from app.lowering.session import LowerRequest
+    from app.lowering.session import lowering_job
+    from backend_core.orchestration.jobs.spec import LowerRequest
 
-    panel.set_request_source(lambda: LowerRequest("digits_cnn"))
+    panel.set_request_source(lambda: lowering_job("digits_cnn", LowerRequest()))
     panel.on_target.setValue(16)
     with qtbot.waitSignal(panel.finished, timeout=5000) as blocker:
         panel.run_current()
     assert blocker.args[0] == "failed" and not panel.runner.has_processes()
     assert "ExecuTorch checkout" in panel.problem.text() and "Run on target" in panel.problem.text()
-    job_k = evaluation_job(LowerRequest("digits_cnn", calib="1"), None, 40, 16, "/et", "/cmsis")
+    job_k = evaluation_job(lowering_job("digits_cnn", LowerRequest(calib="1")), None, 40, 16, "/et", "/cmsis")
     assert (job_k.evaluate.on_target, job_k.run.et_root, job_k.lower.calib) == (16, "/et", 1)

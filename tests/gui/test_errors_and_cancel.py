@@ -88,10 +88,10 @@ def test_a_kept_going_lowering_says_so_above_the_fallbacks(qtbot, window) -> Non
     from app.accuracy.panel import evaluation_job
     from app.lowering.exporter import export_job
 
-    req = window.session.request
-    assert export_job(req, "pte", "/tmp/m.pte").lower == req.job_request() and req.job_request().keep_going
-    assert evaluation_job(req, None, 4).lower.keep_going
-    assert window.target_panel.lowering.lower_request().keep_going
+    shown = window.session.lowering_job
+    assert export_job(shown, "pte", "/tmp/m.pte").lower == shown.lower and shown.lower.keep_going
+    assert evaluation_job(shown, None, 4).lower.keep_going
+    assert window.target_panel.lowering.lower.keep_going
     with qtbot.waitSignal(window.numerics.finished, timeout=240_000) as blocker:
         window.show_tab("numerics")
         window.run_numerics("2")

@@ -97,9 +97,12 @@ def test_hide_unchanged_drops_no_op_passes(qtbot, window) -> None:
 def test_json_and_image_exports(qtbot, window, tmp_path) -> None:
     lower_and_wait(qtbot, window, "ds_cnn")
     wait_scene(qtbot, window)
-    window.export_to("json", str(tmp_path / "r.json"))
+    with qtbot.waitSignal(window.exporter.exported, timeout=120_000) as blocker:
+        window.export_to("json", str(tmp_path / "r.json"))      # a Job output, written as `cmlens lower --json`
+    assert blocker.args == ["json", str(tmp_path / "r.json"), ""], blocker.args
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["status"] == "done" and len(rep["stages"]) == 12
+    assert sum(rep["memory"]["planned_bytes"]) > 0     # the section the window's own writer left out (issue 45)
     window.export_to("svg", str(tmp_path / "g.svg"))
     assert "<svg" in (tmp_path / "g.svg").read_text()[:2000]
     window.export_to("png", str(tmp_path / "g.png"))
@@ -132,7 +135,7 @@ def test_bpte_export_has_its_references_beside_it(qtbot, window, tmp_path) -> No
         window.export_to("bpte", str(out))
     assert blocker.args == ["bpte", str(out), ""], blocker.args
     job = window.exporter.job.job
-    assert job.steps == ("lower",) and job.outputs == {"bpte": str(out)} and job.lower.target == "cortex-m55"
+    assert job.steps == ("lower", "memory") and job.outputs == {"bpte": str(out)} and job.lower.target == "cortex-m55"
     assert out.stat().st_size > 1000
     assert beside(out) == out.parent / "m.references.json" and beside(out).is_file()
     refs = read_beside(out)

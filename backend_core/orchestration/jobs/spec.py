@@ -39,6 +39,8 @@ class LowerRequest:
         object.__setattr__(self, "target", normalise_target(self.target or DEFAULT_TARGET))
         if isinstance(self.calib, str) and self.calib.isdigit():
             object.__setattr__(self, "calib", int(self.calib))
+        elif self.calib == "":
+            object.__setattr__(self, "calib", None)
         object.__setattr__(self, "rewrites", tuple(self.rewrites or ()))     # a job read back from JSON: a list
 
     def pipeline_options(self) -> PipelineOptions:
