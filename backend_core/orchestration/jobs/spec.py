@@ -67,6 +67,9 @@ class RunOptions:
     gap_metric: str = "MSE"           # Inspector distance for per-layer gaps (--etdump): MSE, L1 or SNR
     profile: bool = False             # per-op profile from the ETDump's events (backend_core.target.profile)
     icount: bool = False              # QEMU -icount: ticks = instructions executed (on with profile)
+    classes: bool = True              # with profile on QEMU: instructions by class + the cycle estimate
+    clock_mhz: float | None = None    # the estimate's clock (default: the board's)
+    flash_wait_states: int | None = None   # the estimate's flash wait states (default: the board's)
     preflight: bool = True            # stop before the build when the pre-flight finds a certain failure
     etdump_uart: bool = False         # --etdump over the UART as base64 even on QEMU (what FVP/boards do)
     qtol: int = 0                     # relax atol by this many output quantization steps (ExecuTorch's qtol)

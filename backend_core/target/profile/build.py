@@ -39,7 +39,7 @@ def build_profile(events: EtdumpProfile, final: GraphSnapshot, unit: Unit, *, mo
             module_path=_module(node, final) if node else "", count=count,
             call_count=unit.convert(ev.ticks), share=count / denom if denom else 0.0,
             macs=macs(node, final) if node else None, bytes_moved=bytes_moved(node, final) if node else None,
-            debug_handle=node.debug_handle if node else None))
+            debug_handle=node.debug_handle if node else None, span=_span(ev)))
     prof = Profile(model, target, unit, total, ops, no_instruction=al.skipped, unmapped=al.unmapped,
                    inference_totals=[unit.convert(x.execute_ticks) for x in events.inferences])
     prof.by_module = _groups(ops, lambda o: o.module_path or NO_MODULE, denom)
@@ -53,6 +53,13 @@ def build_profile(events: EtdumpProfile, final: GraphSnapshot, unit: Unit, *, mo
         prof.notes.append(f"{len(al.unmapped)} instruction(s) matched no node of the final graph: is the "
                           f"ETDump from a lowering of this model for this CPU?")
     return prof
+
+
+def _span(ev) -> list[int]:
+    """The raw-tick bounds of what `count` counts: the kernel wrapper's span, else the whole call."""
+    if ev.kernel_ticks is not None and ev.kernel_start is not None:
+        return [ev.kernel_start, ev.kernel_end]
+    return [ev.start, ev.end]
 
 
 def profile_from_files(etdump: str | Path, final: GraphSnapshot, unit: Unit, **kw) -> Profile:

@@ -39,6 +39,8 @@ class InstructionEvent:
     end: int
     kernel_ticks: int | None     # the native_call_* span (kernel + unboxing), None without one
     kind: str = OPERATOR_CALL
+    kernel_start: int | None = None   # raw ticks of the native_call_* span (the per-class counts' bounds)
+    kernel_end: int | None = None
 
     @property
     def ticks(self) -> int:
@@ -122,7 +124,7 @@ def _collect(run_data: list) -> EtdumpProfile:
                     out.load_ticks = p.end_time - p.start_time
             continue
         inf = Inference(len(out.inferences), rd.bundled_input_index, None)
-        kernel: dict[tuple[int, int], tuple[str, int]] = {}
+        kernel: dict[tuple[int, int], tuple[str, int, int, int]] = {}
         for p in events:
             key = (int(p.chain_index), int(p.instruction_id))
             name = p.name or ""
@@ -130,10 +132,11 @@ def _collect(run_data: list) -> EtdumpProfile:
                 inf.execute_ticks = int(p.end_time - p.start_time)
             elif name.startswith(NATIVE_PREFIX):
                 # the wrapper's event ends (and is recorded) before its OPERATOR_CALL
-                kernel[key] = (name[len(NATIVE_PREFIX):], int(p.end_time - p.start_time))
+                kernel[key] = (name[len(NATIVE_PREFIX):], int(p.end_time - p.start_time), int(p.start_time),
+                               int(p.end_time))
             elif name in (OPERATOR_CALL, DELEGATE_CALL) + CONTROL_CALLS:
-                op_name, kticks = kernel.pop(key, ("", None))
+                op_name, kticks, kstart, kend = kernel.pop(key, ("", None, None, None))
                 inf.instructions.append(InstructionEvent(key[0], key[1], op_name, int(p.start_time),
-                                                         int(p.end_time), kticks, name))
+                                                         int(p.end_time), kticks, name, kstart, kend))
         out.inferences.append(inf)
     return out

@@ -25,6 +25,8 @@ class OpCost:
     macs: int | None
     bytes_moved: int | None
     debug_handle: int | None = None
+    span: list[int] | None = None   # [start, end] raw ticks of the counted span (the class counts' bounds)
+    classes: dict[str, int] | None = None   # instructions by class (backend_core.target.timing), QEMU only
 
     @property
     def per_mac(self) -> float | None:
@@ -81,6 +83,7 @@ class Profile:
     unmapped: list[int] = field(default_factory=list)           # instruction positions without a node
     inference_totals: list[int | None] = field(default_factory=list)   # every inference, same unit
     notes: list[str] = field(default_factory=list)
+    estimate: dict[str, Any] | None = None      # the cycle estimate (backend_core.target.timing.estimate)
 
     @property
     def ops_total(self) -> int:
@@ -135,4 +138,4 @@ class Profile:
                        [pick(Group, r) for r in d.get("by_module", [])],
                        [pick(Group, r) for r in d.get("by_kind", [])],
                        list(d.get("no_instruction", [])), list(d.get("unmapped", [])),
-                       list(d.get("inference_totals", [])), list(d.get("notes", [])))
+                       list(d.get("inference_totals", [])), list(d.get("notes", [])), d.get("estimate"))

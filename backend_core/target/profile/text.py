@@ -12,6 +12,24 @@ def _short(target: str) -> str:
     return target.replace("cortex_m.", "").replace(".default", "")
 
 
+def class_totals(p: Profile) -> dict[str, int]:
+    """Instructions by class over the profile's kernels ({} without a QEMU block log)."""
+    out: dict[str, int] = {}
+    for o in p.ops:
+        for k, v in (o.classes or {}).items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _class_rows(p: Profile) -> list[str]:
+    tot = class_totals(p)
+    n = sum(tot.values())
+    if not n:
+        return []
+    parts = [f"{k.replace('_', ' ')} {v / n:.1%}" for k, v in sorted(tot.items(), key=lambda kv: -kv[1]) if v]
+    return [f"  kernels' instructions by class ({n:,}, QEMU block log + ELF disassembly): " + ", ".join(parts)]
+
+
 def profile_table(p: Profile, top: int = 10) -> str:
     """What `cmlens run --profile` prints."""
     u = p.unit
@@ -36,6 +54,7 @@ def profile_table(p: Profile, top: int = 10) -> str:
         rows.append(f"  {(o.node or '?')[:w]:{w}} {_short(o.op)[:28]:28} {o.count:12,} {o.share:6.1%} "
                     f"{_n(o.macs):>10} {per:>10} {_n(o.bytes_moved):>8}")
     rows.append("  by kernel kind: " + ", ".join(f"{g.name} {g.share:.1%}" for g in p.by_kind))
+    rows += _class_rows(p)
     if p.islands:
         rows.append(f"  fallback islands ({len(p.islands)}):")
         for i in p.islands:

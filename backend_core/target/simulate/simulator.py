@@ -16,6 +16,7 @@ from backend_core.target.toolchain.process import LineCallback, StreamingProcess
 from backend_core.target.toolchain.tools import apt_install, fvp_install_hint
 from backend_core.target.simulate.uart_records import UartEvent, UartReport
 from backend_core.target.simulate.uart import UartParser
+from backend_core.target.timing.trace import trace_args
 
 EventCallback = Callable[[UartEvent], None]
 
@@ -127,6 +128,7 @@ class QemuRunner(_Run):
         self.board = board
         self.qemu = qemu or shutil.which("qemu-system-arm")
         self.icount = icount
+        self.trace_log: Path | None = None   # set: QEMU logs every TB it runs (per-class counts, timing/)
 
     @property
     def tick_unit(self) -> str:
@@ -137,7 +139,8 @@ class QemuRunner(_Run):
         """The qemu-system-arm argument list. `semihosting_args` become the firmware's argv."""
         config = "enable=on,target=native" + "".join(f",arg={a}" for a in semihosting_args)
         icount = ["-icount", f"shift={self.board.icount_shift}"] if self.icount else []
-        return [self.qemu or "qemu-system-arm", "-M", self.board.machine, *icount, "-display", "none",
+        trace = trace_args(self.trace_log) if self.trace_log is not None else []
+        return [self.qemu or "qemu-system-arm", "-M", self.board.machine, *icount, *trace, "-display", "none",
                 "-monitor", "none", "-serial", "stdio", "-semihosting-config", config,
                 "-kernel", str(elf)]
 

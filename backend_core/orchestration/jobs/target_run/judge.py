@@ -15,6 +15,7 @@ from backend_core.target.judge.verdict import judge_run
 from backend_core.target.memory.target_check import check_run
 from backend_core.target.simulate.simulator import SimResult
 from backend_core.target.toolchain.process import LineCallback
+from backend_core.orchestration.jobs.steps.classes import attach_classes
 from backend_core.orchestration.jobs.steps.profile import attach_profile
 from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
@@ -54,6 +55,7 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
         lowered = plan.program.lowered
         attach_profile(run, source, plan.lowering, opts.icount or opts.profile, plan.program.record, emit,
                        final=lowered.final if lowered is not None else None)
+        attach_classes(run, emit)
     return run
 
 
