@@ -1,6 +1,9 @@
-"""The window's one road to a Job: a Qt adapter over backend_core.orchestration.execute's WorkerProcessExecutor.
+"""The window's one road to a Job: a Qt adapter over backend_core.orchestration.execute's Executors.
 
-`QtJob.start(job)` submits the Job to the worker-process executor (`python -m backend_core.orchestration.workers.job`,
+`QtExecutor.submit(job)` wraps any Executor (the worker-process one by default) and gives one `QtHandle` per
+job: its events and its end as signals on the GUI thread, its cancel (graceful or at once) through
+`JobHandle.cancel(force=...)`, never through the process. `QtJob` is the one-job-at-a-time slot most views
+use. `QtJob.start(job)` submits the Job to the worker-process executor (`python -m backend_core.orchestration.workers.job`,
 Job JSON on its stdin: torch never enters the GUI process) and turns the handle's events into signals on
 the GUI thread; `cancel()` is what a Cancel button calls. Lowering, numerics, verification, compare,
 evaluate, run on target, export and the reproducer all go through here, so the window runs exactly the
@@ -12,7 +15,6 @@ at once (a lowering or the ExecuTorch import sees no SIGTERM for seconds, and le
 from __future__ import annotations
 
 import os
-import signal
 import time
 import weakref
 from pathlib import Path
@@ -20,7 +22,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from backend_core.orchestration.execute.worker_process import WorkerProcessExecutor, signal_group
+from backend_core.orchestration.execute.api import Executor, JobHandle
+from backend_core.orchestration.execute.worker_process import WorkerProcessExecutor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The worker's own stop takes at most ~7 s (toolchain.process: SIGTERM the group, SIGKILL after 2 s, wait
@@ -36,21 +39,94 @@ def worker_environment() -> dict[str, str]:
     return env
 
 
-class QtJob(QObject):
-    """One Job at a time in the job worker.
+def _failed_row(exc: Exception) -> dict[str, Any]:
+    """The executor's own failure as a result: never a frozen window."""
+    return {"status": "failed", "exit_code": 3, "steps": {}, "files": {},
+            "error": {"step": "worker", "message": f"{type(exc).__name__}: {exc}", "hint": "", "detail": "",
+                      "exit_code": 3}}
+
+
+class QtHandle(QObject):
+    """One submitted Job, on the GUI thread.
 
     Signals:
-        event(str, object): (kind, data) of each execute_job event, on the GUI thread: "stage" {snapshot
-            (a GraphSnapshot, decoded off the GUI thread), planned}, "status" {text}, "step", "run_step",
-            "progress" {phase, done, total, text}, "line" {stream, line} (the worker's log: stream "stderr").
-        finished(str, object): (status, job_result): status done | failed | cancelled | error; job_result is
-            JobResult.to_dict() (a refused Job or a crashed worker: status "error", its `error`), None
-            when cancelled. Once per started job.
+        event(str, object): (kind, data) of each execute_job event: "stage" {snapshot (a GraphSnapshot,
+            decoded off the GUI thread), planned}, "status" {text}, "step", "run_step", "progress", "line".
+        finished(str, object): (status, job_result) once: status done | failed | cancelled | error; job_result
+            is JobResult.to_dict() (a refused Job or a crashed worker: status "error"), None when cancelled.
     """
 
     event = Signal(str, object)
     finished = Signal(str, object)
-    _relay = Signal(int, str, object)          # (run, kind, data) from the executor's reader thread
+    _relay = Signal(str, object)               # from the executor's reader thread: queued
+
+    def __init__(self, handle: JobHandle, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.handle, self.job = handle, handle.job
+        self.status, self.job_result, self.seconds = "running", None, 0.0
+        self._t0 = time.perf_counter()
+        self._relay.connect(self._on_relay)
+        handle.add_listener(lambda kind, data: self._relay.emit(kind, data))
+        handle.future.add_done_callback(lambda fut: self._relay.emit("_result", fut))
+
+    def cancel(self, graceful: bool = True, grace_ms: int = 10_000) -> bool:
+        """Stop the job; False when it had ended. Graceful: the worker stops its build or simulator, and
+        is killed after `grace_ms`; else killed at once. Emits finished("cancelled", None) now."""
+        if self.status != "running":
+            return False
+        self.status = "cancelled"
+        if graceful:
+            self.handle.cancel()
+            QTimer.singleShot(grace_ms, lambda h=self.handle: h.alive() and h.cancel(force=True))
+        else:
+            self.handle.cancel(force=True)
+        self.finished.emit("cancelled", None)
+        return True
+
+    def alive(self) -> bool:
+        """True until nothing of the job runs any more (a cancelled worker too)."""
+        return self.handle.alive()
+
+    def _on_relay(self, kind: str, data: Any) -> None:
+        if self.status == "cancelled":
+            return
+        if kind != "_result":
+            self.event.emit(kind, data)
+            return
+        self.seconds = time.perf_counter() - self._t0
+        try:
+            row = data.result().to_dict()
+        except Exception as exc:  # noqa: BLE001 - the executor's own failure: a result, never a frozen window
+            row = _failed_row(exc)
+        crashed = (row.get("error") or {}).get("type") in ("WorkerDied", "BadJob")
+        self.job_result = row
+        self.status = "error" if crashed else str(row.get("status") or "failed")
+        self.finished.emit(self.status, row)
+
+
+class QtExecutor(QObject):
+    """Any Executor, its handles as QtHandles. Default: a worker process per job, this checkout first on
+    its path (the GUI never imports torch). Jobs submitted together run together (the compare's sides)."""
+
+    def __init__(self, executor: Executor | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.executor = executor or WorkerProcessExecutor(env=worker_environment(), cwd=str(REPO_ROOT),
+                                                          stream_stderr=True)
+
+    def submit(self, job: Any) -> QtHandle:
+        if isinstance(self.executor, WorkerProcessExecutor):
+            self.executor.env = worker_environment()    # as the window's environment is now (PATH, the cache)
+        return QtHandle(self.executor.submit(job), self)
+
+
+class QtJob(QObject):
+    """One Job at a time (a new start ends the running one), on a QtExecutor: the slot a view holds.
+
+    Signals: event(str, object) and finished(str, object) of the current job (see QtHandle).
+    Cancel: graceful sends SIGTERM and kills the worker after the grace; not graceful kills it at once."""
+
+    event = Signal(str, object)
+    finished = Signal(str, object)
 
     _instances: "weakref.WeakSet[QtJob]" = weakref.WeakSet()
 
@@ -65,33 +141,25 @@ class QtJob(QObject):
         QtJob._instances.add(self)
         self.name, self.stage = name, stage
         self.cancel_grace_ms = cancel_grace_ms
-        self.executor = WorkerProcessExecutor(env=worker_environment(), cwd=str(REPO_ROOT), stream_stderr=True)
+        self.executor = QtExecutor(parent=self)
         self.job: Any = None                       # the Job running or last run
         self.job_result: dict[str, Any] | None = None
         self.status = "idle"                       # idle | running | done | failed | cancelled | error
         self.seconds = 0.0
-        self._handle: Any = None
-        self._run = 0                              # events of an earlier (cancelled) run are dropped
-        self._dying: list[Any] = []                # cancelled workers not reaped yet
-        self._t0 = 0.0
-        self._relay.connect(self._on_relay)        # queued: emitted from the reader thread
+        self._current: QtHandle | None = None
+        self._ended: list[QtHandle] = []           # cancelled jobs whose worker may not have exited yet
 
-    # ------------------------------------------------------------------ control
     def start(self, job: Any) -> None:
-        """Run `job` (a backend_core.orchestration.jobs.Job) in a new job worker; a running one is ended first."""
+        """Run `job` (a backend_core.orchestration.jobs.Job); a running one is ended first."""
         self.shutdown(graceful=False)
-        self._run += 1
-        run = self._run
         self.job, self.job_result, self.status = job, None, "running"
-        self._t0 = time.perf_counter()
-        self.executor.env = worker_environment()    # as the window's environment is now (PATH, the cache)
-        handle = self._handle = self.executor.submit(job)
-        handle.add_listener(lambda kind, data: self._relay.emit(run, kind, data))
-        handle.future.add_done_callback(lambda fut: self._relay.emit(run, "_result", fut))
+        h = self._current = self.executor.submit(job)
+        h.event.connect(lambda kind, data, h=h: h is self._current and self.event.emit(kind, data))
+        h.finished.connect(lambda status, row, h=h: self._on_finished(h, status, row))
 
     def cancel(self, graceful: bool = True) -> bool:
-        """Stop the running job (see the module's note); False when nothing was running. Emits
-        finished("cancelled", None) now: the window goes on while the worker ends."""
+        """Stop the running job; False when nothing was running. Emits finished("cancelled", None) now:
+        the window goes on while the worker ends."""
         if self.status != "running":
             return False
         self._end(graceful)
@@ -107,68 +175,44 @@ class QtJob(QObject):
             self.status = "cancelled"
         if graceful:
             deadline = time.monotonic() + (self.cancel_grace_ms + 1000) / 1000
-            for proc in list(self._dying):
-                try:
-                    proc.wait(max(0.0, deadline - time.monotonic()))
-                except Exception:  # noqa: BLE001 - still running after the grace: killed below
-                    signal_group(proc, signal.SIGKILL)
+            for h in list(self._ended):
+                if not h.handle.wait_exit(max(0.0, deadline - time.monotonic())):
+                    h.handle.cancel(force=True)     # still running after the grace
 
     def is_running(self) -> bool:
         return self.status == "running"
 
     def has_processes(self) -> bool:
         """True until the worker (a cancelled one too) has exited."""
-        self._dying = [p for p in self._dying if p.poll() is None]
-        current = self._handle.process if self._handle is not None else None
-        return bool(self._dying) or (current is not None and current.poll() is None)
+        self._ended = [h for h in self._ended if h.alive()]
+        return bool(self._ended) or (self._current is not None and self._current.alive())
 
     def process_id(self) -> int:
-        proc = self._handle.process if self._handle is not None else None
-        return int(proc.pid) if proc is not None else 0
+        return self._current.handle.pid() if self._current is not None else 0
 
     def process_args(self) -> list[str]:
         """The running worker's command line: always the job worker, never a face's own arguments."""
-        proc = self._handle.process if self._handle is not None else None
-        return [str(a) for a in proc.args] if proc is not None else []
+        return self._current.handle.command() if self._current is not None else []
 
     @property
     def error(self) -> dict[str, Any] | None:
         return (self.job_result or {}).get("error")
 
-    # ------------------------------------------------------------------ internals
     def _end(self, graceful: bool) -> None:
-        handle, self._handle = self._handle, None
-        self._run += 1                             # whatever the old worker still says is dropped
-        if handle is None or handle.process is None:
+        h, self._current = self._current, None
+        if h is None:
             return
-        proc = handle.process
-        self._dying.append(proc)
-        if graceful:
-            handle.cancel()                        # SIGTERM to the group
-            QTimer.singleShot(self.cancel_grace_ms, lambda p=proc: p.poll() is None and signal_group(p, signal.SIGKILL))
-        else:
-            handle.cancel_requested = True
-            signal_group(proc, signal.SIGKILL)
-            try:
-                proc.wait(2)                       # SIGKILL ends it within milliseconds: nothing left behind
-            except Exception:  # noqa: BLE001 - a process stuck in the kernel: reaped when it ends
-                pass
+        self._ended.append(h)
+        h.finished.disconnect()
+        h.event.disconnect()
+        h.cancel(graceful, self.cancel_grace_ms)
 
-    def _on_relay(self, run: int, kind: str, data: Any) -> None:
-        if run != self._run:
+    def _on_finished(self, h: QtHandle, status: str, row: dict[str, Any] | None) -> None:
+        if h is not self._current:
             return
-        if kind != "_result":
-            self.event.emit(kind, data)
-            return
-        self.seconds = time.perf_counter() - self._t0
-        try:
-            row = data.result().to_dict()
-        except Exception as exc:  # noqa: BLE001 - the executor's own failure: a result, never a frozen window
-            row = {"status": "failed", "exit_code": 3, "steps": {}, "files": {},
-                   "error": {"step": "worker", "message": f"{type(exc).__name__}: {exc}", "hint": "", "detail": "",
-                             "exit_code": 3}}
-        crashed = (row.get("error") or {}).get("type") in ("WorkerDied", "BadJob")
+        self.seconds = h.seconds
         self.job_result = row
-        self.status = "error" if crashed else str(row.get("status") or "failed")
-        self._handle = None
-        self.finished.emit(self.status, row)
+        self.status = status
+        self._current = None
+        h.deleteLater()
+        self.finished.emit(status, row)

@@ -1,8 +1,9 @@
 """The execution interface every face submits to: `Executor.submit(job) -> JobHandle`.
 
 A handle is the job's future: `result()` waits for the `JobResult`, `cancel()` stops the job (in
-process: the job's cancel event; a worker process: it is ended; a pool or Dask: not started, or its
-worker's result is dropped), `done()` polls, and `add_listener(cb)` receives the job's events as
+process: the job's cancel event; a worker process: SIGTERM, and `cancel(force=True)` kills its process group
+at once; a pool or Dask: not started, or its worker's result is dropped), `alive()` says whether anything
+of the job still runs, `done()` polls, and `add_listener(cb)` receives the job's events as
 `cb(kind, data)` (the same events `execute_job` emits: step, status, line, stage, run_step).
 `as_completed(handles)` yields handles as they finish, from any mix of executors."""
 from __future__ import annotations
@@ -27,8 +28,7 @@ class JobHandle:
         self._listeners: list[EventCallback] = []
         self._lock = threading.Lock()
         self.cancel_requested = False
-        self.raw: dict[str, Any] | None = None      # a worker's result dict as it came (pool, Dask)
-        self.process: Any = None                     # a worker process's Popen (WorkerProcessExecutor)
+        self._result_dict: dict[str, Any] | None = None     # a worker's result dict as it came (pool, Dask)
 
     def add_listener(self, callback: EventCallback) -> None:
         with self._lock:
@@ -41,13 +41,42 @@ class JobHandle:
         for cb in listeners:
             cb(kind, data)
 
-    def cancel(self) -> None:
+    def cancel(self, force: bool = False) -> None:
+        """Stop the job. `force`: at once, without letting it stop its build or simulator (a worker
+        process's group is killed); executors with nothing to kill treat it as a plain cancel."""
         self.cancel_requested = True
         if self._cancel is not None and not self.future.done():
             self._cancel()
 
     def done(self) -> bool:
         return self.future.done()
+
+    def alive(self) -> bool:
+        """Whether anything of the job still runs (a worker process outlives its result by a moment)."""
+        return not self.future.done()
+
+    def wait_exit(self, timeout: float | None = None) -> bool:
+        """Wait until nothing of the job runs; False when it still does after `timeout` seconds."""
+        try:
+            self.future.result(timeout)
+        except Exception:  # noqa: BLE001 - a timeout or the executor's failure: say whether it still runs
+            pass
+        return not self.alive()
+
+    def pid(self) -> int:
+        """The worker process's id (0 when the job runs in this process or a pool the handle does not own)."""
+        return 0
+
+    def command(self) -> list[str]:
+        """The worker process's command line ([] when there is none)."""
+        return []
+
+    def result_dict(self) -> dict[str, Any]:
+        """The result as the worker returned it (a sweep stores exactly that), else `result().to_dict()`."""
+        return self._result_dict if self._result_dict is not None else self.result().to_dict()
+
+    def set_result_dict(self, row: dict[str, Any]) -> None:
+        self._result_dict = row
 
     def result(self, timeout: float | None = None) -> JobResult:
         """The job's result (a failed or cancelled job is a result too, never an exception)."""

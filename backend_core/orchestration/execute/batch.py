@@ -1,7 +1,7 @@
 """Executors that run a batch of jobs on other processes (the local pool, Dask): they implement
 `run_batch(items, on_done, on_start, cancel)`, the loop that also survives dead workers, and this base
 turns it into `submit` / `map` handles. Results arrive as plain dicts (the worker's JSON), kept on the
-handle as `raw` so a sweep stores exactly what the worker returned."""
+handle (`set_result_dict`) so a sweep stores exactly what the worker returned."""
 from __future__ import annotations
 
 import threading
@@ -52,7 +52,7 @@ class BatchExecutor(ExecutorBase):
 
         def on_done(jid: str, res: dict[str, Any]) -> None:
             h = handles[int(jid)]
-            h.raw = res
+            h.set_result_dict(res)
             h.emit("finished", {"status": res.get("status")})
             h.set_result(JobResult.from_dict(res))
 
@@ -62,14 +62,15 @@ class BatchExecutor(ExecutorBase):
             except BaseException as exc:  # noqa: BLE001 - every handle gets a result, never a hang
                 for h, (_, d) in zip(handles, items):
                     if not h.done():
-                        h.raw = crash_result(d, f"{type(exc).__name__}: {exc}")
-                        h.set_result(JobResult.from_dict(h.raw))
+                        row = crash_result(d, f"{type(exc).__name__}: {exc}")
+                        h.set_result_dict(row)
+                        h.set_result(JobResult.from_dict(row))
             finally:
                 for h, (_, d) in zip(handles, items):
                     if not h.done():              # cancelled before it ran or while it ran
                         res = JobResult.from_dict(crash_result(d, "cancelled", kind="Cancelled"))
                         res.status, res.error = CANCELLED, {**(res.error or {}), "exit_code": 130}
-                        h.raw = res.to_dict()
+                        h.set_result_dict(res.to_dict())
                         h.set_result(res)
 
         threading.Thread(target=work, name="cmlens-batch", daemon=True).start()

@@ -40,8 +40,7 @@ class WorkerProcessExecutor(ExecutorBase):
         proc = subprocess.Popen([self.python, "-m", JOB_WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=self.env, cwd=self.cwd, start_new_session=True)
         self._procs = [p for p in self._procs if p.poll() is None] + [proc]
-        handle = JobHandle(job, lambda: signal_group(proc, signal.SIGTERM))
-        handle.process = proc                       # the window's adapter kills it at once when asked
+        handle = ProcessJobHandle(job, proc)
         if on_event is not None:
             handle.add_listener(on_event)
         assert proc.stdin is not None
@@ -57,6 +56,43 @@ class WorkerProcessExecutor(ExecutorBase):
                 signal_group(p, signal.SIGTERM)
             p.wait()
         self._procs.clear()
+
+
+class ProcessJobHandle(JobHandle):
+    """A job in its own worker process: cancel() is SIGTERM (the job stops its build or simulator and
+    exits), cancel(force=True) SIGKILLs the whole group at once (a lowering or the ExecuTorch import sees
+    no SIGTERM for seconds, and leaves nothing behind)."""
+
+    def __init__(self, job: Job, proc: subprocess.Popen) -> None:
+        super().__init__(job, lambda: signal_group(proc, signal.SIGTERM))
+        self._proc = proc
+
+    def cancel(self, force: bool = False) -> None:
+        if not force:
+            super().cancel()
+            return
+        self.cancel_requested = True
+        signal_group(self._proc, signal.SIGKILL)
+        try:
+            self._proc.wait(2)                     # SIGKILL ends it within milliseconds
+        except subprocess.TimeoutExpired:          # a process stuck in the kernel: reaped when it ends
+            pass
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def wait_exit(self, timeout: float | None = None) -> bool:
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def pid(self) -> int:
+        return int(self._proc.pid)
+
+    def command(self) -> list[str]:
+        return [str(a) for a in self._proc.args]
 
 
 def signal_group(proc: subprocess.Popen, sig: int) -> None:

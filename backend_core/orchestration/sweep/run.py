@@ -149,7 +149,7 @@ def run_sweep(jobs: list[Job], out_dir: str | Path, executor: Any, *,
 
             handles = executor.map([job for _, job in todo], on_event=on_event)
             for h in _completed(handles, cancel):
-                on_done(jid_of[id(h.job)], h.raw if h.raw is not None else h.result().to_dict())
+                on_done(jid_of[id(h.job)], h.result_dict())
         cancelled = cancel.is_set()
     except KeyboardInterrupt:
         cancelled = True
