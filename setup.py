@@ -13,8 +13,8 @@ setup(
                          # cmlens history's Alembic migrations (versions/ is scripts, not a package)
                          "orchestration/history/migrations/*.mako", "orchestration/history/migrations/versions/*.py"],
         # resources/ is a package so that its data files install with the product (colours, styles, icons, boards)
-        "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "report/*.js",
-                      "report/*.css"],
+        "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "timing/*.json",
+                      "report/*.js", "report/*.css"],
     },
     include_package_data=False,
 )

@@ -88,6 +88,12 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--max-instructions", type=int, metavar="N",
                    help="exit 1 when the inference executes more than N instructions (QEMU -icount; implies "
                         "--profile): a deterministic CI gate")
+    r.add_argument("--clock-mhz", type=float, metavar="MHZ",
+                   help="with --profile: the clock of the cycle estimate's milliseconds (default: the board's, "
+                        "resources/timing/boards.json); outside the core's range is refused")
+    r.add_argument("--flash-wait-states", type=int, metavar="N",
+                   help="with --profile: the board's flash wait states for the cycle estimate (default: the "
+                        "board's at its clock, resources/timing/boards.json)")
     add_json_output(r, "also write the result (or the error) as JSON to F")
     add_protocol_flag(r)
     from .history_flags import add_record_flags
@@ -165,7 +171,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       etdump_uart=bool(getattr(args, "etdump_uart", False)), qtol=getattr(args, "qtol", 0),
                       preflight=not getattr(args, "skip_preflight", False),
                       tight=bool(getattr(args, "tight", False)), method_pool=method_pool, temp_pool=temp_pool,
-                      et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None))
+                      et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None),
+                      clock_mhz=getattr(args, "clock_mhz", None),
+                      flash_wait_states=getattr(args, "flash_wait_states", None))
     # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
     from .history_flags import recorded_steps
 

@@ -103,38 +103,46 @@ def _vector(addrs: list[int], insns: dict[int, Insn], taken: bool) -> tuple[list
 
 
 def read_trace(log: str | Path, insns: dict[int, Insn], ticks_pc: int | None) -> ClassTrace:
-    """Parse the log (streamed: a ds_cnn log is ~100 MB) into a ClassTrace."""
-    tb_addrs: dict[str, list[int]] = {}      # host pointer of a TB -> its guest addresses
+    """Parse the log (streamed: ds_cnn's is ~100 MB, mv2's a few GB) into a ClassTrace."""
+    ids: dict[str, int] = {}                 # a TB's name (host pointer, "@cut" when rewound) -> id
+    tb_addrs: list[list[int] | None] = []    # id -> its guest addresses (None: never seen translated)
     order = sorted(insns)
     pending: list[int] = []                  # [first address, end address] of the last IN: block
     in_block = False
-    seq_tb: list[str] = []
-    pcs = array("I")
+    seq, pcs = array("i"), array("I")
+
+    def tb_id(name: str) -> int:
+        i = ids.get(name)
+        if i is None:
+            i = ids[name] = len(tb_addrs)
+            tb_addrs.append(None)
+        return i
+
     with open(log, "r", errors="replace") as fh:
         for line in fh:
             c = line[0] if line else ""
             if c == "T" and line.startswith("Trace "):
                 in_block = False
                 parts = line.split()
-                host = parts[2]
+                i = tb_id(parts[2])
                 pc = int(parts[3].split("/")[1], 16)
                 if pending and pending[0] == pc:
-                    tb_addrs[host] = _span(order, pending[0], pending[1])
+                    tb_addrs[i] = _span(order, pending[0], pending[1])
                     pending = []
-                seq_tb.append(host)
+                seq.append(i)
                 pcs.append(pc)
             elif c == "I" and line.startswith("IN:"):
                 in_block, pending = True, []
-            elif c == "c" and line.startswith("cpu_io_recompile: rewound") and seq_tb:
+            elif c == "c" and line.startswith("cpu_io_recompile: rewound") and seq:
                 # the TB ran up to an I/O instruction, was undone from there and goes on in a new TB
                 cut = int(line.rsplit(" ", 1)[1], 16)
-                host = seq_tb[-1]
-                part = f"{host}@{cut:x}"
-                if part not in tb_addrs:
-                    tb_addrs[part] = [a for a in tb_addrs.get(host, []) if a < cut]
-                seq_tb[-1] = part
-            elif c == "S" and line.startswith("Stopped execution of TB chain") and seq_tb:
-                seq_tb.pop()                 # exited at its head (an interrupt, the icount budget): not run
+                whole = seq[-1]
+                part = tb_id(f"{whole}@{cut:x}")
+                if tb_addrs[part] is None:
+                    tb_addrs[part] = [x for x in (tb_addrs[whole] or []) if x < cut]
+                seq[-1] = part
+            elif c == "S" and line.startswith("Stopped execution of TB chain") and seq:
+                seq.pop()                    # exited at its head (an interrupt, the icount budget): not run
                 pcs.pop()
             elif in_block and c == "0" and line.startswith("0x"):
                 addr, _, rest = line.partition(":")
@@ -146,7 +154,9 @@ def read_trace(log: str | Path, insns: dict[int, Insn], ticks_pc: int | None) ->
                     pending = [a, a + nbytes]
                 else:
                     pending[1] = a + nbytes
-    return _compress(seq_tb, pcs, tb_addrs, insns, ticks_pc)
+    return _compress(np.frombuffer(seq, dtype=np.int32) if seq else np.zeros(0, dtype=np.int32),
+                     np.frombuffer(pcs, dtype=np.uint32) if pcs else np.zeros(0, dtype=np.uint32),
+                     tb_addrs, insns, ticks_pc)
 
 
 def _span(order: list[int], start: int, end: int) -> list[int]:
@@ -160,40 +170,38 @@ def _span(order: list[int], start: int, end: int) -> list[int]:
     return out or [start]
 
 
-def _compress(seq_tb: list[str], pcs: array, tb_addrs: dict[str, list[int]], insns: dict[int, Insn],
+def _compress(seq: np.ndarray, pcs: np.ndarray, tb_addrs: list[list[int] | None], insns: dict[int, Insn],
               ticks_pc: int | None) -> ClassTrace:
-    variants: dict[tuple[str, bool], int] = {}
-    vectors: list[list[int]] = []
-    lengths: list[int] = []
-    unknown_by_variant: list[int] = []
-    seq = np.empty(len(seq_tb), dtype=np.int32)
-    missing = 0
-    for i, host in enumerate(seq_tb):
-        addrs = tb_addrs.get(host)
-        if addrs is None or (not addrs and "@" not in host):
-            missing += 1
-            addrs = []
+    """Executed TBs -> variants (TB, its last branch taken or not) with one class vector each."""
+    n_tb = len(tb_addrs)
+    fallthrough = np.full(max(n_tb, 1), -1, dtype=np.int64)     # -1: the TB does not end in a conditional
+    for i, addrs in enumerate(tb_addrs):
         last = insns.get(addrs[-1]) if addrs else None
-        taken = True
-        if last is not None and last.conditional and i + 1 < len(seq_tb):
-            taken = pcs[i + 1] != addrs[-1] + last.size
-        key = (host, taken)
-        v = variants.get(key)
-        if v is None:
-            vec, unknown = _vector(addrs, insns, taken)
-            v = variants[key] = len(vectors)
-            vectors.append(vec)
-            lengths.append(sum(vec))
-            unknown_by_variant.append(unknown)
-        seq[i] = v
+        if last is not None and last.conditional:
+            fallthrough[i] = addrs[-1] + last.size
+    taken = np.ones(len(seq), dtype=bool)
+    if len(seq) > 1:
+        ft = fallthrough[seq[:-1]]
+        taken[:-1] = (ft < 0) | (pcs[1:].astype(np.int64) != ft)
+    keys = seq.astype(np.int64) * 2 + taken
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    vectors, unknown = [], []
+    missing = 0
+    for key in uniq.tolist():
+        addrs = tb_addrs[key // 2]
+        if addrs is None:
+            missing += 1
+        vec, unk = _vector(addrs or [], insns, bool(key % 2))
+        vectors.append(vec)
+        unknown.append(unk)
     vec_arr = np.array(vectors or [[0] * len(CLASSES)], dtype=np.int64)
-    lens = np.array(lengths or [0], dtype=np.int64)[seq]
+    variant = inverse.astype(np.int32).reshape(-1)
+    lens = vec_arr.sum(axis=1)[variant] if len(seq) else np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lens)[:-1])) if len(seq) else np.zeros(0, dtype=np.int64)
-    pcs_np = np.frombuffer(pcs, dtype=np.uint32) if len(pcs) else np.zeros(0, dtype=np.uint32)
     # a block rewound at its first instruction and its re-run start at the same position: one call
-    reads = np.unique(starts[pcs_np == ticks_pc]) if ticks_pc is not None else np.zeros(0, dtype=np.int64)
-    unknown = int(np.array(unknown_by_variant or [0], dtype=np.int64)[seq].sum()) if len(seq) else 0
-    tr = ClassTrace(vec_arr, seq, starts, reads, unknown_addresses=unknown)
+    reads = np.unique(starts[pcs == ticks_pc]) if ticks_pc is not None else np.zeros(0, dtype=np.int64)
+    unknown_n = int(np.array(unknown or [0], dtype=np.int64)[variant].sum()) if len(seq) else 0
+    tr = ClassTrace(vec_arr, variant, starts, reads, unknown_addresses=unknown_n)
     if missing:
         tr.notes.append(f"{missing} executed TB(s) had no in_asm block in the log (counted as 0 instructions)")
     return tr

@@ -19,9 +19,11 @@ def class_trace(log: Path, elf: Path, cpu: str) -> ClassTrace:
     return read_trace(log, insns, symbol_address(elf, TICKS_SYMBOL))
 
 
-def attach_classes(run: Any, emit: Callable[[str, str], None], keep_log: bool = False) -> None:
+def attach_classes(run: Any, emit: Callable[[str, str], None], *, board: str | None = None,
+                   clock_mhz: float | None = None, flash_wait_states: int | None = None,
+                   keep_log: bool = False) -> None:
     """Set each profile row's `classes` (instructions by class between the row's own ETDump timestamps)
-    and the profile's class totals; the log (~100 MB for ds_cnn) is deleted unless `keep_log`."""
+    and the profile's cycle estimate on `board`; the log (~100 MB for ds_cnn) is deleted unless `keep_log`."""
     log = run.files.get(TRACE_LOG)
     prof = run.profile
     if log is None or prof is None:
@@ -40,6 +42,7 @@ def attach_classes(run: Any, emit: Callable[[str, str], None], keep_log: bool = 
             prof.notes.append(f"instruction classes: {len(set(stamps)) - hits} ETDump timestamp(s) matched no "
                               f"tick read of the QEMU log and {mismatched} op(s) differ from their count")
         prof.notes.extend(f"instruction classes: {n}" for n in tr.notes)
+        attach_estimate(prof, run.target, board, clock_mhz, flash_wait_states)
     except Exception as exc:  # noqa: BLE001  a broken log must not lose the profile
         prof.notes.append(f"instruction classes: none ({type(exc).__name__}: {exc})")
     finally:
@@ -48,3 +51,21 @@ def attach_classes(run: Any, emit: Callable[[str, str], None], keep_log: bool = 
             run.files.pop(TRACE_LOG, None)
     run.timings["classes_s"] = time.monotonic() - start
     emit("cmlens", f"instruction classes: {time.monotonic() - start:.1f} s")
+
+
+def attach_estimate(prof: Any, cpu: str, board: str | None, clock_mhz: float | None,
+                    flash_wait_states: int | None) -> None:
+    """profile.estimate from the rows' classes (a core with no timing table: a note, no estimate)."""
+    from backend_core.common.errors import BadInputError
+    from backend_core.target.timing.estimate import estimate, timing_board
+
+    try:
+        core, name, note = timing_board(cpu, board)
+        est = estimate([o.classes for o in prof.ops], core, name, clock_mhz=clock_mhz,
+                       flash_wait_states=flash_wait_states, stream_core=cpu)
+    except BadInputError as exc:
+        prof.notes.append(f"no cycle estimate: {exc.args[0] if exc.args else exc}")
+        return
+    if note:
+        est.notes.insert(0, note)
+    prof.estimate = est.to_dict()

@@ -61,6 +61,11 @@ def prepare_run(opts: RunOptions, et_root: str | Path, cmsis_nn: str | Path | No
     and hands the result to the run (jobs/execute_job.py), so nothing here happens twice."""
     emit = on_line or (lambda stream, line: None)
     board = resolve_run_board(opts.target, opts.sim, opts.board)   # UnsupportedTargetError / BadInputError: exit 2
+    if opts.profile:                                               # --clock-mhz / --flash-wait-states: exit 2
+        from backend_core.target.timing.estimate import check_request
+
+        check_request(board.board.cpu, board.spec.name if board.spec else None, opts.clock_mhz,
+                      opts.flash_wait_states)
     checkout: Checkout = inspect_checkout(et_root)                 # BadInputError: exit 2
     checkout.require_buildable()                                   # submodules, directory name: exit 2
     for w in unseen_warnings(checkout, Path(opts.cache_root) if opts.cache_root is not None else cache_dir()):
