@@ -113,6 +113,11 @@ def _board_target(args: argparse.Namespace) -> str:
     from backend_core.common.boards.specs import board_named
 
     spec = board_named(board)
+    if not args.target and getattr(args, "sim", "qemu") == "qemu" and not spec.simulated:
+        from backend_core.common.boards.sized import QEMU_STAND_IN
+
+        if spec.core in QEMU_STAND_IN:              # an M85 MCU: lowered and run as the M55 on QEMU
+            return QEMU_STAND_IN[spec.core]
     return normalise_target(args.target or (spec.core if spec.core in TARGETS else DEFAULT_TARGET))
 
 

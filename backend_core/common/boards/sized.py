@@ -29,10 +29,16 @@ def _align(n: int, a: int = _ALIGN) -> int:
     return (n + a - 1) // a * a
 
 
+# An MCU core QEMU does not model runs on the QEMU board of the core with the same instruction set: the
+# Cortex-M85 on the M55's (Armv8.1-M + MVE, the same CMSIS-NN Helium kernels); its cycle estimate then
+# uses the M85's timing table on the M55's instruction stream (backend_core.target.timing).
+QEMU_STAND_IN = {"cortex-m85": "cortex-m55"}
+
+
 def qemu_base(core: str) -> Board:
-    """The QEMU board with this core; BadInputError when QEMU has none (M85: no QEMU board)."""
+    """The QEMU board with this core (an M85 MCU: the M55's, QEMU_STAND_IN); BadInputError when none."""
     try:
-        return board_for(core, "qemu")
+        return board_for(QEMU_STAND_IN.get(core, core), "qemu")
     except Exception as exc:  # UnsupportedTargetError: say it in the board's terms
         raise BadInputError(f"QEMU has no board with a {core} to run this MCU's sizes on.",
                             getattr(exc, "hint", "") or "Pick a board with a Cortex-M4, M7, M33 or M55.") from exc

@@ -92,7 +92,10 @@ def estimate(rows: list[dict[str, int] | None], cpu: str, board: str | None, *, 
         notes.append(f"QEMU has no {cpu}: estimated on the {stream} instruction stream (same Armv8.1-M + MVE code) "
                      f"with {cpu} timings")
     err = (fit.get("error_pct") or {}).get(cpu)
-    basis = fit.get("error_basis", "") if err is not None else "not validated on published measurements for this core"
+    basis = fit.get("error_basis", "")
+    basis = basis.get(cpu, "") if isinstance(basis, dict) else basis
+    if err is None:
+        basis = "not validated on published measurements for this core"
     return Estimate(cpu, stream, board or "", float(clock), clock_source, ws, ws_source, par.stall_per_load,
                     cycles, cycles / (float(clock) * 1e3), per_op, unmodelled, share, share > LOW_CONFIDENCE,
                     err, basis, notes)

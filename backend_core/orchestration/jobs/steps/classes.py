@@ -33,14 +33,17 @@ def attach_classes(run: Any, emit: Callable[[str, str], None], *, board: str | N
         tr = class_trace(log, run.elf, run.target)
         stamps = [t for o in prof.ops if o.span for t in o.span]
         hits = tr.align(stamps)
-        mismatched = 0
+        worst, off = 0, 0
         for o in prof.ops:
             if o.span:
                 o.classes = tr.count_between(o.span[0], o.span[1])
-                mismatched += sum(o.classes.values()) != o.count
-        if hits < len(set(stamps)) or mismatched:
+                d = abs(sum(o.classes.values()) - o.count)
+                off += d > 0
+                worst = max(worst, d / max(o.count, 1))
+        if hits < len(set(stamps)) or off:
             prof.notes.append(f"instruction classes: {len(set(stamps)) - hits} ETDump timestamp(s) matched no "
-                              f"tick read of the QEMU log and {mismatched} op(s) differ from their count")
+                              f"tick read of the QEMU log exactly (the nearest read is used); {off} op(s) differ "
+                              f"from their -icount count, by up to {worst:.4%}")
         prof.notes.extend(f"instruction classes: {n}" for n in tr.notes)
         attach_estimate(prof, run.target, board, clock_mhz, flash_wait_states)
     except Exception as exc:  # noqa: BLE001  a broken log must not lose the profile
