@@ -18,6 +18,14 @@ DATA_MOVEMENT_OPS = frozenset({
     "channel_shuffle", "lift_fresh_copy", "copy", "unflatten", "movedim", "flip",
 })
 
+# Moves the Cortex-M backend has a CMSIS-NN kernel for (cortex_m::pad = arm_pad, cortex_m::transpose =
+# arm_transpose, used for an int8 input), and repeat, which copies its input N times: left on a portable kernel
+# they are fallbacks with a reason and a cost, as plain ExecuTorch's op list counts them, not free data movement.
+KERNEL_BACKED_MOVES = {"constant_pad_nd": "cortex_m::pad (CMSIS-NN arm_pad)",
+                       "permute": "cortex_m::transpose (CMSIS-NN arm_transpose)",
+                       "permute_copy": "cortex_m::transpose (CMSIS-NN arm_transpose)",
+                       "repeat": ""}
+
 QUANT_OP_MARKERS = ("quantize_per_tensor", "quantize_per_channel", "dequantize_per_tensor",
                     "dequantize_per_channel", "choose_qparams", "quantize_per_token",
                     "dequantize_per_token")
@@ -60,6 +68,8 @@ def classify(op: str, target: str, *, is_user_input: bool = False, final: bool =
     ns = namespace(target)
     if ns == "cortex_m":
         return KIND_CMSIS
+    if final and op_base_name(target) in KERNEL_BACKED_MOVES:
+        return KIND_FALLBACK
     if op_base_name(target) in DATA_MOVEMENT_OPS:
         return KIND_DATA
     return KIND_FALLBACK if final else KIND_ATEN

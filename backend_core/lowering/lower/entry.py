@@ -211,6 +211,8 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
                 continue
         break
     result.verdicts = pipe.verdicts.to_dict()
+    if opts.keep_going:     # how many lowerings --keep-going took (at most one round per distinct cause)
+        result.verdicts["keep_going_rounds"] = round_no
     if rewrites:            # not what plain ExecuTorch produces: every report says which edits were made
         result.verdicts["rewrites"] = rewrites
     if pipe.rewritten:      # --rewrite rnn-cells: which modules were written as cells (or why not)

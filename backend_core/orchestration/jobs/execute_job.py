@@ -129,7 +129,12 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
                             "Give the model source or its .pte/.bpte (an .etrecord/.etdump has no program).")
     _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
-        mem["per_cpu"] = per_cpu(job, res.lowering, execute_job, on_status=_status(emit))
+        def lower_for(cpu_job: Job) -> JobResult:     # a Job per CPU: cancellable, its status lines shown
+            relay = (lambda kind, data: emit(kind, {**data, "text": f"{cpu_job.lower.target}: {data.get('text', '')}"})
+                     if kind == "status" else None)
+            return execute_job(cpu_job, relay, cancel)
+
+        mem["per_cpu"] = per_cpu(job, res.lowering, lower_for, on_status=_status(emit))
     res.steps["memory"] = mem
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from backend_core.common.provenance import Provenance
-from backend_core.common.snapshot.classify import op_base_name
+from backend_core.common.snapshot.classify import KERNEL_BACKED_MOVES, op_base_name
 from backend_core.common.snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
 from backend_core.stages.fallback.batch_norm_fold import why_not_folded
 from backend_core.stages.fallback.quantizer_failure import reads_only_parameters
@@ -192,6 +192,30 @@ def _quarantined(ctx: FallbackContext, q: NodeSnapshot | None) -> dict[str, Any]
     return None
 
 
+def _rnn_module(f: Facts, q: NodeSnapshot) -> str:
+    return (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
+            f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
+            f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels. "
+            f"ExecuTorch's own LSTM support for Cortex-M is still an open pull request (pytorch/executorch#21024); "
+            f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
+
+
+def _move_cost(node: NodeSnapshot, base: str) -> str:
+    """For a pad, permute or repeat left on a portable kernel: the backend's own kernel it missed (used for
+    an int8 input only: aten_to_cortex_m_pass) and the bytes it copies."""
+    if base not in KERNEL_BACKED_MOVES:
+        return ""
+    kernel = KERNEL_BACKED_MOVES[base]
+    numel = 1
+    for d in node.shape or ():
+        numel *= int(d)
+    size = 4 if (node.dtype or "").startswith("float") else 1
+    missed = (f" The Cortex-M backend has {kernel} for it, which AtenToCortexMPass uses only when the input "
+              f"is int8 with quantization parameters; this one's output is {node.dtype or 'float'}, so a portable "
+              "kernel copies it element by element." if kernel else " It copies its input once per repetition.")
+    return missed + (f" Cost: it writes {numel * size:,} B ({list(node.shape)})." if node.shape else "")
+
+
 def _island_cost(node: NodeSnapshot) -> str:
     """The float island's memory cost, from the node's output: float32 bytes against the int8 ones a
     quantized kernel would write (its instructions: `cmlens profile` on the target)."""
@@ -262,11 +286,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg, suggestion = _parameter_computation(f, q, node)
     elif q is not None and q.module_type in RNN_MODULES:
         cat = "unsupported_module"
-        msg = (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
-               f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
-               f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels. "
-               f"ExecuTorch's own LSTM support for Cortex-M is still an open pull request (pytorch/executorch#21024); "
-               f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
+        msg = _rnn_module(f, q)
     elif f.int_out and not f.has_qparams and _piece_of_float_op(f, base, qbase):
         cat = "not_annotated"
         msg, suggestion = decomposed_float_op(f, base, qbase)
@@ -329,6 +349,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     else:
         cat = "unknown"
         msg = f"No rule explains why {_at_q(f)} stayed on a portable kernel; see the evidence."
+    msg += _move_cost(node, base)
     if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(f.warnings).lower():
         cat = "layout"
     if not suggestion:

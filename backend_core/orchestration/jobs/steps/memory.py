@@ -26,11 +26,11 @@ def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
     return rep
 
 
-def per_cpu(job: Any, own: Any, execute_job: Callable[[Any], Any],
+def per_cpu(job: Any, own: Any, lower_for: Callable[[Any], Any],
             on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte. Each
-    other CPU is a lower Job of its own (the lower step is the one road); the job's own CPU reuses `own`,
-    its lowering. `execute_job` is handed in by the job layer's runner (no import back into it)."""
+    other CPU is a lower Job of its own (the lower step is the one road), submitted by `lower_for` (the job
+    layer's, with the job's events and cancel: no import back into it); the job's own CPU reuses `own`."""
     from dataclasses import replace
 
     from backend_core.common.cpus import ISA, TARGETS, normalise_target
@@ -44,7 +44,7 @@ def per_cpu(job: Any, own: Any, execute_job: Callable[[Any], Any],
         else:
             if on_status:
                 on_status(f"lowering for {t}")
-            done = execute_job(Job(job.model, replace(job.lower, target=t), steps=("lower",)))
+            done = lower_for(Job(job.model, replace(job.lower, target=t), steps=("lower",)))
             if done.status != "done":
                 done.raise_error()
             low = done.lowering
