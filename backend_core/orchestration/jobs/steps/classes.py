@@ -3,6 +3,8 @@
 on the run (profile notes), never raised: the run and its profile already happened."""
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -19,18 +21,55 @@ def class_trace(log: Path, elf: Path, cpu: str) -> ClassTrace:
     return read_trace(log, insns, symbol_address(elf, TICKS_SYMBOL))
 
 
-def attach_classes(run: Any, emit: Callable[[str, str], None], *, board: str | None = None,
-                   clock_mhz: float | None = None, flash_wait_states: int | None = None,
-                   keep_log: bool = False) -> None:
+class TraceReader:
+    """Parses QEMU's block log while QEMU writes it, through a named pipe: no multi-GB file on disk (mv2's
+    log is ~4 GB), and the parse overlaps the run. finish() always returns: if QEMU never opened the
+    pipe, it opens the writing end itself so the reader sees an empty log."""
+
+    def __init__(self, fifo: Path, elf: Path, cpu: str) -> None:
+        self.fifo = Path(fifo)
+        self.fifo.unlink(missing_ok=True)
+        os.mkfifo(self.fifo)
+        self.trace: ClassTrace | None = None
+        self.error = ""
+        self._thread = threading.Thread(target=self._read, args=(elf, cpu), daemon=True)
+        self._thread.start()
+
+    def _read(self, elf: Path, cpu: str) -> None:
+        try:
+            self.trace = class_trace(self.fifo, elf, cpu)
+        except Exception as exc:  # noqa: BLE001  reported on the profile, never raised
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def finish(self, timeout: float = 600.0) -> tuple[ClassTrace | None, str, float]:
+        """(the trace or None, why not, seconds waited after the run)."""
+        start = time.monotonic()
+        self._thread.join(0.5)
+        if self._thread.is_alive():
+            try:                                  # unblock a reader still waiting for QEMU to open the pipe
+                os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+            self._thread.join(timeout)
+        self.fifo.unlink(missing_ok=True)
+        if self._thread.is_alive():
+            return None, f"the log reader did not finish within {timeout:g} s", time.monotonic() - start
+        return self.trace, self.error, time.monotonic() - start
+
+
+def attach_classes(run: Any, emit: Callable[[str, str], None], trace: tuple | None, *, board: str | None = None,
+                   clock_mhz: float | None = None, flash_wait_states: int | None = None) -> None:
     """Set each profile row's `classes` (instructions by class between the row's own ETDump timestamps)
-    and the profile's cycle estimate on `board`; the log (~100 MB for ds_cnn) is deleted unless `keep_log`."""
-    log = run.files.get(TRACE_LOG)
+    and the profile's cycle estimate on `board`. `trace`: TraceReader.finish()'s answer."""
     prof = run.profile
-    if log is None or prof is None:
+    if trace is None or prof is None:
         return
-    start = time.monotonic()
+    tr, why, waited = trace
+    run.timings["classes_s"] = waited
+    if tr is None:
+        prof.notes.append(f"instruction classes: none ({why or 'no QEMU block log'})")
+        return
     try:
-        tr = class_trace(log, run.elf, run.target)
         stamps = [t for o in prof.ops if o.span for t in o.span]
         hits = tr.align(stamps)
         worst, off = 0, 0
@@ -48,12 +87,7 @@ def attach_classes(run: Any, emit: Callable[[str, str], None], *, board: str | N
         attach_estimate(prof, run.target, board, clock_mhz, flash_wait_states)
     except Exception as exc:  # noqa: BLE001  a broken log must not lose the profile
         prof.notes.append(f"instruction classes: none ({type(exc).__name__}: {exc})")
-    finally:
-        if not keep_log:
-            Path(log).unlink(missing_ok=True)
-            run.files.pop(TRACE_LOG, None)
-    run.timings["classes_s"] = time.monotonic() - start
-    emit("cmlens", f"instruction classes: {time.monotonic() - start:.1f} s")
+    emit("cmlens", f"instruction classes: log parsed alongside the run, {waited:.1f} s after it")
 
 
 def attach_estimate(prof: Any, cpu: str, board: str | None, clock_mhz: float | None,

@@ -56,7 +56,8 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
         attach_profile(run, source, plan.lowering, opts.icount or opts.profile, plan.program.record, emit,
                        final=lowered.final if lowered is not None else None)
         spec = plan.environment.board.spec
-        attach_classes(run, emit, board=spec.name if spec is not None else None, clock_mhz=opts.clock_mhz,
+        attach_classes(run, emit, plan.class_trace, board=spec.name if spec is not None else None,
+                       clock_mhz=opts.clock_mhz,
                        flash_wait_states=opts.flash_wait_states)
     return run
 

@@ -100,6 +100,7 @@ class RunPlan:
     sizing: RunSizing                # board (sized for an MCU), fit, host files, debug buffer, pools, heap
     workdir: Path
     timings: dict[str, float] = field(default_factory=dict)
+    class_trace: Any = None          # TraceReader.finish() of a profiled QEMU run (instructions by class)
 
     @property
     def board(self) -> Any:

@@ -10,7 +10,7 @@ from backend_core.common.errors import SimulatorError
 from backend_core.target.simulate.semihosting import run_semihosting
 from backend_core.target.simulate.simulator import EventCallback, SimResult
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.steps.classes import TRACE_LOG
+from backend_core.orchestration.jobs.steps.classes import TRACE_LOG, TraceReader
 from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
 
@@ -21,13 +21,20 @@ def simulate_run(plan: RunPlan, elf: Path, emit: LineCallback, *, on_line: LineC
     the runner at all (exit 3). The simulator is the plan's (found and checked by prepare_run), bound to
     this run's line and event callbacks and its cancel event."""
     sim = plan.environment.simulator_for(on_line, on_event, cancel_event)
+    reader = None
     if hasattr(sim, "trace_log"):                 # QEMU logs every block it runs: counts by class
         sim.trace_log = plan.workdir / TRACE_LOG if plan.options.profile and plan.options.classes else None
-    if plan.sizing.host_files:
-        result = run_semihosting(sim, elf, plan.model, plan.workdir, plan.options, emit)
-    else:
-        emit("cmlens", "$ " + " ".join(sim.command(elf)))
-        result = sim.run(elf, timeout=plan.options.timeout)
+        if sim.trace_log is not None:
+            reader = TraceReader(sim.trace_log, elf, plan.board.cpu)
+    try:
+        if plan.sizing.host_files:
+            result = run_semihosting(sim, elf, plan.model, plan.workdir, plan.options, emit)
+        else:
+            emit("cmlens", "$ " + " ".join(sim.command(elf)))
+            result = sim.run(elf, timeout=plan.options.timeout)
+    finally:
+        if reader is not None:
+            plan.class_trace = reader.finish()
     plan.timings["run_s"] = result.elapsed_s
     if result.exit_code not in (0, None) and not result.uart and result.problem:
         raise SimulatorError(f"The simulator could not run the runner: {result.problem}")
@@ -36,6 +43,6 @@ def simulate_run(plan: RunPlan, elf: Path, emit: LineCallback, *, on_line: LineC
             (plan.workdir / name).write_bytes(data)
     workdir = plan.workdir
     files = {p.name: p for p in sorted(workdir.glob("out-*.bin")) + [workdir / "etdump.bin",
-                                                                      workdir / "debug_buffer.bin", workdir / TRACE_LOG]
+                                                                      workdir / "debug_buffer.bin"]
              if p.is_file()}
     return result, files
