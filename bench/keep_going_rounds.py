@@ -32,7 +32,7 @@ def main() -> int:
         rewrites = sorted(v.get("rewrites") or {})
         quarantined = v.get("quarantined") or {}
         causes = len(rewrites) + len({str(q.get("stage") or q.get("reason") or "") for q in quarantined.values()} if isinstance(quarantined, dict) else ())
-        findings = low.preflight() if low is not None else []
+        findings = list(low.preflight or []) if low is not None else []
         print(f"{name:18s}{res.status:>8s}{v.get('keep_going_rounds', '-')!s:>7s}{causes:>7d}{len(quarantined):>10d}"
               f"{len(findings):>14d}{time.perf_counter() - t0:7.0f}  {', '.join(rewrites) or '—'}", flush=True)
     return 0

@@ -25,7 +25,7 @@ from backend_core.orchestration.compare.facts import SideFacts
 
 LOWERING, REPORT, ARTEFACT, BASELINE = "lowering", "report", "artefact", "baseline"
 OPTION_KEYS = LOWER_KEYS
-DEFAULT_OPTIONS: dict[str, Any] = {"target": "cortex-m55", "flow": "legacy", "activations": "int8",
+DEFAULT_OPTIONS: dict[str, Any] = {"target": "cortex-m55", "flow": "legacy", "activations": "int8", "rewrites": (),
                                    "channels_last": False, "calib": None}
 
 
@@ -175,6 +175,8 @@ def auto_labels(specs: list[SideSpec]) -> list[str]:
                 v = s.options.get(k)
                 if k == "channels_last":
                     parts.append("channels-last" if v else "as-given")
+                elif k == "rewrites":
+                    parts.append("+".join(v) if v else "as written")
                 else:
                     parts.append(str(v))
         labels.append(f"{name} ({', '.join(parts)})" if parts else name)
@@ -204,7 +206,8 @@ def side_job(spec: SideSpec, *, use_cache: bool = True, numerics_samples: int = 
         steps.append("evaluate")
         extra["evaluate"] = accuracy
     return Job(spec.source, LowerRequest(target=o["target"], flow=o["flow"], activations=o["activations"],
-                                         channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache),
+                                         channels_last=bool(o["channels_last"]), calib=o["calib"], use_cache=use_cache,
+                                         rewrites=tuple(o.get("rewrites") or ())),
                steps=tuple(steps), keep=("graphs",), label=spec.text, **extra)
 
 

@@ -10,11 +10,12 @@ from typing import Any
 from backend_core.common.cpus import normalise_target
 from backend_core.common.errors import BadInputError
 
-LOWER_KEYS = ("target", "flow", "activations", "channels_last", "calib")   # LowerRequest's fields
+LOWER_KEYS = ("target", "flow", "activations", "channels_last", "calib", "rewrites")   # LowerRequest's fields
 AXES = LOWER_KEYS + ("board",)                                            # what a sweep varies
 TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last", "cl"}
 FALSE = {"0", "false", "no", "off", "as-given", "as_given", "nchw", "no-channels-last"}
-ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target"}
+ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target",
+           "rewrite": "rewrites"}
 
 
 def canonical_key(key: str) -> str:
@@ -45,6 +46,14 @@ def parse_value(key: str, text: str) -> Any:
         raise BadInputError(f"channels_last={v!r} is not yes or no.", "Use channels_last=yes|no.")
     if key == "calib":
         return parse_calib(v)
+    if key == "rewrites":                 # rewrites=rnn-cells (several joined by +), none: the model as given
+        from backend_core.stages.fallback.rnn_cells import REWRITES
+
+        names = () if v.lower() in ("none", "as-given") else tuple(dict.fromkeys(v.lower().split("+")))
+        bad = [n for n in names if n not in REWRITES]
+        if bad:
+            raise BadInputError(f"Unknown rewrite {bad[0]!r}.", f"Use rewrites={'|'.join(REWRITES)} or rewrites=none.")
+        return names
     if key == "board":
         from backend_core.common.boards.specs import board_named
 
@@ -77,6 +86,8 @@ def parse_bare(token: str) -> tuple[str, Any]:
         return "activations", t
     if t in ("legacy", "explicit"):
         return "flow", t
+    if t == "rnn-cells":
+        return "rewrites", ("rnn-cells",)
     if t in TRUE - {"1", "true", "yes", "on"}:
         return "channels_last", True
     if t in FALSE - {"0", "false", "no", "off"}:
@@ -87,8 +98,8 @@ def parse_bare(token: str) -> tuple[str, Any]:
         if re.match(r"^(cortex-)?m\d", t):
             raise
         raise BadInputError(f"Unknown option {token!r}.",
-                            "A bare option is a CPU (m4, cortex-m55), int8/int16, legacy/explicit, channels-last "
-                            "or as-given; otherwise write key=value.") from None
+                            "A bare option is a CPU (m4, cortex-m55), int8/int16, legacy/explicit, channels-last, "
+                            "as-given or rnn-cells; otherwise write key=value.") from None
 
 
 def parse_vary(texts: list[str], keys: tuple[str, ...] = AXES, *, at_least: int = 1) -> dict[str, list[Any]]:

@@ -349,7 +349,8 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     else:
         cat = "unknown"
         msg = f"No rule explains why {_at_q(f)} stayed on a portable kernel; see the evidence."
-    msg += _move_cost(node, base)
+    if cat != "unsupported_module":         # a module's one explanation covers its moves too
+        msg += _move_cost(node, base)
     if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(f.warnings).lower():
         cat = "layout"
     if not suggestion:
