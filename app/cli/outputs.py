@@ -44,9 +44,9 @@ def json_destination(args: argparse.Namespace, err: Any = None) -> tuple[Path | 
         print("cmlens: warning: --json-file is now --json F (the old spelling will go)", file=err or sys.stderr)
         value = value if value not in (None, STDOUT) else alias
         return Path(value), getattr(args, "json", None) == STDOUT
-    if value is None:
+    if value is None or value is False:
         return None, False
-    return (None, True) if value == STDOUT else (Path(value), False)
+    return (None, True) if value is True or value == STDOUT else (Path(value), False)
 
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[argparse.ArgumentParser]:
