@@ -44,8 +44,7 @@ def run_repro(args: argparse.Namespace) -> int:
         parse_model_source(args.model)           # fail fast, before the 8 s import
         from backend_core.orchestration.jobs import Job, LowerRequest, ReproOptions
 
-        calib: Any = int(args.calib) if isinstance(args.calib, str) and args.calib.isdigit() else args.calib
-        job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=calib),
+        job = Job(args.model, LowerRequest(args.target, args.flow, channels_last=args.channels_last, calib=args.calib),
                   steps=("repro",), repro=ReproOptions(output=args.output, fresh_check=not args.no_fresh_check))
         res = submit(job, on_event)
     except CmlensError as e:

@@ -167,7 +167,7 @@ class ModelBar(QWidget):
     def lowering_job(self) -> Job:
         """The lowering the bar describes, as the Job the window submits (`session.lowering_job`)."""
         return lowering_job(self.current_source(), LowerRequest(
-            self.target.currentData(), self.flow.currentData(), calib=self.calib.value() or None,
+            self.target.currentData(), self.flow.currentData(), calib=self.calib.value(),
             channels_last=self.channels_last.isChecked(), keep_going=self.keep_going.isChecked()))
 
     def request_lower(self) -> None:

@@ -130,8 +130,10 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
     _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
         def lower_for(cpu_job: Job) -> JobResult:     # a Job per CPU: cancellable, its status lines shown
-            relay = (lambda kind, data: emit(kind, {**data, "text": f"{cpu_job.lower.target}: {data.get('text', '')}"})
-                     if kind == "status" else None)
+            def relay(kind: str, data: dict) -> None:      # only its status: its stages are not this job's
+                if kind == "status":
+                    emit(kind, {**data, "text": f"{cpu_job.lower.target}: {data.get('text', '')}"})
+
             return execute_job(cpu_job, relay, cancel)
 
         mem["per_cpu"] = per_cpu(job, res.lowering, lower_for, on_status=_status(emit))

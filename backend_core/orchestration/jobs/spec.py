@@ -211,7 +211,7 @@ class Job:
 
     def run_options(self) -> RunOptions:
         """The run options with the lowering's CPU and flow and the job's board (one source of truth)."""
-        return replace(self.run, target=normalise_target(self.lower.target), flow=self.lower.flow,
+        return replace(self.run, target=self.lower.target, flow=self.lower.flow,
                        profile=self.run.profile or self.wants("profile"),
                        board=self.run.board or (self.board if self.wants("run") else None))
 

@@ -200,15 +200,20 @@ def _rnn_module(f: Facts, q: NodeSnapshot) -> str:
             f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
 
 
+def _numel(shape: Any) -> int:
+    numel = 1
+    for d in shape or ():
+        numel *= int(d)
+    return numel
+
+
 def _move_cost(node: NodeSnapshot, base: str) -> str:
     """For a pad, permute or repeat left on a portable kernel: the backend's own kernel it missed (used for
     an int8 input only: aten_to_cortex_m_pass) and the bytes it copies."""
     if base not in KERNEL_BACKED_MOVES:
         return ""
     kernel = KERNEL_BACKED_MOVES[base]
-    numel = 1
-    for d in node.shape or ():
-        numel *= int(d)
+    numel = _numel(node.shape)
     size = 4 if (node.dtype or "").startswith("float") else 1
     missed = (f" The Cortex-M backend has {kernel} for it, which AtenToCortexMPass uses only when the input "
               f"is int8 with quantization parameters; this one's output is {node.dtype or 'float'}, so a portable "
@@ -221,9 +226,7 @@ def _island_cost(node: NodeSnapshot) -> str:
     quantized kernel would write (its instructions: `cmlens profile` on the target)."""
     if not node.shape or not (node.dtype or "").startswith("float"):
         return ""
-    numel = 1
-    for d in node.shape:
-        numel *= int(d)
+    numel = _numel(node.shape)
     return (f" Cost: a float island (dequantize, this op in fp32, quantize): its output {list(node.shape)} takes "
             f"{numel * 4:,} B in float32 instead of {numel:,} B in int8, and it runs on a portable fp32 kernel "
             "instead of CMSIS-NN (`cmlens profile` counts its instructions on the target).")
