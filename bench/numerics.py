@@ -25,7 +25,7 @@ def main() -> int:
         logging.getLogger(name).setLevel(logging.ERROR)
     from backend_core.orchestration.jobs import Job, execute_job
     from backend_core.orchestration.jobs.spec import NumericsOptions
-    from backend_core.analyses.numerics.analyze import analyze
+    from backend_core.analyses.numerics.analyze import RunLabels, analyze
     from backend_core.analyses.numerics.inputs import load_samples, parse_inputs
 
     name = sys.argv[1] if len(sys.argv) > 1 else "mv2"
@@ -55,7 +55,7 @@ def main() -> int:
     # torch's threads) does not, so both ratios are printed and CPU is the one to trust there.
     (wa, ca) = plain()
     t0, c0 = time.perf_counter(), time.process_time()
-    r = analyze(stages, final_snapshot, samples, snapshots=list(low.snapshots), model=name)
+    r = analyze(stages, final_snapshot, samples, snapshots=list(low.snapshots), labels=RunLabels(model=name))
     t_num, c_num = time.perf_counter() - t0, time.process_time() - c0
     (wb, cb) = plain()
     t_plain, c_plain = min(wa, wb), min(ca, cb)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from backend_core.analyses.numerics.analyze import analyze
+from backend_core.analyses.numerics.analyze import Sampling, analyze
 from backend_core.common.snapshot.classify import op_base_name
 from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 from backend_core.analyses.accuracy.programs import EvalPrograms, one_thread
@@ -42,7 +42,7 @@ def layer_info(node: NodeSnapshot) -> dict[str, Any]:
 def sqnr_profile(programs: EvalPrograms, sample: tuple) -> dict[str, float]:
     """Per layer of the final graph, SQNR (dB) of the lowered program against float on this sample."""
     with one_thread():
-        res = analyze(programs.stages, programs.final_snapshot, [sample], local_samples=0, sample_size=1)
+        res = analyze(programs.stages, programs.final_snapshot, [sample], sampling=Sampling(sample_size=1, local_samples=0))
     return {lay.node_id: lay.vs_float.sqnr_db for lay in res.layers if lay.vs_float is not None}
 
 

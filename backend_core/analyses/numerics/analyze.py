@@ -16,36 +16,128 @@ Per layer of the final graph:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from backend_core.common.errors import Cancelled, CmlensError
 from backend_core.common.snapshot.model import GraphSnapshot
 from backend_core.analyses.numerics.align import LayerPlan, build_plan
 from backend_core.analyses.numerics.capture import Reuse, StageProgram, run_capture
-from backend_core.analyses.numerics.compare import Divergence, LayerValue, layer_result, stage_checks
+from backend_core.analyses.numerics.compare import LayerValue, stage_checks
 from backend_core.analyses.numerics.final_run import FinalRun
-from backend_core.analyses.numerics.metrics import ErrorAccumulator, FloatHistogram, IntHistogram, top1
-from backend_core.analyses.numerics.results import (PAIR_FQ_VS_FLOAT, PAIR_LOCAL, PAIR_LOWERED_VS_FLOAT, PAIR_LOWERED_VS_FQ,
-                      NumericsResult, OutputResult)
-from backend_core.analyses.numerics.tensors import align, first_tensor, sample_indices
+from backend_core.analyses.numerics.pooling import MetricPool
+from backend_core.analyses.numerics.results import NumericsResult, StageCheck
+from backend_core.analyses.numerics.tensors import first_tensor
 
 Progress = Callable[[int, int, str], None]     # (done, total, text)
-ShouldStop = Callable[[], bool]
+CancelCheck = Callable[[], bool]               # True once the user asked to cancel
+
+
+@dataclass(frozen=True)
+class RunLabels:
+    """What the result says it compared: names only, nothing here changes the computation."""
+
+    model: str = ""
+    target: str = ""
+    flow: str = ""
+    inputs: str = ""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How much of each sample is kept: `sample_size` values per layer for the window's scatter plots;
+    the local (isolated) error reruns every layer's kernel, about one more forward pass per sample, so
+    `local_samples` limits it to the first K samples (None: all; an outlier sample can be what exposes a
+    kernel, so all is the default)."""
+
+    sample_size: int = 400
+    local_samples: int | None = None
+
+
+class _Stages:
+    """The kept stages of one lowering, run one sample at a time: each stage reuses the previous runnable
+    stage's node values where an op and its arguments are unchanged."""
+
+    def __init__(self, stages: list[StageProgram], final_snapshot: GraphSnapshot) -> None:
+        self.stages = stages
+        self.final = stages[-1]
+        self.plans = build_plan(stages, final_snapshot)
+        self.by_node = {lp.node: lp for lp in self.plans}
+        self.fq_stage = next((s for s in stages if s.kind == "quantize"), None)
+        self.float_stage = next((s for s in stages if s.kind == "export"), None)
+        self.chain = [s for s in stages if s.kind != "export"]           # compared pairwise
+        self.fnodes = {n.name: n for n in self.final.graph_module.graph.nodes}
+        self.reuses = {cur.name: (prev.name, Reuse(prev.program)) for prev, cur in zip(self.chain, self.chain[1:])}
+        self.in_chain = {s.name for s in self.chain}
+        self.captures = {s.name: {lp.points[s.name].node for lp in self.plans if s.name in lp.points}
+                         for s in stages if s is not self.final}
+        self.seconds = {s.name: 0.0 for s in stages}
+
+    def through(self, sample: tuple, number: int, local: bool, before: Callable[[StageProgram], None]
+                ) -> tuple[dict[str, dict[str, LayerValue]], dict[str, list[Any]], dict[str, dict[str, Any]], FinalRun]:
+        """Run sample `number` (1-based, for messages) through every stage, calling `before(stage)` first
+        (progress, cancel): (layer values per stage, outputs per stage, raw captured values per stage,
+        the final stage's run)."""
+        values: dict[str, dict[str, LayerValue]] = {}  # stage -> layer -> value at its point
+        raw: dict[str, dict[str, Any]] = {}            # stage -> point node -> captured value
+        outputs: dict[str, list[Any]] = {}
+        envs: dict[str, dict[str, Any]] = {}           # stage -> every node's value, by name
+        fr: FinalRun | None = None
+        for st in self.stages:
+            before(st)
+            t0 = time.perf_counter()
+            rec, fr = self._run_stage(st, sample, number, raw, envs, local, fr)
+            self.seconds[st.name] += time.perf_counter() - t0
+            outputs[st.name] = [first_tensor(o) for o in rec.outputs]
+            values[st.name] = self._layer_values(st, raw[st.name])
+        assert fr is not None
+        return values, outputs, raw, fr
+
+    def _run_stage(self, st: StageProgram, sample: tuple, number: int, raw: dict[str, dict[str, Any]],
+                   envs: dict[str, dict[str, Any]], local: bool, fr: FinalRun | None) -> tuple[Any, FinalRun | None]:
+        reuse = None
+        if st.name in self.reuses:
+            prev_name, reuse = self.reuses[st.name]
+            reuse.prev_env = envs.pop(prev_name, {})
+        try:
+            if st is self.final:
+                fr = FinalRun(st, self.plans, self.by_node, self.fnodes,
+                              raw.get(self.fq_stage.name, {}) if self.fq_stage else {},
+                              raw.get(self.float_stage.name, {}) if self.float_stage else {}, local=local)
+                rec = fr.run(sample, reuse)
+                raw[st.name] = rec.env
+            else:
+                rec = run_capture(st.program, sample, self.captures[st.name],
+                                  keep_env=st.name in self.in_chain, reuse=reuse)
+                raw[st.name] = rec.values
+            envs[st.name] = rec.env
+            if reuse is not None:
+                reuse.prev_env = {}
+        except Cancelled:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of the user's program becomes a message
+            raise CmlensError(
+                f"Running stage '{st.name}' on sample {number} failed: {type(e).__name__}: {str(e)[:300]}",
+                "The stage's program does not run on the host with this input.") from e
+        return rec, fr
+
+    def _layer_values(self, st: StageProgram, raw: dict[str, Any]) -> dict[str, LayerValue]:
+        vals: dict[str, LayerValue] = {}
+        for lp in self.plans:
+            p = lp.final_point if st is self.final else lp.points.get(st.name)
+            v = raw.get(p.node) if p is not None else None
+            if p is not None and v is not None:
+                vals[lp.node] = LayerValue(v, p, tuple(_shape(lp, self.fnodes)))
+        return vals
 
 
 def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: list[tuple], *,
-            snapshots: list[GraphSnapshot] | None = None, model: str = "", target: str = "",
-            flow: str = "", inputs: str = "", lowered: Any = None, sample_size: int = 400,
-            local_samples: int | None = None, progress: Progress | None = None, should_stop: ShouldStop | None = None
-            ) -> NumericsResult:
+            snapshots: list[GraphSnapshot] | None = None, labels: RunLabels = RunLabels(),
+            sampling: Sampling = Sampling(), lowered: Any = None, progress: Progress | None = None,
+            is_cancelled: CancelCheck | None = None) -> NumericsResult:
     """Run `stages` (StageKeeper.stages; the last is the final program, or `lowered` if given,
-    e.g. a deliberately corrupted copy) on `samples` and compare them layer by layer.
-
-    The local (isolated) error reruns every layer's kernel once more, which costs about one more
-    forward pass per sample; `local_samples` limits it to the first K samples (None: all; an
-    outlier sample can be what exposes a kernel, so all is the default). Cumulative metrics and pass checks always use every sample."""
-    import torch
-
+    e.g. a deliberately corrupted copy) on `samples` and compare them layer by layer. Cumulative metrics
+    and pass checks always use every sample."""
     t_start = time.perf_counter()
     if not samples:
         raise CmlensError("No input samples to run.", "Pass --inputs N or a folder of samples.")
@@ -54,198 +146,52 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     if lowered is not None:
         last = stages[-1]
         stages = stages[:-1] + [StageProgram(last.name, last.index, last.kind, lowered, last.passes)]
-    final = stages[-1]
-    plans = build_plan(stages, final_snapshot)
-    by_node = {lp.node: lp for lp in plans}
-    fq_stage = next((s for s in stages if s.kind == "quantize"), None)
-    float_stage = next((s for s in stages if s.kind == "export"), None)
-    chain = [s for s in stages if s.kind != "export"]           # compared pairwise
-    fnodes = {n.name: n for n in final.graph_module.graph.nodes}
-
-    accs: dict[str, dict[str, ErrorAccumulator]] = {p: {} for p in
-                                                    (PAIR_LOCAL, PAIR_LOWERED_VS_FQ,
-                                                     PAIR_LOWERED_VS_FLOAT, PAIR_FQ_VS_FLOAT)}
-    for lp in plans:
-        sc = lp.qparam.scale if (lp.is_int and lp.qparam) else None
-        for p in accs:
-            accs[p][lp.node] = ErrorAccumulator(sc)
-    ihist = {lp.node: IntHistogram(lp.qparam.qmin, lp.qparam.qmax)
-             for lp in plans if lp.is_int and lp.qparam}
-    fhist = {lp.node: FloatHistogram() for lp in plans}
-    samples_out: dict[str, dict[str, list[float]]] = {lp.node: {} for lp in plans}
-    out_accs: list[dict[str, ErrorAccumulator]] = []
-    top1_hits: list[dict[str, int]] = []
-    top1_n: list[int] = []
-    out_shapes: list[Any] = []
-    div = {s.name: Divergence() for s in chain[1:]}
-    seconds = {s.name: 0.0 for s in stages}
-
-    reuses = {cur.name: (prev.name, Reuse(prev.program)) for prev, cur in zip(chain, chain[1:])}
-    in_chain = {s.name for s in chain}
-    captures = {s.name: {lp.points[s.name].node for lp in plans if s.name in lp.points}
-                for s in stages if s is not final}
-    total = len(samples) * len(stages)
-    done = 0
+    run = _Stages(stages, final_snapshot)
+    pool = MetricPool(run.plans, run.chain, sampling.sample_size)
+    total, done = len(samples) * len(stages), 0
     reference_outputs: list[Any] = []               # the last sample's fake-quant (else lowered) outputs
     for si, sample in enumerate(samples):
-        values: dict[str, dict[str, Any]] = {}      # stage -> layer -> dequantized, final shape
-        raw: dict[str, dict[str, Any]] = {}         # stage -> point node -> captured value
-        outputs: dict[str, list[Any]] = {}
-        envs: dict[str, dict[str, Any]] = {}        # stage -> every node's value, by name
-        for st in stages:
-            if should_stop is not None and should_stop():
+        def before(st: StageProgram, si: int = si) -> None:
+            nonlocal done
+            if is_cancelled is not None and is_cancelled():
                 raise Cancelled("Numerics run cancelled.")
             if progress is not None:
                 progress(done, total, f"sample {si + 1}/{len(samples)}: {st.name}")
-            t0 = time.perf_counter()
-            reuse = None
-            if st.name in reuses:
-                prev_name, reuse = reuses[st.name]
-                reuse.prev_env = envs.pop(prev_name, {})
-            try:
-                if st is final:
-                    fr = FinalRun(st, plans, by_node, fnodes, raw.get(fq_stage.name, {}) if fq_stage
-                                   else {}, raw.get(float_stage.name, {}) if float_stage else {},
-                                   local=local_samples is None or si < local_samples)
-                    rec = fr.run(sample, reuse)
-                    raw[st.name] = rec.env
-                else:
-                    rec = run_capture(st.program, sample, captures[st.name],
-                                      keep_env=st.name in in_chain, reuse=reuse)
-                    raw[st.name] = rec.values
-                envs[st.name] = rec.env
-                if reuse is not None:
-                    reuse.prev_env = {}
-            except Cancelled:
-                raise
-            except Exception as e:  # noqa: BLE001
-                raise CmlensError(
-                    f"Running stage '{st.name}' on sample {si + 1} failed: {type(e).__name__}: "
-                    f"{str(e)[:300]}",
-                    "The stage's program does not run on the host with this input.") from e
-            seconds[st.name] += time.perf_counter() - t0
-            outputs[st.name] = [first_tensor(o) for o in rec.outputs]
-            vals: dict[str, Any] = {}
-            for lp in plans:
-                p = lp.final_point if st is final else lp.points.get(st.name)
-                if p is None:
-                    continue
-                v = raw[st.name].get(p.node)
-                if v is None:
-                    continue
-                vals[lp.node] = LayerValue(v, p, tuple(_shape(lp, fnodes)))
-            values[st.name] = vals
             done += 1
-
-        # -- per-layer metrics ---------------------------------------------------------
-        low = {k: v.f() for k, v in values[final.name].items()}
-        fqv = {k: v.f() for k, v in values.get(fq_stage.name, {}).items()} if fq_stage else {}
-        flv = {k: v.f() for k, v in values.get(float_stage.name, {}).items()} if float_stage else {}
-        fqv = {**fqv, **fr.derived_fq}
-        flv = {**flv, **fr.derived_float}
-        for lp in plans:
-            n = lp.node
-            lv, qv, fv = low.get(n), fqv.get(n), flv.get(n)
-            if lv is not None and qv is not None:
-                accs[PAIR_LOWERED_VS_FQ][n].add(qv, lv)
-            if lv is not None and fv is not None:
-                accs[PAIR_LOWERED_VS_FLOAT][n].add(fv, lv)
-            if qv is not None and fv is not None:
-                accs[PAIR_FQ_VS_FLOAT][n].add(fv, qv)
-            iso = fr.isolated.get(n)
-            if iso is not None and qv is not None:
-                accs[PAIR_LOCAL][n].add(qv, iso)
-            if n in ihist:
-                ihist[n].add(first_tensor(raw[final.name][n]))
-            if fv is not None:
-                fhist[n].add(fv)
-            if si == 0 and lv is not None:
-                idx = sample_indices(lv.numel(), sample_size)
-                samples_out[n]["lowered"] = _pick(lv, idx)
-                if qv is not None:
-                    samples_out[n]["fake_quant"] = _pick(qv, idx)
-                if fv is not None:
-                    samples_out[n]["float"] = _pick(fv, idx)
-
-        # -- model outputs ---------------------------------------------------------------
-        lo = outputs[final.name]
-        qo = outputs.get(fq_stage.name, []) if fq_stage else []
-        fo = outputs.get(float_stage.name, []) if float_stage else []
-        reference_outputs = qo or lo
-        while len(out_accs) < len(lo):
-            out_accs.append({p: ErrorAccumulator() for p in
-                             (PAIR_LOWERED_VS_FQ, PAIR_LOWERED_VS_FLOAT, PAIR_FQ_VS_FLOAT)})
-            top1_hits.append({PAIR_LOWERED_VS_FQ: 0, PAIR_LOWERED_VS_FLOAT: 0, PAIR_FQ_VS_FLOAT: 0})
-            top1_n.append(0)
-            out_shapes.append(None)
-        for i, l_out in enumerate(lo):
-            if l_out is None:
-                continue
-            out_shapes[i] = tuple(l_out.shape)
-            q_out = qo[i] if i < len(qo) else None
-            f_out = fo[i] if i < len(fo) else None
-            pairs = ((PAIR_LOWERED_VS_FQ, q_out, l_out), (PAIR_LOWERED_VS_FLOAT, f_out, l_out),
-                     (PAIR_FQ_VS_FLOAT, f_out, q_out))
-            classify = top1(l_out) is not None
-            if classify:
-                top1_n[i] += 1
-            for p, ref, test in pairs:
-                if ref is None or test is None or not ref.is_floating_point():
-                    continue
-                r = align(ref.float(), tuple(test.shape))
-                if r is None:
-                    continue
-                out_accs[i][p].add(r, test.float())
-                if classify and top1(r) == top1(test.float()):
-                    top1_hits[i][p] += 1
-
-        # -- per-pass neutrality -------------------------------------------------------------
-        for prev, cur in zip(chain, chain[1:]):
-            d = div[cur.name]
-            d.compared += 1
-            a, b = values[prev.name], values[cur.name]
-            for lp in plans:
-                ra, rb = a.get(lp.node), b.get(lp.node)
-                if ra is None or rb is None or lp.reference != "mapped" or ra.same(rb):
-                    continue
-                va, vb = ra.f(), rb.f()
-                if va is None or vb is None:
-                    continue
-                if not torch.equal(va, vb):
-                    diff = float((va.double() - vb.double()).abs().max())
-                    d.differs[lp.node] = max(d.differs.get(lp.node, 0.0), diff)
-                    if lp.is_int and lp.qparam and lp.qparam.scale > 0:
-                        d.lsb[lp.node] = max(d.lsb.get(lp.node, 0.0), diff / lp.qparam.scale)
-            oa, ob = outputs[prev.name], outputs[cur.name]
-            if len(oa) != len(ob) or any(x is None or y is None or x.shape != y.shape or
-                                         not torch.equal(x, y) for x, y in zip(oa, ob)):
-                d.outputs_identical = False
-
+        local = sampling.local_samples is None or si < sampling.local_samples
+        values, outputs, raw, fr = run.through(sample, si + 1, local, before)
+        fq, fl = run.fq_stage, run.float_stage
+        fqv = {k: v.f() for k, v in values.get(fq.name, {}).items()} if fq else {}
+        flv = {k: v.f() for k, v in values.get(fl.name, {}).items()} if fl else {}
+        pool.add_layers(si == 0, {k: v.f() for k, v in values[run.final.name].items()},
+                        {**fqv, **fr.derived_fq}, {**flv, **fr.derived_float}, fr.isolated, raw[run.final.name])
+        qo = outputs.get(fq.name, []) if fq else []
+        pool.add_outputs(outputs[run.final.name], qo, outputs.get(fl.name, []) if fl else [])
+        reference_outputs = qo or outputs[run.final.name]
+        pool.add_neutrality(run.chain, values, outputs)
     if progress is not None:
         progress(total, total, "done")
+    return NumericsResult(model=labels.model, target=labels.target, flow=labels.flow, inputs=labels.inputs,
+                          n_inputs=len(samples), final_stage=run.final.name, layers=pool.layer_results(),
+                          outputs=pool.output_results(), stages=_checks(run, pool, snapshots),
+                          seconds=time.perf_counter() - t_start, notes=_notes(run.plans, reference_outputs))
 
-    layers = [layer_result(lp, accs, ihist, fhist, samples_out) for lp in plans]
-    outs = []
-    for i, acc in enumerate(out_accs):
-        n = top1_n[i]
-        outs.append(OutputResult(
-            index=i, shape=out_shapes[i],
-            vs_fake_quant=acc[PAIR_LOWERED_VS_FQ].result(),
-            vs_float=acc[PAIR_LOWERED_VS_FLOAT].result(),
-            fake_quant_vs_float=acc[PAIR_FQ_VS_FLOAT].result(),
-            top1_vs_fake_quant=top1_hits[i][PAIR_LOWERED_VS_FQ] / n if n else None,
-            top1_vs_float=top1_hits[i][PAIR_LOWERED_VS_FLOAT] / n if n else None,
-            top1_fake_quant_vs_float=top1_hits[i][PAIR_FQ_VS_FLOAT] / n if n else None))
-    checks = stage_checks(stages, chain, div, seconds, plans, snapshots)
+
+def _checks(run: _Stages, pool: MetricPool, snapshots: list[GraphSnapshot] | None) -> list[StageCheck]:
+    checks = stage_checks(run.stages, run.chain, pool.div, run.seconds, run.plans, snapshots)
     for c in checks:
-        if c.stage in reuses:
-            r = reuses[c.stage][1]
+        if c.stage in run.reuses:
+            r = run.reuses[c.stage][1]
             if r.reused:
                 c.note = (f"{r.reused} of {r.reused + r.executed} node runs reused from "
-                          f"{reuses[c.stage][0]} (same op, identical argument values)")
-    notes = []
-    from backend_core.stages.pipeline.reference_check import degenerate_reason   # issue 9: a comparison of near-constants
+                          f"{run.reuses[c.stage][0]} (same op, identical argument values)")
+    return checks
 
+
+def _notes(plans: list[LayerPlan], reference_outputs: list[Any]) -> list[str]:
+    from backend_core.stages.pipeline.reference_check import degenerate_reason   # issue 9: near-constants
+
+    notes = []
     for i, ref in enumerate(reference_outputs):
         # 0.01: the default atol of a target run's bundle check (cmlens run --atol)
         why = degenerate_reason(ref.detach().double().numpy(), 0.01) if ref is not None else ""
@@ -258,10 +204,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                      f"or part of a decomposition); their reference is the same op run on the "
                      f"references of their inputs: {', '.join(derived[:8])}"
                      f"{' …' if len(derived) > 8 else ''}")
-    return NumericsResult(model=model, target=target, flow=flow, inputs=inputs,
-                          n_inputs=len(samples), final_stage=final.name, layers=layers,
-                          outputs=outs, stages=checks, seconds=time.perf_counter() - t_start,
-                          notes=notes)
+    return notes
 
 
 def _shape(lp: LayerPlan, fnodes: dict[str, Any]) -> tuple[int, ...]:
@@ -269,8 +212,3 @@ def _shape(lp: LayerPlan, fnodes: dict[str, Any]) -> tuple[int, ...]:
         return tuple(lp.snap.shape)
     v = first_tensor(fnodes[lp.node].meta.get("val"))
     return tuple(v.shape) if v is not None else ()
-
-
-def _pick(t: Any, idx: Any) -> list[float]:
-    flat = t.reshape(-1)
-    return [float(x) for x in flat[idx].tolist()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend_core.analyses.numerics.analyze import Progress, ShouldStop, analyze
+from backend_core.analyses.numerics.analyze import CancelCheck, Progress, RunLabels, Sampling, analyze
 from backend_core.analyses.numerics.inputs import InputSpec, load_samples, parse_inputs
 from backend_core.analyses.numerics.results import NumericsResult
 
@@ -18,14 +18,13 @@ def samples_for(model: Any, options: Any, inputs: InputSpec | str | int | None) 
 
 
 def numerics_of(lowering: Any, samples: list[tuple], spec: InputSpec, *,
-                progress: Progress | None = None, should_stop: ShouldStop | None = None,
-                sample_size: int = 400, local_samples: int | None = None) -> NumericsResult:
+                progress: Progress | None = None, is_cancelled: CancelCheck | None = None,
+                sampling: Sampling = Sampling()) -> NumericsResult:
     """Compare float, fake-quant and every runnable stage of `lowering` (a LoweringResult made with
     keep_stages) on `samples`."""
     opts = lowering.options
     result = analyze(lowering.stage_programs, lowering.snapshots[-1], samples, snapshots=list(lowering.snapshots),
-                     model=lowering.model, target=opts.target, flow=opts.flow, inputs=spec.describe(),
-                     progress=progress, should_stop=should_stop, sample_size=sample_size,
-                     local_samples=local_samples)
+                     labels=RunLabels(lowering.model, opts.target, opts.flow, spec.describe()),
+                     progress=progress, is_cancelled=is_cancelled, sampling=sampling)
     result.lowering_seconds = lowering.seconds
     return result

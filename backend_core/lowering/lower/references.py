@@ -132,7 +132,7 @@ def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:
     """"conv (quantized_conv2d): local max 1 step" for each layer whose own kernel differs from its
     fake-quant counterpart on one sample (the example inputs), largest first; [] when none does or the
     numerics cannot map the program (the verdict then names no cause rather than a guess)."""
-    from backend_core.analyses.numerics.analyze import analyze
+    from backend_core.analyses.numerics.analyze import Sampling, analyze
     from backend_core.analyses.numerics.capture import StageProgram
 
     stages = [StageProgram("quantized", 1, "quantize", pipeline.quantized_module)]
@@ -140,7 +140,7 @@ def local_causes(pipeline: Any, inputs: tuple | None = None) -> list[str]:
         stages.append(StageProgram("edge", 2, "edge", pipeline.edge_program))
     stages.append(StageProgram("final", 3, "final", pipeline.final_program))
     try:
-        result = analyze(stages, pipeline.snapshots[-1], [inputs or pipeline.example_inputs], sample_size=0)
+        result = analyze(stages, pipeline.snapshots[-1], [inputs or pipeline.example_inputs], sampling=Sampling(sample_size=0))
     except Exception:  # noqa: BLE001  attribution is an extra: the verdict stands without it
         return []
     found = []

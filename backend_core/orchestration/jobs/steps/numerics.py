@@ -31,6 +31,7 @@ class NumericsInputs:
 
 def numerics_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event,
                   inputs: NumericsInputs) -> None:
+    from backend_core.analyses.numerics.analyze import Sampling
     from backend_core.analyses.numerics.run import numerics_of
 
     low = res.lowering
@@ -43,8 +44,8 @@ def numerics_step(job: Job, res: JobResult, emit: EventCallback, cancel: threadi
     def progress(done: int, total: int, text: str) -> None:
         emit("progress", {"phase": "analysis", "done": done, "total": total, "text": text})
 
-    num = numerics_of(low, inputs.samples, inputs.spec, progress=progress, should_stop=cancel.is_set,
-                      sample_size=job.numerics.sample_size, local_samples=job.numerics.local_samples or None)
+    num = numerics_of(low, inputs.samples, inputs.spec, progress=progress, is_cancelled=cancel.is_set,
+                      sampling=Sampling(job.numerics.sample_size, job.numerics.local_samples or None))
     res.numerics = num
     res.steps["numerics"] = num.to_dict()
 
