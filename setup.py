@@ -11,7 +11,8 @@ setup(
                                  "*.json", "*.txt"],
         "backend_core": ["stages/models/weights/*.pt",    # the zoo's trained digits_cnn (scripts/train_digits.py)
                          # cmlens history's Alembic migrations (versions/ is scripts, not a package)
-                         "orchestration/history/migrations/*.mako", "orchestration/history/migrations/versions/*.py"],
+                         "orchestration/history/migrations/*.mako", "orchestration/history/migrations/versions/*.py",
+                         "target/export/templates/*.in"],   # the bundle's cmlens_model.cmake
         # resources/ is a package so that its data files install with the product (colours, styles, icons, boards)
         "resources": ["*.json", "styles/*.qss", "styles/*.css", "icons/*.svg", "boards/*.json", "timing/*.json",
                       "report/*.js", "report/*.css"],

@@ -41,7 +41,7 @@ def _newest_entry(model: str) -> str | None:
 
 def main(models: list[str]) -> int:
     from backend_core.stages.cache import ResultCache
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.target.memory import analyze_memory, attach_board
     from backend_core.common.boards.specs import board_named
     from backend_core.stages.pipeline.stages import PipelineOptions
@@ -51,7 +51,7 @@ def main(models: list[str]) -> int:
         key = _newest_entry(m)
         if key is None:
             t = time.perf_counter()
-            res = lower(m, PipelineOptions(target="cortex-m55"), want_pte=True)
+            res = lower(m, PipelineOptions(target="cortex-m55"), outputs=LowerOutputs(pte=True))
             print(f"{m}: lowered in {time.perf_counter() - t:.1f} s, .pte {len(res.blobs['model.pte']):,} B", flush=True)
             key = _newest_entry(m)
         # The entry is fixed here: other engineers editing backend_core change the code fingerprint (the

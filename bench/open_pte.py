@@ -52,10 +52,10 @@ app.exec()
 
 
 def mv2_pte(out: Path) -> Path:
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    res = lower("mv2", PipelineOptions(), want_pte=True)
+    res = lower("mv2", PipelineOptions(), outputs=LowerOutputs(pte=True))
     out.write_bytes(res.blobs["model.pte"])
     return out
 

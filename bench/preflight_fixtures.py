@@ -82,11 +82,10 @@ def stock_bundle(res) -> bytes:
 
 def lower_case(case: Case) -> tuple[bytes, list[str]]:
     from backend_core.target.build.ops import read_program_ops
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    res = lower(str(ROOT / case.model), PipelineOptions(target="cortex-m55"), use_cache=False, want_pte=True,
-                want_bpte=True, keep_programs=case.stock_bundle)
+    res = lower(str(ROOT / case.model), PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(pte=True, bpte=True, edge_program=case.stock_bundle))
     if res.status != "done":
         raise SystemExit(f"{case.model}: lowering {res.status}: {res.error}")
     data = stock_bundle(res) if case.stock_bundle else res.blobs["model.bpte"]

@@ -92,6 +92,7 @@ def plain(name: str, calib: int | None = None) -> dict[str, Any]:
 
 def cmlens(name: str, keep_going: bool = False) -> dict[str, Any]:
     from backend_core.orchestration.jobs.steps.lower import lower_source
+    from backend_core.lowering.lower import LowerOutputs
     from backend_core.stages.models import load_model, parse_model_source
     from backend_core.stages.pipeline.stages import PipelineOptions
 
@@ -99,7 +100,7 @@ def cmlens(name: str, keep_going: bool = False) -> dict[str, Any]:
     load_model(parse_model_source(source(name)))
     load = time.perf_counter() - t0
     t0 = time.perf_counter()
-    r = lower_source(source(name), PipelineOptions(keep_going=keep_going), use_cache=False, want_pte=True)
+    r = lower_source(source(name), PipelineOptions(keep_going=keep_going), use_cache=False, outputs=LowerOutputs(pte=True))
     seconds = time.perf_counter() - t0 - load
     ops = Counter(n.target for n in r.fallbacks())
     fb = r.final.nodes if r.final else ()

@@ -1,5 +1,5 @@
 """The window's compare of 3 sides against the sum of its sides (issue 45): the same three side Jobs, first
-one after the other on the window's executor, then as the Compare tab runs them (app.compare.runner, all
+one after the other on the window's executor, then as the Compare tab runs them (app.compare.side_jobs, all
 submitted at once). Each phase gets a fresh lowering cache ($CMLENS_CACHE in a temporary folder) so each
 side does its work. Prints both times and ratios
 side by side; asserts nothing (on 2 cores three lowerings share the CPUs, so expect more than the slowest)."""
@@ -32,7 +32,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     from backend_core.orchestration.compare.sides import side_job, specs_from_words
 
-    from app.compare.runner import CompareRunner
+    from app.compare.side_jobs import CompareSideJobs
     from app.runtime.qt_job import QtExecutor
 
     jobs = [side_job(s) for s in specs_from_words(WORDS)]
@@ -46,7 +46,7 @@ def main() -> int:
         alone.append(time.perf_counter() - t0)
         print(f"side {job.lower.target:11s} alone: {alone[-1]:6.1f} s ({status})", flush=True)
     os.environ["CMLENS_CACHE"] = tempfile.mkdtemp(prefix="cmlens-bench-compare-")
-    runner = CompareRunner()
+    runner = CompareSideJobs()
     t0 = time.perf_counter()
     runner.start(WORDS)
     while runner.is_running():

@@ -1,6 +1,6 @@
 """The docs screenshots: the real main window, filled with real results (tests/gui/filled.py: real lowerings,
 real numerics runs, recorded real QEMU runs), every Details tab and every Run-on-target result tab, saved
-as 8-bit palette PNGs (app.cli.gui.to_palette) and checked for text over text (tests/gui/overlap.py).
+as 8-bit palette PNGs (app.cli.gui_script.to_palette) and checked for text over text (tests/gui/overlap.py).
 
 Under Xvfb, the size of a laptop or a desktop screen (the window is sized to the screen's available
 geometry, as a user's first run would be):
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         from tests.gui.filled import dark_palette
 
         app.setPalette(dark_palette())
-    from app.cli.gui import to_palette
+    from app.cli.gui_script import to_palette
     from app.shell.main_window import MainWindow
     from app.widgets.theme import app_style_sheet
     from tests.gui.filled import fill_window, spin, tab_views

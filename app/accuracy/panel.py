@@ -76,10 +76,47 @@ class AccuracyPanel(QWidget):
         self._result: dict[str, Any] | None = None
         self._heat: tuple[float, float, str] = (0.0, 60.0, "")
         self.error: dict[str, Any] | None = None
-        self.runner = QtJob("job worker", "evaluate", self)
-        self.runner.event.connect(self._on_event)
-        self.runner.finished.connect(self._on_finished)
+        self.job_slot = QtJob("job worker", "evaluate", self)
+        self.job_slot.event.connect(self._on_event)
+        self.job_slot.finished.connect(self._on_finished)
 
+        top = self._toolbar()
+        self.problem = ElidedLabel("")
+        self.problem.setTextFormat(Qt.TextFormat.RichText)
+        self.problem.setVisible(False)
+        self.title = ElidedLabel("")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.target_line = ElidedLabel("")            # K samples on the board: bit-exact with the lowered program?
+        self.target_line.setTextFormat(Qt.TextFormat.RichText)
+        self.target_line.setVisible(False)
+
+        self.bars = AccuracyBars()
+        self.matrices = ConfusionMatrices()
+        flips_w = self._flip_view()
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        for w, stretch in ((self.bars, 2), (self.matrices, 5), (flips_w, 5)):
+            self.split.addWidget(w)
+            self.split.setStretchFactor(self.split.count() - 1, stretch)
+        self.split.setChildrenCollapsible(False)
+        self.split.setSizes([240, 560, 560])
+        self.placeholder = QLabel(EMPTY)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet(theme.PLACEHOLDER_STYLE)
+        self.body = QStackedWidget()
+        self.body.addWidget(self.placeholder)
+        self.body.addWidget(self.split)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(2)
+        lay.addLayout(top)
+        lay.addWidget(self.problem)
+        lay.addWidget(self.title)
+        lay.addWidget(self.target_line)
+        lay.addWidget(self.body, 1)
+
+    def _toolbar(self) -> QHBoxLayout:
+        """Evaluate, the data folder, how many samples (on the host and on the target), Cancel, status."""
         self.run_btn = QPushButton("Evaluate")
         self.run_btn.setToolTip("Lower the model on screen again in the job worker and evaluate it: float, "
                                 "fake-quant and the lowered program on the same labelled samples")
@@ -116,17 +153,10 @@ class AccuracyPanel(QWidget):
         for w in (self.run_btn, self.data, self.browse, self.limit, self.on_target, self.cancel_btn):
             top.addWidget(w)
         top.addWidget(self.status, 1)
-        self.problem = ElidedLabel("")
-        self.problem.setTextFormat(Qt.TextFormat.RichText)
-        self.problem.setVisible(False)
-        self.title = ElidedLabel("")
-        self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.target_line = ElidedLabel("")            # K samples on the board: bit-exact with the lowered program?
-        self.target_line.setTextFormat(Qt.TextFormat.RichText)
-        self.target_line.setVisible(False)
+        return top
 
-        self.bars = AccuracyBars()
-        self.matrices = ConfusionMatrices()
+    def _flip_view(self) -> QWidget:
+        """The samples whose prediction flipped, with the first layer where each departs, and its thumbnail."""
         self.flips = QTreeWidget()
         self.flips.setRootIsDecorated(False)
         self.flips.setHeaderLabels(list(FLIP_COLUMNS))
@@ -165,28 +195,7 @@ class AccuracyPanel(QWidget):
         flip_box.addLayout(flip_row, 1)
         flips_w = QWidget()
         flips_w.setLayout(flip_box)
-
-        self.split = QSplitter(Qt.Orientation.Horizontal)
-        for w, stretch in ((self.bars, 2), (self.matrices, 5), (flips_w, 5)):
-            self.split.addWidget(w)
-            self.split.setStretchFactor(self.split.count() - 1, stretch)
-        self.split.setChildrenCollapsible(False)
-        self.split.setSizes([240, 560, 560])
-        self.placeholder = QLabel(EMPTY)
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet(theme.PLACEHOLDER_STYLE)
-        self.body = QStackedWidget()
-        self.body.addWidget(self.placeholder)
-        self.body.addWidget(self.split)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
-        lay.setSpacing(2)
-        lay.addLayout(top)
-        lay.addWidget(self.problem)
-        lay.addWidget(self.title)
-        lay.addWidget(self.target_line)
-        lay.addWidget(self.body, 1)
+        return flips_w
 
     # -- public API ------------------------------------------------------------------------------
     def set_request_source(self, fn: Source) -> None:
@@ -196,11 +205,11 @@ class AccuracyPanel(QWidget):
         return self._result
 
     def is_running(self) -> bool:
-        return self.runner.is_running()
+        return self.job_slot.is_running()
 
     def run_current(self) -> None:
         """Evaluate the lowering on screen (its source and options) on the data picked."""
-        if self.runner.is_running():
+        if self.job_slot.is_running():
             return
         src = self._source()
         if src is None or not src.model:
@@ -222,17 +231,17 @@ class AccuracyPanel(QWidget):
         job = evaluation_job(src, data, self.limit.value() or None, k, et_root, cmsis)
         self.problem.setVisible(False)
         self._set_busy(True, f"evaluating {Path(src.model).name} ({src.lower.target}): starting the job worker…")
-        self.runner.start(job)
+        self.job_slot.start(job)
 
     def cancel(self) -> None:
         # on the host no build runs: nothing of the worker could be orphaned, stop it now; on target the
         # worker stops its build or simulator first (SIGTERM, then the grace)
-        on_target = bool(self.runner.job is not None and self.runner.job.evaluate.on_target)
-        if self.runner.cancel(graceful=on_target):
+        on_target = bool(self.job_slot.job is not None and self.job_slot.job.evaluate.on_target)
+        if self.job_slot.cancel(graceful=on_target):
             self.status.setText("cancelling…")
 
     def shutdown(self) -> None:
-        self.runner.shutdown(graceful=bool(self.runner.job is not None and self.runner.job.evaluate.on_target))
+        self.job_slot.shutdown(graceful=bool(self.job_slot.job is not None and self.job_slot.job.evaluate.on_target))
 
     def clear(self) -> None:
         self.set_result(None)

@@ -23,12 +23,19 @@ def add_doctor_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Print the doctor report; 0 when everything the QEMU flow needs is present, else 2."""
-    from backend_core.target.doctor.machine import run_doctor
+    """Print the doctor report; 0 when everything the QEMU flow needs is present, else 2. The report is the
+    doctor step of a Job (the window's Doctor button runs the same Job in its job worker)."""
+    from backend_core.orchestration.jobs.spec import Job, RunOptions
+    from backend_core.target.doctor.machine import DoctorReport
+
+    from .common import submit
 
     out = out or sys.stdout
     json_file, json_stdout = json_destination(args)
-    report = run_doctor(et_root=getattr(args, "et_root", None), cmsis_nn=getattr(args, "cmsis_nn", None))
+    res = submit(Job("", steps=("doctor",), run=RunOptions(et_root=getattr(args, "et_root", None),
+                                                           cmsis_nn=getattr(args, "cmsis_nn", None))))
+    res.raise_error()
+    report = DoctorReport.from_dict(res.steps["doctor"])
     if json_stdout:
         print(json.dumps(report.to_dict(), indent=2), file=out)
     else:

@@ -15,9 +15,6 @@ from typing import Any
 from .outputs import add_output
 from .lowering_flags import add_lowering_flags
 
-SCREENSHOT_TIMEOUT_S = 600
-
-
 def add_gui_command(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("gui", help="open the desktop app (pass by pass, fallbacks and why)",
                               description="Open CortexM Lens. MODEL is a zoo name, a .py file or a "
@@ -90,32 +87,6 @@ def screenshot_platform() -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
-def _pick_node(snap, name: str) -> str | None:
-    if snap.node(name) is not None:
-        return name
-    low = name.lower()
-    for n in snap.nodes:
-        if n.name == name:
-            return n.id
-    for n in snap.nodes:
-        if low in n.id.lower() or low in n.target.lower():
-            return n.id
-    return None
-
-
-def to_palette(img):  # type: ignore[no-untyped-def]
-    """The 256 most frequent colours as the palette: UI screenshots stay faithful."""
-    import numpy as np
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QImage
-
-    img = img.convertToFormat(QImage.Format.Format_RGB32)
-    arr = np.frombuffer(img.constBits(), dtype=np.uint32, count=img.bytesPerLine() * img.height() // 4)
-    values, counts = np.unique(arr, return_counts=True)
-    table = [int(v) | 0xFF000000 for v in values[np.argsort(counts)[::-1][:256]]]
-    return img.convertToFormat(QImage.Format.Format_Indexed8, table, Qt.ImageConversionFlag.ThresholdDither)
-
-
 def run_gui(args: argparse.Namespace) -> int:
     if args.screenshot:
         screenshot_platform()
@@ -129,10 +100,36 @@ def run_gui(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: the GUI cannot start. {problem}", file=sys.stderr)
         return 2
-    from PySide6.QtCore import QTimer
+    from app.cli.gui_script import ScriptedWindow
+
+    app = _application()
+    from app.shell.main_window import MainWindow
+
+    win = MainWindow()
+    if args.screenshot and args.size:
+        win.resize(*args.size)
+    win.show()
+    _apply_flags(win, args)
+    script = ScriptedWindow(app, win, args)
+    kw: dict[str, Any] = {"target": args.target, "flow": args.flow}
+    companions = tuple((k, str(Path(v).resolve())) for k, v in (
+        ("etdump", args.etdump), ("etrecord", args.etrecord), ("program", args.program),
+        ("debug_buffer", args.debug_buffer)) if v)
+    if companions:
+        kw["companions"] = companions
+    if args.model:
+        win.start(args.model, no_cache=args.no_cache, **kw)
+    else:
+        win.start()
+    app.exec()
+    win.shutdown()
+    return script.code
+
+
+def _application() -> Any:
+    """The QApplication with the product's name, icon and style sheet."""
     from PySide6.QtWidgets import QApplication
 
-    from app.shell.main_window import MainWindow
     from app.widgets.theme import app_style_sheet, icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -140,16 +137,11 @@ def run_gui(args: argparse.Namespace) -> int:
     app.setOrganizationName("CortexM Lens")
     app.setWindowIcon(icon("app"))
     app.setStyleSheet(app_style_sheet())
-    win = MainWindow()
-    if args.screenshot and args.size:
-        win.resize(*args.size)
-    win.show()
-    kw: dict[str, Any] = {"target": args.target, "flow": args.flow}
-    companions = tuple((k, str(Path(v).resolve())) for k, v in (
-        ("etdump", args.etdump), ("etrecord", args.etrecord), ("program", args.program),
-        ("debug_buffer", args.debug_buffer)) if v)
-    if companions:
-        kw["companions"] = companions
+    return app
+
+
+def _apply_flags(win: Any, args: argparse.Namespace) -> None:
+    """The command line's choices set on the window's own controls, as a user would set them."""
     if args.calib:
         win.model_bar.calib.set_value(args.calib if args.calib.isdigit() else str(Path(args.calib).resolve()))
     if args.no_keep_going:
@@ -162,107 +154,6 @@ def run_gui(args: argparse.Namespace) -> int:
         win.model_bar.auto_relower.setChecked(True)
     if args.tab:
         win.show_tab(args.tab)
-    want_numerics = bool(args.numerics or args.heat or args.tab == "numerics")
-    result = {"code": 0}
-
-    def apply_requested() -> bool:
-        """Go to --stage / --select once lowering has finished. False: nothing to wait for."""
-        s = win.session
-        if not s.snapshots:
-            return False
-        stage = len(s.snapshots) - 1
-        if args.stage:
-            found = s.stage_index(args.stage)
-            if found is None:
-                print(f"cmlens gui: no stage matches {args.stage!r}; stages: "
-                      + ", ".join(x.stage for x in s.snapshots), file=sys.stderr)
-                result["code"] = 2
-            else:
-                stage = found
-        win.state.set_stage(stage)
-        if args.select:
-            node = _pick_node(s.snapshots[stage], args.select)
-            if node is None:
-                print(f"cmlens gui: no node {args.select!r} in stage {s.snapshots[stage].stage}",
-                      file=sys.stderr)
-                result["code"] = 2
-            else:
-                win.state.focus(stage, node)
-        return True
-
-    def on_finished(status: str) -> None:
-        if not apply_requested():
-            if args.screenshot:
-                QTimer.singleShot(300, shoot)        # nothing to draw: shoot the error state
-            return
-        if want_numerics and status == "done":
-            win.numerics.finished.connect(on_numerics)
-            win.run_numerics(args.numerics or None)
-            return
-        if args.tab == "accuracy" and status == "done" and args.screenshot:
-            win.accuracy.finished.connect(on_accuracy)        # evaluate, pick the first flip, then shoot
-            win.accuracy.run_current()
-            return
-        wait_and_shoot()
-
-    def on_numerics(status: str) -> None:
-        if status != "done":
-            print(f"cmlens gui: numerics {status}: {(win.numerics.error or {}).get('message', '')}",
-                  file=sys.stderr)
-            result["code"] = 1
-        elif args.heat:
-            win.numerics.act_heat.setChecked(True)
-        wait_and_shoot()
-
-    def on_accuracy(status: str) -> None:
-        if status != "done":
-            print(f"cmlens gui: evaluation {status}: {(win.accuracy.error or {}).get('message', '')}",
-                  file=sys.stderr)
-            result["code"] = 1
-        elif win.accuracy.flip_rows():
-            win.accuracy.select_flip(0)
-        wait_and_shoot()
-
-    def wait_and_shoot() -> None:
-        if args.screenshot:
-            if win.graph.is_showing(win.state.stage):
-                QTimer.singleShot(300, shoot)
-            else:
-                win.graph.sceneShown.connect(
-                    lambda i: QTimer.singleShot(300, shoot) if win.graph.is_showing(win.state.stage) else None)
-
-    shot = {"done": False}
-
-    def shoot() -> None:
-        if shot["done"]:
-            return
-        shot["done"] = True
-        path = Path(args.screenshot)
-        img = win.grab().toImage()
-        if args.palette:
-            img = to_palette(img)
-        if not img.save(str(path)):
-            print(f"cmlens gui: could not write {path}", file=sys.stderr)
-            result["code"] = 1
-        else:
-            s = win.session
-            print(f"{path}: {img.width()}x{img.height()}, {s.status}, stage {win.state.stage} "
-                  f"{s.snapshots[win.state.stage].stage if s.snapshots else '-'}")
-        win.close()
-        app.quit()
-
-    if args.stage or args.select or args.screenshot or want_numerics:
-        win.session.finished.connect(on_finished)
-    if args.screenshot:
-        QTimer.singleShot(SCREENSHOT_TIMEOUT_S * 1000, lambda: (print("cmlens gui: timed out", file=sys.stderr),
-                                                                result.update(code=1), shoot()))
-    if args.model:
-        win.start(args.model, no_cache=args.no_cache, **kw)
-    else:
-        win.start()
-    app.exec()
-    win.shutdown()
-    return result["code"]
 
 
 def main(argv: list[str] | None = None) -> int:

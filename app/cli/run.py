@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 from backend_core.stages.fallback.changed import keep_going_summary
@@ -125,24 +125,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     """Lower + build + run MODEL on a simulator, streaming build output and UART lines."""
     import os
 
-    from backend_core.orchestration.jobs import Job, RunOptions
+    from backend_core.orchestration.jobs import Job
 
     out, err = out or sys.stdout, err or sys.stderr
     json_file, json_stdout = json_destination(args, err)
     et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
     if not et_root:
-        write_json(json_file, {"error": {"message": "no ExecuTorch checkout", "type": "NoCheckout",
-                                          "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
-                                "exit_code": 2})
-        print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
-        from backend_core.target.toolchain.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
-
-        print("The runner and its libraries are built from the sources of a checkout:\n"
-              "  git clone https://github.com/pytorch/executorch && cd executorch && "
-              "git submodule update --init " + " ".join(ARM_BUILD_SUBMODULES) + "\n"
-              "Offline, also pass --cmsis-nn PATH (" + cmsis_nn_clone_command(None) + ", then check out "
-              "the commit backends/cortex_m/CMakeLists.txt pins).", file=err)
-        return 2
+        return _no_checkout(json_file, err)
     budget = getattr(args, "max_instructions", None)
     if budget is not None and (budget <= 0 or args.sim != "qemu"):
         why = ("--max-instructions needs a positive N" if budget <= 0 else
@@ -169,7 +158,39 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
             from .common import print_error
 
             return print_error(exc, err, json_file)
-    opts = RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
+    opts = _run_options(args, et_root, budget, method_pool, temp_pool)
+    # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
+    from .history_flags import recorded_steps
+
+    job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
+                                             verify_suggestions=False), steps=recorded_steps(args, ("run",)),
+              run=opts)
+    print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
+
+    return guarded(lambda: _execute(job, args, out, err, json_file, json_stdout, budget), err, json_file)
+
+
+def _no_checkout(json_file: Any, err: TextIO) -> int:
+    """No ExecuTorch checkout named: exit 2 with how to get one."""
+    write_json(json_file, {"error": {"message": "no ExecuTorch checkout", "type": "NoCheckout",
+                                      "hint": "pass --et-root PATH (or set EXECUTORCH_ROOT)"},
+                            "exit_code": 2})
+    print("error: no ExecuTorch checkout: pass --et-root PATH (or set EXECUTORCH_ROOT).", file=err)
+    from backend_core.target.toolchain.checkout import ARM_BUILD_SUBMODULES, cmsis_nn_clone_command
+
+    print("The runner and its libraries are built from the sources of a checkout:\n"
+          "  git clone https://github.com/pytorch/executorch && cd executorch && "
+          "git submodule update --init " + " ".join(ARM_BUILD_SUBMODULES) + "\n"
+          "Offline, also pass --cmsis-nn PATH (" + cmsis_nn_clone_command(None) + ", then check out "
+          "the commit backends/cortex_m/CMakeLists.txt pins).", file=err)
+    return 2
+
+
+def _run_options(args: argparse.Namespace, et_root: str, budget: int | None, method_pool: Any, temp_pool: Any) -> Any:
+    """The run step's options from the command line (callers that build their own Namespace may leave some out)."""
+    from backend_core.orchestration.jobs import RunOptions
+
+    return RunOptions(target=args.target, sim=args.sim, timeout=args.timeout, etdump=args.etdump,
                       atol=args.atol, rtol=args.rtol, flow=args.flow, cache_root=args.cache_dir,
                       semihosting=args.semihosting, gap_metric=getattr(args, "gap_metric", "MSE"),
                       profile=bool(getattr(args, "profile", False)) or budget is not None,
@@ -179,57 +200,51 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                       et_root=et_root, cmsis_nn=args.cmsis_nn, board=getattr(args, "board", None),
                       clock_mhz=getattr(args, "clock_mhz", None),
                       flash_wait_states=getattr(args, "flash_wait_states", None))
-    # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
-    from .history_flags import recorded_steps
 
-    job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
-                                             verify_suggestions=False), steps=recorded_steps(args, ("run",)),
-              run=opts)
-    print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
-    def work() -> int:
-        on_line, on_step = line_printer(out, args.quiet), step_emitter(args, out) or (lambda name: None)
+def _execute(job: Any, args: argparse.Namespace, out: TextIO, err: TextIO, json_file: Any, json_stdout: bool,
+             budget: int | None) -> int:
+    """Carry out the run's job, print its verdict (and the instruction budget), write --json, record --record."""
+    on_line, on_step = line_printer(out, args.quiet), step_emitter(args, out) or (lambda name: None)
 
-        def on_event(kind: str, data: dict) -> None:
-            if kind == "line":
-                on_line(data["stream"], data["line"])
-                if data["stream"] == "progress" and getattr(args, "protocol", False):
-                    _emit_progress(data["line"], out)
-            elif kind == "run_step":
-                on_step(data["name"])
-            elif kind == "status":
-                on_line("cmlens", data["text"])
+    def on_event(kind: str, data: dict) -> None:
+        if kind == "line":
+            on_line(data["stream"], data["line"])
+            if data["stream"] == "progress" and getattr(args, "protocol", False):
+                _emit_progress(data["line"], out)
+        elif kind == "run_step":
+            on_step(data["name"])
+        elif kind == "status":
+            on_line("cmlens", data["text"])
 
-        res = submit(job, on_event)
-        if res.status == "cancelled":
-            return print_cancelled(cancelled_where(res), err, json_file)
-        from .history_flags import record_if_asked
+    res = submit(job, on_event)
+    if res.status == "cancelled":
+        return print_cancelled(cancelled_where(res), err, json_file)
+    from .history_flags import record_if_asked
 
-        record_if_asked(args, res, source="run")  # --record: a failure too, with its cause
-        res.raise_error()                        # bad input / build / run errors: their cause and fix
-        result = res.run
-        print("-" * 60, file=out)
-        print(result.summary(), file=out)
-        changed = keep_going_summary(getattr(res.lowering, "verdicts", None)
-                                     or (res.steps.get("lower") or {}).get("quantizer"))
-        if changed:                    # the program that ran is the tool's workaround: say so with the verdict
-            print(changed, file=out)
-        code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
-        over = ""
-        if budget is not None:
-            from backend_core.target.profile.run import over_budget
+    record_if_asked(args, res, source="run")  # --record: a failure too, with its cause
+    res.raise_error()                        # bad input / build / run errors: their cause and fix
+    result = res.run
+    print("-" * 60, file=out)
+    print(result.summary(), file=out)
+    changed = keep_going_summary(getattr(res.lowering, "verdicts", None)
+                                 or (res.steps.get("lower") or {}).get("quantizer"))
+    if changed:                    # the program that ran is the tool's workaround: say so with the verdict
+        print(changed, file=out)
+    code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
+    over = ""
+    if budget is not None:
+        from backend_core.target.profile.run import over_budget
 
-            over = over_budget(result.profile, budget)
-            print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
-            code = 1 if over and code == 0 else code
-        if json_stdout:
-            print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
-        write_json(json_file, {**result.to_dict(), "exit_code_cli": code,
-                               **({"budget": {"max_instructions": budget, "exceeded": bool(over),
-                                              "message": over}} if budget is not None else {})})
-        return code
-
-    return guarded(work, err, json_file)
+        over = over_budget(result.profile, budget)
+        print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
+        code = 1 if over and code == 0 else code
+    if json_stdout:
+        print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
+    write_json(json_file, {**result.to_dict(), "exit_code_cli": code,
+                           **({"budget": {"max_instructions": budget, "exceeded": bool(over),
+                                          "message": over}} if budget is not None else {})})
+    return code
 
 
 def _emit_progress(text: str, out) -> None:

@@ -20,7 +20,7 @@ from app.runtime.background import BackgroundRunner
 
 from .model import DELTA_COLORS, SAME, CompareData, read_compare
 from .panes import SidePane
-from .runner import CompareRunner
+from .side_jobs import CompareSideJobs
 
 INSPECTOR_FIELDS = ("status", "category / reason", "ops", "shape", "qparams", "arena alive", "scratch",
                     "out bytes", "instructions", "SQNR", "match", "what changed")
@@ -62,11 +62,11 @@ class CompareView(QWidget):
         self.data: CompareData | None = None
         self.row = -1
         self.panes: list[SidePane] = []
-        self.runner = CompareRunner(self)
-        self.runner.started.connect(lambda args: self._busy(True, "Comparing: cmlens " + " ".join(args)))
-        self.runner.line.connect(self._on_line)
-        self.runner.finished.connect(self._on_finished)
-        self.runner.failed.connect(self._on_failed)
+        self.side_jobs = CompareSideJobs(self)
+        self.side_jobs.started.connect(lambda args: self._busy(True, "Comparing: cmlens " + " ".join(args)))
+        self.side_jobs.line.connect(self._on_line)
+        self.side_jobs.finished.connect(self._on_finished)
+        self.side_jobs.failed.connect(self._on_failed)
         self.layouts = BackgroundRunner("cmlens-compare-layout", self)
         self.layouts.done.connect(self._on_layout)
         self.layouts.failed.connect(lambda _job, msg: self.status.setText(f"Layout failed: {msg}"))
@@ -79,7 +79,7 @@ class CompareView(QWidget):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.runner.cancel)
+        self.cancel_button.clicked.connect(self.side_jobs.cancel)
         top = QHBoxLayout()
         self.sync_view = QCheckBox("Sync view")
         self.sync_view.setChecked(True)
@@ -124,16 +124,16 @@ class CompareView(QWidget):
     def start(self, side_args: list[str]) -> None:
         """Run the compare of `side_args` (as `cmlens compare` takes them): one Job per side in the job worker;
         the current result stays until it ends."""
-        if self.runner.is_running():
+        if self.side_jobs.is_running():
             self.status.setText("A compare is running: cancel it first.")
             return
-        self.runner.start(side_args)
+        self.side_jobs.start(side_args)
 
     def cancel(self) -> None:
-        self.runner.cancel()
+        self.side_jobs.cancel()
 
     def shutdown(self) -> None:
-        self.runner.cancel()
+        self.side_jobs.cancel()
         self.layouts.shutdown()
 
     def _busy(self, busy: bool, text: str) -> None:
@@ -141,7 +141,7 @@ class CompareView(QWidget):
         self.status.setText(text)
 
     def _on_line(self, text: str) -> None:
-        if self.runner.is_running() and text.strip():
+        if self.side_jobs.is_running() and text.strip():
             self.status.setText("Comparing… " + text.strip()[:160])
 
     def _on_failed(self, message: str) -> None:

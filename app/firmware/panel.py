@@ -79,9 +79,9 @@ class TargetPanel(QWidget):
         f.cancel_btn.clicked.connect(self.cancel)
         r.nodeClicked.connect(self.nodeClicked)
         r.shown.connect(self.runFinished)
-        self.runner = QtJob("job worker", "run", self)
-        self.runner.event.connect(self._on_job_event)
-        self.runner.finished.connect(self._on_job_finished)
+        self.job_slot = QtJob("job worker", "run", self)
+        self.job_slot.event.connect(self._on_job_event)
+        self.job_slot.finished.connect(self._on_job_finished)
         self.tools = ToolRuns(self)
         self.tools.line.connect(r.on_line)
         self.tools.step.connect(r.advance)
@@ -126,12 +126,12 @@ class TargetPanel(QWidget):
 
     def shutdown(self) -> None:
         """Window closing: stop the job worker (its build or simulator with it) and the tool thread."""
-        self.runner.shutdown(graceful=self._has_children)
+        self.job_slot.shutdown(graceful=self._has_children)
         self.tools.shutdown()
 
     def is_busy(self) -> bool:
         """Something runs, or a cancelled job worker has not exited yet."""
-        return self.runner.is_running() or self.runner.has_processes() or self.tools.is_running()
+        return self.job_slot.is_running() or self.job_slot.has_processes() or self.tools.is_running()
 
     # -- actions -----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -148,7 +148,7 @@ class TargetPanel(QWidget):
         self._has_children = False
         self._begin("run", f"Job {', '.join(job.steps)} of {job.model} for {req.target} "
                            f"({req.flow} flow) on {job.run.sim} in the job worker")
-        self.runner.start(job)
+        self.job_slot.start(job)
 
     def selftest(self, variant: str = "selftest") -> None:
         """The self-test firmware: proves toolchain + simulator work without any ExecuTorch."""
@@ -160,7 +160,7 @@ class TargetPanel(QWidget):
         self.tools.selftest(cpu, sim, self.form.timeout.value(), variant)
 
     def doctor(self, headline: str = "") -> None:
-        if self.tools.is_running() or self.runner.is_running():
+        if self.tools.is_running() or self.job_slot.is_running():
             return
         self._headline = headline
         self._begin("doctor", "doctor: checking the toolchain, the simulators and the checkout")
@@ -168,9 +168,9 @@ class TargetPanel(QWidget):
 
     def cancel(self) -> None:
         """Stop the run (the job worker ends its build or simulator, then exits) or the self-test."""
-        if self.runner.is_running() or self.tools.is_running():
+        if self.job_slot.is_running() or self.tools.is_running():
             self.results.append("cmlens", f"cancel: stopping the {self.mode or 'run'} (its build or simulator with it)")
-            if not self.runner.cancel(graceful=self._has_children):
+            if not self.job_slot.cancel(graceful=self._has_children):
                 self.tools.cancel()
 
     def _begin(self, mode: str, headline: str) -> None:

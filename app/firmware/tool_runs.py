@@ -1,22 +1,31 @@
-"""The panel's two tool checks, which are not Jobs (they run no model): the self-test firmware (build it,
-run it on the simulator: proves the toolchain and the simulator without ExecuTorch) and the doctor (which
-tools, simulators and checkout are there, and the command that installs what is missing).
+"""The panel's two tool checks, the Jobs that run no model: `selftest` (build the self-test firmware and run it
+on the simulator: proves the toolchain and the simulator without ExecuTorch) and `doctor` (which tools,
+simulators and checkout are there, and the command that installs what is missing).
 
-Both are Qt-free, torch-free backend_core calls (`firmware.selftest.run_selftest`,
-`firmware.doctor.run_doctor`), run on a background thread of their own (app.runtime.BackgroundRunner,
-made per run and stopped after it). Cancel sets the self-test's cancel event: its build or simulator
-process group is killed (backend_core.target.toolchain.process) and the call returns."""
+Both are steps of a backend_core Job (orchestration/jobs/steps/tools.py), carried out by the window's one
+executor (app.runtime.qt_job.QtJob, the job worker process), as `cmlens selftest` and `cmlens doctor` are:
+no build or simulator is waited for in the GUI process. Cancel is the job's cancel: the worker stops its
+build or simulator (its process group is killed) and the job ends as cancelled."""
 from __future__ import annotations
 
-import threading
-from dataclasses import asdict
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.runtime.background import BackgroundRunner
+from backend_core.orchestration.jobs.spec import Job, LowerRequest, RunOptions
+from backend_core.orchestration.jobs.steps.tools import SELFTEST_MAX_TIMEOUT
+from app.runtime.qt_job import QtJob
 
-SELFTEST_MAX_TIMEOUT = 60.0
+__all__ = ["SELFTEST_MAX_TIMEOUT", "ToolRuns", "tool_job"]
+
+
+def tool_job(kind: str, *, target: str = "", sim: str = "qemu", timeout: float = SELFTEST_MAX_TIMEOUT,
+             variant: str = "selftest", et_root: str = "", cmsis_nn: str = "") -> Job:
+    """The Job of one tool check: kind "selftest" (firmware `variant` for `target` on `sim`) or "doctor"."""
+    if kind == "selftest":
+        return Job("", LowerRequest(target=target or None), steps=("selftest",),
+                   run=RunOptions(sim=sim, timeout=min(timeout, SELFTEST_MAX_TIMEOUT)), selftest=variant)
+    return Job("", steps=("doctor",), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None))
 
 
 class ToolRuns(QObject):
@@ -34,88 +43,51 @@ class ToolRuns(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._runner: BackgroundRunner | None = None
         self._kind = ""
-        self._cancel = threading.Event()
+        self.job = QtJob("job worker", "tool check", self)
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self._on_finished)
 
     def is_running(self) -> bool:
-        return self._runner is not None
+        return self.job.is_running()
 
     def selftest(self, target: str, sim: str, timeout: float, variant: str = "selftest") -> None:
         """Build and run the self-test firmware `variant` (the diagnostic ones: selftest-fail, hang, fault)."""
-        from backend_core.target.doctor.selftest import run_selftest
-
-        cancel = self._cancel = threading.Event()
-
-        def work() -> dict[str, Any]:
-            res = run_selftest(target, sim, min(timeout, SELFTEST_MAX_TIMEOUT), variant=variant,
-                               on_line=self.line.emit, on_step=self.step.emit, cancel_event=cancel)
-            data = asdict(res)
-            data["elf"] = str(res.elf)
-            return {"result": data, "exit_code": 0 if res.passed else 1 if res.outcome == "FAIL" else 3}
-
-        self._start("selftest", work)
+        self._start("selftest", tool_job("selftest", target=target, sim=sim, timeout=timeout, variant=variant))
 
     def doctor(self, et_root: str, cmsis_nn: str) -> None:
-        from backend_core.target.doctor.machine import run_doctor
-
-        def work() -> dict[str, Any]:
-            report = run_doctor(et_root=et_root or None, cmsis_nn=cmsis_nn or None)
-            return {"result": report.to_dict(), "exit_code": 0 if report.ok else 2}
-
-        self._start("doctor", work)
+        self._start("doctor", tool_job("doctor", et_root=et_root, cmsis_nn=cmsis_nn))
 
     def cancel(self) -> bool:
-        if self._runner is None:
-            return False
-        self._cancel.set()
-        return True
+        return self.job.cancel()
 
     def shutdown(self) -> None:
-        """Stop now (window closing): cancel, then join the thread (the killed process group first)."""
-        self._cancel.set()
-        if self._runner is not None:
-            self._runner.shutdown()
-            self._drop_runner()
+        """Stop now (window closing): the worker and its build or simulator are ended."""
+        self.job.shutdown()
 
-    # -- internals ---------------------------------------------------------------------------------
-    def _start(self, kind: str, work: Callable[[], dict[str, Any]]) -> None:
-        if self._runner is not None:
+    def _start(self, kind: str, job: Job) -> None:
+        if self.job.is_running():
             raise RuntimeError(f"a {self._kind} is already running")
         self._kind = kind
-        runner = self._runner = BackgroundRunner(f"cmlens-{kind}", self)
-        runner.done.connect(lambda _id, out: self._end(_guarded_outcome(out)))
-        runner.failed.connect(lambda _id, message: self._end(
-            {"error": {"message": message.splitlines()[0] if message else "error", "detail": message},
-             "exit_code": 3}))
-        runner.submit(lambda: _guarded(work, self._cancel))
+        self.job.start(job)
 
-    def _end(self, outcome: dict[str, Any]) -> None:
-        kind = self._kind
-        if self._runner is not None:
-            self._runner.shutdown()
-            self._drop_runner()
-        self.finished.emit(kind, outcome)
+    def _on_event(self, kind: str, data: Any) -> None:
+        if kind == "line":
+            self.line.emit(data["stream"], data["line"])
+        elif kind == "run_step":
+            self.step.emit(data["name"])
 
-    def _drop_runner(self) -> None:
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            runner.deleteLater()
+    def _on_finished(self, status: str, row: dict[str, Any] | None) -> None:
+        self.finished.emit(self._kind, tool_outcome(self._kind, status, row))
 
 
-def _guarded(work: Callable[[], dict[str, Any]], cancel: threading.Event) -> dict[str, Any]:
-    """Typed errors (missing tool exit 2, build/run failure exit 3) and a cancel as outcomes."""
-    from backend_core.common.errors import Cancelled, CmlensError
-
-    try:
-        out = work()
-    except Cancelled:
+def tool_outcome(kind: str, status: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    """The job's end as the panel shows it: the step's result, its error (a missing tool: exit 2), or cancelled."""
+    if status == "cancelled" or row is None:
         return {"cancelled": True}
-    except CmlensError as exc:
-        return {"error": {"message": exc.message, "hint": exc.hint, "detail": exc.detail,
-                          "type": type(exc).__name__}, "exit_code": exc.exit_code}
-    return {"cancelled": True} if cancel.is_set() else out
-
-
-def _guarded_outcome(out: object) -> dict[str, Any]:
-    return out if isinstance(out, dict) else {"error": {"message": f"unexpected result {out!r}"}, "exit_code": 3}
+    step = dict((row.get("steps") or {}).get(kind) or {})
+    if row.get("error") or not step:
+        err = row.get("error") or {"message": f"the {kind} returned nothing", "exit_code": 3}
+        return {"error": err, "exit_code": int(err.get("exit_code", 3))}
+    code = int(step.pop("exit_code", 0))
+    return {"result": step, "exit_code": code}

@@ -24,11 +24,11 @@ class GroupSpec:
     collapsed: frozenset[str] = frozenset()
 
 
-def layout_job(snap: GraphSnapshot, spec: GroupSpec, runner: BackgroundRunner) -> Callable[[], Layout]:
+def layout_job(snap: GraphSnapshot, spec: GroupSpec, background: BackgroundRunner) -> Callable[[], Layout]:
     """Runs on the background thread."""
     def run() -> Layout:
         auto = auto_collapse(snap, spec.show_weights)
         opts = LayoutOptions(collapsed=frozenset((auto - spec.expanded) | spec.collapsed),
                              show_weights=spec.show_weights)
-        return compute_layout(snap, opts, register=runner.register_process)
+        return compute_layout(snap, opts, register=background.register_process)
     return run

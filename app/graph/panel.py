@@ -42,10 +42,10 @@ class GraphPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.session = state.session
-        self.runner = BackgroundRunner("cmlens-layout", self)
-        self.runner.done.connect(self._on_layout)
-        self.runner.failed.connect(self._on_layout_failed)
-        self.runner.skipped.connect(lambda job: self._jobs.pop(job, None))
+        self.background = BackgroundRunner("cmlens-layout", self)
+        self.background.done.connect(self._on_layout)
+        self.background.failed.connect(self._on_layout_failed)
+        self.background.skipped.connect(lambda job: self._jobs.pop(job, None))
         self.spec = GroupSpec()
         self._scenes: OrderedDict[tuple[int, GroupSpec], GraphScene] = OrderedDict()
         self._jobs: dict[int, tuple[int, GroupSpec, str]] = {}
@@ -143,7 +143,7 @@ class GraphPanel(QWidget):
             self._scenes.move_to_end(key)
             self._display(side, index, scene)
             return
-        job = self.runner.submit(layout_job(snaps[index], self.spec, self.runner), channel=side)
+        job = self.background.submit(layout_job(snaps[index], self.spec, self.background), channel=side)
         self._jobs[job] = (index, self.spec, side)
         self.info.setText(f"{snaps[index].stage}: laying out {len(snaps[index].nodes)} nodes…")
 
@@ -348,4 +348,4 @@ class GraphPanel(QWidget):
         return render_scene_image(scene, path)
 
     def shutdown(self) -> None:
-        self.runner.shutdown()
+        self.background.shutdown()

@@ -41,9 +41,9 @@ class HistoryView(QWidget):
         self._pending: tuple[str, str | None] | None = None     # a remembered store, read when the tab shows
         self._asked = ""                                         # the store as the user gave it
         self._job = -1                                           # the read whose answer is shown
-        self.runner = BackgroundRunner("cmlens-history", self)
-        self.runner.done.connect(self._on_loaded)
-        self.runner.failed.connect(lambda _job, msg: self._say(f"History: {msg.splitlines()[0] if msg else 'failed'}",
+        self.background = BackgroundRunner("cmlens-history", self)
+        self.background.done.connect(self._on_loaded)
+        self.background.failed.connect(lambda _job, msg: self._say(f"History: {msg.splitlines()[0] if msg else 'failed'}",
                                                                bad=True))
         self.store = QLineEdit(placeholderText="a history store: .cmlens/history.db, or postgresql://…")
         self.store.returnPressed.connect(lambda: self.open_store(self.store.text().strip()))
@@ -101,7 +101,7 @@ class HistoryView(QWidget):
         self.store.setText(where)
         self._say(f"Reading {where}…")
         self._asked = where
-        self._job = self.runner.submit(lambda: load_or_error(where, model))
+        self._job = self.background.submit(lambda: load_or_error(where, model))
 
     def remember(self, where: str, model: str | None = None) -> None:
         """The store of the window's last start: named in the field now, read when the tab is first shown
@@ -163,7 +163,7 @@ class HistoryView(QWidget):
         self.changeOpened.emit(data)
 
     def shutdown(self) -> None:
-        self.runner.shutdown()
+        self.background.shutdown()
 
     # ------------------------------------------------------------------ internals
     def _browse(self) -> None:

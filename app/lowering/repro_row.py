@@ -42,9 +42,9 @@ class ReproRow(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.label, 1)
-        self.runner = QtJob("job worker", "repro", self)
-        self.runner.event.connect(self._on_event)
-        self.runner.finished.connect(self._on_finished)
+        self.job_slot = QtJob("job worker", "repro", self)
+        self.job_slot.event.connect(self._on_event)
+        self.job_slot.finished.connect(self._on_finished)
         self.result: dict[str, Any] | None = None       # the last job_result's repro section
         session.started.connect(self._on_started)
         session.finished.connect(lambda _status: self._refresh())
@@ -58,7 +58,7 @@ class ReproRow(QWidget):
         return bool(failure.get("op")) or a_pass_failed(s.verdicts)
 
     def _refresh(self) -> None:
-        if self.runner.is_running():
+        if self.job_slot.is_running():
             return
         self.setVisible(self.applies())
         if self.applies() and self.result is None:
@@ -66,7 +66,7 @@ class ReproRow(QWidget):
                                "the smallest file that fails the same way, to file upstream.</span>")
 
     def _on_started(self) -> None:
-        if not self.runner.is_running():
+        if not self.job_slot.is_running():
             self.result = None
             self.hide()
 
@@ -76,13 +76,13 @@ class ReproRow(QWidget):
         if lowering is None:
             return
         self.result = None
-        self.runner.start(repro_job(lowering, path))
+        self.job_slot.start(repro_job(lowering, path))
         self.button.setText(CANCEL_TEXT)
         self.label.setText("Reducing the failure in a worker process (each candidate is one lowering)…")
 
     def _on_click(self) -> None:
-        if self.runner.is_running():
-            self.runner.cancel(graceful=False)       # lowerings only: no build or simulator to wait for
+        if self.job_slot.is_running():
+            self.job_slot.cancel(graceful=False)       # lowerings only: no build or simulator to wait for
             return
         lowering = self.session.lowering_job
         if lowering is None:
@@ -120,7 +120,7 @@ class ReproRow(QWidget):
                            f"of the model; {proof}.<br><code>{html.escape(rep['expected'][:160])}</code>")
 
     def shutdown(self) -> None:
-        self.runner.shutdown(graceful=False)
+        self.job_slot.shutdown(graceful=False)
 
 
 def repro_job(lowering: Job, path: str) -> Job:

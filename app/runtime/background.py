@@ -21,9 +21,9 @@ class _Executor(QObject):
     failed = Signal(int, str)
     skipped = Signal(int)
 
-    def __init__(self, runner: "BackgroundRunner") -> None:
+    def __init__(self, background: "BackgroundRunner") -> None:
         super().__init__()
-        self._runner = runner
+        self._runner = background
 
     @Slot(int, str, object)
     def run(self, job_id: int, channel: str, fn: Callable[[], Any]) -> None:

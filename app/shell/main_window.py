@@ -11,42 +11,24 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import (QFileDialog, QFrame, QMainWindow, QScrollArea, QTabWidget,
-                               QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QWidget
 
 from backend_core.orchestration.jobs.spec import Job
 from backend_core.stages.models.sniff import is_artefact_path
 
 from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.artefacts.overlay import gap_heat, gap_legend_texts
-from app.lowering.error_panel import ErrorPanel
-from app.lowering.repro_row import ReproRow
 from app.lowering.exporter import Exporter
-from app.lowering.fallback_table import FallbackTable
-from app.shell.details_fold import DetailsFold
-from app.history import HistoryView
-from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message, wire_history
-from app.graph.panel import GraphPanel
-from app.lowering.inspector import NodeInspector
-from app.lowering.log_views import PipelineLog, QuantizerReport
+from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message
 from app.shell.feature_links import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, FeatureLinks
 from app.shell.menus import build_menu_bar, fill_recent
 from app.shell.window_menus import WindowCommands, window_menus
-from app.lowering.model_bar import ModelBar
-from app.memory.panel import MemoryPanel
-from app.accuracy import AccuracyPanel
-from app.sweep import SweepView
-from app.compare import CompareView
-from app.numerics.panel import NumericsPanel
 from app.lowering.session import LoweringSession, model_name
 from app.widgets.theme import icon
 from app.runtime.settings import add_recent, app_settings, recent_files
-from app.shell.docks import add_dock, collapsible_docks
 from app.shell.shortcuts import ShortcutsDialog, shortcut_rows, step_fallback
-from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window,
-                                       save_window)
-from app.firmware.panel import TargetPanel
-from app.lowering.timeline import PassTimeline
+from app.shell.window_build import build_window
+from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window, save_window)
 from app.lowering.view_state import ViewState
 
 DEFAULT_MODEL = "ds_cnn"
@@ -71,84 +53,12 @@ class MainWindow(QMainWindow):
         self.session = LoweringSession(self)
         self.state = ViewState(self.session, self)
         self.exporter = Exporter(self.session, self)
-        self._build()
+        build_window(self)
         self._build_menus()
         self._connect()
         self._restore()
 
     # ------------------------------------------------------------------ building
-    def _build(self) -> None:
-        self.model_bar = ModelBar(self.session, self)
-        tb = QToolBar("Model", self)
-        tb.setObjectName("ModelToolBar")
-        tb.setMovable(False)
-        tb.addWidget(self.model_bar)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, tb)
-        self.model_bar.set_models(recent_files(self.settings))
-
-        central = QWidget(self)
-        lay = QVBoxLayout(central)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        self.error_panel = ErrorPanel(central)
-        lay.addWidget(self.error_panel)
-        self.repro_row = ReproRow(self.session, central)
-        lay.addWidget(self.repro_row)
-        self.graph = GraphPanel(self.state, central)
-        lay.addWidget(self.graph, 1)
-        self.setCentralWidget(central)
-
-        self.timeline = PassTimeline(self.session, self.state, self)
-        self.timeline_dock = add_dock(self, "Passes", "PassesDock", self.timeline, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.inspector = NodeInspector(self.session, self.state, self)
-        self.inspector_dock = add_dock(self, "Node inspector", "InspectorDock", self.inspector,
-                                         Qt.DockWidgetArea.RightDockWidgetArea)
-        self.tabs = QTabWidget(self)
-        self.fallbacks = FallbackTable(self.session, self.state, self)
-        self.quant_report = QuantizerReport(self.session, self)
-        self.log_view = PipelineLog(self.session, self)
-        self.tabs.addTab(self.fallbacks, "Fallbacks")
-        self.tabs.addTab(self.quant_report, "Quantizer report")
-        self.tabs.addTab(self.log_view, "Pipeline log")
-        self.numerics = NumericsPanel(self)
-        self.memory = MemoryPanel(self)
-        self.tabs.addTab(self.numerics, "Numerics")
-        self.target_panel = TargetPanel(self)
-        self.target_scroll = QScrollArea(self)
-        self.target_scroll.setWidgetResizable(True)
-        self.target_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.target_scroll.setWidget(self.target_panel)
-        self.tabs.addTab(self.target_scroll, "Run on target")
-        self.tabs.addTab(self.memory, "Memory")
-        self.accuracy = AccuracyPanel(self)
-        self.tabs.addTab(self.accuracy, "Accuracy")
-        self.sweep = SweepView(self)
-        self.sweep.openRequested.connect(self.open_sweep_job)
-        self.tabs.addTab(self.sweep, "Sweep")
-        self.compare = CompareView(self)
-        self.tabs.addTab(self.compare, "Compare")
-        self.history = HistoryView(self)
-        self.tabs.addTab(self.history, "History")
-        self.bottom_dock = add_dock(self, "Details", "DetailsDock", self.tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.links = FeatureLinks(self, self.session, self.state, self.graph, self.model_bar, self.numerics,
-                                  self.target_panel, self.error_panel, self.tabs, self.bottom_dock,
-                                  {"fallbacks": self.fallbacks, "quantizer": self.quant_report, "log": self.log_view,
-                                   "numerics": self.numerics, "target": self.target_scroll,
-                                   "memory": self.memory, "accuracy": self.accuracy, "sweep": self.sweep,
-                                   "compare": self.compare, "history": self.history})
-        wire_history(self)
-        self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.collapsers = collapsible_docks(self, {self.timeline_dock: True, self.inspector_dock: False},
-                                            self.bottom_dock, self.tabs)
-        self.details_fold = DetailsFold(self, self.bottom_dock, self.tabs, self.fallbacks)
-        self.num_box, self.num_cancel = self.links.num_box, self.links.num_cancel
-        self.links.add_inspector_sections(self.inspector)
-        self.links.connect_memory(self.memory, self.settings)
-        self.links.connect_accuracy(self.accuracy)
-        self.timeline.setMinimumWidth(200)
-        self.inspector.setMinimumWidth(220)
-        self.statusBar().showMessage("Ready")
-
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._sized:
@@ -179,7 +89,7 @@ class MainWindow(QMainWindow):
         room = self.centralWidget().height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
         return max(DETAILS_MIN, room)
 
-    def _on_tab_changed(self, _index: int) -> None:
+    def on_details_tab_changed(self, _index: int) -> None:
         self.fit_details_to_tab()
 
     def fit_details_to_tab(self) -> None:

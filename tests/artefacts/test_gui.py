@@ -12,23 +12,15 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from app.artefacts.files import artefact_request  # noqa: E402
-from tests.helpers.gui import lower_and_wait, wait_scene  # noqa: E402
+from tests.helpers.gui import close_window, lower_and_wait, shown_window, wait_scene  # noqa: E402
 
 
 @pytest.fixture
 def window(qtbot, no_leftover_processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))
-    from app.runtime.qt_job import QtJob
-    from app.shell.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1400, 900))
     yield win
-    win.close()
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)
+    close_window(qtbot, win)
 
 
 def test_pte_opens_with_fallback_reasons_and_no_qparams_on_float_edges(qtbot, window, plain) -> None:

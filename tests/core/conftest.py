@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from backend_core.lowering.lower import LoweringResult, lower
+from backend_core.lowering.lower import LowerOutputs, LoweringResult, lower
 from backend_core.stages.pipeline.stages import PipelineOptions
 
 _RESULTS: dict[tuple[str, str, str], LoweringResult] = {}
@@ -13,8 +13,7 @@ _RESULTS: dict[tuple[str, str, str], LoweringResult] = {}
 def lowered(model: str, flow: str = "legacy", target: str = "cortex-m55") -> LoweringResult:
     key = (model, flow, target)
     if key not in _RESULTS:
-        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False,
-                              keep_programs=True)
+        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False, outputs=LowerOutputs(edge_program=True))
     return _RESULTS[key]
 
 

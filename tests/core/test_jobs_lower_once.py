@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.lowering.lower import lower
+from backend_core.lowering.lower import LowerOutputs, lower
 from backend_core.stages.pipeline.stages import PipelineOptions
 from tests.runner_build.test_cli_run import run_cli
 from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
@@ -26,8 +26,8 @@ def _copy(tmp_path: Path) -> str:
 def test_a_bundle_lowering_is_a_cache_hit_the_second_time(tmp_path: Path) -> None:
     model = _copy(tmp_path)
     opts = PipelineOptions(target="cortex-m55")
-    first = lower(model, opts, want_pte=True, want_bpte=True)
-    second = lower(model, opts, want_pte=True, want_bpte=True)
+    first = lower(model, opts, outputs=LowerOutputs(pte=True, bpte=True))
+    second = lower(model, opts, outputs=LowerOutputs(pte=True, bpte=True))
     assert not first.from_cache and second.from_cache
     assert second.blobs["references.json"] == first.blobs["references.json"]
     assert second.blobs["model.bpte"] == first.blobs["model.bpte"]

@@ -130,10 +130,10 @@ def test_target_cpu_changes_the_lowered_graph() -> None:
 
 
 def test_the_pte_and_bpte_are_serialised() -> None:
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    r = lower("layernorm_mlp", PipelineOptions(), use_cache=False, want_pte=True, want_bpte=True)
+    r = lower("layernorm_mlp", PipelineOptions(), use_cache=False, outputs=LowerOutputs(pte=True, bpte=True))
     pte, bpte = r.blobs["model.pte"], r.blobs["model.bpte"]
     assert pte[4:8] == b"ET12"                      # ExecuTorch flatbuffer identifier
     assert len(bpte) > len(pte)
@@ -162,10 +162,10 @@ def test_bundled_inputs_carry_channels_last_bytes_for_a_3_channel_model() -> Non
         deserialize_from_flatbuffer_to_bundled_program,
     )
 
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    r = lower("resnet8", PipelineOptions(), use_cache=False, want_bpte=True, keep_programs=True)
+    r = lower("resnet8", PipelineOptions(), use_cache=False, outputs=LowerOutputs(bpte=True, edge_program=True))
     x = r.pipeline.example_inputs[0]
     assert x.shape[1] == 3 and x.is_contiguous(memory_format=torch.channels_last)
     bp = deserialize_from_flatbuffer_to_bundled_program(r.blobs["model.bpte"])

@@ -47,12 +47,12 @@ def test_a_bidirectional_rnn_is_left_and_says_why() -> None:
 
 
 def _lower(source: str, **kw):  # noqa: ANN202
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
     # two calibration samples: the counts and the workaround do not depend on the ranges, and an unrolled
     # model's calibration is most of its lowering time
-    return lower(source, PipelineOptions(calib=2, **kw), use_cache=False, keep_programs=True)
+    return lower(source, PipelineOptions(calib=2, **kw), use_cache=False, outputs=LowerOutputs(edge_program=True))
 
 
 @pytest.fixture(scope="module")

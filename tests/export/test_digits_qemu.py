@@ -44,14 +44,14 @@ def test_digits_bundle_classifies_like_the_lowered_program(tmp_path: Path) -> No
     from backend_core.common.boards.table import board_for
     from backend_core.target.export import BundleSpec, write_bundle
     from backend_core.orchestration.jobs.steps.lower import lower_source
+    from backend_core.lowering.lower import LowerOutputs
     from backend_core.target.judge.kernel_refs import has_known_ops, target_faithful_run
     from backend_core.stages.models.digits import get_eval_data
     from backend_core.stages.pipeline.program_files import expected_outputs_from_lowered
     from backend_core.stages.pipeline.stages import PipelineOptions
     from backend_core.target.build.paths import KERNELS_DIR
 
-    res = lower_source("digits_cnn", PipelineOptions(target="cortex-m55"), use_cache=False, keep_programs=True,
-                       want_pte=True)
+    res = lower_source("digits_cnn", PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(edge_program=True, pte=True))
     assert res.status == "done"
     final = res.pipeline.final_program
     samples = [inputs for (inputs, _label), _ in zip(get_eval_data(), range(K))]

@@ -30,7 +30,7 @@ def test_no_checkout_shows_doctor_findings_and_stays_usable(qtbot, panel) -> Non
     assert panel.run_btn.isEnabled() and panel.et_root.text() == ""
     with finished(qtbot, panel, 60_000) as blocker:
         panel.run_btn.click()                                   # no checkout: runs the doctor instead
-    assert blocker.args[0] == "doctor" and panel.runner.job is None          # no job was started
+    assert blocker.args[0] == "doctor" and panel.job_slot.job is None          # no job was started
     text = panel.doctor_view.toPlainText()
     assert "No ExecuTorch checkout set" in text
     assert "ExecuTorch" in text and "git clone" in text         # the install command, not a traceback
@@ -52,9 +52,9 @@ def test_run_submits_a_job_and_a_bad_checkout_reports_exit_2(qtbot, panel, tmp_p
     panel.profile.setChecked(True)
     with finished(qtbot, panel) as blocker:
         panel.run()
-        assert panel.runner.process_args() == [sys.executable, "-m", protocol.JOB_WORKER]
+        assert panel.job_slot.process_args() == [sys.executable, "-m", protocol.JOB_WORKER]
     assert blocker.args == ["run", 2]
-    job = panel.runner.job
+    job = panel.job_slot.job
     assert isinstance(job, Job) and job.model == "ds_cnn" and job.steps == ("lower", "run", "profile")
     assert (job.lower.target, job.lower.flow, job.lower.calib, job.lower.channels_last) == ("cortex-m4", "legacy",
                                                                                            8, True)
@@ -78,7 +78,7 @@ def test_run_on_real_qemu_shows_the_job_result(qtbot, panel, tmp_path: Path, mon
     model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_selftest")
     panel.set_lowering(lowering_job(str(model), LowerRequest("cortex-m55", "legacy")))
     steps: list[str] = []
-    panel.runner.event.connect(lambda kind, data: steps.append(data["name"]) if kind == "run_step" else None)
+    panel.job_slot.event.connect(lambda kind, data: steps.append(data["name"]) if kind == "run_step" else None)
     with finished(qtbot, panel) as blocker:
         panel.run_btn.click()
     assert blocker.args == ["run", 0], panel.console.toPlainText()[-3000:]
@@ -105,7 +105,7 @@ def test_cancel_mid_run_ends_the_worker_and_its_children(qtbot, panel, tmp_path:
     panel.timeout.setValue(600)
     wanted = "sleep 900" if where == "build" else "qemu-system-arm"
     panel.run_btn.click()
-    pid = panel.runner.process_id()
+    pid = panel.job_slot.process_id()
     qtbot.waitUntil(lambda: any(wanted in cmd for cmd in descendants(pid).values()), timeout=RUN_MS)
     qtbot.wait(500)
     children = descendants(pid)
@@ -130,7 +130,7 @@ def test_cancel_while_lowering_ends_the_worker_at_once(qtbot, panel, tmp_path: P
     panel.set_lowering(lowering_job("ds_cnn", LowerRequest("cortex-m55", "legacy")))
     panel.run_btn.click()
     qtbot.waitUntil(lambda: "cmlens: step lower" in panel.console.toPlainText(), timeout=RUN_MS)
-    pid = panel.runner.process_id()
+    pid = panel.job_slot.process_id()
     with finished(qtbot, panel, 5_000) as blocker:
         panel.cancel_btn.click()
     assert blocker.args == ["run", -1]
@@ -144,11 +144,11 @@ def test_closing_mid_build_leaves_no_process(qtbot, panel, tmp_path: Path, monke
     model = stand_in_run(tmp_path, monkeypatch, panel, "cmlens_hang", hang_build=True)
     panel.set_lowering(lowering_job(str(model), LowerRequest("cortex-m55", "legacy")))
     panel.run_btn.click()
-    pid = panel.runner.process_id()
+    pid = panel.job_slot.process_id()
     qtbot.waitUntil(lambda: any("sleep 900" in c for c in descendants(pid).values()), timeout=RUN_MS)
     children = descendants(pid)
     panel.shutdown()                                   # blocks until the worker has ended its children
-    assert not panel.runner.has_processes()
+    assert not panel.job_slot.has_processes()
     assert not [p for p in (pid, *children) if Path(f"/proc/{p}").exists()
                 and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()]
 
@@ -172,6 +172,9 @@ def test_selftest_cancel_stops_qemu(qtbot, panel) -> None:
     qtbot.waitUntil(lambda: "uart>" in panel.console.toPlainText(), timeout=RUN_MS)
     qemu = {p: c for p, c in descendants(os.getpid()).items() if "qemu-system-arm" in c}
     assert qemu
+    worker = panel.tools.job.process_id()           # the self-test is a Job: QEMU is the job worker's child
+    assert worker and set(qemu) <= set(descendants(worker)), (worker, qemu)
+    assert panel.tools.job.job.steps == ("selftest",) and panel.tools.job.job.selftest == "hang"
     with finished(qtbot, panel, 20_000) as blocker:
         panel.cancel_btn.click()
     assert blocker.args == ["selftest", -1]

@@ -17,7 +17,7 @@ from typing import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
 
-from tests.helpers.gui import LOWER_TIMEOUT_MS, lower_and_wait, wait_scene  # noqa: E402,F401
+from tests.helpers.gui import LOWER_TIMEOUT_MS, close_window, lower_and_wait, shown_window, wait_scene  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
@@ -40,16 +40,6 @@ def _no_leftovers(no_leftover_processes) -> Iterator[None]:
 
 @pytest.fixture
 def window(qtbot):
-    from app.shell.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1400, 900))
     yield win
-    win.close()
-    from app.runtime.qt_job import QtJob
-
-    # a killed worker is reaped by the event loop: let it run until every process is gone
-    qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)
+    close_window(qtbot, win)     # a killed worker is reaped by the event loop: every process gone

@@ -27,7 +27,7 @@ def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp
     panel = win.accuracy
     panel.limit.setValue(SAMPLES)
     assert _evaluate(qtbot, win) == "done", panel.error
-    assert panel.runner.job.steps == ("lower", "evaluate") and panel.runner.job.lower.calib == 1   # a Job, in the worker
+    assert panel.job_slot.job.steps == ("lower", "evaluate") and panel.job_slot.job.lower.calib == 1   # a Job, in the worker
     ev = panel.result()
     assert ev["samples"] == SAMPLES and ev["model"] == "digits_cnn"
 
@@ -81,7 +81,7 @@ def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp
     panel.data.setText(str(tmp_path / "empty"))
     with qtbot.waitSignal(panel.finished, timeout=5000) as blocker:
         panel.run_current()
-    assert blocker.args[0] == "failed" and not panel.runner.is_running()
+    assert blocker.args[0] == "failed" and not panel.job_slot.is_running()
     assert panel.problem.isVisible() and "empty" in panel.problem.text().lower() and panel.result() is ev
     assert panel.flips.topLevelItemCount() == len(flips)
 
@@ -105,7 +105,7 @@ def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp
     with qtbot.waitSignal(panel.finished, timeout=30_000) as blocker:
         panel.cancel()
     assert blocker.args[0] == "cancelled"
-    qtbot.waitUntil(lambda: not panel.runner.has_processes(), timeout=20_000)
+    qtbot.waitUntil(lambda: not panel.job_slot.has_processes(), timeout=20_000)
     assert panel.result() is ev and panel.run_btn.isEnabled()
 
 
@@ -123,7 +123,7 @@ def test_on_target_without_a_checkout_says_so_and_starts_nothing(qtbot, monkeypa
     panel.on_target.setValue(16)
     with qtbot.waitSignal(panel.finished, timeout=5000) as blocker:
         panel.run_current()
-    assert blocker.args[0] == "failed" and not panel.runner.has_processes()
+    assert blocker.args[0] == "failed" and not panel.job_slot.has_processes()
     assert "ExecuTorch checkout" in panel.problem.text() and "Run on target" in panel.problem.text()
     job_k = evaluation_job(lowering_job("digits_cnn", LowerRequest(calib="1")), None, 40, 16, "/et", "/cmsis")
     assert (job_k.evaluate.on_target, job_k.run.et_root, job_k.lower.calib) == (16, "/et", 1)

@@ -40,7 +40,7 @@ def compared(qtbot, tmp_path):
     qtbot.addWidget(view)
     view.resize(1366, 768)
     view.show()
-    with qtbot.waitSignal(view.runner.finished, timeout=300_000):
+    with qtbot.waitSignal(view.side_jobs.finished, timeout=300_000):
         view.start([V1, V2])
     qtbot.waitUntil(lambda: all(p.scene is not None for p in view.panes), timeout=60_000)
     yield view
@@ -104,11 +104,11 @@ def test_compare_two_versions_synced_selection(qtbot, compared: CompareView, tmp
 def test_compare_error_and_cancel_keep_the_results(qtbot, compared: CompareView, tmp_path) -> None:
     view = compared
     before = view.data
-    with qtbot.waitSignal(view.runner.failed, timeout=60_000):
+    with qtbot.waitSignal(view.side_jobs.failed, timeout=60_000):
         view.start([V1, str(tmp_path / "missing.py")])
     assert "missing.py" in view.status.text() and "exit 2" in view.status.text()
     assert view.data is before and len(view.panes) == 2
-    with qtbot.waitSignal(view.runner.failed, timeout=20_000):
+    with qtbot.waitSignal(view.side_jobs.failed, timeout=20_000):
         view.start([V1, V2 + "@m4"])
         view.cancel()
     assert view.status.text().startswith("Cancelled") and view.data is before

@@ -17,7 +17,7 @@ from backend_core.analyses.graph_layout import (GROUP_PREFIX, LayoutOptions, aut
                                  compute_layout, synthetic_snapshot)
 
 from app.shell.window_settings import fit_into, initial_geometry
-from tests.helpers.gui import lower_and_wait, wait_scene
+from tests.helpers.gui import lower_and_wait, shown_window, wait_scene
 
 
 def test_big_graph_is_collapsed_to_a_fast_size_and_expands_on_demand(tmp_path) -> None:
@@ -77,11 +77,7 @@ def laptop_window(qtbot):
     wins = []
 
     def make():
-        win = MainWindow()
-        qtbot.addWidget(win)
-        win.resize(1366, 768)
-        win.show()
-        qtbot.waitExposed(win)
+        win = shown_window(qtbot, (1366, 768))
         qtbot.waitUntil(lambda: win._sized)
         qtbot.wait(50)
         wins.append(win)

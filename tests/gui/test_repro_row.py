@@ -22,7 +22,7 @@ def test_a_kept_going_pass_failure_offers_a_reproducer_that_fails_the_same_way(q
     row.choose_path = lambda default: str(out)
     row.button.click()
     assert row.button.text() == "Cancel reproducer"
-    qtbot.waitUntil(lambda: row.button.text() == "Write reproducer…" and not row.runner.has_processes(),
+    qtbot.waitUntil(lambda: row.button.text() == "Write reproducer…" and not row.job_slot.has_processes(),
                     timeout=240_000)
     assert row.result is not None and row.result["reproduces"] is True, row.label.text()
     assert out.is_file() and "import cmlens" not in out.read_text()

@@ -11,6 +11,7 @@ import pytest
 from backend_core.orchestration.history import open_store
 
 from .test_history_order import quick_repo, records_of
+from tests.helpers.gui import shown_window
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -28,13 +29,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[s
 
 
 def _window(qtbot):
-    from app.shell.main_window import MainWindow
 
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1366, 768))
     return win
 
 

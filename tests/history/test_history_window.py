@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .helpers import cli
+from tests.helpers.gui import shown_window
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -23,13 +24,8 @@ def test_the_history_tab_charts_the_store_and_opens_a_point_and_a_change(qtbot, 
     code, _out, err = cli("history", "backfill", repo / "model.py", "--last", "8", "--calib", "1", "--executor",
                           "local", "--history", store)
     assert code == 0, err
-    from app.shell.main_window import MainWindow
 
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1366, 768))
     win.show_tab("history")
     view = win.history
     view.open_store(str(store))

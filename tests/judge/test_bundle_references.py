@@ -17,9 +17,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gelu_conv.py"
 @pytest.fixture(scope="module")
 def gelu_conv():
     pytest.importorskip("executorch")
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
 
-    res = lower(str(EXAMPLE), want_bpte=True, use_cache=False, keep_programs=True)
+    res = lower(str(EXAMPLE), use_cache=False, outputs=LowerOutputs(bpte=True, edge_program=True))
     assert res.status == "done", res.error
     return res
 

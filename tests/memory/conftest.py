@@ -26,11 +26,11 @@ _MEMO: dict[tuple[str, str], Lowered] = {}
 def lowered_program(model: str, target: str = "cortex-m55") -> Lowered:
     key = (model, target)
     if key not in _MEMO:
-        from backend_core.lowering.lower import lower
+        from backend_core.lowering.lower import LowerOutputs, lower
         from backend_core.stages.pipeline.program_files import _executorch_manager
         from backend_core.stages.pipeline.stages import PipelineOptions
 
-        res = lower(model, PipelineOptions(target=target), use_cache=False, keep_programs=True)
+        res = lower(model, PipelineOptions(target=target), use_cache=False, outputs=LowerOutputs(edge_program=True))
         assert res.status == "done", res.error
         manager = _executorch_manager(res.pipeline.final_program)
         _MEMO[key] = Lowered(model, target, res.final, bytes(manager.buffer), manager.executorch_program)

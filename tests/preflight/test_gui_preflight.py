@@ -12,19 +12,15 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from .test_preflight_rules import GATE  # noqa: E402
+from tests.helpers.gui import shown_window
 
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from app.shell.main_window import MainWindow
     from app.runtime.qt_job import QtJob
 
     monkeypatch.setenv("CMLENS_SETTINGS", str(tmp_path / "settings.ini"))
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1400, 900))
     yield win
     win.close()
     qtbot.waitUntil(lambda: not any(w.has_processes() for w in QtJob.instances()), timeout=20_000)

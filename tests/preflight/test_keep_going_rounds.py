@@ -10,7 +10,7 @@ from pathlib import Path
 
 from backend_core.orchestration.jobs.steps.lower import lower_source
 from backend_core.stages.fallback.repeated_blocks import block_twins
-from backend_core.lowering.lower import lower
+from backend_core.lowering.lower import LowerOutputs, lower
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.analyses.preflight import certain, findings_of
 from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
@@ -36,7 +36,7 @@ def test_block_twins_are_the_same_op_at_the_same_place_of_each_instance() -> Non
 
 
 def test_a_float_dividend_of_a_cortex_m_div_is_kept_in_float_and_the_bundle_builds() -> None:
-    res = lower_source(DIV, PipelineOptions(calib=2, keep_going=True), use_cache=False, want_bpte=True)
+    res = lower_source(DIV, PipelineOptions(calib=2, keep_going=True), use_cache=False, outputs=LowerOutputs(bpte=True))
     assert res.status == "done", res.error
     assert "model.bpte" in res.blobs
     quarantined = res.report()["quantizer"]["quarantined"]
@@ -46,7 +46,7 @@ def test_a_float_dividend_of_a_cortex_m_div_is_kept_in_float_and_the_bundle_buil
 
 
 def test_without_keep_going_the_failed_bundle_names_the_finding() -> None:
-    res = lower(DIV, PipelineOptions(target="cortex-m55", calib=2), use_cache=False, want_bpte=True)
+    res = lower(DIV, PipelineOptions(target="cortex-m55", calib=2), use_cache=False, outputs=LowerOutputs(bpte=True))
     found = [f for f in certain(res.preflight) if f.op == "cortex_m.quantized_div.default"]
     assert found and found[0].rule == "cmsis-needs-int8" and "self is float32" in found[0].message
     assert res.status == "failed" and res.error["stage"] == "bundled program"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.lowering.lower import LoweringResult, lower
+from backend_core.lowering.lower import LowerOutputs, LoweringResult, lower
 from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.analyses.preflight import WILL_FAIL, Finding, certain, check_snapshot, findings_of
 from backend_core.analyses.preflight.dim_order import is_channels_last, is_contiguous, same_dim_order, strides
@@ -23,8 +23,7 @@ _RESULTS: dict[str, LoweringResult] = {}
 
 def lowered(source: str) -> LoweringResult:
     if source not in _RESULTS:
-        res = lower(source, PipelineOptions(target="cortex-m55"), use_cache=False, want_pte=True,
-                    want_bpte=True, keep_programs=True)
+        res = lower(source, PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(pte=True, bpte=True, edge_program=True))
         assert res.status == "done", res.error
         _RESULTS[source] = res
     return _RESULTS[source]

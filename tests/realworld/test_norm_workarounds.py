@@ -19,8 +19,9 @@ MODEL = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "preac
 
 def _lower(keep_going: bool) -> Any:
     from backend_core.orchestration.jobs.steps.lower import lower_source
+    from backend_core.lowering.lower import LowerOutputs
 
-    return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False, want_bpte=True)
+    return lower_source(MODEL, PipelineOptions(calib=2, keep_going=keep_going), use_cache=False, outputs=LowerOutputs(bpte=True))
 
 
 @pytest.fixture(scope="module")

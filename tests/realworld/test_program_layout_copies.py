@@ -31,10 +31,12 @@ def test_one_edit_removes_the_layout_findings_and_changes_no_value(case: str, ru
     import torch
 
     from backend_core.orchestration.jobs.steps.lower import lower_source
-    from backend_core.lowering.lower.entry import _preflight_program
+
+    from backend_core.lowering.lower import LowerOutputs
+    from backend_core.lowering.lower.rounds import preflight_program as _preflight_program
     from backend_core.lowering.lower.layout_copies import copies_on_final
 
-    res = lower_source(str(CASES / case), PipelineOptions(calib=2), use_cache=False, keep_programs=True)
+    res = lower_source(str(CASES / case), PipelineOptions(calib=2), use_cache=False, outputs=LowerOutputs(edge_program=True))
     assert res.status == "done", res.error
     before = _certain(res.final)
     assert rule in {r for r, _ in before}, before
@@ -63,6 +65,7 @@ def test_a_bare_int_for_an_int_list_is_written_as_the_list() -> None:
     """SINet's `y.max(dim=1)[0]`: ExecuTorch's program holds `amax(x, 1)` and the runtime aborts reading the
     int; --keep-going writes `[1]` in the lowered program in the same round and the pre-flight is clean."""
     from backend_core.orchestration.jobs.steps.lower import lower_source
+    from backend_core.lowering.lower import LowerOutputs
     from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MAX_DIM, PipelineOptions(calib=2), use_cache=False)

@@ -29,11 +29,11 @@ def test_the_second_round_reuses_the_calibration_and_gets_the_same_program(monke
     observers round 1 had keep their calibration and qparams (only the adds' new output observers calibrate)
     and the program is the one a fresh calibration gives, qparam for qparam."""
     from backend_core.orchestration.jobs.steps.lower import lower_source
-    from backend_core.lowering.lower.entry import lower
+    from backend_core.lowering.lower.entry import LowerHooks, lower
     from backend_core.stages.pipeline.calibration_memo import CalibrationMemo
 
     said: list[str] = []
-    kept = lower(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False, on_status=said.append)
+    kept = lower(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False, hooks=LowerHooks(on_status=said.append))
     assert kept.status == "done", kept.error
     reused = [s for s in said if "reused from the earlier round" in s]
     assert len(reused) == 1 and "calibrating the 3 new ones" in reused[0], said     # the 3 adds' outputs

@@ -17,9 +17,9 @@ def bundle():
     from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
 
-    res = lower(str(MODEL), want_bpte=True, use_cache=False, keep_programs=True)
+    res = lower(str(MODEL), use_cache=False, outputs=LowerOutputs(bpte=True, edge_program=True))
     assert res.status == "done", res.error
     bp = deserialize_from_flatbuffer_to_bundled_program(res.blobs["model.bpte"])
     program = deserialize_pte_binary(bytes(bp.program)).program

@@ -19,9 +19,9 @@ MV2 = DebugBufferPlan(outputs=120, need_bytes=7_129_088, planned_bytes=1_509_744
 def test_plan_of_a_real_program() -> None:
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
 
-    res = lower(str(TINY), want_pte=True)
+    res = lower(str(TINY), outputs=LowerOutputs(pte=True))
     assert res.status == "done", res.error
     program = deserialize_pte_binary(res.blobs["model.pte"]).program
     plan = plan_from_program(program)

@@ -31,9 +31,9 @@ def test_a_healthy_output_is_not_flagged() -> None:
 
 @pytest.fixture(scope="module")
 def near_zero_bpte(tmp_path_factory) -> Path:
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
 
-    res = lower(str(FIXTURES / "near_zero_linear.py"), want_bpte=True)
+    res = lower(str(FIXTURES / "near_zero_linear.py"), outputs=LowerOutputs(bpte=True))
     assert res.status == "done", res.error
     out = tmp_path_factory.mktemp("bpte") / "near_zero.bpte"
     out.write_bytes(res.blobs["model.bpte"])
@@ -102,11 +102,11 @@ def test_output_step_and_the_fail_hint_of_a_lut_activation() -> None:
     """conv -> GELU -> upsample: on QEMU M55 the target matched the lowered program bit for bit on every
     layer, and the bundle FAILed at atol 0.01 with max abs error 0.029176 = 2 output steps (the LUT GELU of
     the lowering vs the float GELU of the PT2E reference: 4 of 2048 outputs)."""
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.reference_check import fail_hint, output_steps
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    res = lower(str(FIXTURES / "gelu_upsample_cl.py"), want_pte=True)
+    res = lower(str(FIXTURES / "gelu_upsample_cl.py"), outputs=LowerOutputs(pte=True))
     steps = output_steps(deserialize_pte_binary(res.blobs["model.pte"]).program)
     assert len(steps) == 1 and steps[0] == pytest.approx(0.014587787, rel=1e-6)
     hint = fail_hint(0.029176, steps, 0)

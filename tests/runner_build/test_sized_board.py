@@ -16,10 +16,10 @@ from backend_core.target.memory.runtime import load_table
 
 @pytest.fixture(scope="module")
 def ds_cnn_bpte(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    res = lower("ds_cnn", PipelineOptions(target="cortex-m55"), want_pte=True, want_bpte=True)
+    res = lower("ds_cnn", PipelineOptions(target="cortex-m55"), outputs=LowerOutputs(pte=True, bpte=True))
     assert res.status == "done", res.error
     out = tmp_path_factory.mktemp("sized") / "ds_cnn.bpte"
     out.write_bytes(res.blobs["model.bpte"])

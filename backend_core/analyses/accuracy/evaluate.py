@@ -26,7 +26,7 @@ Progress = Callable[[str], None]
 
 def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, threshold_db: float = 3.0,
              reference_samples: int = 16, max_traced: int = 64, progress: Progress | None = None,
-             should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+             is_cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Run the three models on `data` and measure them (see the module docstring)."""
     t_start = time.perf_counter()
     say = progress or (lambda _t: None)
@@ -38,7 +38,7 @@ def evaluate(programs: EvalPrograms, data: EvalSet, *, flips: bool = True, thres
            "lowered": (lowered_callable(programs.lowered), False)}
     for key, (fn, batch) in fns.items():
         say(f"running {MODEL_LABELS[key]} on {len(samples)} samples")
-        outs[key], secs, batched = run_all(fn, samples, batch=batch, should_stop=should_stop)
+        outs[key], secs, batched = run_all(fn, samples, batch=batch, is_cancelled=is_cancelled)
         speed[key] = {"seconds": round(secs, 3), "samples_per_s": round(len(samples) / secs, 1) if secs > 0 else None,
                       "batched": batched}
     n_out = len(outs["float"][0])

@@ -81,7 +81,7 @@ def outputs_of(y: Any) -> list[Any]:
 
 
 def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
-            should_stop: Callable[[], bool] | None = None) -> tuple[list[list[Any]], float, bool]:
+            is_cancelled: Callable[[], bool] | None = None) -> tuple[list[list[Any]], float, bool]:
     """(per-sample outputs, seconds, batched?) of `fn` on every sample. Batches of BATCH when `batch`
     and the module takes them (every input has batch 1 and the outputs come back split evenly);
     otherwise one sample at a time."""
@@ -91,7 +91,7 @@ def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
     with torch.no_grad(), one_thread():
         if batch and samples and all(t.shape[0] == 1 for t in samples[0] if hasattr(t, "shape") and t.dim()):
             try:
-                out = _batched(fn, samples, should_stop)
+                out = _batched(fn, samples, is_cancelled)
                 return out, time.perf_counter() - t0, True
             except CmlensError:
                 raise
@@ -99,7 +99,7 @@ def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
                 t0 = time.perf_counter()
         out = []
         for s in samples:
-            _stop(should_stop)
+            _stop(is_cancelled)
             out.append([o.detach() for o in outputs_of(fn(*s))])
     return out, time.perf_counter() - t0, False
 
@@ -119,12 +119,12 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(n)
 
 
-def _batched(fn: Callable[..., Any], samples: list[tuple], should_stop: Callable[[], bool] | None) -> list[list[Any]]:
+def _batched(fn: Callable[..., Any], samples: list[tuple], is_cancelled: Callable[[], bool] | None) -> list[list[Any]]:
     import torch
 
     res: list[list[Any]] = []
     for i in range(0, len(samples), BATCH):
-        _stop(should_stop)
+        _stop(is_cancelled)
         chunk = samples[i:i + BATCH]
         args = [torch.cat([s[j] for s in chunk]) for j in range(len(chunk[0]))]
         args = [a.contiguous(memory_format=torch.channels_last) if a.dim() == 4 and _cl(chunk[0][j]) else a
@@ -140,8 +140,8 @@ def _cl(t: Any) -> bool:
     return t.dim() == 4 and list(t.dim_order()) == [0, 2, 3, 1]
 
 
-def _stop(should_stop: Callable[[], bool] | None) -> None:
-    if should_stop is not None and should_stop():
+def _stop(is_cancelled: Callable[[], bool] | None) -> None:
+    if is_cancelled is not None and is_cancelled():
         from backend_core.common.errors import Cancelled
 
         raise Cancelled("Evaluation cancelled.")

@@ -193,8 +193,8 @@ def _output_node(ep: Any) -> Any:
 
 def make_repro(source: str, options: PipelineOptions, out: str, *,
                on_status: Callable[[str], None] | None = None, fresh_check: bool = True,
-               should_stop: Callable[[], bool] | None = None) -> ReproResult:
-    """Write the reproducer of `source`'s pass failure to `out`. `should_stop()` is asked before each
+               is_cancelled: Callable[[], bool] | None = None) -> ReproResult:
+    """Write the reproducer of `source`'s pass failure to `out`. `is_cancelled()` is asked before each
     candidate (a cancel between two lowerings of the search raises Cancelled)."""
     say = on_status or (lambda _t: None)
     ep, failure, quantized, example_inputs = find_failure(source, options, say)
@@ -219,7 +219,7 @@ def make_repro(source: str, options: PipelineOptions, out: str, *,
     others: dict[str, int] = {}          # what the candidates that did not reproduce did instead
 
     def reproduces(keep: set[str]) -> bool:
-        if should_stop is not None and should_stop():
+        if is_cancelled is not None and is_cancelled():
             raise Cancelled(f"cancelled after {len(tries)} candidate(s) of the reduction")
         say(f"repro: trying {len(keep)} node(s)")
         got = run_candidate(text_for(keep))

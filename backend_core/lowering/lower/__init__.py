@@ -3,6 +3,7 @@ pre-flight findings, cached: `lower()` is the one entry every job step, worker a
 `verify` re-lowers modified copies to check the fixes the tool suggests (it composes the pipeline
 with the fallback package, so it lives here, above both)."""
 from backend_core.lowering.result import LoweringResult, supported_targets
-from backend_core.lowering.lower.entry import StageCallback, lower
+from backend_core.lowering.lower.calls import LowerHooks, LowerOutputs, StageCallback
+from backend_core.lowering.lower.entry import lower
 
-__all__ = ["LoweringResult", "StageCallback", "lower", "supported_targets"]
+__all__ = ["LowerHooks", "LoweringResult", "LowerOutputs", "StageCallback", "lower", "supported_targets"]

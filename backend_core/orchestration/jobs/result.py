@@ -39,6 +39,9 @@ class JobResult:
             return 130
         if self.error:
             return int(self.error.get("exit_code", 3))
+        for tool in ("selftest", "doctor"):      # the steps that run no model carry their own exit code
+            if (self.steps.get(tool) or {}).get("exit_code"):
+                return int(self.steps[tool]["exit_code"])
         run = self.steps.get("run")
         if run is not None and run.get("outcome") not in ("PASS", "RAN"):
             return 1 if run.get("outcome") == "FAIL" else 3

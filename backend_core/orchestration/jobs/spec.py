@@ -13,7 +13,8 @@ from backend_core.common.cpus import DEFAULT_TARGET, normalise_target
 from backend_core.common.errors import BadInputError
 from backend_core.stages.pipeline.stages import PipelineOptions
 
-STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export")
+STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export", "selftest", "doctor")
+TOOL_STEPS = ("selftest", "doctor")   # steps that run no model: a Job of only these has no lower step
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump", "etrecord")   # etrecord: the .bpte + ETRecord of the one lowering
 JOB_FORMAT = 1
 
@@ -165,6 +166,7 @@ class Job:
     outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
     repro: ReproOptions = field(default_factory=ReproOptions)
     export: ExportOptions = field(default_factory=ExportOptions)
+    selftest: str = "selftest"        # the selftest step's firmware (diagnostic ones: selftest-fail, hang, fault)
 
     def __post_init__(self) -> None:
         bad = [s for s in self.steps if s not in STEPS]
@@ -187,7 +189,7 @@ class Job:
         # every job lowers first, except a ready .pte/.bpte read, checked or taken to the board as it is, and a
         # repro: it lowers with the stepped pipeline until the pass fails (it needs the live float export)
         as_is = (self.reads_program and any(s in self.steps for s in ("check", "memory", "run", "profile"))
-                 or "repro" in self.steps)
+                 or "repro" in self.steps or all(s in TOOL_STEPS for s in self.steps))
         object.__setattr__(self, "steps", tuple(s for s in STEPS if s in self.steps or (s == "lower" and not as_is)))
 
     def wants(self, step: str) -> bool:
@@ -224,7 +226,7 @@ class Job:
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
                 "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs,
-                "repro": asdict(self.repro), "export": asdict(self.export)}
+                "repro": asdict(self.repro), "export": asdict(self.export), "selftest": self.selftest}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -240,7 +242,8 @@ class Job:
                    evaluate=EvaluateOptions(**_known(EvaluateOptions, d.get("evaluate", {}), "evaluate")),
                    outputs=d.get("outputs"),
                    repro=ReproOptions(**_known(ReproOptions, d.get("repro", {}), "repro")),
-                   export=ExportOptions(**_known(ExportOptions, d.get("export", {}), "export")))
+                   export=ExportOptions(**_known(ExportOptions, d.get("export", {}), "export")),
+                   selftest=d.get("selftest", "selftest"))
 
     def key(self) -> str:
         """What the job is, as text: model source + every option that changes a result (not where files go)."""
@@ -260,6 +263,8 @@ class Job:
             key += (sorted(asdict(self.repro).items()),)
         if self.wants("export"):
             key += (sorted(asdict(self.export).items()),)
+        if self.wants("selftest"):
+            key += (self.selftest,)
         return repr(key)
 
 

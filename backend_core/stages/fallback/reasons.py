@@ -45,7 +45,7 @@ LAYOUT_FIX = ("the legacy flow needs channels_last inputs and weights: "
 @dataclass
 class FallbackContext:
     snapshots: list[GraphSnapshot]
-    verdicts: dict[str, Any]                 # QuantizerVerdicts.to_dict()
+    verdicts: dict[str, Any]                 # QuantizerDecisions.to_dict()
     target: str
     flow: str
     supported_targets: frozenset[str] = frozenset()   # targets AtenToCortexMPass can rewrite

@@ -10,7 +10,7 @@ Q_ANNOTATION_KEY = "quantization_annotation"
 
 
 @dataclass
-class QuantizerVerdicts:
+class QuantizerDecisions:
     """What the quantizer decided per node: accepted patterns, rejections with the checker's
     words, and the nodes nobody annotated. Keyed by the node names of the exported graph."""
 
@@ -32,7 +32,7 @@ class QuantizerVerdicts:
                 "layout_limited": self.layout_limited, "quarantined": self.quarantined}
 
 
-def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str], reason: str,
+def _record_limits(v: QuantizerDecisions, nodes: dict[str, Any], names: list[str], reason: str,
                    qconfig: str, explicit: bool) -> None:
     """Which limit a rejected pattern hit, read from the live nodes (see fallback.limits)."""
     from backend_core.stages.fallback import limits as L
@@ -57,8 +57,8 @@ def _record_limits(v: QuantizerVerdicts, nodes: dict[str, Any], names: list[str]
             v.layout_limited.append(n)
 
 
-def collect_verdicts(quantizer: Any, prepared: Any, explicit: bool = False) -> QuantizerVerdicts:
-    v = QuantizerVerdicts()
+def collect_verdicts(quantizer: Any, prepared: Any, explicit: bool = False) -> QuantizerDecisions:
+    v = QuantizerDecisions()
     live = {n.name: n for n in prepared.graph.nodes}
     reporter = None
     for q in getattr(quantizer, "quantizers", []):
@@ -121,7 +121,7 @@ def quarantine_quantizer(quantizer: Any, node_names: list[str]) -> None:
 def quantize(module: Any, example_inputs: tuple, calibration: list[tuple], flow: str,
              status: Callable[[str], None] | None = None, activations: str = "int8",
              quarantine: dict[str, dict[str, Any]] | None = None,
-             memo: CalibrationMemo | None = None) -> tuple[Any, QuantizerVerdicts]:
+             memo: CalibrationMemo | None = None) -> tuple[Any, QuantizerDecisions]:
     """prepare_pt2e → calibrate → convert_pt2e on `module` (an exported GraphModule).
     `quarantine`: {node name at quantisation time, or "module:NAME": why} to leave in float (--keep-going).
     `memo`: observer states and qparams of an earlier round on the same float graph (--keep-going): when

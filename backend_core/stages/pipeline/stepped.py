@@ -11,7 +11,7 @@ import copy
 import time
 from dataclasses import replace
 import traceback
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 from backend_core.common.errors import BadInputError, Cancelled, StageFailedError
 from backend_core.stages.models.calibration import calibration_set
@@ -24,7 +24,7 @@ from backend_core.stages.pipeline.logs import StageLog, capture_logs
 from backend_core.stages.pipeline.export_guards import full_stack_traces, module_attributes_kept
 from backend_core.stages.pipeline.passes import host_runnable, pass_list, run_pass, stage_names
 from backend_core.stages.pipeline.calibration_memo import CalibrationMemo
-from backend_core.stages.pipeline.quantize import QuantizerVerdicts, quantize
+from backend_core.stages.pipeline.quantize import QuantizerDecisions, quantize
 from backend_core.stages.pipeline.stages import PipelineOptions, Stage
 
 STAGE_EXPORT = "float export"
@@ -104,7 +104,7 @@ class LoweringPipeline:
         self.model = model
         self.options = replace(options, target=normalise_target(options.target))
         self.snapshots: list[GraphSnapshot] = []
-        self.verdicts = QuantizerVerdicts()
+        self.verdicts = QuantizerDecisions()
         self.quantized_module: Any = None
         self.example_inputs: tuple = ()
         self.final_program: Any = None
@@ -134,12 +134,14 @@ class LoweringPipeline:
 
     # -- the generator -------------------------------------------------------------------
     def run(self) -> Iterator[Stage]:
+        """Every stage in order: float export, PT2E quantization, edge, one per Cortex-M pass, final. A
+        failing stage raises StageFailedError with the user's line and its cause (the stages before it
+        were yielded); a Cancelled from a status callback is the user's cancel, not a failure."""
         import torch
 
         from backend_core.stages.pipeline.int_conv import install_int_dilated_conv
 
         install_int_dilated_conv()      # every host run of the lowered program (references, numerics)
-
         opts = self.options
         given = self.model.inputs_for(opts.flow)
         inputs = to_layout(given, opts.channels_last)
@@ -148,9 +150,27 @@ class LoweringPipeline:
                  calibration_set(given, opts.calib, self.model.calibration_inputs)]
         torch.manual_seed(opts.seed)
 
-        # 1. float export: the model as given (the legacy flow's conv checker then decides per
-        # op; a layout fallback says so), or channels-last when the user asked for it.
         t0 = time.perf_counter()
+        ep, warnings = self._float_export(inputs)
+        yield self._stage(ep, STAGE_EXPORT, "export", t0, warnings)
+        t0 = time.perf_counter()
+        converted, warnings = self._quantize(ep, inputs, calib)
+        yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, warnings)
+        t0 = time.perf_counter()
+        program, warnings = self._to_edge(converted, inputs)
+        yield self._stage(program, STAGE_EDGE, "edge", t0, warnings)
+        program = yield from self._passes(program)
+        t0 = time.perf_counter()
+        program, warnings = self._lift_constants(program)
+        self.final_program = program
+        yield self._stage(program, STAGE_FINAL, "final", t0, warnings, final=True)
+
+    def _float_export(self, inputs: Any) -> tuple[Any, list[str]]:
+        """1. The model as given (the legacy flow's conv checker then decides per op; a layout fallback says
+        so), or channels-last when the user asked for it; then the tool's own value-preserving edits."""
+        import torch
+
+        opts = self.options
         try:
             with capture_logs() as log, full_stack_traces(), module_attributes_kept(self.model.module):
                 module = self._rewritten_module()
@@ -160,22 +180,25 @@ class LoweringPipeline:
                     ep = self.model.exported
                 else:
                     ep = torch.export.export(module, inputs)
-        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+        except Cancelled:       # the user's cancel (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - any export failure becomes the user's line and its cause
             raise _with_logs(self._export_error(e), log) from e
+        warnings = log.warnings()
         if self.float_rewrite is not None:       # the tool's own edit: its failure is the tool's, by name
             try:
                 with capture_logs() as log:
                     ep, self.renames = self.float_rewrite(ep)
             except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - named as the tool's edit, not the user's model
                 raise _with_logs(self._rewrite_error(e), log) from e
-        yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())
+            warnings = log.warnings()
+        return ep, warnings
 
-        # 2. PT2E quantization
-        t0 = time.perf_counter()
+    def _quantize(self, ep: Any, inputs: Any, calib: list[Any]) -> tuple[Any, list[str]]:
+        """2. PT2E quantization with the Cortex-M quantizer."""
+        opts = self.options
         try:
             with capture_logs() as log:
                 gm = ep.module(check_guards=False)
@@ -184,14 +207,16 @@ class LoweringPipeline:
                                                     quarantine=self.quarantine,
                                                     memo=self.calibration_memo)
                 self.quantized_module = converted
-        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+        except Cancelled:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - a quantizer-stage failure gets its own diagnosis
             raise _with_logs(self._quantize_error(e), log) from e
-        yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, log.warnings())
+        return converted, log.warnings()
 
-        # 3. edge dialect
-        t0 = time.perf_counter()
+    def _to_edge(self, converted: Any, inputs: Any) -> tuple[Any, list[str]]:
+        """3. The quantized model exported again and lowered to the edge dialect."""
+        import torch
+
         self.say("exporting the quantized model and lowering to edge")
         try:
             with capture_logs() as log:
@@ -203,45 +228,44 @@ class LoweringPipeline:
                 program = edge.exported_program()
                 if self.keep_edge_program:
                     self.edge_program = copy.deepcopy(program)
-        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+        except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001
             raise _with_logs(self._stage_error(STAGE_EDGE, e), log) from e
-        yield self._stage(program, STAGE_EDGE, "edge", t0, log.warnings())
+        return program, log.warnings()
 
-        # 4. one stage per Cortex-M pass
-        cfg = target_config(opts.target)
-        passes = pass_list(opts.flow)
+    def _passes(self, program: Any) -> Generator[Stage, None, Any]:
+        """4. One stage per Cortex-M pass; returns the last pass's program."""
+        cfg = target_config(self.options.target)
+        passes = pass_list(self.options.flow)
         names = stage_names(passes)
-        runnable = host_runnable(names)
-        for pass_cls, name, can_run in zip(passes, names, runnable):
+        for pass_cls, name, can_run in zip(passes, names, host_runnable(names)):
             t0 = time.perf_counter()
             self.say(f"running {name}")
             try:
                 with capture_logs() as log:
                     new_program = run_pass(pass_cls, program, cfg)
-            except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+            except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - a pass failure: the user's line, the cause, a reproducer
                 raise _with_logs(self._pass_error(name, e), log) from e
             changed = new_program is not program
             program = new_program
-            yield self._stage(program, name, "pass", t0, log.warnings(), changed=changed,
-                              runnable=can_run)
+            yield self._stage(program, name, "pass", t0, log.warnings(), changed=changed, runnable=can_run)
+        return program
 
-        # 5. final: constants introduced by passes lifted to buffers
-        t0 = time.perf_counter()
+    def _lift_constants(self, program: Any) -> tuple[Any, list[str]]:
+        """5. Final: constants introduced by passes lifted to buffers."""
         try:
             from executorch.exir.program._program import lift_constant_tensor_pass
 
             with capture_logs() as log:
                 program = lift_constant_tensor_pass(program)
-        except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
+        except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001
             raise _with_logs(self._stage_error(STAGE_FINAL, e), log) from e
-        self.final_program = program
-        yield self._stage(program, STAGE_FINAL, "final", t0, log.warnings(), final=True)
+        return program, log.warnings()
 
     # -- helpers -------------------------------------------------------------------------
     def _stage(self, program: Any, name: str, kind: str, t0: float, warnings: list[str], *,

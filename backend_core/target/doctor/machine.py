@@ -40,6 +40,11 @@ class DoctorReport:
     def to_dict(self) -> dict:
         return {"ok": self.ok, "versions": self.versions, "items": [asdict(i) for i in self.items]}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "DoctorReport":
+        """The report a doctor step returned (JobResult.steps["doctor"]), for its text."""
+        return cls([DoctorItem(**i) for i in d.get("items", [])], list(d.get("versions", [])))
+
     def to_text(self) -> str:
         marks = {"ok": "ok  ", "missing": "MISS", "warning": "WARN", "info": "info"}
         out = list(self.versions)

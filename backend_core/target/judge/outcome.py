@@ -208,89 +208,102 @@ def classify_outcome(sim_outcome: str, references: References | None = None, *,
     v = Verdict(sim_outcome, sim_outcome, refs.expected_from, None, diffs, fq, qtext, tolerance=tol)
     fq_line = refs.fake_quant_text() or ("no fake-quant comparison: cmlens did not make this bundle"
                                          if refs.expected_from != LOWERED else "")
-    exact = all(d.identical for d in diffs) if diffs else None
     if sim_outcome == "PASS":
-        v.exact = True if (atol == 0 and rtol == 0) else exact
-        if v.exact is False:
-            v.label = LABEL_TOLERANCE
-            v.lines.append(f"target vs {name}: {_diff_text(diffs)}, accepted by atol {atol:g} rtol {rtol:g}")
-        else:
-            v.label = LABEL_QDIFF if refs.quantisation_difference else LABEL_EXACT
-            v.lines.append(f"target == {name} bit for bit")
-            if v.exact is None:
-                v.lines[-1] = f"target == {name} within atol {atol:g} rtol {rtol:g} (not shown to be bit-exact)"
-            known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.target_kernels else []
-            if known:
-                v.known_difference = True
-                v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
-                                       f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
-                v.lines.append("the lowered program's " + "; ".join(f"{m.node} ({m.op})" for m in known)
-                               + " computed as the target's CMSIS-NN kernel does: "
-                               + "; ".join(sorted({m.how for m in known}))
-                               + ". ExecuTorch's host reference kernel differs there ("
-                               + "; ".join(m.text() for m in known) + "): a known reference mismatch, "
-                               "not your model and not the target")
-        if fq_line:
-            v.lines.append(fq_line)
-        v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made
-        if refs.expected_from != LOWERED:
-            v.lines.append(f"the expected outputs are the {name}: PASS means equal to them, not to the lowered program")
+        _judge_pass(v, refs, name, diffs, tol, fq_line)
     elif sim_outcome == "FAIL":
-        v.exact = False
-        v.label = "FAIL"
-        known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.expected_from == LOWERED else []
-        explained = bool(known and target_vs_faithful and all(d.identical for d in target_vs_faithful))
-        where = "; ".join(f"{m.node} ({m.op})" for m in known)
-        first = _first_layer(gaps)
-        what = (f"target != {name}: {_diff_text(diffs)}" if diffs else f"target != {name}")
-        if explained:
-            v.known_difference = True
-            v.label = LABEL_KNOWN
-            what += f" at {where}: {'; '.join(sorted({m.how for m in known}))}: a known reference mismatch, not your model"
-            v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
-                                   f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
-        elif refs.expected_from == LOWERED and first is not None and first.float_rounding:
-            what += (": float rounding, not a target bug: the first layer that differs is a float one, by "
-                     f"{first.snr_db:.0f} dB SNR (max |d| {first.max_abs:.2g}), as two float32 evaluations of one "
-                     "formula differ (a fused multiply-add, another summation order); a value near a "
-                     "quantisation boundary then lands one step apart. cmlens compiles the portable kernels with "
-                     "-ffp-contract=off to round as the host does: libraries built otherwise (your own, "
-                     "CMLENS_FULL_LIBRARIES=1) can still fuse")
-        elif refs.expected_from == LOWERED:
-            what += ": the target computed something other than the program it was given (a target bug)"
-        else:
-            what += (" (the expected outputs are not the lowered program's, so this may be quantisation, "
-                     "not the target: lower the model with cmlens for a bit-exact reference)")
-        v.lines.append(what)
-        if explained:
-            n = sum(d.values for d in target_vs_faithful or [])
-            v.lines.append(f"the lowered program rerun on the host with {where} computed CMSIS-NN's way reproduces "
-                           f"the target bit for bit ({n} values): the target is right, ExecuTorch's host reference "
-                           f"kernel is not bit-exact with its CMSIS-NN kernel there")
-        elif known:
-            v.lines.append(f"{where} is known to differ from CMSIS-NN on the host ("
-                           + "; ".join(m.text() for m in known) + "), but "
-                           + ("the target differs beyond that" if target_vs_faithful is not None
-                              else "the target's outputs were not printed, so that cannot explain it here"))
-        if first is not None:
-            v.first_differing_layer = first
-            v.lines.append(f"first layer that differs (execution order): {first.text()}"
-                           + (" (the known mismatch)" if explained and first.node_id in {m.node for m in known} else ""))
-            if not explained and refs.expected_from == LOWERED and not first.float_rounding:
-                v.kernel_mismatches.append(
-                    f"{first.target.replace('.default', '')} ({first.node_id}): the target's kernel and the host's "
-                    f"reference kernel disagree on bit-identical inputs ({first.differing}/{first.values} values)")
-        elif gaps is not None:
-            v.lines.append("every layer the ETDump recorded is bit-identical: the difference is after the last "
-                           "recorded layer (output copy, bundle comparison)")
-        elif not etdump and not explained:
-            v.lines.append("run with --etdump for the first layer that differs")
-        if fq_line:
-            v.lines.append(fq_line)
-        v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made
+        _judge_fail(v, refs, name, diffs, gaps, etdump, target_vs_faithful, fq_line)
     else:
         if problem:
             v.lines.append(problem)
         if fq_line and sim_outcome != "RAN":
             v.lines.append(fq_line)
     return v
+
+
+def _judge_pass(v: Verdict, refs: References, name: str, diffs: list[OutputDifference], tol: dict[str, float],
+                fq_line: str) -> None:
+    """A PASS: bit for bit, within the tolerance given, or with a known host/CMSIS-NN kernel difference."""
+    atol, rtol = tol["atol"], tol["rtol"]
+    exact = all(d.identical for d in diffs) if diffs else None
+    v.exact = True if (atol == 0 and rtol == 0) else exact
+    if v.exact is False:
+        v.label = LABEL_TOLERANCE
+        v.lines.append(f"target vs {name}: {_diff_text(diffs)}, accepted by atol {atol:g} rtol {rtol:g}")
+    else:
+        v.label = LABEL_QDIFF if refs.quantisation_difference else LABEL_EXACT
+        v.lines.append(f"target == {name} bit for bit")
+        if v.exact is None:
+            v.lines[-1] = f"target == {name} within atol {atol:g} rtol {rtol:g} (not shown to be bit-exact)"
+        known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.target_kernels else []
+        if known:
+            v.known_difference = True
+            v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
+                                   f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
+            v.lines.append("the lowered program's " + "; ".join(f"{m.node} ({m.op})" for m in known)
+                           + " computed as the target's CMSIS-NN kernel does: "
+                           + "; ".join(sorted({m.how for m in known}))
+                           + ". ExecuTorch's host reference kernel differs there ("
+                           + "; ".join(m.text() for m in known) + "): a known reference mismatch, "
+                           "not your model and not the target")
+    if fq_line:
+        v.lines.append(fq_line)
+    v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made
+    if refs.expected_from != LOWERED:
+        v.lines.append(f"the expected outputs are the {name}: PASS means equal to them, not to the lowered program")
+
+
+def _judge_fail(v: Verdict, refs: References, name: str, diffs: list[OutputDifference], gaps: Any, etdump: bool,
+                target_vs_faithful: Sequence[OutputDifference] | None, fq_line: str) -> None:
+    """A FAIL, and why: a known reference mismatch, float rounding, or the target computing something else."""
+    v.exact = False
+    v.label = "FAIL"
+    known = [OpMismatch.from_dict(m) for m in refs.kernel_mismatches] if refs.expected_from == LOWERED else []
+    explained = bool(known and target_vs_faithful and all(d.identical for d in target_vs_faithful))
+    where = "; ".join(f"{m.node} ({m.op})" for m in known)
+    first = _first_layer(gaps)
+    what = (f"target != {name}: {_diff_text(diffs)}" if diffs else f"target != {name}")
+    if explained:
+        v.known_difference = True
+        v.label = LABEL_KNOWN
+        what += f" at {where}: {'; '.join(sorted({m.how for m in known}))}: a known reference mismatch, not your model"
+        v.kernel_mismatches = [f"{m.op} ({m.node}): {m.differing}/{m.values} values by up to {m.max_steps} "
+                               f"step(s) on its own inputs, host reference vs CMSIS-NN" for m in known]
+    elif refs.expected_from == LOWERED and first is not None and first.float_rounding:
+        what += (": float rounding, not a target bug: the first layer that differs is a float one, by "
+                 f"{first.snr_db:.0f} dB SNR (max |d| {first.max_abs:.2g}), as two float32 evaluations of one "
+                 "formula differ (a fused multiply-add, another summation order); a value near a "
+                 "quantisation boundary then lands one step apart. cmlens compiles the portable kernels with "
+                 "-ffp-contract=off to round as the host does: libraries built otherwise (your own, "
+                 "CMLENS_FULL_LIBRARIES=1) can still fuse")
+    elif refs.expected_from == LOWERED:
+        what += ": the target computed something other than the program it was given (a target bug)"
+    else:
+        what += (" (the expected outputs are not the lowered program's, so this may be quantisation, "
+                 "not the target: lower the model with cmlens for a bit-exact reference)")
+    v.lines.append(what)
+    if explained:
+        n = sum(d.values for d in target_vs_faithful or [])
+        v.lines.append(f"the lowered program rerun on the host with {where} computed CMSIS-NN's way reproduces "
+                       f"the target bit for bit ({n} values): the target is right, ExecuTorch's host reference "
+                       f"kernel is not bit-exact with its CMSIS-NN kernel there")
+    elif known:
+        v.lines.append(f"{where} is known to differ from CMSIS-NN on the host ("
+                       + "; ".join(m.text() for m in known) + "), but "
+                       + ("the target differs beyond that" if target_vs_faithful is not None
+                          else "the target's outputs were not printed, so that cannot explain it here"))
+    if first is not None:
+        v.first_differing_layer = first
+        v.lines.append(f"first layer that differs (execution order): {first.text()}"
+                       + (" (the known mismatch)" if explained and first.node_id in {m.node for m in known} else ""))
+        if not explained and refs.expected_from == LOWERED and not first.float_rounding:
+            v.kernel_mismatches.append(
+                f"{first.target.replace('.default', '')} ({first.node_id}): the target's kernel and the host's "
+                f"reference kernel disagree on bit-identical inputs ({first.differing}/{first.values} values)")
+    elif gaps is not None:
+        v.lines.append("every layer the ETDump recorded is bit-identical: the difference is after the last "
+                       "recorded layer (output copy, bundle comparison)")
+    elif not etdump and not explained:
+        v.lines.append("run with --etdump for the first layer that differs")
+    if fq_line:
+        v.lines.append(fq_line)
+    v.lines += [f"reference: {n}" for n in refs.notes]    # how the expected outputs were made

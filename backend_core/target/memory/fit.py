@@ -33,7 +33,7 @@ class Need:
 
 
 @dataclass
-class FitVerdict:
+class MemoryFit:
     fits: bool
     ram_fits: bool
     flash_fits: bool
@@ -106,7 +106,7 @@ def _place(needs: list[Need], regions: list[Region], prefer: str | None) -> dict
     return free
 
 
-def place_needs(needs: list[Need], board: BoardSpec) -> FitVerdict:
+def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
     ram_needs = [n for n in needs if n.kind == "ram"]
     flash_needs = [n for n in needs if n.kind == "flash"]
     problems: list[str] = []
@@ -165,5 +165,5 @@ def place_needs(needs: list[Need], board: BoardSpec) -> FitVerdict:
     if not any(n.name.startswith("runtime") for n in needs):
         notes.append("the runtime around the model (code, .data/.bss, stack, heap) is not included: "
                      "no measurement for this CPU")
-    return FitVerdict(ram_fits and flash_fits, ram_fits, flash_fits, ram_free, flash_free, needs, region_rows,
+    return MemoryFit(ram_fits and flash_fits, ram_fits, flash_fits, ram_free, flash_free, needs, region_rows,
                    problems, notes)

@@ -34,10 +34,10 @@ def test_the_windows_lowering_and_compare_are_the_clis_jobs(qtbot) -> None:
 
     view = CompareView()
     qtbot.addWidget(view)
-    with qtbot.waitSignal(view.runner.finished, timeout=300_000):
+    with qtbot.waitSignal(view.side_jobs.finished, timeout=300_000):
         view.start(["layernorm_mlp@m4", "--vary", "activations=int8,int16"])
     specs = expand_vary([parse_side("layernorm_mlp@m4")], ["activations=int8,int16"])
-    assert [j.to_dict() for j in view.runner.jobs] == [side_job(s).to_dict() for s in specs]
+    assert [j.to_dict() for j in view.side_jobs.jobs] == [side_job(s).to_dict() for s in specs]
     assert [s["label"] for s in view.data.raw["sides"]] == auto_labels(specs)
     view.shutdown()
     win.shutdown()

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.gui import lower_and_wait
+from tests.helpers.gui import lower_and_wait, shown_window
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
 def test_an_empty_fallback_table_folds_to_one_line(qtbot) -> None:
-    from app.shell.main_window import MainWindow
 
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, (1366, 768))
     assert lower_and_wait(qtbot, win, "ds_cnn") == "done"
     qtbot.waitUntil(lambda: win.details_fold.is_folded, timeout=5_000)
     assert not win.fallbacks.table.isVisible() and "No portable fallbacks" in win.fallbacks.summary.text()

@@ -35,7 +35,7 @@ def evaluate_step(job: Any, res: Any, emit: Callable[[str, dict[str, Any]], None
         emit("line", {"stream": "cmlens", "line": f"warning: {w}"})
     res.steps["evaluate"] = evaluate(programs, data, flips=opts.flips, threshold_db=opts.threshold_db,
                                      reference_samples=opts.reference_samples, progress=say,
-                                     should_stop=cancel.is_set)
+                                     is_cancelled=cancel.is_set)
     if opts.on_target:
         from backend_core.orchestration.jobs.target_run.evaluate import evaluate_on_target
 

@@ -30,22 +30,23 @@ def wants_stages(job: Job) -> bool:
 
 def lower_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event,
                on_model: Callable[[Any], None] | None = None) -> None:
-    from backend_core.lowering.lower import lower
+    from backend_core.lowering.lower import LowerHooks, LowerOutputs, lower
 
     live = wants_live_programs(job)
     stages = wants_stages(job)
     outputs = job.outputs or {}
-    lowering = lower(job.model, job.lower.pipeline_options(),
+    wanted = LowerOutputs(
+        pte=("pte" in job.keep or "pte" in outputs or "json" in outputs or "html" in outputs
+             or job.wants("memory") or not job.lower.companions),
+        bpte=("bpte" in job.keep or "bpte" in outputs or job.wants("check")
+              or ((job.wants("run") or job.wants("profile")) and not live)),
+        edge_program=live, stages=stages)
+    hooks = LowerHooks(on_stage=lambda snap, planned: emit("stage", {"snapshot": snap, "planned": planned}),
+                       on_status=lambda text: emit("status", {"text": text}), on_model=on_model,
+                       is_cancelled=cancel.is_set)
+    lowering = lower(job.model, job.lower.pipeline_options(), outputs=wanted, hooks=hooks,
                      use_cache=job.lower.use_cache and not live and not stages,
-                     keep_programs=live, keep_stages=stages, on_model=on_model,
-                     want_pte=("pte" in job.keep or "pte" in outputs or "json" in outputs or "html" in outputs
-                               or job.wants("memory") or not job.lower.companions),
-                     want_bpte=("bpte" in job.keep or "bpte" in outputs or job.wants("check")
-                                or ((job.wants("run") or job.wants("profile")) and not live)),
-                     on_status=lambda text: emit("status", {"text": text}),
-                     on_stage=lambda snap, planned: emit("stage", {"snapshot": snap, "planned": planned}),
-                     should_stop=cancel.is_set, verify_suggestions=job.lower.verify_suggestions,
-                     artefact_companions=job.lower.companions)
+                     verify_suggestions=job.lower.verify_suggestions, artefact_companions=job.lower.companions)
     res.lowering = lowering
     report = lowering.report(None, with_graphs="graphs" in job.keep)
     report["from_cache"] = lowering.from_cache

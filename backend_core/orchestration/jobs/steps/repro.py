@@ -18,7 +18,7 @@ def repro_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]], N
 
     rep = make_repro(job.model, job.lower.pipeline_options(), job.repro.output,
                      on_status=lambda text: emit("status", {"text": text}), fresh_check=job.repro.fresh_check,
-                     should_stop=cancel.is_set)
+                     is_cancelled=cancel.is_set)
     section = rep.to_dict()
     section["reproduces"] = same_error(rep.fresh_process, rep.expected) if job.repro.fresh_check else None
     res.steps["repro"] = section

@@ -16,7 +16,7 @@ from backend_core.common.errors import CmlensError
 from app.runtime.qt_job import QtExecutor, QtHandle
 
 
-class CompareRunner(QObject):
+class CompareSideJobs(QObject):
     """Signals: started(list words), line(str), finished(dict compare JSON), failed(str message)."""
 
     started = Signal(list)
