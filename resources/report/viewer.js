@@ -307,7 +307,8 @@
     return section("Cost", table([
       c.macs ? ["MACs", fmt(c.macs) + " (from shapes)"] : null,
       c.bytes ? ["bytes moved", bytes(c.bytes) + " (each argument read once, output written once)"] : null,
-      c.count !== undefined ? [c.unit || "measured", fmt(c.count) + " (" + (100 * c.share).toFixed(1) + "% of the kernels)" + (unit ? " — " + unit : "")] : null]));
+      c.count !== undefined ? [c.unit || "measured", fmt(c.count) + " (" + (100 * c.share).toFixed(1) + "% of the kernels)" + (unit ? " — " + unit : "")] : null,
+      c.ms !== undefined ? ["≈ ms (estimate)", c.ms.toFixed(3) + " ms: the cycle estimate on the board (see the profile section)"] : null]));
   }
   /* the inspector of node `id` at `stage` of lowering L; `go(stage, id)` navigates */
   function inspectNode(L, stage, id, go) {
