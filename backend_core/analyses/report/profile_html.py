@@ -46,7 +46,7 @@ def estimate_html(e: dict[str, Any]) -> str:
                      f"{'; above 5 %: low confidence' if low else ''}).</p>")
     srcs = e.get("sources_of_error") or []
     if srcs:
-        parts.append("<p>An estimate, not a measurement. Not modelled: " + "; ".join(_e(s) for s in srcs) + ".</p>")
+        parts.append("<p>An estimate, not a measurement; its known sources of error: " + "; ".join(_e(s) for s in srcs) + ".</p>")
     parts += [f"<p class='dim'>Note: {_e(n)}</p>" for n in e.get("notes") or []]
     return "\n".join(parts)
 
@@ -58,6 +58,10 @@ def profile_html(prof: dict[str, Any], problem: str = "") -> str:
     unit = prof.get("unit") or "ticks"
     label = (prof.get("unit_info") or {}).get("label", "")
     e = prof.get("estimate")
+    if e and "headline" not in e:                   # a run's JSON written before the estimate carried its words
+        from backend_core.target.profile.milliseconds import estimate_summary
+
+        e = estimate_summary(e)
     total = prof.get("total")
     parts = [f"<h2 id='profile'>Per-op profile on {_e(prof.get('target'))}: {_n(total)} {_e(unit)} per inference</h2>",
              f"<p class='dim'>{_e(label)}; shares are of the kernels ({_n(prof.get('ops_total'))} {_e(unit)}).</p>"]

@@ -23,10 +23,11 @@ def island_ms(p: Any, island: Any, per_op: list[float] | None = None) -> float |
     return sum(m for o, m in zip(p.ops, ms) if o.node in nodes)
 
 
-def error_text(e: dict[str, Any]) -> str:
-    """"±16 % on published measurements (basis)" or why there is no figure."""
+def error_text(e: dict[str, Any], basis: bool = True) -> str:
+    """"±16 % on published measurements (basis)" or why there is no figure; `basis=False`: without the
+    parenthesis (the window's one line, which has the basis in its tooltip)."""
     if e.get("error_pct") is not None:
-        return f"±{e['error_pct']:.0f} % on published measurements ({e.get('error_basis', '')})"
+        return f"±{e['error_pct']:.0f} % on published measurements" + (f" ({e.get('error_basis', '')})" if basis else "")
     return e.get("error_basis") or "not validated on published measurements"
 
 
@@ -38,11 +39,11 @@ def confidence_text(e: dict[str, Any]) -> str:
     return f"unmodelled ({share:.1%})" if e.get("unmodelled") else ""
 
 
-def estimate_headline(e: dict[str, Any]) -> str:
+def estimate_headline(e: dict[str, Any], basis: bool = True) -> str:
     """"≈ 2.9 M cycles ≈ 7.3 ms @ 400 MHz on alif-e7, estimate: ±E % on published measurements"."""
     low = confidence_text(e)
     return (f"≈ {e['cycles'] / 1e6:.3g} M cycles ≈ {e['ms']:.3g} ms @ {e['clock_mhz']:g} MHz on "
-            f"{e.get('board') or e['core']}, estimate: {error_text(e)}{'; ' + low if low else ''}")
+            f"{e.get('board') or e['core']}, estimate: {error_text(e, basis)}{'; ' + low if low else ''}")
 
 
 def used_text(e: dict[str, Any]) -> str:
