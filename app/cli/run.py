@@ -156,6 +156,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "use --sim qemu and a positive N"}, "exit_code": 2})
         print(f"error: {why}.", file=err)
         return 2
+    overrides = [f for f, v in (("--clock-mhz", getattr(args, "clock_mhz", None)),
+                                ("--flash-wait-states", getattr(args, "flash_wait_states", None))) if v is not None]
+    if overrides and not getattr(args, "profile", False) and budget is None:
+        why = f"{' and '.join(overrides)} set{'s' if len(overrides) == 1 else ''} the cycle estimate of --profile"
+        write_json(json_file, {"error": {"message": why, "type": "BadInput", "hint": "add --profile"},
+                               "exit_code": 2})
+        print(f"error: {why}, and --profile is not given.\n  Add --profile (the estimate needs its per-op "
+              "instruction counts).", file=err)
+        return 2
     from backend_core.common.errors import CmlensError
 
     try:

@@ -84,3 +84,16 @@ def test_compare_shows_the_estimated_ms_and_the_islands_ms(capsys) -> None:
     assert f"estimated ms (kernels, stm32l4r5 @ 120 MHz, ±" in out
     assert f"{_ms(RUN_BEFORE):.3f} -> {_ms(RUN_AFTER):.3f}" in out
     assert "island aten.native_layer_norm island:" in out and "; ≈ - -> 0.052 ms" in out
+
+
+def test_history_records_the_estimated_ms_as_a_metric() -> None:
+    pytest.importorskip("executorch")
+    from backend_core.orchestration.compare.sides import load_side, parse_side
+    from backend_core.orchestration.history.metrics import label, metrics_of
+
+    before = load_side(parse_side(f"{BEFORE}@profile={RUN_BEFORE}", {"target": "cortex-m4"}), "before")
+    after = load_side(parse_side(f"{AFTER}@profile={RUN_AFTER}", {"target": "cortex-m4"}), "after")
+    (mb, _), (ma, notes) = metrics_of(before.report, before.facts), metrics_of(after.report, after.facts)
+    assert mb["estimated_ms"] == round(_ms(RUN_BEFORE), 4) and ma["estimated_ms"] == round(_ms(RUN_AFTER), 4)
+    assert ma["estimated_ms"] > mb["estimated_ms"] and notes["estimate"]["board"] == "stm32l4r5"
+    assert "ms" in label("estimated_ms")

@@ -72,3 +72,9 @@ def test_html_section_of_the_recorded_run(recorded) -> None:
     top = run_headline_html({"board": "stm32l4r5-on-mps2-an386", "simulator": "qemu", "outcome": "PASS",
                              "profile": recorded})
     assert "PASS" in top and "Cycle estimate (kernels): ≈ " in top
+
+
+def test_unmodelled_above_5_percent_is_low_confidence_in_red(qtbot, recorded) -> None:
+    recorded["estimate"].update(unmodelled=700, unmodelled_share=0.07, low_confidence=True)
+    view = _view(qtbot, recorded)
+    assert "LOW CONFIDENCE: unmodelled (7.0%)" in view.estimate.text() and "#b71c1c" in view.estimate.text()
