@@ -78,3 +78,14 @@ def test_unmodelled_above_5_percent_is_low_confidence_in_red(qtbot, recorded) ->
     recorded["estimate"].update(unmodelled=700, unmodelled_share=0.07, low_confidence=True)
     view = _view(qtbot, recorded)
     assert "LOW CONFIDENCE: unmodelled (7.0%)" in view.estimate.text() and "#b71c1c" in view.estimate.text()
+
+
+def test_the_runs_one_line_summary_leads_with_the_estimated_ms(recorded) -> None:
+    from app.firmware.views import key_numbers
+
+    e = recorded["estimate"]
+    bits = key_numbers({"outcome": "PASS", "model": "layernorm_mlp", "board": "stm32l4r5-on-mps2-an386",
+                        "profile": recorded})
+    ms = next(i for i, b in enumerate(bits) if "ms @" in b)
+    assert bits[ms] == f"≈ {e['ms']:.3g} ms @ 120 MHz on stm32l4r5 (estimate ±{e['error_pct']:.0f} %)"
+    assert "per inference" in bits[ms + 1]
