@@ -721,6 +721,7 @@
                                 sd.q ? ["qparams", h("span", { cls: "q", text: sd.q })] : null,
                                 sd.arena !== undefined && sd.arena !== null ? ["arena alive", bytes(sd.arena) + (sd.scratch ? ", scratch " + bytes(sd.scratch) : "")] : null,
                                 sd.instr !== undefined && sd.instr !== null ? ["instructions", fmt(sd.instr)] : null,
+                                sd.ms !== undefined && sd.ms !== null ? ["≈ ms (estimate)", Number(sd.ms).toFixed(3) + " ms"] : null,
                                 sd.sqnr !== undefined && sd.sqnr !== null ? ["SQNR vs float", Number(sd.sqnr).toFixed(1) + " dB"] : null,
                                 ["matched", sd.match || ""]]));
         var ch = (r.changes || [])[si];

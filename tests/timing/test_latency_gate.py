@@ -77,10 +77,14 @@ def test_no_estimate_or_a_garbled_limit_is_exit_2(baseline: Path, tmp_path: Path
     assert "is not a latency" in capsys.readouterr().err
 
 
-def test_compare_shows_the_estimated_ms_and_the_islands_ms(capsys) -> None:
+def test_compare_shows_the_estimated_ms_and_the_islands_ms(tmp_path: Path, capsys) -> None:
     pytest.importorskip("executorch")
-    assert main(["compare", f"{BEFORE}@profile={RUN_BEFORE}", f"{AFTER}@profile={RUN_AFTER}", "--target", "m4"]) == 0
+    page = tmp_path / "compare.html"
+    assert main(["compare", f"{BEFORE}@profile={RUN_BEFORE}", f"{AFTER}@profile={RUN_AFTER}", "--target", "m4",
+                 "--html", str(page)]) == 0
     out = capsys.readouterr().out
+    html = page.read_text()
+    assert "estimated ms (kernels, stm32l4r5 @ 120 MHz)" in html and f"{_ms(RUN_AFTER):,.3f} ms" in html
     assert f"estimated ms (kernels, stm32l4r5 @ 120 MHz, ±" in out
     assert f"{_ms(RUN_BEFORE):.3f} -> {_ms(RUN_AFTER):.3f}" in out
     assert "island aten.native_layer_norm island:" in out and "; ≈ - -> 0.052 ms" in out
