@@ -81,6 +81,7 @@ class ProfileView(QWidget):
         self._fit_rows = 0
         self.estimate = ElidedLabel("")              # the cycle estimate: ms @ the board's clock, its error
         self.estimate.setTextFormat(Qt.TextFormat.RichText)
+        self.estimate.setVisible(False)              # until a profile with an estimate is shown
         self.summary = ElidedLabel("")
         self.summary.setStyleSheet(theme.MUTED_STYLE)
         head = QHBoxLayout()
