@@ -68,15 +68,3 @@ def estimate_summary(e: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**e, "headline": estimate_headline(e), "used": used_text(e), "sources_of_error": sources_of_error(e),
             "confidence": confidence_text(e), "error_text": error_text(e)}
 
-
-def biggest_ms(p: Any) -> tuple[str, float] | None:
-    """(name, ms) of the costliest fallback island, else of the costliest op row: what a latency gate
-    names as the part that grew."""
-    ms = op_ms(p)
-    if not ms:
-        return None
-    if p.islands:
-        i = max(p.islands, key=lambda i: island_ms(p, i, ms) or 0.0)
-        return i.name, island_ms(p, i, ms) or 0.0
-    k = max(range(len(ms)), key=ms.__getitem__)
-    return (p.ops[k].node or p.ops[k].op), ms[k]
