@@ -74,7 +74,7 @@ def profile_html(prof: dict[str, Any], problem: str = "") -> str:
     for o in ops[:TOP]:
         cls = " class='fb'" if o.get("kind") == "portable_fallback" else ""
         parts.append(f"<tr><td{cls}>{_e(o.get('node') or '?')}</td><td>{_e(_short(o.get('op', '')))}</td>"
-                     f"<td>{_n(o.get('count'))}</td><td>{100 * (o.get('share') or 0):.1f} %</td>"
+                     f"<td>{_n(o.get('count'))}</td><td class='num'>{100 * (o.get('share') or 0):.1f} %</td>"
                      f"<td>{_n(o.get('macs'))}</td>" + (f"<td>{_ms(o.get('ms'))}</td>" if with_ms else "") + "</tr>")
     parts.append("</table>")
     islands = prof.get("islands") or []
@@ -85,7 +85,7 @@ def profile_html(prof: dict[str, Any], problem: str = "") -> str:
         for i in islands:
             ratio = "–" if i.get("ratio") is None else f"{i['ratio']:.2g}×"
             parts.append(f"<tr><td class='fb'>{_e(i.get('name'))}</td><td>{_n(i.get('count'))}</td>"
-                         f"<td>{100 * (i.get('share') or 0):.1f} %</td>" + (f"<td>{_ms(i.get('ms'))}</td>" if with_ms
+                         f"<td class='num'>{100 * (i.get('share') or 0):.1f} %</td>" + (f"<td>{_ms(i.get('ms'))}</td>" if with_ms
                                                                               else "")
                          + f"<td>{ratio}</td><td>{_e(', '.join(i.get('nodes') or []))}</td></tr>")
         parts.append("</table>")
