@@ -22,6 +22,7 @@ EPILOG = """examples:
   cmlens gate lowering.json --history .cmlens/history.db         # against the default branch's last record
   cmlens run kws.py --board stm32l4r5 --profile --json run.json
   cmlens gate kws.py@profile=run.json --target m4 --baseline kws.json --max-latency-ms 25   # the estimate on the board
+  cmlens gate kws.py@profile=run.json --target m4 --max-latency-ms 25     # a fixed limit needs no baseline
 
 With no check flag the gate runs every check both files carry data for, with no slack: no new
 fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
@@ -104,12 +105,16 @@ def run_gate_command(args: argparse.Namespace) -> int:
     from backend_core.common.errors import BadInputError, CmlensError
 
     try:
-        if not args.baseline and not args.write_baseline and not args.history:
-            raise BadInputError("gate needs --baseline BASE.json, --history STORE (or --write-baseline F to make one).",
-                                "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
         if args.baseline and args.history:
             raise BadInputError("--baseline and --history both given.", "Gate against one: a file or the history.")
         asked = _options(args)
+        from backend_core.orchestration.compare.gate import absolute_options
+
+        alone = not args.baseline and not args.history and absolute_options(asked)   # fixed limits only
+        if not args.baseline and not args.write_baseline and not args.history and not alone:
+            raise BadInputError("gate needs --baseline BASE.json, --history STORE (or --write-baseline F to make one).",
+                                "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json (only "
+                                "--max-latency-ms and --fits need none)")
         if asked.min_accuracy and args.accuracy is None:
             args.accuracy = 0                          # the check needs the result evaluated: all samples
         base = None
@@ -133,11 +138,14 @@ def run_gate_command(args: argparse.Namespace) -> int:
                 base, _ = baseline_from_history(store, side.facts, args.branch, model_of(args.result))
             args.baseline = f"{args.history} ({base.label})"
         code = 0
-        if base is not None:
-            from backend_core.orchestration.compare.gate import default_options, gate_text, run_gate
+        if base is not None or alone:
+            from backend_core.orchestration.compare.gate import default_options, gate_text, run_absolute_gate, run_gate
 
-            opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
-            g = run_gate(base, side.facts, opts)
+            if base is None:
+                g = run_absolute_gate(side.facts, asked)
+            else:
+                opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
+                g = run_gate(base, side.facts, opts)
             print(gate_text(g, args.baseline, side.facts.label))
             code = 1 if g.regressions else 0
             if args.json:

@@ -101,3 +101,15 @@ def test_history_records_the_estimated_ms_as_a_metric() -> None:
     assert mb["estimated_ms"] == round(_ms(RUN_BEFORE), 4) and ma["estimated_ms"] == round(_ms(RUN_AFTER), 4)
     assert ma["estimated_ms"] > mb["estimated_ms"] and notes["estimate"]["board"] == "stm32l4r5"
     assert "ms" in label("estimated_ms")
+
+
+def test_a_fixed_latency_limit_needs_no_baseline(capsys) -> None:
+    pytest.importorskip("executorch")
+    over = main(["gate", f"{AFTER}@profile={RUN_AFTER}", "--target", "m4", "--max-latency-ms", "20"])
+    out = capsys.readouterr().out
+    assert over == 1 and "(no baseline)" in out and "FAIL  estimated latency" in out
+    assert "costliest: aten.conv2d `conv2d` [conv]" in out                  # the biggest kernel named
+    assert main(["gate", f"{AFTER}@profile={RUN_AFTER}", "--target", "m4", "--max-latency-ms", "25"]) == 0
+    assert "ok    estimated latency" in capsys.readouterr().out
+    assert main(["gate", str(AFTER), "--target", "m4", "--max-latency-ms", "25", "--no-new-fallbacks"]) == 2
+    assert "gate needs --baseline" in capsys.readouterr().err          # a relative check still needs one

@@ -213,7 +213,7 @@ def parse_ms(text: str, flag: str) -> float:
     return float(m.group(1))
 
 
-def latency_check(base: SideFacts, result: SideFacts, limit: float) -> Check:
+def latency_check(base: SideFacts, result: SideFacts, limit: float, alone: bool = False) -> Check:
     """The result's estimated milliseconds at most `limit`; when over, the islands and ops whose
     milliseconds grew against the baseline (or, with no estimate there, the costliest) are named."""
     how = ("Attach a profile with a cycle estimate: RESULT@profile=RUN.json from `cmlens run MODEL --board B "
@@ -232,10 +232,10 @@ def latency_check(base: SideFacts, result: SideFacts, limit: float) -> Check:
     msg = (f"estimated latency (kernels, {e.get('board') or e.get('core') or '?'} @ {e.get('clock_mhz') or 0:g} MHz"
            f"{err}) {was}{ms:.3f} ms{pct}, limit {limit:g} ms{low}")
     ok = ms <= limit
-    return Check("estimated latency", ok, msg, [] if ok else _grew(base, result))
+    return Check("estimated latency", ok, msg, [] if ok else _grew(base, result, alone))
 
 
-def _grew(base: SideFacts, result: SideFacts) -> list[str]:
+def _grew(base: SideFacts, result: SideFacts, alone: bool = False) -> list[str]:
     """The fallback islands and ops that cost more milliseconds than on the baseline, the most first (without
     an estimate on the baseline: the costliest of the result)."""
     bp = base.profile or {}
@@ -260,7 +260,8 @@ def _grew(base: SideFacts, result: SideFacts) -> list[str]:
         rows.append((grew, f"{g.label()}: {what} {g.ms:.3f} ms (+{grew:.3f} ms)" if has_base
                      else f"{g.label()}: {g.ms:.3f} ms"))
     rows = sorted((r for r in rows if r[0] > 1e-9), key=lambda r: -r[0])
-    head = "grew against the baseline" if has_base else "costliest (the baseline has no estimate)"
+    head = "grew against the baseline" if has_base else "costliest" if alone else \
+        "costliest (the baseline has no estimate)"
     return [f"{head}: {text}" for _, text in rows[:5]]
 
 
@@ -288,8 +289,34 @@ def _accuracy_check(base: SideFacts, result: SideFacts, limit: Limit) -> Check:
                  f"limit {limit.text} points (at least {floor:.2f} %)", details)
 
 
-def gate_text(g: GateResult, base_label: str, result_label: str) -> str:
-    lines = [f"gate {result_label} against baseline {base_label}:"]
+def absolute_options(opts: GateOptions) -> bool:
+    """Only checks against a fixed limit were asked (--max-latency-ms, --fits): no baseline is needed."""
+    relative = (opts.no_new_fallbacks or opts.same_qparams or opts.max_arena or opts.max_flash
+                or opts.max_instructions or opts.min_sqnr or opts.min_accuracy)
+    return opts.any and not relative
+
+
+def run_absolute_gate(result: SideFacts, opts: GateOptions) -> GateResult:
+    """The fixed-limit checks of a result on its own (no baseline): the result is its own reference, so
+    the comparison has no delta and a latency over the limit names the costliest islands and ops."""
+    from dataclasses import replace
+
+    alone = replace(result, profile=None, groups=[])
+    checks: list[Check] = []
+    if opts.max_latency_ms is not None:
+        checks.append(latency_check(alone, result, opts.max_latency_ms, alone=True))
+    if opts.fits:
+        from backend_core.target.memory import fit_findings
+
+        how = "Write the result with `cmlens lower MODEL --json F` (it carries `memory`)."
+        found = fit_findings(_need(result, "memory", "result", "--fits", how), board_of(opts.fits))
+        checks.append(Check(f"fits {opts.fits}", not found, f"fits {opts.fits}: " + ("yes" if not found else "NO"),
+                            [f"{f.rule}: {f.message}" for f in found]))
+    return GateResult(checks, compare_facts([result, result], opts.rtol), ["no baseline: fixed limits only"])
+
+
+def gate_text(g: GateResult, base_label: str | None, result_label: str) -> str:
+    lines = [f"gate {result_label}" + (f" against baseline {base_label}:" if base_label else " (no baseline):")]
     lines += [f"  note: {n}" for n in g.notes]
     for c in g.checks:
         lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.message}")
