@@ -65,6 +65,8 @@ def estimate_summary(e: dict[str, Any] | None) -> dict[str, Any] | None:
     confidence and the known sources of error in words (the ms per op and island are on the rows)."""
     if not e:
         return None
+    if any(e.get(k) is None for k in ("cycles", "ms", "clock_mhz", "core")):
+        return dict(e)                      # not an Estimate.to_dict(): carried as given, no words made up
     return {**e, "headline": estimate_headline(e), "used": used_text(e), "sources_of_error": sources_of_error(e),
             "confidence": confidence_text(e), "error_text": error_text(e)}
 
