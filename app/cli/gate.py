@@ -20,6 +20,9 @@ EPILOG = """examples:
   cmlens gate digits_cnn --accuracy 0 --write-baseline acc.json       # a baseline with accuracy
   cmlens gate digits_cnn --calib 1 --baseline acc.json --min-accuracy -0.5   # exit 1: 1 random calibration image
   cmlens gate lowering.json --history .cmlens/history.db         # against the default branch's last record
+  cmlens run kws.py --board stm32l4r5 --profile --json run.json
+  cmlens gate kws.py@profile=run.json --target m4 --baseline kws.json --max-latency-ms 25   # the estimate on the board
+  cmlens gate kws.py@profile=run.json --target m4 --max-latency-ms 25     # a fixed limit needs no baseline
 
 With no check flag the gate runs every check both files carry data for, with no slack: no new
 fallback, qparams within --rtol, arena and .pte not larger, instructions not more, output SQNR at most
@@ -31,7 +34,7 @@ rounding of another machine is never a regression.
 def add_gate_command(sub: Any) -> None:
     p = sub.add_parser("gate", help="exit 1 when a result regressed against a baseline (CI)",
                        description="Compare RESULT with a baseline and exit 1 on regressions: new fallbacks, "
-                       "qparams, arena, flash, instructions, SQNR, board fit.", epilog=EPILOG,
+                       "qparams, arena, flash, instructions, estimated milliseconds, SQNR, board fit.", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("result", metavar="RESULT", help=SIDE_HELP)
     p.add_argument("--baseline", metavar="BASE.json", help="the baseline (written by --write-baseline)")
@@ -47,6 +50,10 @@ def add_gate_command(sub: Any) -> None:
     c.add_argument("--max-arena", metavar="+5%", help="planned arena at most this much above the baseline (%% or bytes)")
     c.add_argument("--max-flash", metavar="+5%", help=".pte size at most this much above the baseline")
     c.add_argument("--max-instructions", metavar="+3%", help="profiled instructions at most this much above")
+    c.add_argument("--max-latency-ms", metavar="MS",
+                   help="fail when the result's estimated milliseconds (the cycle estimate of its profile on its "
+                        "board: RESULT@profile=RUN.json from `cmlens run --board B --profile`) exceed MS; names the "
+                        "fallback islands and ops that grew")
     c.add_argument("--min-sqnr", metavar="-1dB", help="output SQNR (vs float) at most this much below")
     c.add_argument("--min-accuracy", metavar="-0.5",
                    help="top-1 accuracy of the lowered program at most this many points below the baseline's "
@@ -64,7 +71,7 @@ def add_gate_command(sub: Any) -> None:
 def _options(args: argparse.Namespace) -> Any:
     """The checks asked for (limits parsed and the board found before anything is lowered)."""
     from backend_core.orchestration.compare import DEFAULT_RTOL
-    from backend_core.orchestration.compare.gate import GateOptions, board_of, parse_limit, parse_points
+    from backend_core.orchestration.compare.gate import GateOptions, board_of, parse_limit, parse_ms, parse_points
 
     if args.fits:
         board_of(args.fits)
@@ -74,6 +81,7 @@ def _options(args: argparse.Namespace) -> Any:
         max_arena=parse_limit(args.max_arena, "--max-arena") if args.max_arena else None,
         max_flash=parse_limit(args.max_flash, "--max-flash") if args.max_flash else None,
         max_instructions=parse_limit(args.max_instructions, "--max-instructions") if args.max_instructions else None,
+        max_latency_ms=parse_ms(args.max_latency_ms, "--max-latency-ms") if args.max_latency_ms else None,
         min_sqnr=parse_limit(args.min_sqnr, "--min-sqnr", db=True) if args.min_sqnr else None,
         min_accuracy=parse_points(args.min_accuracy, "--min-accuracy") if args.min_accuracy else None)
 
@@ -97,12 +105,16 @@ def run_gate_command(args: argparse.Namespace) -> int:
     from backend_core.common.errors import BadInputError, CmlensError
 
     try:
-        if not args.baseline and not args.write_baseline and not args.history:
-            raise BadInputError("gate needs --baseline BASE.json, --history STORE (or --write-baseline F to make one).",
-                                "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json")
         if args.baseline and args.history:
             raise BadInputError("--baseline and --history both given.", "Gate against one: a file or the history.")
         asked = _options(args)
+        from backend_core.orchestration.compare.gate import absolute_options
+
+        alone = not args.baseline and not args.history and absolute_options(asked)   # fixed limits only
+        if not args.baseline and not args.write_baseline and not args.history and not alone:
+            raise BadInputError("gate needs --baseline BASE.json, --history STORE (or --write-baseline F to make one).",
+                                "Make the baseline once: cmlens gate RESULT --write-baseline BASE.json (only "
+                                "--max-latency-ms and --fits need none)")
         if asked.min_accuracy and args.accuracy is None:
             args.accuracy = 0                          # the check needs the result evaluated: all samples
         base = None
@@ -126,11 +138,14 @@ def run_gate_command(args: argparse.Namespace) -> int:
                 base, _ = baseline_from_history(store, side.facts, args.branch, model_of(args.result))
             args.baseline = f"{args.history} ({base.label})"
         code = 0
-        if base is not None:
-            from backend_core.orchestration.compare.gate import default_options, gate_text, run_gate
+        if base is not None or alone:
+            from backend_core.orchestration.compare.gate import default_options, gate_text, run_absolute_gate, run_gate
 
-            opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
-            g = run_gate(base, side.facts, opts)
+            if base is None:
+                g = run_absolute_gate(side.facts, asked)
+            else:
+                opts = asked if asked.any else default_options(base, side.facts, asked.rtol)
+                g = run_gate(base, side.facts, opts)
             print(gate_text(g, args.baseline, side.facts.label))
             code = 1 if g.regressions else 0
             if args.json:

@@ -15,7 +15,7 @@ from backend_core.stages.fallback.changed import keep_going_summary
 
 from .common import (add_protocol_flag, cancelled_where, guarded, line_printer, lower_request_from, print_cancelled,
                      step_emitter, submit, write_json)
-from .outputs import add_json_output, json_destination
+from .outputs import add_json_output, add_output, json_destination
 from .lowering_flags import add_lowering_flags
 
 
@@ -95,6 +95,10 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                    help="with --profile: the board's flash wait states for the cycle estimate (default: the "
                         "board's at its clock, resources/timing/boards.json)")
     add_json_output(r, "also write the result (or the error) as JSON to F")
+    add_output(r, "--html", metavar="F", default=None,
+               help="write a standalone HTML report: the lowering with its graphs and the run, with --profile its "
+                    "per-op profile and cycle estimate (ms per op and per fallback island, the clock and wait states "
+                    "used, the estimate's error)")
     add_protocol_flag(r)
     from .history_flags import add_record_flags
 
@@ -141,6 +145,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
                                           "hint": "use --sim qemu and a positive N"}, "exit_code": 2})
         print(f"error: {why}.", file=err)
         return 2
+    overrides = [f for f, v in (("--clock-mhz", getattr(args, "clock_mhz", None)),
+                                ("--flash-wait-states", getattr(args, "flash_wait_states", None))) if v is not None]
+    if overrides and not getattr(args, "profile", False) and budget is None:
+        why = f"{' and '.join(overrides)} set{'s' if len(overrides) == 1 else ''} the cycle estimate of --profile"
+        write_json(json_file, {"error": {"message": why, "type": "BadInput", "hint": "add --profile"},
+                               "exit_code": 2})
+        print(f"error: {why}, and --profile is not given.\n  Add --profile (the estimate needs its per-op "
+              "instruction counts).", file=err)
+        return 2
     from backend_core.common.errors import CmlensError
 
     try:
@@ -164,7 +177,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
 
     job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
                                              verify_suggestions=False), steps=recorded_steps(args, ("run",)),
-              run=opts)
+              run=opts, outputs={"html": args.html} if getattr(args, "html", None) else None)
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     return guarded(lambda: _execute(job, args, out, err, json_file, json_stdout, budget), err, json_file)
@@ -239,6 +252,8 @@ def _execute(job: Any, args: argparse.Namespace, out: TextIO, err: TextIO, json_
         over = over_budget(result.profile, budget)
         print(f"instruction budget {budget:,}: " + (f"EXCEEDED: {over}" if over else "within"), file=out)
         code = 1 if over and code == 0 else code
+    if res.files.get("html"):
+        print(f"wrote html: {res.files['html']}", file=out)
     if json_stdout:
         print(json.dumps(result.to_dict(), indent=2, default=str), file=out)
     write_json(json_file, {**result.to_dict(), "exit_code_cli": code,

@@ -72,6 +72,11 @@ def key_numbers(r: dict[str, Any]) -> list[str]:
     if stats and stats[0].get("max_absolute_error") is not None:
         bits.append(f"max abs error {_fmt(stats[0].get('max_absolute_error'))}")
     prof = r.get("profile") or {}
+    e = prof.get("estimate") or {}
+    if e.get("ms") is not None:               # the cycle estimate (kernels) on the board: before the counts
+        bits.append(f"≈ {e['ms']:.3g} ms @ {e.get('clock_mhz') or 0:g} MHz on "
+                    f"{html.escape(str(e.get('board') or e.get('core')))}"
+                    + ("" if e.get("error_pct") is None else f" (estimate ±{e['error_pct']:.0f} %)"))
     if prof.get("total"):
         unit = prof.get("unit_info") or {}
         bits.append(f"{prof['total']:,} {html.escape(str(unit.get('name') or prof.get('unit') or 'ticks'))}"

@@ -7,6 +7,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 
+from backend_core.target.profile.milliseconds import island_ms, op_ms
 from backend_core.target.profile.model import Profile
 
 BAR_HEIGHT = 0.7
@@ -56,25 +57,35 @@ def _short(op: str) -> str:
 
 
 def bar_rows(p: Profile, mode: str, top: int) -> list[dict[str, Any]]:
-    """Rows (label, count, node to select, kind for the colour), the biggest at the top of the plot."""
+    """Rows (label, count, node to select, kind for the colour, estimated ms or None), the biggest at the top
+    of the plot."""
     rows: list[dict[str, Any]]
+    per_op = op_ms(p)                                   # the cycle estimate's ms ([] without one)
+    ms_of = {id(o): m for o, m in zip(p.ops, per_op)}
     if mode == "islands":
         rows = [{"label": f"{i.name} ({i.share:.1%})", "count": i.count, "node": i.fallbacks[0] if i.fallbacks else None,
-                 "kind": "island"} for i in p.islands]
+                 "kind": "island", "ms": island_ms(p, i, per_op)} for i in p.islands]
         neighbours = {n for i in p.islands for n in i.neighbours}
         rows += [{"label": f"{o.node} ({o.share:.1%})", "count": o.count, "node": o.node,
-                  "kind": o.kind} for o in p.ops if o.node in neighbours]
+                  "kind": o.kind, "ms": ms_of.get(id(o))} for o in p.ops if o.node in neighbours]
     elif mode == "kinds":
         rows = [{"label": f"{g.name} ({g.share:.1%})", "count": g.count, "node": g.nodes[0] if g.nodes else None,
-                 "kind": _kind_of(p, g.nodes)} for g in p.by_kind]
+                 "kind": _kind_of(p, g.nodes), "ms": _group_ms(p, g.nodes, per_op)} for g in p.by_kind]
     elif mode == "modules":
         rows = [{"label": f"{g.name} ({g.share:.1%})", "count": g.count, "node": g.nodes[0] if g.nodes else None,
-                 "kind": _kind_of(p, g.nodes)} for g in p.by_module[:top]]
+                 "kind": _kind_of(p, g.nodes), "ms": _group_ms(p, g.nodes, per_op)} for g in p.by_module[:top]]
     else:
         rows = [{"label": f"{o.node or _short(o.op)} ({o.share:.1%})", "count": o.count, "node": o.node,
-                 "kind": o.kind} for o in p.top(top)]
+                 "kind": o.kind, "ms": ms_of.get(id(o))} for o in p.top(top)]
     rows.sort(key=lambda r: r["count"])
     return rows
+
+
+def _group_ms(p: Profile, nodes: list[str], per_op: list[float]) -> float | None:
+    if not per_op:
+        return None
+    mine = set(nodes)
+    return sum(m for o, m in zip(p.ops, per_op) if o.node in mine)
 
 
 def _kind_of(p: Profile, nodes: list[str]) -> str:

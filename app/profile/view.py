@@ -9,15 +9,20 @@ Public API (the shell wires it; this package imports no other feature package):
 - signal `heatChanged(dict)`: {final node id: QColor} when "colour the graph by cost" is toggled ({}: off);
   `heat_args()` gives the (colors, value_range, label, stops) GraphPanel.set_heat takes, and
   `legend_texts()` the colour bar's wording (`graph.heat_legend.set_texts(*view.legend_texts())`);
-- `node_html(node_id)`: a node's instructions, share, MACs, instructions per MAC and bytes, for the inspector."""
+- `node_html(node_id)`: a node's instructions, share, MACs, instructions per MAC and bytes, for the inspector.
+With a cycle estimate (a QEMU run with instruction classes), the estimate's headline sits under the title
+(≈ ms @ the board's clock, ±error, low confidence in red) and every bar, island and node has its ≈ ms."""
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
+from backend_core.target.profile.milliseconds import (error_text, estimate_headline, island_ms, op_ms,
+                                                        sources_of_error, used_text)
 from backend_core.target.profile.model import Profile
 from backend_core.common.snapshot.model import KIND_CMSIS, KIND_FALLBACK
 
@@ -74,6 +79,9 @@ class ProfileView(QWidget):
         self.plot.getPlotItem().getViewBox().sigXRangeChanged.connect(lambda *_: self._place_labels())
         self._labels: list[Any] = []
         self._fit_rows = 0
+        self.estimate = ElidedLabel("")              # the cycle estimate: ms @ the board's clock, its error
+        self.estimate.setTextFormat(Qt.TextFormat.RichText)
+        self.estimate.setVisible(False)              # until a profile with an estimate is shown
         self.summary = ElidedLabel("")
         self.summary.setStyleSheet(theme.MUTED_STYLE)
         head = QHBoxLayout()
@@ -84,6 +92,7 @@ class ProfileView(QWidget):
         body.setContentsMargins(0, 0, 0, 0)
         body.setSpacing(1)
         body.addLayout(head)
+        body.addWidget(self.estimate)
         body.addWidget(self.plot, 1)
         body.addWidget(self.summary)
         self.placeholder = QLabel(EMPTY)
@@ -108,8 +117,25 @@ class ProfileView(QWidget):
             self.title.setText(f"<b>{p.model}</b> on {p.target}: <b>{total} {p.unit.name}</b> per inference "
                                f"&mdash; {p.unit.label}")
             self.mode.setCurrentIndex(1 if p.islands else 0)
+        self._show_estimate()
         self._redraw()
         self._emit_heat(self.color_graph.isChecked())
+
+    def _show_estimate(self) -> None:
+        """The estimate's headline (≈ cycles ≈ ms @ clock on board, ±error; low confidence in red), the values
+        used and the sources of error in its tooltip; hidden without an estimate."""
+        e = self.profile.estimate if self.profile is not None else None
+        self.estimate.setVisible(bool(e))
+        if not e:
+            self.estimate.setText("")
+            self.estimate.setToolTip("")
+            return
+        color = "#b71c1c" if e.get("low_confidence") else "#1b5e20"
+        self.estimate.setText(f"<span style='color:{color}'><b>cycle estimate (kernels): "
+                              f"{html.escape(estimate_headline(e, basis=False))}</b></span>")
+        self.estimate.setToolTip("<br>".join(html.escape(x) for x in [
+            "error: " + error_text(e), "used: " + used_text(e), *("not in the estimate: " + x for x in sources_of_error(e)),
+            *("note: " + n for n in e.get("notes") or [])]))
 
     def heat_args(self) -> tuple[dict[str, Any], tuple[float, float], str, list[Any]] | None:
         return None if self.profile is None else heat.heat_args(self.profile)
@@ -137,10 +163,16 @@ class ProfileView(QWidget):
             parts.append(f"MACs {o.macs:,}, {count / o.macs:.2f} {p.unit.name} per MAC")
         if o.bytes_moved is not None:
             parts.append(f"bytes moved (read + written) {o.bytes_moved:,}")
+        per_op = op_ms(p)
+        if per_op:
+            mine = sum(m for r, m in zip(p.ops, per_op) if r.node == node_id)
+            parts.append(f"<b>≈ {mine:.3f} ms</b> estimated @ {p.estimate['clock_mhz']:g} MHz on "
+                         f"{p.estimate.get('board') or p.estimate['core']} ({html.escape(error_text(p.estimate))})")
         island = next((i for i in p.islands if node_id in i.nodes), None)
         if island is not None:
             ratio = "" if island.ratio is None else f", {island.ratio:.2g}x the CMSIS-NN kernels around it"
-            parts.append(f"in the {island.name}: {island.count:,} {p.unit.name}, {island.share:.1%}{ratio}")
+            est = f", ≈ {island_ms(p, island, per_op):.3f} ms" if per_op else ""
+            parts.append(f"in the {island.name}: {island.count:,} {p.unit.name}{est}, {island.share:.1%}{ratio}")
         return "<br>".join(parts)
 
     # -- internals -------------------------------------------------------------------------------
@@ -169,7 +201,7 @@ class ProfileView(QWidget):
         self._fit_rows = self._rows_that_fit()
         self.rows = every[-self._fit_rows:]
         colors = [_color(r["kind"]) for r in self.rows]
-        tips = [f"{r['label']}: {r['count']:,}" for r in self.rows]
+        tips = [f"{r['label']}: {r['count']:,}" + _ms_text(r) for r in self.rows]
         self.bars.set_rows([r["count"] for r in self.rows], colors, tips)
         for item in self._labels:
             self.plot.removeItem(item)
@@ -203,7 +235,7 @@ class ProfileView(QWidget):
             return
         per_unit = width_px / (x1 - x0)
         for t, r in zip(self._labels, self.rows):
-            full = f" {r['label']}  {r['count']:,} "
+            full = f" {r['label']}  {r['count']:,}{_ms_text(r)} "
             fm = QFontMetricsF(t.textItem.font())
             pad = t.textItem.boundingRect().width() - fm.horizontalAdvance(t.textItem.toPlainText())
             bar_px = (r["count"] - x0) * per_unit
@@ -241,6 +273,11 @@ def _color(kind: str) -> QColor:
     return QColor("#c62828") if kind == "island" else QColor("#607d8b")
 
 
+def _ms_text(row: dict[str, Any]) -> str:
+    """"  ≈ 0.052 ms" for a bar with an estimate, "" without."""
+    return "" if row.get("ms") is None else f"  ≈ {row['ms']:.3f} ms"
+
+
 def _summary(p: Profile) -> str:
     bits = []
     if p.total:
@@ -248,9 +285,11 @@ def _summary(p: Profile) -> str:
                     f"recording {(p.overhead or 0) / p.total:.1%} (~{p.recording_per_event or 0:,} per event; "
                     f"shares are of the kernels)")
     bits.append("by kind: " + ", ".join(f"{g.name} {g.share:.1%}" for g in p.by_kind))
+    per_op = op_ms(p)
     for i in p.islands:
         r = "" if i.ratio is None else f" ({i.ratio:.2g}x the CMSIS-NN kernels around it)"
-        bits.append(f"{i.name}: {i.share:.1%}{r}")
+        est = f", ≈ {island_ms(p, i, per_op):.3f} ms" if per_op else ""
+        bits.append(f"{i.name}: {i.share:.1%}{est}{r}")
     if p.deterministic is not None:
         bits.append(f"{len(p.inference_totals)} inferences, " + ("identical counts" if p.deterministic else "counts differ"))
     bits += p.notes

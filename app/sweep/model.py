@@ -13,7 +13,8 @@ from backend_core.common.errors import BadInputError
 from backend_core.orchestration.jobs import Job
 from backend_core.orchestration.sweep.dashboard import COLUMNS, rows_of
 
-NUMERIC = {"fallbacks", "arena_bytes", "method_allocator_bytes", "pte_bytes", "instructions", "seconds", "top1", "flips"}
+NUMERIC = {"fallbacks", "arena_bytes", "method_allocator_bytes", "pte_bytes", "instructions", "estimated_ms", "seconds",
+           "top1", "flips"}
 
 
 def read_sweep(folder: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -90,6 +91,8 @@ class SweepTableModel(QAbstractTableModel):
                 return row["verdict"]                        # "PASS, bit-exact", as in the dashboard
             if key == "top1" and isinstance(v, (int, float)):
                 return f"{v:.2f}"
+            if key == "estimated_ms" and isinstance(v, (int, float)):
+                return f"{v:.3g}"
             return f"{v:,}" if key in NUMERIC and isinstance(v, (int, float)) else str(v)
         if role == Qt.ItemDataRole.UserRole:                 # the sort key: numbers as numbers
             return sort_key(key, v)

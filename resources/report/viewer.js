@@ -307,7 +307,8 @@
     return section("Cost", table([
       c.macs ? ["MACs", fmt(c.macs) + " (from shapes)"] : null,
       c.bytes ? ["bytes moved", bytes(c.bytes) + " (each argument read once, output written once)"] : null,
-      c.count !== undefined ? [c.unit || "measured", fmt(c.count) + " (" + (100 * c.share).toFixed(1) + "% of the kernels)" + (unit ? " — " + unit : "")] : null]));
+      c.count !== undefined ? [c.unit || "measured", fmt(c.count) + " (" + (100 * c.share).toFixed(1) + "% of the kernels)" + (unit ? " — " + unit : "")] : null,
+      c.ms !== undefined ? ["≈ ms (estimate)", c.ms.toFixed(3) + " ms: the cycle estimate on the board (see the profile section)"] : null]));
   }
   /* the inspector of node `id` at `stage` of lowering L; `go(stage, id)` navigates */
   function inspectNode(L, stage, id, go) {
@@ -720,6 +721,7 @@
                                 sd.q ? ["qparams", h("span", { cls: "q", text: sd.q })] : null,
                                 sd.arena !== undefined && sd.arena !== null ? ["arena alive", bytes(sd.arena) + (sd.scratch ? ", scratch " + bytes(sd.scratch) : "")] : null,
                                 sd.instr !== undefined && sd.instr !== null ? ["instructions", fmt(sd.instr)] : null,
+                                sd.ms !== undefined && sd.ms !== null ? ["≈ ms (estimate)", Number(sd.ms).toFixed(3) + " ms"] : null,
                                 sd.sqnr !== undefined && sd.sqnr !== null ? ["SQNR vs float", Number(sd.sqnr).toFixed(1) + " dB"] : null,
                                 ["matched", sd.match || ""]]));
         var ch = (r.changes || [])[si];

@@ -46,7 +46,8 @@ def _islands(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[st
     out = []
     for k in list(ia) + [k for k in ib if k not in ia]:
         x, y = ia.get(k), ib.get(k)
-        out.append({"key": k, "name": (x or y)["name"], **delta(x["count"] if x else None, y["count"] if y else None)})
+        out.append({"key": k, "name": (x or y)["name"], **delta(x["count"] if x else None, y["count"] if y else None),
+                    "ms": delta((x or {}).get("ms"), (y or {}).get("ms"))})
     return out
 
 
@@ -82,6 +83,7 @@ def side_delta(rows: list[RowView], base: SideFacts, side: SideFacts, s: int) ->
         bp, sp = base.profile or {}, side.profile or {}
         instr = {"unit": sp.get("unit") or bp.get("unit"), "total": delta(bp.get("total"), sp.get("total")),
                  "ops_total": delta(bp.get("ops_total"), sp.get("ops_total")),
+                 "ms": delta(bp.get("ms"), sp.get("ms")), "estimate": sp.get("estimate") or bp.get("estimate"),
                  "islands": _islands(base.profile, side.profile)}
     sqnr = None
     if base.numerics or side.numerics:

@@ -233,27 +233,47 @@ def _attach_memory(groups: list[OpGroup], mem: dict[str, Any] | None) -> None:
 
 
 def profile_facts(profile: dict[str, Any] | None, groups: list[OpGroup]) -> dict[str, Any] | None:
-    """Instructions per group (sum of its nodes' kernel counts), the total and the islands."""
+    """Instructions (and the cycle estimate's ms) per group (sum of its nodes' kernels), the totals and the
+    islands."""
     if not profile:
         return None
+    if profile.get("estimate") and any("ms" not in o for o in profile.get("ops", [])):
+        from backend_core.target.profile.model import Profile
+
+        profile = Profile.from_dict(profile).to_dict()     # a run's JSON written before ms were on its rows
     counts: dict[str, int] = {}
+    ms: dict[str, float] = {}
     for o in profile.get("ops", []):
         if o.get("node"):
             counts[o["node"]] = counts.get(o["node"], 0) + int(o.get("count") or 0)
+            if o.get("ms") is not None:
+                ms[o["node"]] = ms.get(o["node"], 0.0) + float(o["ms"])
     node_group = {n.id: g for g in groups for n in g.nodes}
     for g in groups:
         mine = [counts[n.id] for n in g.nodes if n.id in counts]
         if mine:
             g.instructions = sum(mine)
+        mine_ms = [ms[n.id] for n in g.nodes if n.id in ms]
+        if mine_ms:
+            g.ms = sum(mine_ms)
     islands = []
     for isl in profile.get("islands", []):
         keys = sorted({node_group[f].key for f in isl.get("fallbacks", []) if f in node_group})
         islands.append({"key": "+".join(keys) or isl.get("name", ""), "name": isl.get("name", ""),
-                        "count": isl.get("count"), "fallbacks": keys})
+                        "count": isl.get("count"), "ms": isl.get("ms"), "fallbacks": keys})
     unit = profile.get("unit_info", {}).get("label") or profile.get("unit", "")
     return {"unit": unit, "total": profile.get("total"),
             "ops_total": profile.get("ops_total", sum(counts.values())), "islands": islands,
-            "mapped_nodes": sum(1 for n in counts if n in node_group), "ops": len(profile.get("ops", []))}
+            "mapped_nodes": sum(1 for n in counts if n in node_group), "ops": len(profile.get("ops", [])),
+            **estimate_facts(profile.get("estimate"))}
+
+
+def estimate_facts(e: dict[str, Any] | None) -> dict[str, Any]:
+    """The cycle estimate a gate and a history read: ms, and the board, clock and error it holds for."""
+    if not e:
+        return {"ms": None}
+    return {"ms": e.get("ms"), "estimate": {k: e.get(k) for k in ("core", "board", "clock_mhz", "flash_wait_states",
+                                                                  "error_pct", "low_confidence", "headline")}}
 
 
 def numerics_facts(numerics: dict[str, Any] | None, groups: list[OpGroup]) -> dict[str, Any] | None:

@@ -69,6 +69,7 @@ class OpGroup:
     scratch_bytes: int | None = None # CMSIS-NN scratch its kernels take (memory timeline)
     out_bytes: int | None = None     # bytes of its last node's output tensor
     instructions: int | None = None  # sum over its nodes (profile), in the profile's unit
+    ms: float | None = None          # the cycle estimate's milliseconds over its nodes (profile)
     sqnr_db: float | None = None     # lowered vs float at its last measured node (numerics)
 
     @property

@@ -86,6 +86,7 @@ class GateOptions:
     max_arena: Limit | None = None
     max_flash: Limit | None = None
     max_instructions: Limit | None = None
+    max_latency_ms: float | None = None      # an absolute limit on the cycle estimate's milliseconds
     min_sqnr: Limit | None = None
     min_accuracy: Limit | None = None
     fits: str | None = None
@@ -95,7 +96,7 @@ class GateOptions:
     @property
     def any(self) -> bool:
         return bool(self.no_new_fallbacks or self.max_arena or self.max_flash or self.max_instructions
-                    or self.min_sqnr or self.min_accuracy or self.fits or self.same_qparams)
+                    or self.max_latency_ms is not None or self.min_sqnr or self.min_accuracy or self.fits or self.same_qparams)
 
 
 def default_options(base: SideFacts, result: SideFacts, rtol: float = DEFAULT_RTOL) -> GateOptions:
@@ -179,6 +180,8 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
         checks.append(_threshold("instructions" + (" (kernels)" if key == "ops_total" else ""), bp.get(key),
                                  rp.get(key), opts.max_instructions, "", "--max-instructions"))
         checks[-1].message = checks[-1].message.replace(", limit", f"{unit}, limit", 1)
+    if opts.max_latency_ms is not None:
+        checks.append(latency_check(base, result, opts.max_latency_ms))
     if opts.min_sqnr:
         how = "Run numerics on both (`cmlens gate ... --numerics N`, or RESULT@numerics=NUM.json)."
         bn = _need(base, "numerics", "baseline", "--min-sqnr", how)
@@ -200,6 +203,66 @@ def run_gate(base: SideFacts, result: SideFacts, opts: GateOptions) -> GateResul
                             f"fits {opts.fits}: " + ("yes" if not found else "NO"),
                             [f"{f.rule}: {f.message}" for f in found]))
     return GateResult(checks, cmp, notes)
+
+
+def parse_ms(text: str, flag: str) -> float:
+    """`50`, `50ms`, `7.5 ms`: a positive number of milliseconds (BadInputError otherwise: exit 2)."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(ms)?\s*$", text or "", re.IGNORECASE)
+    if m is None or float(m.group(1)) <= 0:
+        raise BadInputError(f"{flag} {text!r} is not a latency.", f"Write it in milliseconds, like {flag} 50.")
+    return float(m.group(1))
+
+
+def latency_check(base: SideFacts, result: SideFacts, limit: float, alone: bool = False) -> Check:
+    """The result's estimated milliseconds at most `limit`; when over, the islands and ops whose
+    milliseconds grew against the baseline (or, with no estimate there, the costliest) are named."""
+    how = ("Attach a profile with a cycle estimate: RESULT@profile=RUN.json from `cmlens run MODEL --board B "
+           "--profile --json RUN.json` on QEMU (its instructions by class give the estimate).")
+    rp = _need(result, "profile", "result", "--max-latency-ms", how)
+    ms = rp.get("ms")
+    if ms is None:
+        raise BadInputError("--max-latency-ms: the result's profile has no cycle estimate (no instruction classes, "
+                            "or no timing table for its core).", how)
+    e = rp.get("estimate") or {}
+    bms = (base.profile or {}).get("ms")
+    err = "" if e.get("error_pct") is None else f", estimate ±{e['error_pct']:.0f} %"
+    low = "; LOW CONFIDENCE (unmodelled instructions above 5 %)" if e.get("low_confidence") else ""
+    was = f"{bms:.3f} ms -> " if bms is not None else ""
+    pct = f" ({(ms - bms) / bms * 100:+.1f} %)" if bms else ""
+    msg = (f"estimated latency (kernels, {e.get('board') or e.get('core') or '?'} @ {e.get('clock_mhz') or 0:g} MHz"
+           f"{err}) {was}{ms:.3f} ms{pct}, limit {limit:g} ms{low}")
+    ok = ms <= limit
+    return Check("estimated latency", ok, msg, [] if ok else _grew(base, result, alone))
+
+
+def _grew(base: SideFacts, result: SideFacts, alone: bool = False) -> list[str]:
+    """The fallback islands and ops that cost more milliseconds than on the baseline, the most first (without
+    an estimate on the baseline: the costliest of the result)."""
+    bp = base.profile or {}
+    has_base = bp.get("ms") is not None
+    b_isl = {i["key"]: i.get("ms") for i in bp.get("islands", [])}
+    rows: list[tuple[float, str]] = []
+    for i in (result.profile or {}).get("islands", []):
+        if i.get("ms") is None:
+            continue
+        was = b_isl.get(i["key"]) if has_base else None
+        grew = i["ms"] - (was or 0.0) if has_base else i["ms"]
+        what = "new" if has_base and i["key"] not in b_isl else (f"{was:.3f} ms ->" if was is not None else "")
+        rows.append((grew, f"island {i['name']}: {what} {i['ms']:.3f} ms (+{grew:.3f} ms)" if has_base
+                     else f"island {i['name']}: {i['ms']:.3f} ms"))
+    for g in result.groups:
+        if g.ms is None:
+            continue
+        old = base.group(g.key) if has_base else None
+        was = old.ms if old is not None else None
+        grew = g.ms - (was or 0.0) if has_base else g.ms
+        what = "new" if has_base and was is None else (f"{was:.3f} ms ->" if was is not None else "")
+        rows.append((grew, f"{g.label()}: {what} {g.ms:.3f} ms (+{grew:.3f} ms)" if has_base
+                     else f"{g.label()}: {g.ms:.3f} ms"))
+    rows = sorted((r for r in rows if r[0] > 1e-9), key=lambda r: -r[0])
+    head = "grew against the baseline" if has_base else "costliest" if alone else \
+        "costliest (the baseline has no estimate)"
+    return [f"{head}: {text}" for _, text in rows[:5]]
 
 
 def _accuracy_check(base: SideFacts, result: SideFacts, limit: Limit) -> Check:
@@ -226,8 +289,34 @@ def _accuracy_check(base: SideFacts, result: SideFacts, limit: Limit) -> Check:
                  f"limit {limit.text} points (at least {floor:.2f} %)", details)
 
 
-def gate_text(g: GateResult, base_label: str, result_label: str) -> str:
-    lines = [f"gate {result_label} against baseline {base_label}:"]
+def absolute_options(opts: GateOptions) -> bool:
+    """Only checks against a fixed limit were asked (--max-latency-ms, --fits): no baseline is needed."""
+    relative = (opts.no_new_fallbacks or opts.same_qparams or opts.max_arena or opts.max_flash
+                or opts.max_instructions or opts.min_sqnr or opts.min_accuracy)
+    return opts.any and not relative
+
+
+def run_absolute_gate(result: SideFacts, opts: GateOptions) -> GateResult:
+    """The fixed-limit checks of a result on its own (no baseline): the result is its own reference, so
+    the comparison has no delta and a latency over the limit names the costliest islands and ops."""
+    from dataclasses import replace
+
+    alone = replace(result, profile=None, groups=[])
+    checks: list[Check] = []
+    if opts.max_latency_ms is not None:
+        checks.append(latency_check(alone, result, opts.max_latency_ms, alone=True))
+    if opts.fits:
+        from backend_core.target.memory import fit_findings
+
+        how = "Write the result with `cmlens lower MODEL --json F` (it carries `memory`)."
+        found = fit_findings(_need(result, "memory", "result", "--fits", how), board_of(opts.fits))
+        checks.append(Check(f"fits {opts.fits}", not found, f"fits {opts.fits}: " + ("yes" if not found else "NO"),
+                            [f"{f.rule}: {f.message}" for f in found]))
+    return GateResult(checks, compare_facts([result, result], opts.rtol), ["no baseline: fixed limits only"])
+
+
+def gate_text(g: GateResult, base_label: str | None, result_label: str) -> str:
+    lines = [f"gate {result_label}" + (f" against baseline {base_label}:" if base_label else " (no baseline):")]
     lines += [f"  note: {n}" for n in g.notes]
     for c in g.checks:
         lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.message}")

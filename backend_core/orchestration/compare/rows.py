@@ -33,6 +33,7 @@ class Cell:
     scratch_bytes: int | None = None
     out_bytes: int | None = None
     instructions: int | None = None
+    ms: float | None = None           # the cycle estimate's milliseconds (profile with an estimate)
     sqnr_db: float | None = None
 
     @property
@@ -60,6 +61,7 @@ def _cell(groups: list[OpGroup], match: str, side: SideFacts) -> Cell:
     status = FALLBACK if any(g.status == FALLBACK for g in groups) else g0.status
     fb = next((g for g in groups if g.status == FALLBACK), g0)
     instr = [g.instructions for g in groups if g.instructions is not None]
+    ms = [g.ms for g in groups if g.ms is not None]
     arena = [g.arena_bytes for g in groups if g.arena_bytes is not None]
     scratch = [g.scratch_bytes for g in groups if g.scratch_bytes is not None]
     sq = [g.sqnr_db for g in groups if g.sqnr_db is not None]
@@ -72,7 +74,8 @@ def _cell(groups: list[OpGroup], match: str, side: SideFacts) -> Cell:
                 qparams=next((g.qparams for g in groups if g.qparams), {}),
                 arena_bytes=max(arena) if arena else None, scratch_bytes=sum(scratch) if scratch else None,
                 out_bytes=groups[-1].out_bytes,
-                instructions=sum(instr) if instr else None, sqnr_db=sq[-1] if sq else None)
+                instructions=sum(instr) if instr else None, ms=sum(ms) if ms else None,
+                sqnr_db=sq[-1] if sq else None)
 
 
 def _differences(a: Cell, b: Cell, rtol: float) -> list[str]:

@@ -43,6 +43,17 @@ def _d(d: dict[str, Any], unit: str = "") -> str:
     return (f"{dv:+,.2f}" if isinstance(dv, float) else f"{dv:+,}") + unit + pct
 
 
+def _ms(v: Any) -> str:
+    return "-" if v is None else f"{v:,.3f}"
+
+
+def _dms(d: dict[str, Any]) -> str:
+    """An estimated-ms delta to the microsecond: a small fallback's 0.05 ms would round away at 2 places."""
+    if d["delta"] is None:
+        return ""
+    return f"{d['delta']:+,.3f} ms" + (f" ({d['pct']:+.1f} %)" if d.get("pct") is not None else "")
+
+
 def _options(s: SideFacts) -> str:
     if s.kind == "artefact":
         return f"{s.flow} read back"
@@ -113,8 +124,16 @@ def _summary(c: Comparison, d: dict[str, Any]) -> list[str]:
         out.append(f"  instructions ({ins['unit'] or 'profile unit'}): total {_n(ins['total']['base'])} -> "
                    f"{_n(ins['total']['value'])} {_d(ins['total'])}; kernels {_n(ins['ops_total']['base'])} -> "
                    f"{_n(ins['ops_total']['value'])} {_d(ins['ops_total'])}")
+        if ins.get("ms") and (ins["ms"]["base"] is not None or ins["ms"]["value"] is not None):
+            e = ins.get("estimate") or {}
+            out.append(f"  estimated ms (kernels, {e.get('board') or e.get('core') or '?'} @ {e.get('clock_mhz') or 0:g} MHz"
+                       f"{'' if e.get('error_pct') is None else ', ±' + format(e['error_pct'], '.0f') + ' %'}): "
+                       f"{_ms(ins['ms']['base'])} -> {_ms(ins['ms']['value'])} {_dms(ins['ms'])}")
         for isl in ins["islands"]:
-            out.append(f"    island {isl['name']}: {_n(isl['base'])} -> {_n(isl['value'])} {_d(isl)}")
+            est = (f"; ≈ {_ms(isl['ms']['base'])} -> {_ms(isl['ms']['value'])} ms"
+                   if (isl.get("ms") or {}).get("value") is not None or (isl.get("ms") or {}).get("base") is not None
+                   else "")
+            out.append(f"    island {isl['name']}: {_n(isl['base'])} -> {_n(isl['value'])} {_d(isl)}".rstrip() + est)
     elif not any(x.profile for x in c.sides):
         out.append("  instructions: no profile on either side (attach one: SIDE@profile=RUN.json)")
     sq = d["sqnr"]
@@ -173,6 +192,8 @@ def _cell_line(i: int, c: Cell | None, match: str) -> str:
         parts.append(f"scratch {c.scratch_bytes:,} B")
     if c.instructions is not None:
         parts.append(f"{c.instructions:,} instr")
+    if c.ms is not None:
+        parts.append(f"≈ {c.ms:.3f} ms")
     if c.sqnr_db is not None:
         parts.append(f"SQNR {c.sqnr_db:.1f} dB")
     tag = f"  ({match} match)" if match not in ("", REFERENCE, "exact", "unmatched") else ""

@@ -5,7 +5,8 @@ and lowering time, so a history shows the same numbers as `cmlens compare` and `
 
 Names: `fallbacks` (user ops on portable kernels), `fallbacks.<category>`, `fallback_op.<op>`,
 `cmsis_nn_ops` / `portable_ops` (final-graph kernels), `arena_bytes`, `pte_bytes` (flash), ...,
-`fits` (1/0 on the job's board), `instructions`, `instructions_op.<op>`, `output_sqnr_db`,
+`fits` (1/0 on the job's board), `instructions`, `instructions_op.<op>`, `estimated_ms` (the cycle
+estimate of a profile on its board), `output_sqnr_db`,
 `worst_layer_sqnr_db`, `top1.<float|fake_quant|lowered|target>` (%), `lowering_s`."""
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ LABELS = {
     "temp_allocator_bytes": "RAM: temp allocator (bytes)", "scratch_bytes": "CMSIS-NN scratch (bytes)",
     "ram_free_bytes": "RAM free on the board (bytes)", "flash_free_bytes": "flash free on the board (bytes)",
     "fits": "fits the board (1 yes, 0 no)", "instructions": "instructions per inference",
+    "estimated_ms": "estimated latency of the kernels on the board (ms, cycle estimate)",
     "output_sqnr_db": "output SQNR vs float (dB)", "worst_layer_sqnr_db": "worst layer SQNR vs float (dB)",
     "lowering_s": "lowering time (s)",
 }
 _ORDER = ("fallbacks", "cmsis_nn_ops", "portable_ops", "arena_bytes", "pte_bytes", "method_allocator_bytes",
-          "fits", "instructions", "output_sqnr_db", "worst_layer_sqnr_db", "top1.lowered", "top1.float",
+          "fits", "instructions", "estimated_ms", "output_sqnr_db", "worst_layer_sqnr_db", "top1.lowered", "top1.float",
           "top1.fake_quant", "top1.target", "lowering_s")
 
 
@@ -109,6 +111,11 @@ def metrics_of(report: dict[str, Any], facts: Any | None) -> tuple[dict[str, Any
                 m[k] = m.get(k, 0) + g.instructions
     elif _num(((report.get("run") or {}).get("cycles") or {}).get("per_inference")) is not None:
         m["instructions"] = report["run"]["cycles"]["per_inference"]
+    if facts is not None and facts.profile and _num(facts.profile.get("ms")) is not None:
+        m["estimated_ms"] = round(float(facts.profile["ms"]), 4)     # deterministic: the same instructions
+        e = facts.profile.get("estimate") or {}
+        notes["estimate"] = {k: e.get(k) for k in ("board", "clock_mhz", "flash_wait_states", "error_pct",
+                                                   "low_confidence")}
     if facts is not None and facts.numerics:
         if _num(facts.numerics.get("output_sqnr_db")) is not None:
             m["output_sqnr_db"] = round(facts.numerics["output_sqnr_db"], 3)

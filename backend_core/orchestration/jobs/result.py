@@ -66,6 +66,7 @@ class JobResult:
             "fits": fit.get("fits") if fit else None,
             "method_allocator_bytes": (mem.get("method_allocator") or {}).get("used") if mem else None,
             "outcome": run.get("outcome"), "instructions": prof.get("total") if prof else None,
+            "estimated_ms": estimated_ms(run),        # the cycle estimate of the run's profile on its board
             "verdict": verdict_text(run.get("verdict")) if run else None,   # "PASS, bit-exact"
             "preflight_will_fail": None if "check" not in self.steps else sum(
                 1 for f in self.steps["check"].get("preflight", []) if f.get("certainty") == "will fail"),
@@ -105,3 +106,9 @@ def verdict_text(verdict: dict[str, Any] | None) -> str | None:
     if verdict.get("outcome") == "PASS" and verdict.get("exact") and verdict.get("label", "").startswith("PASS with a q"):
         return "PASS, bit-exact"
     return verdict.get("label") or verdict.get("outcome")
+
+
+def estimated_ms(run: dict[str, Any] | None) -> float | None:
+    """The kernels' estimated milliseconds of a run step's profile (None: no run, no profile or no estimate)."""
+    e = (((run or {}).get("profile") or {}).get("estimate") or {})
+    return e.get("ms")

@@ -9,13 +9,13 @@ import json
 from typing import Any
 
 from backend_core.orchestration.jobs import Job
-from backend_core.orchestration.jobs.result import accuracy_summary, verdict_text
+from backend_core.orchestration.jobs.result import accuracy_summary, estimated_ms, verdict_text
 
 COLUMNS = (("label", "job"), ("model", "model"), ("target", "CPU"), ("activations", "act."), ("flow", "flow"),
            ("channels_last", "layout"), ("calib", "calib"), ("board", "board"), ("status", "status"),
            ("fallbacks", "fallbacks"), ("arena_bytes", "arena B"), ("method_allocator_bytes", "method alloc B"),
            ("pte_bytes", ".pte B"), ("fits", "fits"), ("outcome", "run"), ("instructions", "instructions"),
-           ("top1", "top-1 %"), ("flips", "flips"), ("seconds", "time s"),
+           ("estimated_ms", "≈ ms"), ("top1", "top-1 %"), ("flips", "flips"), ("seconds", "time s"),
            ("host", "worker"), ("error", "error"))
 
 
@@ -35,7 +35,9 @@ def rows_of(ids: list[tuple[str, Job]], results: dict[str, dict[str, Any]]) -> l
             "pte_bytes": summ.get("pte_bytes"), "fits": summ.get("fits"), "outcome": summ.get("outcome"),
             "verdict": _verdict(res),              # the run cell says "PASS, bit-exact", not just PASS
             "verdict_lines": _verdict_lines(res),  # its tooltip: target vs lowered, lowered vs fake-quant
-            "instructions": summ.get("instructions"), "top1": acc["top1"], "float_top1": acc["float_top1"],
+            "instructions": summ.get("instructions"),
+            "estimated_ms": estimated_ms(((res or {}).get("steps") or {}).get("run")),   # a result stored before too
+            "top1": acc["top1"], "float_top1": acc["float_top1"],
             "flips": acc["flips"],
             "seconds": round(sum((res or {}).get("timings_s", {}).values()), 1) if res else None,
             "host": (res or {}).get("host", ""), "error": summ.get("error") or "",
@@ -74,9 +76,10 @@ a{color:#1a56c4}
 
 _JS = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
-const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes','instructions','seconds','top1','flips']);
+const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes','instructions','estimated_ms','seconds','top1','flips']);
 let sortKey = null, dir = 1;
 function fmt(k, v){ if (v===null||v===undefined||v==='') return ''; if (k==='fits') return v?'yes':'NO';
+  if (k==='estimated_ms' && typeof v==='number') return v.toPrecision(3);
   if (num.has(k) && typeof v==='number') return v.toLocaleString('en-US'); return String(v); }
 function cls(k, r){ const v=r[k];
   if (k==='status') return v==='done'?'good':(v==='not run'?'warn':'bad');
@@ -133,7 +136,7 @@ def dashboard_html(rows: list[dict[str, Any]], manifest: dict[str, Any]) -> str:
              "top1" if any(r["top1"] is not None for r in rows) else "fallbacks")   # an accuracy sweep: top-1
     metric_opts = "".join(f'<option value="{k}"{" selected" if k == first else ""}>{html.escape(n)}</option>'
                           for k, n in COLUMNS if k in ("fallbacks", "arena_bytes", "method_allocator_bytes",
-                                                      "pte_bytes", "fits", "outcome", "instructions", "status",
+                                                      "pte_bytes", "fits", "outcome", "instructions", "estimated_ms", "status",
                                                       "top1", "flips"))
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cmlens sweep</title>
 <style>{_CSS}</style></head><body>

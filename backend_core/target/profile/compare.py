@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend_core.target.profile.milliseconds import error_text
 from backend_core.target.profile.model import OpCost, Profile
 
 
@@ -31,6 +32,7 @@ class CpuComparison:
     unit: str
     totals: dict[str, int | None]
     rows: list[CompareRow]
+    estimates: dict[str, dict[str, Any]] = field(default_factory=dict)   # cpu -> its cycle estimate (if any)
 
     @property
     def reference(self) -> str:
@@ -40,6 +42,7 @@ class CpuComparison:
         ref = self.reference
         return {"model": self.model, "cpus": self.cpus, "unit": self.unit, "reference": ref,
                 "totals": self.totals,
+                "estimated_ms": {c: e.get("ms") for c, e in self.estimates.items()},
                 "rows": [{"node": r.key, "op": r.op, "module_path": r.module_path, "macs": r.macs,
                           "counts": r.counts, "ratio": {c: r.ratio(c, ref) for c in self.cpus}}
                          for r in self.rows]}
@@ -64,6 +67,13 @@ class CpuComparison:
             q = None if not t or not b else t / b
             cells += f" {('-' if t is None else f'{t:,}'):>11} {('-' if q is None else f'{q:.2f}'):>5}"
         rows.append(f"  {'whole inference (Method::execute)':{w + 27}}{cells}")
+        if self.estimates:                     # each core on its own board: the cycle estimate of its kernels
+            cells = "".join(f" {('-' if c not in self.estimates else format(self.estimates[c]['ms'], '.3g')):>11} "
+                            f"{'':>5}" for c in self.cpus)
+            rows.append(f"  {'≈ ms, kernels (cycle estimate)':{w + 27}}{cells}")
+            rows.append("  estimated on: " + ", ".join(
+                f"{c.replace('cortex-', '')} {e.get('board') or e.get('core')} @ {e['clock_mhz']:g} MHz "
+                f"({error_text(e, basis=False)})" for c, e in self.estimates.items()))
         return "\n".join(head + rows)
 
 
@@ -98,4 +108,5 @@ def compare_cpus(profiles: list[Profile]) -> CpuComparison:
             row.counts[p.target] = None if pos is None else p.ops[pos].count
     unit = units.pop() if len(units) == 1 else "mixed units (" + ", ".join(sorted(units)) + ")"
     return CpuComparison(ref.model, [p.target for p in profiles], unit,
-                         {p.target: p.total for p in profiles}, rows)
+                         {p.target: p.total for p in profiles}, rows,
+                         {p.target: p.estimate for p in profiles if p.estimate and p.estimate.get("ms") is not None})

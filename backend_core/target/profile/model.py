@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from backend_core.target.profile.milliseconds import estimate_summary, island_ms, op_ms
 from backend_core.target.profile.units import Unit
 
 
@@ -121,10 +122,14 @@ class Profile:
         d["ops_total"] = self.ops_total
         d["overhead"] = self.overhead
         d["recording_per_event"] = self.recording_per_event
-        for o, row in zip(self.ops, d["ops"]):
+        ms = op_ms(self)                    # the cycle estimate's milliseconds ([] without one)
+        for k, (o, row) in enumerate(zip(self.ops, d["ops"])):
             row["per_mac"] = o.per_mac
+            row["ms"] = ms[k] if ms else None
         for i, row in zip(self.islands, d["islands"]):
             row["ratio"] = i.ratio
+            row["ms"] = island_ms(self, i, ms)
+        d["estimate"] = estimate_summary(self.estimate)
         return d
 
     @staticmethod

@@ -40,6 +40,7 @@ class Estimate:
     error_pct: float | None          # the bench's measured error on held-out published measurements
     error_basis: str
     notes: list[str] = field(default_factory=list)
+    sources_of_error: list[str] = field(default_factory=lambda: list(SOURCES_OF_ERROR))   # shown beside it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -70,7 +70,7 @@ def _cell(c: dict[str, Any] | None) -> dict[str, Any] | None:
             "kind": _KIND_OF_STATUS.get(c.get("status", ""), "plumbing"), "ops": list(c.get("ops") or []),
             "cat": c.get("category") or "", "why": c.get("reason") or "", "fix": c.get("suggestion") or "",
             "q": qparams_text(c.get("qparams")), "arena": c.get("arena_bytes"), "scratch": c.get("scratch_bytes"),
-            "instr": c.get("instructions"), "sqnr": c.get("sqnr_db"), "fused_into": c.get("fused_into"),
+            "instr": c.get("instructions"), "ms": c.get("ms"), "sqnr": c.get("sqnr_db"), "fused_into": c.get("fused_into"),
             "match": c.get("match", ""), "shape": c.get("shape")}
 
 
@@ -134,17 +134,22 @@ def _host_nodes(rows: list[dict[str, Any]], views: list[dict[str, Any]], n: int)
                 c["via"] = list(host["nodes"]) if host else []
 
 
+def _places(unit: str) -> int:
+    """Milliseconds to the microsecond (a small fallback's 0.052 ms), the rest to 2 places."""
+    return 3 if unit == " ms" else 2
+
+
 def _fmt(v: Any, unit: str = "") -> str | None:
     if v is None:
         return None
-    return (f"{v:,.2f}" if isinstance(v, float) else f"{v:,}") + unit
+    return (f"{v:,.{_places(unit)}f}" if isinstance(v, float) else f"{v:,}") + unit
 
 
 def _dtext(d: dict[str, Any], unit: str = "") -> str:
     if d.get("delta") is None:
         return ""
     dv = d["delta"]
-    txt = (f"{dv:+,.2f}" if isinstance(dv, float) else f"{dv:+,}") + unit
+    txt = (f"{dv:+,.{_places(unit)}f}" if isinstance(dv, float) else f"{dv:+,}") + unit
     return txt + (f" ({d['pct']:+.1f} %)" if d.get("pct") is not None else "")
 
 
@@ -175,6 +180,10 @@ def _summary(cmp: dict[str, Any], n: int) -> list[list[Any]]:
     if first.get("instructions"):
         unit = first["instructions"].get("unit") or "instructions"
         add(f"total {unit}", lambda d: (d.get("instructions") or {}).get("total"))
+        e = first["instructions"].get("estimate") or {}
+        if e:                                  # the cycle estimate: ms to the microsecond
+            add(f"estimated ms (kernels, {e.get('board') or e.get('core')} @ {e.get('clock_mhz') or 0:g} MHz)",
+                lambda d: (d.get("instructions") or {}).get("ms"), " ms")
     if first.get("sqnr"):
         add("output SQNR vs float", lambda d: (d.get("sqnr") or {}).get("output_sqnr_db"), " dB", False)
     if first.get("accuracy"):

@@ -39,15 +39,17 @@ def memory_by_node(memory: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def profile_of(report: dict[str, Any]) -> dict[str, Any] | None:
-    """A profile the report carries: `profile` (cmlens run / profile JSON) or an ETDump overlay."""
-    prof = report.get("profile")
+    """A profile the report carries: `profile` (cmlens run / profile JSON), the job's run step's, or an
+    ETDump overlay."""
+    prof = report.get("profile") or (report.get("run") if isinstance(report.get("run"), dict) else {}).get("profile")
     if not prof:
         prof = ((report.get("artefact") or {}).get("overlay") or {}).get("profile")
     return prof if isinstance(prof, dict) and prof.get("ops") else None
 
 
 def cost_by_node(final: GraphSnapshot, profile: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """{node: {macs, bytes, count, share, unit}}: static work from shapes, measured counts if profiled."""
+    """{node: {macs, bytes, count, share, unit, ms}}: static work from shapes, measured counts if profiled,
+    estimated milliseconds when the profile has a cycle estimate."""
     out: dict[str, dict[str, Any]] = {}
     for n in final.nodes:
         if n.fx_op != "call_function":
@@ -69,4 +71,6 @@ def cost_by_node(final: GraphSnapshot, profile: dict[str, Any] | None) -> dict[s
                 rec["count"] = rec.get("count", 0) + int(row.get("count") or 0)
                 rec["share"] = rec.get("share", 0.0) + float(row.get("share") or 0.0)
                 rec["unit"] = unit
+                if row.get("ms") is not None:          # the cycle estimate's milliseconds
+                    rec["ms"] = rec.get("ms", 0.0) + float(row["ms"])
     return out

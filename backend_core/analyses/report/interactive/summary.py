@@ -51,6 +51,11 @@ def head_html(report: dict[str, Any]) -> str:
             from backend_core.stages.fallback.pass_failure import failure_lines
 
             parts.append("<pre class='failure'>" + _e("\n".join(failure_lines(err["failure"]))) + "</pre>")
+    run = report.get("run") if isinstance(report.get("run"), dict) else {}
+    if run:                                 # the job's run step: its outcome and the cycle estimate on top
+        from backend_core.analyses.report.profile_html import run_headline_html
+
+        parts.append(run_headline_html(run))
     changed = keep_going_summary(report.get("quantizer")) if opts.get("keep_going") else ""
     if changed:
         parts.append(f"<p class='fb'>{_e(changed)}</p>")
@@ -96,7 +101,8 @@ def fallbacks_html(report: dict[str, Any]) -> str:
 
 
 def details_html(report: dict[str, Any]) -> str:
-    """Pre-flight findings, the memory section, the stage table, the quantizer's report."""
+    """Pre-flight findings, the memory section, accuracy, the run's profile with its cycle estimate, the stage
+    table, the quantizer's report."""
     parts = []
     pre = report.get("preflight") or []
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -128,6 +134,11 @@ def details_html(report: dict[str, Any]) -> str:
         from backend_core.analyses.report.accuracy_html import accuracy_html
 
         parts.append(accuracy_html(report["evaluate"]))
+    run = report.get("run") if isinstance(report.get("run"), dict) else {}
+    if run.get("profile") or run.get("profile_problem") or report.get("profile"):   # a run with --profile
+        from backend_core.analyses.report.profile_html import profile_html
+
+        parts.append(profile_html(run.get("profile") or report.get("profile"), run.get("profile_problem", "")))
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
                  "<th>rewritten</th><th>seconds</th></tr>")
     for st in report["stages"]:
