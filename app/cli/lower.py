@@ -129,10 +129,7 @@ def run_lower(args: argparse.Namespace) -> int:
     from backend_core.stages.models import parse_model_source
 
     try:
-        parse_model_source(args.model)          # fail fast, before the 8 s import
-        from backend_core.common.cpus import normalise_target
-
-        normalise_target(args.target)
+        parse_model_source(args.model)          # fail fast, before the 8 s import (LowerRequest checks the CPU)
         job = lower_job(args, recorded_steps(args, ("lower",)))
         check_record(args)                      # --record: a git repository, and HEAD read while it lowers
     except CmlensError as e:
@@ -157,8 +154,7 @@ def run_lower(args: argparse.Namespace) -> int:
             print(f"error: {(done.error or {}).get('message')}", file=sys.stderr)
             return done.exit_code
         return print_error(done.exception, verbose=args.verbose)
-    files = {k: v for k, v in done.files.items() if k in ("pte", "bpte", "references", "json", "html")}
-    report = result.report(files, with_graphs=False)
+    report = done.steps.get("lower") or result.report(None, with_graphs=False)   # the lower step's own report
     cached = " (from cache)" if result.from_cache else ""
     artefact = getattr(result, "artefact", None)       # a .pte/.bpte/.etrecord/.etdump that was read
     if artefact is not None:
@@ -195,8 +191,9 @@ def run_lower(args: argparse.Namespace) -> int:
     changed = keep_going_summary(result.verdicts)
     if changed:
         print(f"\n{changed}")
-    for kind, path in files.items():
-        print(f"wrote {kind}: {path}")
+    for kind, path in done.files.items():
+        if kind in ("pte", "bpte", "references", "json", "html"):
+            print(f"wrote {kind}: {path}")
     if args.fail_on_fallback and report["fallbacks"]:
         return 1
     return recorded
