@@ -127,7 +127,8 @@ class AccuracyBars(QWidget):
             s = f"{tick:g} %"
             tw = fm.horizontalAdvance(s)
             x0 = min(max(xt - tw / 2, 0), self.width() - tw - 1)
-            if tick not in (lo, 100.0) and not (drawn_right + 6 <= x0 and x0 + tw + 6 <= left + (100 - lo) * scale - fm.horizontalAdvance("100 %") / 2):
+            if tick not in (lo, 100.0) and not (drawn_right + 6 <= x0
+                                                and x0 + tw + 6 <= left + (100 - lo) * scale - fm.horizontalAdvance("100 %") / 2):
                 continue
             p.drawLine(int(xt), int(bottom), int(xt), int(bottom) + 3)
             p.drawText(int(x0), int(bottom) + 4 + fm.ascent(), s)

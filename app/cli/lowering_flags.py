@@ -12,7 +12,8 @@ import argparse
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 from backend_core.common.errors import BadInputError
 
-KEEP_GOING_HELP = ("when an ExecuTorch pass or the PT2E quantizer fails, or the pre-flight says the target would abort or give wrong "
+KEEP_GOING_HELP = ("when an ExecuTorch pass or the PT2E quantizer fails, or the pre-flight says the target would abort "
+                   "or give wrong "
                    "values, lower again (at most 8 rounds): first with a value-preserving workaround on a copy "
                    "of the export when the diagnosis names one, else with the failing op taken out of "
                    "quantisation (a `pass_failure` fallback). The result is then not what plain ExecuTorch "

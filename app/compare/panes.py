@@ -78,7 +78,7 @@ class SidePane(QWidget):
         finally:
             self.quiet = False
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
         if self.scene is not None:     # the pane's size follows the number of sides: a readable zoom again
             self.quiet = True

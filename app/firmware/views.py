@@ -294,7 +294,8 @@ class GapPlot(QWidget):
             self.plot.setXRange(-0.5, len(spots) - 0.5)
         same = sum(1 for g in self.layers if g.get("mismatched", 1) == 0)
         first = (gaps or {}).get("first_divergence")
-        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green circles on the dashed floor line, 1e-12); click a point to select its node"
+        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green circles on the dashed floor line, 1e-12); "
+                           "click a point to select its node"
                            + (f" — first divergence: {first} (red)" if first else ""))
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:

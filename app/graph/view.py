@@ -68,7 +68,7 @@ class GraphView(QGraphicsView):
         self.scale(factor, factor)
         self.viewChanged.emit()
 
-    def wheelEvent(self, event: QWheelEvent) -> None:
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt API
         dy = event.angleDelta().y()
         if dy == 0:
             return super().wheelEvent(event)
@@ -105,11 +105,11 @@ class GraphView(QGraphicsView):
         self.viewChanged.emit()
 
     # ------------------------------------------------------------------ mouse
-    def mousePressEvent(self, event: QMouseEvent) -> None:
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         self._press = event.position().toPoint()
         super().mousePressEvent(event)
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
         if press is None or event.button() != Qt.MouseButton.LeftButton:
@@ -131,7 +131,7 @@ class GraphView(QGraphicsView):
             return
         self.backgroundClicked.emit()
 
-    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         scene = self.graph_scene()
         if scene is not None:
             box = scene.box_at(self.mapToScene(event.position().toPoint()))
@@ -140,7 +140,7 @@ class GraphView(QGraphicsView):
                 return
         super().mouseDoubleClickEvent(event)
 
-    def viewportEvent(self, event: QEvent) -> bool:
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Type.ToolTip:
             scene = self.graph_scene()
             text = scene.tooltip_at(self.mapToScene(event.pos())) if scene else ""
@@ -151,7 +151,7 @@ class GraphView(QGraphicsView):
             return True
         return super().viewportEvent(event)
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
         self.minimap.reposition()
         for name in ("legend", "heat_legend"):
@@ -160,7 +160,7 @@ class GraphView(QGraphicsView):
                 overlay.reposition()
         self.viewChanged.emit()
 
-    def scrollContentsBy(self, dx: int, dy: int) -> None:
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt API
         super().scrollContentsBy(dx, dy)
         self.minimap.update()
 
@@ -220,13 +220,13 @@ class Minimap(QWidget):
         vis = v.mapToScene(v.viewport().rect()).boundingRect()
         return not vis.contains(self._rect.adjusted(20, 20, -20, -20))
 
-    def update(self) -> None:   # noqa: D401 - also decides visibility
+    def update(self) -> None:   # also decides visibility
         show = self._needed()
         if show != self.isVisible():
             self.setVisible(show)
         super().update()
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
         if self._image is None:
             return
         p = QPainter(self)
@@ -251,9 +251,9 @@ class Minimap(QWidget):
                                     self._rect.top() + (pos.y() - 1) / k))
         self._view.viewChanged.emit()
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         self._go(event.position())
 
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         if event.buttons() & Qt.MouseButton.LeftButton:
             self._go(event.position())

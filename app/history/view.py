@@ -114,7 +114,7 @@ class HistoryView(QWidget):
             if self.isVisible():
                 self._open_pending()
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
         self._open_pending()
 

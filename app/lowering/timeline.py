@@ -17,7 +17,7 @@ ROLE_STATE = Qt.ItemDataRole.UserRole + 3      # done | pending | running | fail
 
 
 class _Delegate(QStyledItemDelegate):
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802 - Qt API
         return QSize(200, 38)
 
     def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:

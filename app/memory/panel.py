@@ -178,7 +178,8 @@ class MemoryPanel(QWidget):
         if step["constant_bytes"]:
             parts.append(f"constants (flash): {step['constant_bytes']:,} B")
         if step["in_float_island"]:
-            parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B of fp32 tensors alive</span>")
+            parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B "
+                         "of fp32 tensors alive</span>")
         return "<br>".join(parts)
 
     # -- internals -------------------------------------------------------------------------------

@@ -176,7 +176,7 @@ class ProfileView(QWidget):
         self._labels = []
         import pyqtgraph as pg
 
-        for i, r in enumerate(self.rows):
+        for i, _row in enumerate(self.rows):
             t = pg.TextItem("", color=TEXT_OUTSIDE)
             t.setToolTip(tips[i])
             self.plot.addItem(t, ignoreBounds=True)

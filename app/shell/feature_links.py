@@ -48,7 +48,7 @@ class FeatureLinks(QObject):
         self._build_status_progress()
         self._connect()
 
-    def statusBar(self):
+    def statusBar(self):  # noqa: N802 - Qt API
         return self.window.statusBar()
 
     def height(self) -> int:

@@ -149,7 +149,7 @@ class MainWindow(QMainWindow):
         self.inspector.setMinimumWidth(220)
         self.statusBar().showMessage("Ready")
 
-    def showEvent(self, event) -> None:
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
         if not self._sized:
             self._sized = True
@@ -265,11 +265,11 @@ class MainWindow(QMainWindow):
         self.lower(replace(bar_job, lower=replace(bar_job.lower, channels_last=bool(job.get("channels_last")))))
 
     # ------------------------------------------------------------------ drag and drop
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
         if dropped_paths(event.mimeData()):
             event.acceptProposedAction()
 
-    def dropEvent(self, event: QDropEvent) -> None:
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
         """A model file, or artefacts (an ETDump dropped on an open ETRecord is laid over it)."""
         paths = dropped_paths(event.mimeData())
         if not paths:
@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         self.repro_row.shutdown()
         self.graph.shutdown()
 
-    def closeEvent(self, event: QCloseEvent) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self._save()
         self.shutdown()
         super().closeEvent(event)

@@ -5,7 +5,6 @@ sample's output must equal the lowered program's host output (the target's way w
 kernel is known to differ) byte for byte, so the predicted digits are the same."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path

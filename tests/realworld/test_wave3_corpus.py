@@ -18,7 +18,7 @@ from backend_core.stages.pipeline.stages import PipelineOptions
 from .conftest import MODELS3, ROOT, opt_in, source3
 
 sys.path.insert(0, str(MODELS3.parent))
-from realworld_models3 import CORPUS  # noqa: E402
+from realworld_models3 import CORPUS
 
 pytestmark = opt_in
 

@@ -43,7 +43,8 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
 
     The local (isolated) error reruns every layer's kernel once more, which costs about one more
     forward pass per sample; `local_samples` limits it to the first K samples (None: all; an
-    outlier sample can be what exposes a kernel, so all is the default). Cumulative metrics and pass checks always use every sample."""
+    outlier sample can be what exposes a kernel, so all is the default). Cumulative metrics and pass checks always use every
+    sample."""
     import torch
 
     t_start = time.perf_counter()
@@ -118,7 +119,7 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
                     reuse.prev_env = {}
             except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise CmlensError(
                     f"Running stage '{st.name}' on sample {si + 1} failed: {type(e).__name__}: "
                     f"{str(e)[:300]}",

@@ -21,7 +21,8 @@ from backend_core.lowering.lower.layout_copies import copies_on_final
 from backend_core.stages.fallback.program_args import NAME as INT_LISTS
 from backend_core.stages.fallback.program_linear import NAME as LINEAR_AS_ADDMM
 from backend_core.stages.fallback.program_layout import NAME as PROGRAM_COPIES
-from backend_core.lowering.lower.keep_going import MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine, next_target_rewrite
+from backend_core.lowering.lower.keep_going import (MAX_ROUNDS, next_quarantine, next_rewrite, next_target_quarantine,
+                                                    next_target_rewrite)
 from backend_core.stages.fallback.rewrites import REWRITES, compose
 from backend_core.analyses.preflight import attach as attach_preflight, check_snapshot, findings_of
 from backend_core.common.snapshot.model import GraphSnapshot

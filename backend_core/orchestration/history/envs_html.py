@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from backend_core.orchestration.history.envs import EnvDifference, env_label
-from backend_core.orchestration.history.html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels, fallback_diffs
+from backend_core.orchestration.history.html import (_CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels,
+                                                     fallback_diffs)
 from backend_core.orchestration.history.metrics import label
 from backend_core.orchestration.history.query import History
 from backend_core.orchestration.history.trends import metric_names, series

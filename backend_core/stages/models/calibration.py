@@ -42,7 +42,7 @@ def read_sample_file(path: Path) -> tuple:
             data: Any = torch.from_numpy(np.load(path, allow_pickle=False))
         else:
             data = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise BadInputError(f"Cannot read input file {path}: {type(e).__name__}: {str(e)[:200]}",
                             "Inputs must be tensors saved with torch.save (.pt) or numpy.save (.npy, "
                             "no pickled objects).") from e

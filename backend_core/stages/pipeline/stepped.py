@@ -162,7 +162,7 @@ class LoweringPipeline:
                     ep = torch.export.export(module, inputs)
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._export_error(e), log) from e
         if self.float_rewrite is not None:       # the tool's own edit: its failure is the tool's, by name
             try:
@@ -170,7 +170,7 @@ class LoweringPipeline:
                     ep, self.renames = self.float_rewrite(ep)
             except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise _with_logs(self._rewrite_error(e), log) from e
         yield self._stage(ep, STAGE_EXPORT, "export", t0, log.warnings())
 
@@ -186,7 +186,7 @@ class LoweringPipeline:
                 self.quantized_module = converted
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._quantize_error(e), log) from e
         yield self._stage(converted, STAGE_QUANTIZED, "quantize", t0, log.warnings())
 
@@ -205,7 +205,7 @@ class LoweringPipeline:
                     self.edge_program = copy.deepcopy(program)
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._stage_error(STAGE_EDGE, e), log) from e
         yield self._stage(program, STAGE_EDGE, "edge", t0, log.warnings())
 
@@ -222,7 +222,7 @@ class LoweringPipeline:
                     new_program = run_pass(pass_cls, program, cfg)
             except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
                 raise
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise _with_logs(self._pass_error(name, e), log) from e
             changed = new_program is not program
             program = new_program
@@ -238,7 +238,7 @@ class LoweringPipeline:
                 program = lift_constant_tensor_pass(program)
         except Cancelled:       # the user's stop (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._stage_error(STAGE_FINAL, e), log) from e
         self.final_program = program
         yield self._stage(program, STAGE_FINAL, "final", t0, log.warnings(), final=True)

@@ -13,7 +13,7 @@ from tests.helpers.gui import lower_and_wait
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
-def _window(qtbot):  # noqa: ANN202
+def _window(qtbot):
     from app.shell.main_window import MainWindow
 
     win = MainWindow()
@@ -88,7 +88,7 @@ def _the_dialog_asks_for_the_checkout_board_and_folder_up_front(qtbot, win, tmp_
     dlg.close()
 
 
-def _open_dialog(qtbot, win, tmp_path: Path):  # noqa: ANN202
+def _open_dialog(qtbot, win, tmp_path: Path):
     """File > Export > Firmware bundle… on the real window: the dialog, with settings of the test's own."""
     win.act_bundle.trigger()
     dlg = win.bundle_dialog
