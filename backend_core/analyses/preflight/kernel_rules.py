@@ -11,7 +11,7 @@ from backend_core.common.finding import MAY_FAIL, WILL_FAIL, Finding
 from backend_core.analyses.preflight.dim_order import describe, is_channels_last, is_contiguous, same_dim_order
 from backend_core.analyses.preflight.kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER,
                       RANK, SAME, Check, checks_for)
-from backend_core.analyses.preflight.program_view import Call, ProgramView
+from backend_core.analyses.preflight.program_view import Call, ProgramView, schema_arg_names  # noqa: F401 - re-exported
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
