@@ -167,8 +167,8 @@ class AccuracyPanel(QWidget):
         flips_w.setLayout(flip_box)
 
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        for w, stretch in ((self.bars, 2), (self.matrices, 5), (flips_w, 5)):
-            self.split.addWidget(w)
+        for pane, stretch in ((self.bars, 2), (self.matrices, 5), (flips_w, 5)):
+            self.split.addWidget(pane)
             self.split.setStretchFactor(self.split.count() - 1, stretch)
         self.split.setChildrenCollapsible(False)
         self.split.setSizes([240, 560, 560])

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .outputs import add_output
 from .lowering_flags import add_lowering_flags
@@ -103,7 +103,7 @@ def _pick_node(snap, name: str) -> str | None:
     return None
 
 
-def to_palette(img):  # type: ignore[no-untyped-def]
+def to_palette(img):
     """The 256 most frequent colours as the palette: UI screenshots stay faithful."""
     import numpy as np
     from PySide6.QtCore import Qt
@@ -135,7 +135,7 @@ def run_gui(args: argparse.Namespace) -> int:
     from app.shell.main_window import MainWindow
     from app.widgets.theme import app_style_sheet, icon
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = cast(QApplication, QApplication.instance() or QApplication(sys.argv[:1]))
     app.setApplicationName("CortexM Lens")
     app.setOrganizationName("CortexM Lens")
     app.setWindowIcon(icon("app"))
@@ -253,9 +253,13 @@ def run_gui(args: argparse.Namespace) -> int:
 
     if args.stage or args.select or args.screenshot or want_numerics:
         win.session.finished.connect(on_finished)
+    def timed_out() -> None:
+        print("cmlens gui: timed out", file=sys.stderr)
+        result.update(code=1)
+        shoot()
+
     if args.screenshot:
-        QTimer.singleShot(SCREENSHOT_TIMEOUT_S * 1000, lambda: (print("cmlens gui: timed out", file=sys.stderr),
-                                                                result.update(code=1), shoot()))
+        QTimer.singleShot(SCREENSHOT_TIMEOUT_S * 1000, timed_out)
     if args.model:
         win.start(args.model, no_cache=args.no_cache, **kw)
     else:

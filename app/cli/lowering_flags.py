@@ -71,7 +71,7 @@ def _add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, t
         parser.add_argument(flag, action="append", choices=REWRITES, default=None, metavar="NAME",
                             help=REWRITE_HELP + f" (one of: {', '.join(REWRITES)})")
     elif name == "target":
-        parser.add_argument(flag, type=checked_target if check_target else None, metavar="CPU", help=HELP[name],
+        parser.add_argument(flag, type=checked_target if check_target else str, metavar="CPU", help=HELP[name],
                             default=None if unset else target_default)
     elif name == "flow":
         parser.add_argument(flag, choices=("legacy", "explicit"), default=None if unset else "legacy", help=HELP[name])

@@ -18,7 +18,7 @@ def add_output(parser: Any, *names: str, kind: str = FILE, suffix: str | None = 
     (a missing one is a typo, as for cp); FOLDER: the folder itself may be missing (the command makes it),
     its parent may not. `suffix` (".png"): the one file type the command writes there."""
     action = parser.add_argument(*names, **kwargs)
-    action.cmlens_output = (kind, suffix)               # type: ignore[attr-defined]
+    action.cmlens_output = (kind, suffix)
     return action
 
 
@@ -62,7 +62,7 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterat
 def output_actions(parser: argparse.ArgumentParser,
                    args: argparse.Namespace) -> list[tuple[argparse.Action, str, str | None]]:
     """(action, kind, suffix) of every output option of the subcommand `args` is for."""
-    return [(a, *a.cmlens_output) for p in _chosen(parser, args) for a in p._actions
+    return [(a, *a.cmlens_output) for p in _chosen(parser, args) for a in p._actions  # type: ignore[attr-defined]
             if getattr(a, "cmlens_output", None)]
 
 

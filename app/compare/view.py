@@ -8,6 +8,7 @@ shown before.
 Signals: rowSelected(int) (the compare row now selected, -1 none)."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -178,7 +179,7 @@ class CompareView(QWidget):
                 pane.show_message("no graph on this side (a baseline, or a compare JSON without --with-reports)")
                 continue
             snap = side.snapshot
-            job = self.layouts.submit(lambda snap=snap: compute_layout(snap), channel=f"side{i}")
+            job = self.layouts.submit(partial(compute_layout, snap), channel=f"side{i}")
             self._job_side[job] = i
         self.changed.blockSignals(True)
         self.changed.clear()

@@ -269,7 +269,7 @@ class GapPlot(QWidget):
         import pyqtgraph as pg
 
         self.layers = list((gaps or {}).get("layers", []))
-        spots = []
+        spots: list[dict[str, Any]] = []
         floor = 1e-12                                  # identical layers sit on the floor, drawn green
         for g in self.layers:
             real = g.get("mse_real")

@@ -2,11 +2,16 @@
 node, tooltips from the scene, a minimap overlay for graphs bigger than the viewport."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
+from PySide6.QtGui import QColor, QHelpEvent, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QFrame, QGraphicsView, QToolTip, QWidget
 
 from app.graph.scene import GraphScene
+
+if TYPE_CHECKING:
+    from app.widgets.legend import HeatLegend, Legend
 
 MIN_SCALE, MAX_SCALE = 0.02, 4.0
 
@@ -20,6 +25,8 @@ class GraphView(QGraphicsView):
         viewChanged(): zoom or scroll changed (the minimap listens).
     """
 
+    legend: Legend              # set by the graph toolbar (absent until then: read with getattr)
+    heat_legend: HeatLegend
     nodeClicked = Signal(str)
     backgroundClicked = Signal()
     groupActivated = Signal(str)
@@ -142,10 +149,11 @@ class GraphView(QGraphicsView):
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Type.ToolTip:
+            help_event = cast(QHelpEvent, event)
             scene = self.graph_scene()
-            text = scene.tooltip_at(self.mapToScene(event.pos())) if scene else ""
+            text = scene.tooltip_at(self.mapToScene(help_event.pos())) if scene else ""
             if text:
-                QToolTip.showText(event.globalPos(), text, self.viewport())
+                QToolTip.showText(help_event.globalPos(), text, self.viewport())
             else:
                 QToolTip.hideText()
             return True
@@ -220,11 +228,11 @@ class Minimap(QWidget):
         vis = v.mapToScene(v.viewport().rect()).boundingRect()
         return not vis.contains(self._rect.adjusted(20, 20, -20, -20))
 
-    def update(self) -> None:   # also decides visibility
+    def update(self, *args: Any) -> None:   # also decides visibility
         show = self._needed()
         if show != self.isVisible():
             self.setVisible(show)
-        super().update()
+        super().update(*args)
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
         if self._image is None:

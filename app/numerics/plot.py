@@ -66,8 +66,8 @@ def fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) ->
     for pair, color, symbol in CURVES:
         if pair not in pairs:
             continue
-        pts = [(lr.index, plot_y(lr.metric(pair).sqnr_db), lr.node_id) for lr in result.layers
-               if lr.metric(pair) is not None]
+        pts = [(lr.index, plot_y(pm.sqnr_db), lr.node_id) for lr in result.layers
+               if (pm := lr.metric(pair)) is not None]
         if not pts:
             continue
         item = pg.PlotDataItem([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(color, width=2),

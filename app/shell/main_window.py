@@ -176,7 +176,9 @@ class MainWindow(QMainWindow):
 
         chrome = self.graph.height() - self.graph.stack.height()      # graph toolbar, stage line
         dock = self.bottom_dock.height() if self.bottom_dock.isVisible() and not self.bottom_dock.isFloating() else 0
-        room = self.centralWidget().height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
+        central = self.centralWidget()
+        assert central is not None              # set in __init__
+        room = central.height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
         return max(DETAILS_MIN, room)
 
     def _on_tab_changed(self, _index: int) -> None:
@@ -219,7 +221,7 @@ class MainWindow(QMainWindow):
                     legend=self.graph.act_legend.isChecked())
 
     # ------------------------------------------------------------------ actions
-    def lower(self, job: Job) -> None:
+    def lower(self, job: Job) -> None:  # type: ignore[override]  # not QWidget.lower(): the window's one lowering entry
         """Lower (or read) what `job` names: the model bar's `lowering_job()`, or one made from it."""
         self.session.lower(job)
         name, request = model_name(job.model), job.lower
@@ -309,7 +311,8 @@ class MainWindow(QMainWindow):
     def _on_finished(self, status: str) -> None:
         s = self.session
         failure = (s.error or {}).get("failure") or {}
-        good = {snap.stage: i for i, snap in enumerate(s.snapshots)}.get(failure.get("last_good_stage"))
+        last_good = failure.get("last_good_stage")
+        good = {snap.stage: i for i, snap in enumerate(s.snapshots)}.get(last_good) if last_good is not None else None
         node = (s.error or {}).get("node")
         if status == "failed" and good is not None and failure.get("last_good_node") \
                 and s.snapshots[good].node(failure["last_good_node"]) is not None:
@@ -344,7 +347,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = built.menus["recent"]
         fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
 
-    def _tab_name(self, widget: QWidget) -> str:
+    def _tab_name(self, widget: QWidget | None) -> str:
         return next(n for n, w in self.links.tab_widgets.items() if w is widget)
 
     def show_shortcuts(self) -> None:

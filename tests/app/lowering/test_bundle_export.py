@@ -115,7 +115,7 @@ def test_the_dialog_writes_the_folder_it_names_and_links_to_it(qtbot, tmp_path: 
     assert blocker.args == ["bundle", str(out), ""], blocker.args
     assert (out / "bundle.json").is_file() and (out / "model_pte.h").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kws_firmware_bundle"]      # no subfolder of ours
-    text = dlg.result.text()
+    text = dlg.result_text.text()
     files = sorted(p.name for p in out.iterdir())
     assert f"Wrote {len(files)} files" in text and f'href="{out.as_uri()}"' in text and "open the folder" in text
     assert "Board fit: fits" in text and dlg.problem.text() == ""
