@@ -128,13 +128,13 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
             outputs[st.name] = [first_tensor(o) for o in rec.outputs]
             vals: dict[str, Any] = {}
             for lp in plans:
-                p = lp.final_point if st is final else lp.points.get(st.name)
-                if p is None:
+                pt = lp.final_point if st is final else lp.points.get(st.name)
+                if pt is None:
                     continue
-                v = raw[st.name].get(p.node)
+                v = raw[st.name].get(pt.node)
                 if v is None:
                     continue
-                vals[lp.node] = LayerValue(v, p, tuple(_shape(lp, fnodes)))
+                vals[lp.node] = LayerValue(v, pt, tuple(_shape(lp, fnodes)))
             values[st.name] = vals
             done += 1
 
@@ -228,15 +228,15 @@ def analyze(stages: list[StageProgram], final_snapshot: GraphSnapshot, samples: 
     layers = [layer_result(lp, accs, ihist, fhist, samples_out) for lp in plans]
     outs = []
     for i, acc in enumerate(out_accs):
-        n = top1_n[i]
+        count = top1_n[i]
         outs.append(OutputResult(
             index=i, shape=out_shapes[i],
             vs_fake_quant=acc[PAIR_LOWERED_VS_FQ].result(),
             vs_float=acc[PAIR_LOWERED_VS_FLOAT].result(),
             fake_quant_vs_float=acc[PAIR_FQ_VS_FLOAT].result(),
-            top1_vs_fake_quant=top1_hits[i][PAIR_LOWERED_VS_FQ] / n if n else None,
-            top1_vs_float=top1_hits[i][PAIR_LOWERED_VS_FLOAT] / n if n else None,
-            top1_fake_quant_vs_float=top1_hits[i][PAIR_FQ_VS_FLOAT] / n if n else None))
+            top1_vs_fake_quant=top1_hits[i][PAIR_LOWERED_VS_FQ] / count if count else None,
+            top1_vs_float=top1_hits[i][PAIR_LOWERED_VS_FLOAT] / count if count else None,
+            top1_fake_quant_vs_float=top1_hits[i][PAIR_FQ_VS_FLOAT] / count if count else None))
     checks = stage_checks(stages, chain, div, seconds, plans, snapshots)
     for c in checks:
         if c.stage in reuses:

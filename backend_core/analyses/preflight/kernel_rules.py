@@ -25,8 +25,8 @@ class TensorArg:
     name: str                 # schema argument name, or "out"
     node: str                 # the final-graph node that produced it ("value N" when none did)
     dtype: str | None
-    shape: tuple[int, ...] | None
-    dim_order: tuple[int, ...] | None
+    shape: tuple[int, ...]
+    dim_order: tuple[int, ...]
 
 
 def arg_name(call: Call, i: int) -> str:
@@ -120,7 +120,7 @@ def _evidence(tensors: list[TensorArg]) -> tuple[str, ...]:
 
 
 def _where(call: Call) -> tuple[str, ...]:
-    ev = (f"program: instruction {call.position}, kernel {call.name}",)
+    ev: tuple[str, ...] = (f"program: instruction {call.position}, kernel {call.name}",)
     if call.inserted:
         ev += ("this call was inserted by to_executorch (no node of the final graph emits it)"
                + (f", for %{call.for_node}" if call.for_node else ""),)

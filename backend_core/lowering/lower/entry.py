@@ -53,7 +53,7 @@ def lower(source: str, options: PipelineOptions = PipelineOptions(), *,
           on_stage: StageCallback | None = None, should_stop: Callable[[], bool] | None = None,
           use_cache: bool = True, want_pte: bool = False, want_bpte: bool = False,
           on_status: Callable[[str], None] | None = None, keep_programs: bool = False,
-          artefact_companions: dict[str, str | None] | None = None,
+          artefact_companions: dict[str, Any] | None = None,
           verify_suggestions: bool = False, keep_stages: bool = False,
           on_model: Callable[[Any], None] | None = None) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a

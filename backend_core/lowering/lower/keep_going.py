@@ -45,12 +45,12 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
     if chosen:           # the diagnosis named what hands the op what it cannot take
         return {n: _record(failure, round_no, via=why) for n, why in chosen.items()}
     if op and op not in quarantined and op in accepted:
-        out = {op: _record(failure, round_no)}
+        out: dict[str, dict[str, Any]] = {op: _record(failure, round_no)}
         for other in failure.get("same_failure") or []:     # the same ExecuTorch check fails on them too
             if other not in quarantined and other in accepted:
                 out[other] = _record(failure, round_no, via=f"it fails the same check as `{op}`")
         return out
-    out: dict[str, dict[str, Any]] = {}
+    out = {}
     for o in failure.get("operands") or []:
         name = o.get("name_at_quantisation")
         dtype = o.get("dtype") or ""

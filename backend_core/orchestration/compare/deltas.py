@@ -46,7 +46,7 @@ def _islands(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[st
     out = []
     for k in list(ia) + [k for k in ib if k not in ia]:
         x, y = ia.get(k), ib.get(k)
-        out.append({"key": k, "name": (x or y)["name"], **delta(x["count"] if x else None, y["count"] if y else None)})
+        out.append({"key": k, "name": (x or y or {})["name"], **delta(x["count"] if x else None, y["count"] if y else None)})
     return out
 
 

@@ -145,7 +145,7 @@ def chart_svg(metric: str, records: list[Record], values: list[Any], changed: se
 
 def fallback_diffs(records: list[Record]) -> list[dict[str, list[str]]]:
     """Per record: the fallbacks (on the user's ops) added and removed against the record before it."""
-    out = []
+    out: list[dict[str, list[str]]] = []
     prev: list[str] | None = None
     for r in records:
         cur = [f"{f['op']} ({f['category']})" for f in ((r.extra or {}).get("notes") or {}).get("fallbacks", [])] \

@@ -67,7 +67,8 @@ def _channels_last_order(val: Any) -> bool:
 
     if not (isinstance(val, torch.Tensor) and val.dim() == 4 and val.shape[1] > 1 and val.shape[2] * val.shape[3] > 1):
         return False
-    order = sorted(range(4), key=lambda d: (-val.stride(d), d))
+    strides = val.stride()
+    order = sorted(range(4), key=lambda d: (-strides[d], d))
     return order == [0, 2, 3, 1]
 
 

@@ -158,7 +158,7 @@ def compute_gaps(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphS
         comparator = _comparator(metric, program_dim_orders(edge.graph_module))
         inspector = Inspector(etdump_path=str(etdump), etrecord=record, debug_buffer_path=str(debug_buffer))
         df = inspector.calculate_numeric_gap(distance=comparator, reference_graph=REFERENCE_GRAPH)
-    pairs = [p for _, row in df.iterrows() if (p := _pair(row, comparator.fixed)) is not None]
+    pairs = [tp for _, row in df.iterrows() if (tp := _pair(row, comparator.fixed)) is not None]
     report = map_to_final(pairs, final, metric)
     report.reference_graph = REFERENCE_GRAPH
     skipped = len(df) - len(pairs)

@@ -98,7 +98,7 @@ def _groups(ops: list[OpCost], key, denom: int) -> list[Group]:
 
 
 def _islands(final: GraphSnapshot, prof: Profile, denom: int) -> list[Island]:
-    cost = {}
+    cost: dict[str, int] = {}
     for o in prof.ops:
         if o.node:
             cost[o.node] = cost.get(o.node, 0) + o.count
