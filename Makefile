@@ -1,4 +1,5 @@
-# CortexM Lens: `make run` opens the tool, `make test` runs every test. Both set up from nothing.
+# CortexM Lens: `make run` opens the tool, `make test` runs the import contracts, ruff, mypy and every test. Both set up
+# from nothing.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -38,6 +39,8 @@ $(MODEL_LIBS_STAMP): constraints.txt | $(STAMP)
 
 test: setup $(MODEL_LIBS_STAMP)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	PYTHONPATH=$(abspath $(MODEL_LIBS)) HF_HUB_OFFLINE=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 bench: setup

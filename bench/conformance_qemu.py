@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conformance_cases import Lowered, discover, lower_all, refresh_preflight  # noqa: E402
+from conformance_cases import Lowered, discover, lower_all, refresh_preflight
 
 
 @dataclass

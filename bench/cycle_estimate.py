@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from profile_anchors import ANCHORS  # noqa: E402
+from profile_anchors import ANCHORS
 
 FIT_MODELS = ("ds_cnn", "resnet8")
 HELD_OUT = ("mobilenet_v1_025", "deep_autoencoder")

@@ -69,7 +69,7 @@ def bundle_road(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> dic
             f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"]
     log = (LOGS / "bundle-build.log").open("w")
     start = time.monotonic()
-    with checkout_lock(Path(args.et_root), threading.Event(), lambda s, l: None, None):
+    with checkout_lock(Path(args.et_root), threading.Event(), lambda s, line: None, None):
         subprocess.run(argv, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)     # builds the libraries
         configure_s = time.monotonic() - start
         subprocess.run(["cmake", "--build", str(build)], check=True, stdout=log, stderr=subprocess.STDOUT, env=env)

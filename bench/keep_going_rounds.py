@@ -31,7 +31,8 @@ def main() -> int:
         v = (low.verdicts if low is not None else {}) or {}
         rewrites = sorted(v.get("rewrites") or {})
         quarantined = v.get("quarantined") or {}
-        causes = len(rewrites) + len({str(q.get("stage") or q.get("reason") or "") for q in quarantined.values()} if isinstance(quarantined, dict) else ())
+        causes = len(rewrites) + len({str(q.get("stage") or q.get("reason") or "") for q in quarantined.values()}
+                                     if isinstance(quarantined, dict) else ())
         findings = list(low.preflight or []) if low is not None else []
         print(f"{name:18s}{res.status:>8s}{v.get('keep_going_rounds', '-')!s:>7s}{causes:>7d}{len(quarantined):>10d}"
               f"{len(findings):>14d}{time.perf_counter() - t0:7.0f}  {', '.join(rewrites) or '—'}", flush=True)

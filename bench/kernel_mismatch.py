@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def lower_pipeline(case, target: str):  # noqa: ANN001, ANN201
+def lower_pipeline(case, target: str):
     """One ExecuTorch case lowered by cmlens' pipeline (legacy flow); raises what the lowering raises."""
     from backend_core.stages.models.spec import LoadedModel, ModelSpec
     from backend_core.stages.pipeline import LoweringPipeline, PipelineOptions

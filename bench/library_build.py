@@ -34,7 +34,7 @@ from backend_core.target.build.paths import cache_dir  # noqa: E402
 from backend_core.target.build.speed import PROGRESS_STREAM, parse_progress  # noqa: E402
 from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout  # noqa: E402
 from backend_core.target.build.libraries import EtLibRequest, ensure_libraries  # noqa: E402
-from backend_core.target.build.steps import checkout_lock
+from backend_core.target.build.steps import checkout_lock  # noqa: E402
 
 
 def _children_cpu_s() -> float:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 GOAL_S = 2.0
 
 
-def real_request(args: argparse.Namespace):  # noqa: ANN201
+def real_request(args: argparse.Namespace):
     from backend_core.target.toolchain.checkout import find_cmsis_nn, inspect_checkout
     from backend_core.target.build.libraries import EtLibRequest, is_built
 
@@ -40,7 +40,7 @@ def real_request(args: argparse.Namespace):  # noqa: ANN201
     return req, f"real checkout {co.root} (commit {str(co.commit)[:12]}), {args.cpu}, build {req.root}"
 
 
-def fake_request(tmp: Path):  # noqa: ANN201
+def fake_request(tmp: Path):
     from backend_core.target.build.libraries import EtLibRequest, ensure_libraries
     from tests.helpers.fake_checkout import make_checkout
 

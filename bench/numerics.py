@@ -66,11 +66,12 @@ def main() -> int:
     print(f"numerics analysis:                       {t_num:.2f} s wall, {c_num:.2f} s cpu")
     for s in r.stages:
         if s.seconds:
-            print(f"    {s.stage:28s} {s.seconds:6.2f} s  {s.status}{'  ' + s.note if s.note and s.status != 'reference' else ''}")
+            note = "  " + s.note if s.note and s.status != "reference" else ""
+            print(f"    {s.stage:28s} {s.seconds:6.2f} s  {s.status}{note}")
     print(f"ratio (cpu time):  {c_num / c_plain:.2f}x (goal <= 3x)")
     print(f"ratio (wall time): {t_num / t_plain:.2f}x")
     worst = r.worst(3)
-    print("worst (local): " + ", ".join(f"{l.node_id} {l.local.sqnr_db:.1f} dB" for l in worst if l.local))
+    print("worst (local): " + ", ".join(f"{lr.node_id} {lr.local.sqnr_db:.1f} dB" for lr in worst if lr.local))
     o = r.outputs[0]
     print(f"output: lowered vs float {o.vs_float.sqnr_db:.1f} dB, vs fake-quant {o.vs_fake_quant.sqnr_db:.1f} dB, "
           f"top-1 agreement with float {o.top1_vs_float:.0%}")

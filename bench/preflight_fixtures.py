@@ -85,7 +85,8 @@ def lower_case(case: Case) -> tuple[bytes, list[str]]:
     from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
-    res = lower(str(ROOT / case.model), PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(pte=True, bpte=True, edge_program=case.stock_bundle))
+    res = lower(str(ROOT / case.model), PipelineOptions(target="cortex-m55"), use_cache=False,
+                outputs=LowerOutputs(pte=True, bpte=True, edge_program=case.stock_bundle))
     if res.status != "done":
         raise SystemExit(f"{case.model}: lowering {res.status}: {res.error}")
     data = stock_bundle(res) if case.stock_bundle else res.blobs["model.bpte"]
@@ -143,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dry_run:
             (UART_DIR / case.fixture).write_text(text)
         tests = [t.passed for t in res.report.tests]
-        print(f"{case.fixture}: {case.model} ({case.rule or 'near miss'}): exit {res.exit_code}{', ' + res.problem if res.problem else ''}, BundleIO "
+        print(f"{case.fixture}: {case.model} ({case.rule or 'near miss'}): exit {res.exit_code}"
+              f"{', ' + res.problem if res.problem else ''}, BundleIO "
               f"{tests}, {time.monotonic() - start:.1f} s, {len(res.uart)} UART lines")
         for line in res.uart:
             if any(k in line for k in ("rror", "Missing", "FAIL", "fault", "Fault", "status 0x", "strides")):

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  C={c:<3} {res.outcome:5} {o.node:40} MACs {o.macs:>10,}  {o.count:>10,} instructions  "
                   f"{o.per_mac:.3f} per MAC")
     if len(rows) == 2:
-        for (c1, _, a1), (c2, _, a2) in [(rows[0], rows[1])]:
+        for (_, _, a1), (_, _, a2) in [(rows[0], rows[1])]:
             for x, y in zip(a1, a2):
                 print(f"  {x.node}: MACs x{y.macs / x.macs:.2f}, instructions x{y.count / x.count:.2f}")
     return 0

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backend_core.common.boards.table import board_for  # noqa: E402
-from backend_core.target.build.kernels import BuildRequest, KernelBuilder  # noqa: E402
-from backend_core.target.doctor.selftest import workload_ticks  # noqa: E402
-from backend_core.target.judge.outcome import simulated_outcome  # noqa: E402
-from backend_core.target.simulate.simulator import QemuRunner  # noqa: E402
+from backend_core.common.boards.table import board_for
+from backend_core.target.build.kernels import BuildRequest, KernelBuilder
+from backend_core.target.doctor.selftest import workload_ticks
+from backend_core.target.judge.outcome import simulated_outcome
+from backend_core.target.simulate.simulator import QemuRunner
 
 
 def _time(board, elf: Path, icount: bool, timeout: float) -> tuple[float, dict[str, int], str]:

@@ -31,7 +31,7 @@ def main() -> None:
     from tests.corpus.compare import run_corpus
 
     names = [n for n in et_cases.case_names() if not args.filters or any(f in n for f in args.filters)]
-    def line(r) -> None:  # noqa: ANN001 - one case, printed as it arrives
+    def line(r) -> None:  # one case, printed as it arrives
         cats = collections.Counter(f["category"] for f in r.fallbacks)
         print(f"{r.name:62s} {r.seconds:9.2f} {r.plain_seconds:8.2f} {r.seconds / max(r.plain_seconds, 1e-9):6.2f}"
               f"  {r.status:7s}{'' if r.matches else ' DIFF'}  {dict(cats) or ''}", flush=True)

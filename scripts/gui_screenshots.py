@@ -41,7 +41,7 @@ def real_sweep() -> Path:
     return out
 
 
-def fill_accuracy(win) -> None:  # noqa: ANN001
+def fill_accuracy(win) -> None:
     """The Accuracy tab with a real evaluation: digits_cnn calibrated on one random image (so int8 flips
     predictions), evaluated in the job worker on its 450 held-out images, the first traced flip picked
     (the graph coloured by its per-layer error, its input as a thumbnail)."""

@@ -25,7 +25,7 @@ LR = 3e-3
 MIN_FLOAT_ACCURACY = 0.95
 
 
-def train(seed: int = 0):  # noqa: ANN201
+def train(seed: int = 0):
     import torch
     from torch import nn
 
@@ -55,7 +55,7 @@ def train(seed: int = 0):  # noqa: ANN201
     return model, accuracy(model, x_te, y_te), accuracy(model, x_tr, y_tr)
 
 
-def accuracy(model, x, y) -> float:  # noqa: ANN001
+def accuracy(model, x, y) -> float:
     import torch
 
     with torch.no_grad():

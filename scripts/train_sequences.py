@@ -21,7 +21,7 @@ BATCH = 32
 LR = 1e-2
 
 
-def train(name: str, seed: int = 0):  # noqa: ANN201
+def train(name: str, seed: int = 0):
     import torch
     from torch import nn
 
@@ -49,7 +49,7 @@ def train(name: str, seed: int = 0):  # noqa: ANN201
     return model, accuracy(model, x_te, y_te), accuracy(model, x_tr, y_tr)
 
 
-def accuracy(model, x, y) -> float:  # noqa: ANN001
+def accuracy(model, x, y) -> float:
     import torch
 
     with torch.no_grad():

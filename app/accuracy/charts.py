@@ -37,8 +37,9 @@ class AccuracyBars(QWidget):
     def set_result(self, result: dict[str, Any] | None) -> None:
         self.result = result
         tips = []
+        models = (result or {}).get("models", {})
         for k in models_in(result):
-            m = result["models"][k]
+            m = models[k]
             tips.append(f"{MODEL_LABELS[k]}: " + ", ".join(
                 f"{label} {100 * m[key]:.2f} %" for key, label, _ in SERIES if isinstance(m.get(key), (int, float))))
         self.setToolTip("\n".join(tips))
@@ -47,8 +48,9 @@ class AccuracyBars(QWidget):
     def values(self) -> dict[str, dict[str, float]]:
         """{model: {"top1": %, "agreement": %}} of what is drawn."""
         out: dict[str, dict[str, float]] = {}
+        models = (self.result or {}).get("models", {})
         for k in models_in(self.result):
-            m = self.result["models"][k]
+            m = models[k]
             out[k] = {key: 100 * m[key] for key, _, _ in SERIES if isinstance(m.get(key), (int, float))}
         return out
 
@@ -111,11 +113,11 @@ class AccuracyBars(QWidget):
                     continue
                 v = row[key]
                 yb = y0 + i * (bar_h + 2)
-                w = max(1.0, (v - lo) * scale)
-                p.fillRect(QRectF(left, yb, w, bar_h), QColor(color))
+                bw = max(1.0, (v - lo) * scale)
+                p.fillRect(QRectF(left, yb, bw, bar_h), QColor(color))
                 if bar_h >= fm.height() - 6:
                     p.setPen(text)
-                    p.drawText(QRectF(left + w + 4, yb - 2, val_w, bar_h + 4),
+                    p.drawText(QRectF(left + bw + 4, yb - 2, val_w, bar_h + 4),
                                int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), f"{v:.2f} %")
         # axis
         p.setPen(QPen(QColor("#90a4ae")))
@@ -127,7 +129,8 @@ class AccuracyBars(QWidget):
             s = f"{tick:g} %"
             tw = fm.horizontalAdvance(s)
             x0 = min(max(xt - tw / 2, 0), self.width() - tw - 1)
-            if tick not in (lo, 100.0) and not (drawn_right + 6 <= x0 and x0 + tw + 6 <= left + (100 - lo) * scale - fm.horizontalAdvance("100 %") / 2):
+            if tick not in (lo, 100.0) and not (drawn_right + 6 <= x0
+                                                and x0 + tw + 6 <= left + (100 - lo) * scale - fm.horizontalAdvance("100 %") / 2):
                 continue
             p.drawLine(int(xt), int(bottom), int(xt), int(bottom) + 3)
             p.drawText(int(x0), int(bottom) + 4 + fm.ascent(), s)

@@ -353,7 +353,7 @@ class AccuracyPanel(QWidget):
         text, tip = flip_head(ev)
         self.flip_head.setText(text)
         self.flip_head.setToolTip(tip)
-        labels = {l["node"]: l for l in (ev.get("flips") or {}).get("layers", [])}
+        labels = {lay["node"]: lay for lay in (ev.get("flips") or {}).get("layers", [])}
         for r in (ev.get("flips") or {}).get("samples") or []:
             cells, tip = flip_row(ev, r, labels)
             item = QTreeWidgetItem(cells)

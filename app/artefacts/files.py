@@ -55,7 +55,7 @@ def artefact_request(paths: list[str], current_source: str | None = None) -> tup
     else:
         return None
     if "pte" in by_suffix or "bpte" in by_suffix:
-        by_suffix["program"] = by_suffix.pop("pte", None) or by_suffix.pop("bpte")
+        by_suffix["program"] = by_suffix.pop("pte", "") or by_suffix.pop("bpte")
     by_suffix.pop("pte", None)
     by_suffix.pop("bpte", None)
     return source, tuple(sorted(by_suffix.items()))

@@ -110,8 +110,8 @@ def run_side_jobs(jobs: list[Any], labels: list[str], args: argparse.Namespace) 
         handles = {ex.submit(job): i for i, job in todo}
         try:
             for h in as_completed(list(handles)):
-                rows[handles[h]] = h.result().to_dict()
-                status_printer(f"{labels[handles[h]]}: {rows[handles[h]]['status']}")
+                row = rows[handles[h]] = h.result().to_dict()
+                status_printer(f"{labels[handles[h]]}: {row['status']}")
         except KeyboardInterrupt:
             for h in handles:
                 h.cancel()

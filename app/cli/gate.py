@@ -58,7 +58,8 @@ def add_gate_command(sub: Any) -> None:
     c.add_argument("--min-accuracy", metavar="-0.5",
                    help="top-1 accuracy of the lowered program at most this many points below the baseline's "
                         "(evaluates the result on labelled data: --accuracy N, default all samples)")
-    c.add_argument("--fits", metavar="BOARD", help="the result must fit this board (cmlens memory --board list), or RAM[/FLASH] sizes: 64K/256K")
+    c.add_argument("--fits", metavar="BOARD",
+                   help="the result must fit this board (cmlens memory --board list), or RAM[/FLASH] sizes: 64K/256K")
     add_output(p, "--json", metavar="F", help="write the checks and the comparison as JSON")
     add_output(p, "--html", metavar="F", help="write the comparison with the baseline as HTML")
     add_lowering_options(p)

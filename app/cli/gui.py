@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .outputs import add_output
 from .lowering_flags import add_lowering_flags
@@ -132,7 +132,7 @@ def _application() -> Any:
 
     from app.widgets.theme import app_style_sheet, icon
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = cast(QApplication, QApplication.instance() or QApplication(sys.argv[:1]))
     app.setApplicationName("CortexM Lens")
     app.setOrganizationName("CortexM Lens")
     app.setWindowIcon(icon("app"))

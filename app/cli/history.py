@@ -135,7 +135,8 @@ def run_add(args: argparse.Namespace) -> int:
 _COLUMNS = ("fallbacks", "cmsis_nn_ops", "portable_ops", "arena_bytes", "pte_bytes", "method_allocator_bytes",
             "fits", "instructions", "estimated_ms", "output_sqnr_db", "top1.lowered", "lowering_s")
 _HEAD = {"fallbacks": "fallbk", "cmsis_nn_ops": "cmsis", "portable_ops": "portbl", "arena_bytes": "arena B",
-         "pte_bytes": "flash B", "method_allocator_bytes": "RAM B", "fits": "fits", "instructions": "instr", "estimated_ms": "≈ ms",
+         "pte_bytes": "flash B", "method_allocator_bytes": "RAM B", "fits": "fits", "instructions": "instr",
+         "estimated_ms": "≈ ms",
          "output_sqnr_db": "SQNR dB", "top1.lowered": "top-1 %", "lowering_s": "lower s"}
 
 

@@ -98,7 +98,7 @@ def _executor(args: argparse.Namespace) -> Any:
         src = str(Path(__file__).resolve().parents[2])          # this cmlens's code, that venv's stack
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
         ex = WorkerProcessExecutor(python=args.python, env=env)
-        ex.workers = args.workers or 1                            # type: ignore[attr-defined]
+        ex.workers = args.workers or 1
         return ex
     if args.executor == "local":
         return open_executor(kind="here")
@@ -113,7 +113,7 @@ def _executor(args: argparse.Namespace) -> Any:
                                dashboard_address=None)
         ex = DaskExecutor(cluster=cluster)
         close = ex.close
-        ex.close = lambda: (close(), cluster.close())          # type: ignore[method-assign]
+        ex.close = lambda: (close(), cluster.close())
         return ex
     return open_executor(kind="pool", workers=args.workers)
 
@@ -211,6 +211,7 @@ def run_bisect(args: argparse.Namespace) -> int:
         from backend_core.orchestration.history.metrics import value
 
         fb, lg = res.first_bad, res.last_good
+        assert fb is not None and lg is not None        # FOUND: both sides of the change
         before, after = value(lg.metrics, args.metric), (value(fb.metrics, args.metric) if fb.ok else None)
         print(f"first bad commit: {fb.commit}\n  subject: {fb.subject}\n  date: {fb.commit_date}")
         if fb.ok:

@@ -23,7 +23,8 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
                        "CortexMPassManager pass, snapshotting each stage; explain every op left on "
                        "portable kernels.", epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
-    add_lowering_flags(p, "target", "flow", "calib", "activations", "channels-last", "keep-going", "rewrite", "verify-suggestions", "no-cache")
+    add_lowering_flags(p, "target", "flow", "calib", "activations", "channels-last", "keep-going", "rewrite",
+                       "verify-suggestions", "no-cache")
     add_output(p, "--json", metavar="F", help="write the JSON report")
     add_output(p, "--html", metavar="F", help="write a standalone HTML report")
     add_output(p, "--pte", metavar="F", help="write the ExecuTorch program")
@@ -34,7 +35,7 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
     p.set_defaults(func=run_lower)
 
 
-def _progress(verbose: bool):  # noqa: ANN202
+def _progress(verbose: bool):
     state = {"t": time.perf_counter()}
 
     def on_stage(snap: Any, planned: list[str]) -> None:

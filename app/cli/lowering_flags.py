@@ -12,7 +12,8 @@ import argparse
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 from backend_core.common.errors import BadInputError
 
-KEEP_GOING_HELP = ("when an ExecuTorch pass or the PT2E quantizer fails, or the pre-flight says the target would abort or give wrong "
+KEEP_GOING_HELP = ("when an ExecuTorch pass or the PT2E quantizer fails, or the pre-flight says the target would abort "
+                   "or give wrong "
                    "values, lower again (at most 8 rounds): first with a value-preserving workaround on a copy "
                    "of the export when the diagnosis names one, else with the failing op taken out of "
                    "quantisation (a `pass_failure` fallback). The result is then not what plain ExecuTorch "
@@ -70,7 +71,7 @@ def _add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, t
         parser.add_argument(flag, action="append", choices=REWRITES, default=None, metavar="NAME",
                             help=REWRITE_HELP + f" (one of: {', '.join(REWRITES)})")
     elif name == "target":
-        parser.add_argument(flag, type=checked_target if check_target else None, metavar="CPU", help=HELP[name],
+        parser.add_argument(flag, type=checked_target if check_target else str, metavar="CPU", help=HELP[name],
                             default=None if unset else target_default)
     elif name == "flow":
         parser.add_argument(flag, choices=("legacy", "explicit"), default=None if unset else "legacy", help=HELP[name])

@@ -40,7 +40,7 @@ def add_memory_command(sub: Any) -> None:
     p.set_defaults(func=run_memory_command)
 
 
-def _board(args: argparse.Namespace):  # noqa: ANN202
+def _board(args: argparse.Namespace):
     from backend_core.common.errors import BadInputError
     from backend_core.common.boards.specs import board_named, custom_board
 

@@ -47,7 +47,7 @@ def add_numerics_command(sub: Any) -> None:
     p.set_defaults(func=run_numerics_command)
 
 
-def _progress(prefix: str):  # noqa: ANN202
+def _progress(prefix: str):
     state = {"last": 0.0}
 
     def cb(done: int, total: int, text: str) -> None:

@@ -18,7 +18,7 @@ def add_output(parser: Any, *names: str, kind: str = FILE, suffix: str | None = 
     (a missing one is a typo, as for cp); FOLDER: the folder itself may be missing (the command makes it),
     its parent may not. `suffix` (".png"): the one file type the command writes there."""
     action = parser.add_argument(*names, **kwargs)
-    action.cmlens_output = (kind, suffix)               # type: ignore[attr-defined]
+    action.cmlens_output = (kind, suffix)
     return action
 
 
@@ -52,8 +52,8 @@ def json_destination(args: argparse.Namespace, err: Any = None) -> tuple[Path | 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[argparse.ArgumentParser]:
     """The parser and the subcommand parsers `args` came through (`history show`: three)."""
     yield parser
-    for action in parser._actions:                       # noqa: SLF001  argparse has no public walk
-        if isinstance(action, argparse._SubParsersAction):      # noqa: SLF001
+    for action in parser._actions:                       # argparse has no public walk
+        if isinstance(action, argparse._SubParsersAction):
             name = getattr(args, action.dest, None)
             if name in action.choices:
                 yield from _chosen(action.choices[name], args)
@@ -62,7 +62,7 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Iterat
 def output_actions(parser: argparse.ArgumentParser,
                    args: argparse.Namespace) -> list[tuple[argparse.Action, str, str | None]]:
     """(action, kind, suffix) of every output option of the subcommand `args` is for."""
-    return [(a, *a.cmlens_output) for p in _chosen(parser, args) for a in p._actions   # noqa: SLF001
+    return [(a, *a.cmlens_output) for p in _chosen(parser, args) for a in p._actions  # type: ignore[attr-defined]
             if getattr(a, "cmlens_output", None)]
 
 

@@ -62,7 +62,7 @@ def parse_cpus(text: str) -> list[str]:
             cpu = normalise_target(part if part.lower().startswith("cortex-") else f"cortex-{part.lower()}")
         except BadInputError:
             raise
-        except Exception as exc:  # noqa: BLE001  normalise_target's own error text
+        except Exception as exc:  # normalise_target's own error text
             raise BadInputError(f"Unknown CPU {part!r}: {exc}", "Use e.g. --cpus m4,m7,m33,m55.") from exc
         if cpu not in cpus:
             cpus.append(cpu)

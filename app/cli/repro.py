@@ -16,7 +16,8 @@ from .lowering_flags import add_lowering_flags
 
 def add_repro_command(sub: Any) -> None:
     p = sub.add_parser("repro", help="write a minimal standalone reproducer of an ExecuTorch pass failure",
-                       description="Lower MODEL; when an ExecuTorch pass or torchao's PT2E quantisation fails, reduce the model to the smallest "
+                       description="Lower MODEL; when an ExecuTorch pass or torchao's PT2E quantisation fails, reduce the model "
+                       "to the smallest "
                        "subgraph around the failing op that fails with the same error, and write it as one Python "
                        "file using only torch, torchao and ExecuTorch (to file upstream).",
                        epilog=ZOO_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

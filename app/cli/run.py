@@ -56,7 +56,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--semihosting", action="store_true",
                    help="build a runner that reads the model from the host (once per op set: a new model with "
                         "the same ops needs no rebuild) instead of baking the model in")
-    r.add_argument("--etdump", action="store_true", help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
+    r.add_argument("--etdump", action="store_true",
+                   help="also dump every intermediate output into the ETDump (debug_buffer.bin; the libraries "
                         "always have the event tracer)")
     r.add_argument("--tight", action="store_true",
                    help="size the runner's method allocator and temp pools from the memory prediction "

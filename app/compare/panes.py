@@ -55,13 +55,14 @@ class SidePane(QWidget):
         if self.scene is None or not self.box_rows:
             return None
         c = self.center()
+        boxes = self.scene.boxes
 
         def dist(iid: str) -> float:
-            d = self.scene.boxes[iid].sceneBoundingRect().center() - c
+            d = boxes[iid].sceneBoundingRect().center() - c
             return d.x() * d.x() + d.y() * d.y()
 
         iid = min(self.box_rows, key=dist)
-        return self.box_rows[iid], c - self.scene.boxes[iid].sceneBoundingRect().center()
+        return self.box_rows[iid], c - boxes[iid].sceneBoundingRect().center()
 
     def follow(self, nodes: list[str], offset: QPointF, zoom: float) -> None:
         """Show the first of `nodes` where the driving pane shows its match, at the same zoom."""
@@ -78,7 +79,7 @@ class SidePane(QWidget):
         finally:
             self.quiet = False
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
         if self.scene is not None:     # the pane's size follows the number of sides: a readable zoom again
             self.quiet = True

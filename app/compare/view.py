@@ -2,11 +2,13 @@
 on one side selects the matched nodes on every side: one-to-many and many-to-one too), nodes filled
 by how their row changed, an inspector table (the matched op on every side) and a clickable
 "what changed" list. The compare itself runs as one Job per side in the job worker (runner.py); the
-view only draws its JSON (the one `cmlens compare --json --with-reports` writes). A failed or cancelled run keeps the results shown before.
+view only draws its JSON (the one `cmlens compare --json --with-reports` writes). A failed or cancelled run keeps the results
+shown before.
 
 Signals: rowSelected(int) (the compare row now selected, -1 none)."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -177,7 +179,7 @@ class CompareView(QWidget):
                 pane.show_message("no graph on this side (a baseline, or a compare JSON without --with-reports)")
                 continue
             snap = side.snapshot
-            job = self.layouts.submit(lambda snap=snap: compute_layout(snap), channel=f"side{i}")
+            job = self.layouts.submit(partial(compute_layout, snap), channel=f"side{i}")
             self._job_side[job] = i
         self.changed.blockSignals(True)
         self.changed.clear()
@@ -204,7 +206,8 @@ class CompareView(QWidget):
         for d in self.data.raw.get("deltas", ()):
             s = d["side"]
             mem = d.get("memory", {}).get("arena_bytes") or {}
-            arena = f", arena {mem['base']:,} -> {mem['value']:,} B" if mem.get("value") is not None and mem.get("base") is not None else ""
+            arena = (f", arena {mem['base']:,} -> {mem['value']:,} B"
+                     if mem.get("value") is not None and mem.get("base") is not None else "")
             parts.append(f"side {s + 1} vs 1: +{len(d['fallbacks_added'])} / -{len(d['fallbacks_removed'])} "
                          f"fallbacks{arena}")
         weak = " (weak match: a side has no provenance)" if self.data.raw.get("weak_match") else ""

@@ -80,11 +80,11 @@ class BundleDialog(QDialog):
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #b00020;")
-        self.result = QLabel()
-        self.result.setWordWrap(True)
-        self.result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.result.linkActivated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))
+        self.result_text = QLabel()
+        self.result_text.setWordWrap(True)
+        self.result_text.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.result_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.result_text.linkActivated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))
         self._lay_out()
         exporter.message.connect(self._on_message)
         exporter.exported.connect(self._on_exported)
@@ -106,7 +106,7 @@ class BundleDialog(QDialog):
         v.addWidget(self.check)
         v.addWidget(self.replace)
         v.addWidget(self.problem)
-        v.addWidget(self.result, 1)
+        v.addWidget(self.result_text, 1)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
@@ -172,7 +172,7 @@ class BundleDialog(QDialog):
         self.problem.setText("\n".join(found))
         if found:
             return
-        self.result.setText("")
+        self.result_text.setText("")
         self.folder_written = str(Path(self.folder.text().strip()).expanduser().absolute())
         self.exporter.export_bundle(self.folder_written, self.et_root.text().strip(), self.cmsis.text().strip(),
                                     check=self.check.isChecked(), force=self.replace.isChecked(),
@@ -188,7 +188,7 @@ class BundleDialog(QDialog):
 
     def _on_message(self, text: str) -> None:
         if self.exporter.bundle_job.is_running():
-            self.result.setText(text)
+            self.result_text.setText(text)
 
     def _on_exported(self, kind: str, folder: str, error: str) -> None:
         if kind != "bundle":
@@ -198,10 +198,10 @@ class BundleDialog(QDialog):
         if error:
             cancelled = error == "cancelled"
             self.problem.setText("" if cancelled else window_words(error))
-            self.result.setText(self._cancelled_text(folder) if cancelled else "")
+            self.result_text.setText(self._cancelled_text(folder) if cancelled else "")
             return
         self.problem.setText("")
-        self.result.setText(written_text(folder, (self.exporter.bundle_result or {}).get("steps", {}).get("export")))
+        self.result_text.setText(written_text(folder, (self.exporter.bundle_result or {}).get("steps", {}).get("export")))
         self.written.emit(folder)
 
     def _cancelled_text(self, folder: str) -> str:

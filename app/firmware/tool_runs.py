@@ -23,7 +23,7 @@ def tool_job(kind: str, *, target: str = "", sim: str = "qemu", timeout: float =
              variant: str = "selftest", et_root: str = "", cmsis_nn: str = "") -> Job:
     """The Job of one tool check: kind "selftest" (firmware `variant` for `target` on `sim`) or "doctor"."""
     if kind == "selftest":
-        return Job("", LowerRequest(target=target or None), steps=("selftest",),
+        return Job("", LowerRequest(target=target) if target else LowerRequest(), steps=("selftest",),
                    run=RunOptions(sim=sim, timeout=min(timeout, SELFTEST_MAX_TIMEOUT)), selftest=variant)
     return Job("", steps=("doctor",), run=RunOptions(et_root=et_root or None, cmsis_nn=cmsis_nn or None))
 

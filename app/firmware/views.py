@@ -274,7 +274,7 @@ class GapPlot(QWidget):
         import pyqtgraph as pg
 
         self.layers = list((gaps or {}).get("layers", []))
-        spots = []
+        spots: list[dict[str, Any]] = []
         floor = 1e-12                                  # identical layers sit on the floor, drawn green
         for g in self.layers:
             real = g.get("mse_real")
@@ -299,7 +299,8 @@ class GapPlot(QWidget):
             self.plot.setXRange(-0.5, len(spots) - 0.5)
         same = sum(1 for g in self.layers if g.get("mismatched", 1) == 0)
         first = (gaps or {}).get("first_divergence")
-        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green circles on the dashed floor line, 1e-12); click a point to select its node"
+        self.title.setText(f"{len(self.layers)} layers, {same} bit-identical (green circles on the dashed floor line, 1e-12); "
+                           "click a point to select its node"
                            + (f" — first divergence: {first} (red)" if first else ""))
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:

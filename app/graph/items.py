@@ -61,7 +61,7 @@ class BoxItem(QGraphicsItem):
     def item_id(self) -> str:
         return self.view_item.id
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         return self.rect.adjusted(-6, -10, 10, 6)
 
     def set_state(self, *, selected: bool | None = None, overlay: str | None = None,
@@ -182,7 +182,7 @@ class ClusterItem(QGraphicsItem):
         self.setZValue(-10 + cluster.depth * 0.1)
         self._fill = QColor(theme.CLUSTER_FILLS[min(cluster.depth, len(theme.CLUSTER_FILLS) - 1)])
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         return self.rect
 
     def header_rect(self) -> QRectF:
@@ -244,7 +244,7 @@ class EdgeItem(QGraphicsItem):
             w = QFontMetricsF(_SMALL).horizontalAdvance(f"{label}  {qlabel}") + 14
             self._bounds = self._bounds.united(QRectF(mid.x(), mid.y() - 9, w, 18))
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         return self._bounds
 
     def shape(self) -> QPainterPath:

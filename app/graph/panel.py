@@ -272,7 +272,9 @@ class GraphPanel(QWidget):
         if mapped is not None:
             self.state.select(mapped)
         else:
-            self.left.graph_scene().set_selected(node_id)
+            scene = self.left.graph_scene()
+            if scene is not None:
+                scene.set_selected(node_id)
             self.inspectOther.emit(self._shown["left"], node_id)
 
     # ------------------------------------------------------------------ toggles / groups
@@ -283,8 +285,9 @@ class GraphPanel(QWidget):
             if act.isChecked() != on:
                 act.setChecked(on)
         for v in (self.view, self.left):
-            if v.graph_scene():
-                v.graph_scene().set_show_qparams(st.show_qparams)
+            scene = v.graph_scene()
+            if scene:
+                scene.set_show_qparams(st.show_qparams)
         if st.show_weights != self.spec.show_weights:
             self._set_spec(GroupSpec(st.show_weights, self.spec.expanded, self.spec.collapsed))
         self.left_box.setVisible(st.compare)

@@ -74,9 +74,9 @@ class GraphScene(QGraphicsScene):
             self.addItem(item)
             self.clusters[path] = item
         for iid, (x, y, w, h) in self.layout.boxes.items():
-            item = BoxItem(vg.items[iid], QRectF(x, y, w, h))
-            self.addItem(item)
-            self.boxes[iid] = item
+            box_item = BoxItem(vg.items[iid], QRectF(x, y, w, h))
+            self.addItem(box_item)
+            self.boxes[iid] = box_item
         for f in self.snapshot.extra.get("preflight", ()):      # pre-flight markers (final stage)
             box = self.box_for_node(f.get("node"))
             if box is not None and box.preflight != "will fail":
@@ -93,11 +93,11 @@ class GraphScene(QGraphicsScene):
                 qlabel = "" if (e.dtype or "").startswith(("float", "bfloat")) else qparam_short(e.qparams)
                 if not vg.items[route.src].beside:    # a weight's box already says its tensor
                     label = tensor_text(e.dtype, e.shape)
-            item = EdgeItem(route, label, qlabel)
-            self.addItem(item)
-            self.edges.append(item)
-            self._edges_of.setdefault(route.src, []).append(item)
-            self._edges_of.setdefault(route.dst, []).append(item)
+            edge_item = EdgeItem(route, label, qlabel)
+            self.addItem(edge_item)
+            self.edges.append(edge_item)
+            self._edges_of.setdefault(route.src, []).append(edge_item)
+            self._edges_of.setdefault(route.dst, []).append(edge_item)
 
     # ------------------------------------------------------------------ lookups
     def item_id_for_node(self, node_id: str) -> str | None:

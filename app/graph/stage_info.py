@@ -29,12 +29,10 @@ def stage_info(scene: GraphScene) -> str:
 def diff_states(diffs: Sequence[StageDiff | None], side: str, index: int) -> dict[str, str]:
     """node id -> added / rewritten (main side) or removed / rewritten (left, previous stage)."""
     states: dict[str, str] = {}
-    if side == "main" and index < len(diffs) and diffs[index] is not None:
-        d = diffs[index]
+    if side == "main" and index < len(diffs) and (d := diffs[index]) is not None:
         states.update({i: "added" for i in d.added})
         states.update({b: "rewritten" for _, b in d.rewritten})
-    elif side == "left" and index + 1 < len(diffs) and diffs[index + 1] is not None:
-        d = diffs[index + 1]
+    elif side == "left" and index + 1 < len(diffs) and (d := diffs[index + 1]) is not None:
         states.update({i: "removed" for i in d.removed})
         states.update({a: "rewritten" for a, _ in d.rewritten})
     return states

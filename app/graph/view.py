@@ -2,11 +2,16 @@
 node, tooltips from the scene, a minimap overlay for graphs bigger than the viewport."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
+from PySide6.QtGui import QColor, QHelpEvent, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QFrame, QGraphicsView, QToolTip, QWidget
 
 from app.graph.scene import GraphScene
+
+if TYPE_CHECKING:
+    from app.widgets.legend import HeatLegend, Legend
 
 MIN_SCALE, MAX_SCALE = 0.02, 4.0
 
@@ -20,6 +25,8 @@ class GraphView(QGraphicsView):
         viewChanged(): zoom or scroll changed (the minimap listens).
     """
 
+    legend: Legend              # set by the graph toolbar (absent until then: read with getattr)
+    heat_legend: HeatLegend
     nodeClicked = Signal(str)
     backgroundClicked = Signal()
     groupActivated = Signal(str)
@@ -68,7 +75,7 @@ class GraphView(QGraphicsView):
         self.scale(factor, factor)
         self.viewChanged.emit()
 
-    def wheelEvent(self, event: QWheelEvent) -> None:
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt API
         dy = event.angleDelta().y()
         if dy == 0:
             return super().wheelEvent(event)
@@ -105,11 +112,11 @@ class GraphView(QGraphicsView):
         self.viewChanged.emit()
 
     # ------------------------------------------------------------------ mouse
-    def mousePressEvent(self, event: QMouseEvent) -> None:
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         self._press = event.position().toPoint()
         super().mousePressEvent(event)
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
         if press is None or event.button() != Qt.MouseButton.LeftButton:
@@ -131,7 +138,7 @@ class GraphView(QGraphicsView):
             return
         self.backgroundClicked.emit()
 
-    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         scene = self.graph_scene()
         if scene is not None:
             box = scene.box_at(self.mapToScene(event.position().toPoint()))
@@ -140,18 +147,19 @@ class GraphView(QGraphicsView):
                 return
         super().mouseDoubleClickEvent(event)
 
-    def viewportEvent(self, event: QEvent) -> bool:
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Type.ToolTip:
+            help_event = cast(QHelpEvent, event)
             scene = self.graph_scene()
-            text = scene.tooltip_at(self.mapToScene(event.pos())) if scene else ""
+            text = scene.tooltip_at(self.mapToScene(help_event.pos())) if scene else ""
             if text:
-                QToolTip.showText(event.globalPos(), text, self.viewport())
+                QToolTip.showText(help_event.globalPos(), text, self.viewport())
             else:
                 QToolTip.hideText()
             return True
         return super().viewportEvent(event)
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
         self.minimap.reposition()
         for name in ("legend", "heat_legend"):
@@ -160,7 +168,7 @@ class GraphView(QGraphicsView):
                 overlay.reposition()
         self.viewChanged.emit()
 
-    def scrollContentsBy(self, dx: int, dy: int) -> None:
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt API
         super().scrollContentsBy(dx, dy)
         self.minimap.update()
 
@@ -220,13 +228,13 @@ class Minimap(QWidget):
         vis = v.mapToScene(v.viewport().rect()).boundingRect()
         return not vis.contains(self._rect.adjusted(20, 20, -20, -20))
 
-    def update(self) -> None:   # noqa: D401 - also decides visibility
+    def update(self, *args: Any) -> None:   # also decides visibility
         show = self._needed()
         if show != self.isVisible():
             self.setVisible(show)
-        super().update()
+        super().update(*args)
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
         if self._image is None:
             return
         p = QPainter(self)
@@ -251,9 +259,9 @@ class Minimap(QWidget):
                                     self._rect.top() + (pos.y() - 1) / k))
         self._view.viewChanged.emit()
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         self._go(event.position())
 
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         if event.buttons() & Qt.MouseButton.LeftButton:
             self._go(event.position())

@@ -114,7 +114,7 @@ class HistoryView(QWidget):
             if self.isVisible():
                 self._open_pending()
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
         self._open_pending()
 
@@ -208,7 +208,8 @@ class HistoryView(QWidget):
 
     def _clear_charts(self) -> None:
         while self.charts_layout.count():
-            w = self.charts_layout.takeAt(0).widget()
+            item = self.charts_layout.takeAt(0)
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.deleteLater()
 
@@ -241,7 +242,11 @@ class HistoryView(QWidget):
         # pyqtgraph calls tip(x=..., y=..., data=...) by keyword: the parameters keep those names
         dots = pg.ScatterPlotItem(xs, ys, size=9, brush=brushes, pen=pg.mkPen("w"), hoverable=True,
                                   data=xs, tip=lambda x, y, data: self._tip(int(data), metric))
-        dots.sigClicked.connect(lambda _item, points, _ev: points and self.open_point(int(points[0].data())))
+        def clicked(_item: Any, points: Any, _ev: Any) -> None:
+            if points:
+                self.open_point(int(points[0].data()))
+
+        dots.sigClicked.connect(clicked)
         plot.addItem(dots)
         for x in data.version_marks:
             plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen("#8e24aa", style=Qt.PenStyle.DashLine)))

@@ -12,6 +12,8 @@ from backend_core.stages.fallback.pass_failure import failure_lines
 
 
 class ErrorPanel(QFrame):
+    details: QPlainTextEdit          # made below the button that toggles it
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ErrorPanel")

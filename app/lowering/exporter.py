@@ -1,7 +1,8 @@
 """Exports: JSON and standalone HTML reports, .pte / .bpte (each a Job output: the window's lowering Job in
 the job worker, which hits the result cache, written by the job's one output writer jobs/outputs.py, so the
-files are `cmlens lower --json/--html/--pte/--bpte`'s, sections and references.json included), a firmware bundle for the user's own project (the Job `cmlens export`
-submits: backend_core.orchestration.jobs.steps.export), and the current graph as SVG / PNG."""
+files are `cmlens lower --json/--html/--pte/--bpte`'s, sections and references.json included), a firmware bundle for the user's
+own project (the Job `cmlens export` submits: backend_core.orchestration.jobs.steps.export), and the current graph as
+SVG / PNG."""
 from __future__ import annotations
 
 from dataclasses import replace

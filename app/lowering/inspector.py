@@ -106,10 +106,11 @@ class NodeInspector(QWidget):
             self.verify_label.setText("")
             return
         self.verify_btn.setVisible(True)
-        verdict = self.verifier.verdict(n.id) or ((n.fallback.verified, n.fallback.verification)
-                                                  if n.fallback.verified else None)
+        fb = n.fallback
+        assert fb is not None                   # _selected_fallback: a node with a fallback
+        verdict = self.verifier.verdict(n.id) or ((fb.verified, fb.verification) if fb.verified else None)
         req = self.session.lowering_job.lower
-        can_try = fix_for(n.fallback, req.flow, req.channels_last) is not None or n.fallback.verified
+        can_try = fix_for(fb, req.flow, req.channels_last) is not None or fb.verified
         self.verify_btn.setEnabled(bool(can_try) and not self.verifier.is_running())
         if verdict is not None:
             state, text = verdict

@@ -3,7 +3,7 @@ Click a row (or press Left/Right anywhere in the window) to step; a toggle hides
 changed nothing."""
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette
 from PySide6.QtWidgets import (QCheckBox, QListWidget, QListWidgetItem, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QVBoxLayout, QWidget)
@@ -17,10 +17,10 @@ ROLE_STATE = Qt.ItemDataRole.UserRole + 3      # done | pending | running | fail
 
 
 class _Delegate(QStyledItemDelegate):
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802 - Qt API
         return QSize(200, 38)
 
-    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         p.save()
         r = option.rect
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
@@ -154,7 +154,7 @@ class PassTimeline(QWidget):
                 self.list.scrollToItem(it)
                 break
         else:
-            self.list.setCurrentItem(None)
+            self.list.setCurrentItem(None)  # type: ignore[call-overload]  # Qt takes nullptr; the stub does not say so
         self._updating = False
 
     def _on_toggles(self) -> None:

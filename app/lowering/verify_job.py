@@ -74,7 +74,8 @@ class SuggestionVerifier(QObject):
         node = self._node
         if node is None:
             return
-        fb = self._final.node(node).fallback if self._final is not None and self._final.node(node) else None
+        hit = self._final.node(node) if self._final is not None else None
+        fb = hit.fallback if hit else None
         if status != "done" or self._final is None:
             err = (self.job.error or {}).get("message", status)
             self._verdicts[node] = ("not verified", f"not verified: the verification run ended ({err})")

@@ -83,8 +83,8 @@ class MemoryPanel(QWidget):
         self.apply = QPushButton("check")
         for w in (self.ram, self.flash):
             w.setMaximumWidth(110)
-        for w in (self.ram, self.flash, self.apply):
-            w.setVisible(False)
+        for widget in (self.ram, self.flash, self.apply):
+            widget.setVisible(False)
         self.board.currentIndexChanged.connect(self._board_changed)
         self.apply.clicked.connect(self._recompute)
         self.ram.returnPressed.connect(self._recompute)
@@ -116,8 +116,8 @@ class MemoryPanel(QWidget):
         self.details.setFrameShape(QFrame.Shape.NoFrame)
         self.details.setStyleSheet(theme.MUTED_STYLE)
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        for w, stretch in ((self.bars_plot, 3), (self.timeline_plot, 5), (self.details, 2)):
-            self.split.addWidget(w)
+        for pane, stretch in ((self.bars_plot, 3), (self.timeline_plot, 5), (self.details, 2)):
+            self.split.addWidget(pane)
             self.split.setStretchFactor(self.split.count() - 1, stretch)
         self.split.setChildrenCollapsible(False)
         self.split.setSizes([400, 400, 200])            # proportions: the legend of the bars needs width
@@ -178,7 +178,8 @@ class MemoryPanel(QWidget):
         if step["constant_bytes"]:
             parts.append(f"constants (flash): {step['constant_bytes']:,} B")
         if step["in_float_island"]:
-            parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B of fp32 tensors alive</span>")
+            parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B "
+                         "of fp32 tensors alive</span>")
         return "<br>".join(parts)
 
     # -- internals -------------------------------------------------------------------------------

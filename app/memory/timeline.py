@@ -45,6 +45,7 @@ class TimelinePlot(QObject):
         if not self.steps:
             self.scatter.setData([])
             return
+        assert rep is not None                  # the steps are its timeline
         xs = [s["index"] for s in self.steps]
         live = [s["live_bytes"] for s in self.steps]
         for isl in rep.get("float_islands", []):

@@ -21,10 +21,10 @@ HEAT_MAP = "inferno"
 def error_values(result: NumericsResult, pair: str = PAIR_LOWERED_VS_FLOAT) -> dict[str, float]:
     """Per final-graph node: SQNR (dB) of `pair`; lower means more error."""
     out = {}
-    for l in result.layers:
-        m = l.metric(pair)
+    for lr in result.layers:
+        m = lr.metric(pair)
         if m is not None:
-            out[l.node_id] = min(m.sqnr_db, PLOT_CAP_DB)
+            out[lr.node_id] = min(m.sqnr_db, PLOT_CAP_DB)
     return out
 
 

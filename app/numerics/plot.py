@@ -62,12 +62,12 @@ def fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) ->
     else:
         plot.legend.clear()
     items = []
-    xs = [l.index for l in result.layers]
+    xs = [lr.index for lr in result.layers]
     for pair, color, symbol in CURVES:
         if pair not in pairs:
             continue
-        pts = [(l.index, plot_y(l.metric(pair).sqnr_db), l.node_id) for l in result.layers
-               if l.metric(pair) is not None]
+        pts = [(lr.index, plot_y(pm.sqnr_db), lr.node_id) for lr in result.layers
+               if (pm := lr.metric(pair)) is not None]
         if not pts:
             continue
         item = pg.PlotDataItem([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(color, width=2),
@@ -82,7 +82,7 @@ def fill_sqnr_plot(plot: Any, result: NumericsResult, pairs: tuple[str, ...]) ->
             plot.getAxis("bottom").setTickSpacing(5, 1)     # whole layers only
         else:
             plot.getAxis("bottom").setTickSpacing()
-        ys = [plot_y(m.sqnr_db) for l in result.layers for m in (l.metric(p) for p in pairs) if m is not None]
+        ys = [plot_y(m.sqnr_db) for lr in result.layers for m in (lr.metric(p) for p in pairs) if m is not None]
         if ys:
             plot.setYRange(min(min(ys) - 5, 0.0), PLOT_CAP_DB + 8, padding=0)
     return items

@@ -15,12 +15,12 @@ def fmt_metric(label: str, m: Any) -> str:
     return f"{label}: {sq} (cos {m.cosine:.4f}, max abs {m.max_abs:.3g}{lsb})"
 
 
-def layer_text(l: LayerResult) -> str:
+def layer_text(lr: LayerResult) -> str:
     """Rich text: the node, its op and module, then its metrics against each reference."""
-    parts = [f"<b>{l.node_id}</b> — {l.target}"
-             + (f" — {l.module_path}" if l.module_path else "")
-             + (" — reference derived (no debug handle)" if l.reference == "derived" else "")]
-    parts.append(" · ".join(fmt_metric(name, l.metric(p)) for name, p in
+    parts = [f"<b>{lr.node_id}</b> — {lr.target}"
+             + (f" — {lr.module_path}" if lr.module_path else "")
+             + (" — reference derived (no debug handle)" if lr.reference == "derived" else "")]
+    parts.append(" · ".join(fmt_metric(name, lr.metric(p)) for name, p in
                             (("local", PAIR_LOCAL), ("vs fake-quant", PAIR_LOWERED_VS_FQ),
                              ("vs float", PAIR_LOWERED_VS_FLOAT),
                              ("fake-quant vs float", PAIR_FQ_VS_FLOAT))))

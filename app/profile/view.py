@@ -164,7 +164,7 @@ class ProfileView(QWidget):
         if o.bytes_moved is not None:
             parts.append(f"bytes moved (read + written) {o.bytes_moved:,}")
         per_op = op_ms(p)
-        if per_op:
+        if per_op and p.estimate is not None:
             mine = sum(m for r, m in zip(p.ops, per_op) if r.node == node_id)
             parts.append(f"<b>≈ {mine:.3f} ms</b> estimated @ {p.estimate['clock_mhz']:g} MHz on "
                          f"{p.estimate.get('board') or p.estimate['core']} ({html.escape(error_text(p.estimate))})")
@@ -208,7 +208,7 @@ class ProfileView(QWidget):
         self._labels = []
         import pyqtgraph as pg
 
-        for i, r in enumerate(self.rows):
+        for i, _row in enumerate(self.rows):
             t = pg.TextItem("", color=TEXT_OUTSIDE)
             t.setToolTip(tips[i])
             self.plot.addItem(t, ignoreBounds=True)

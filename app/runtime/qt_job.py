@@ -56,7 +56,7 @@ class QtHandle(QObject):
             is JobResult.to_dict() (a refused Job or a crashed worker: status "error"), None when cancelled.
     """
 
-    event = Signal(str, object)
+    event = Signal(str, object)  # type: ignore[assignment]  # shadows QObject.event(QEvent) by name, as PySide6 allows
     finished = Signal(str, object)
     _relay = Signal(str, object)               # from the executor's reader thread: queued
 
@@ -125,7 +125,7 @@ class QtJob(QObject):
     Signals: event(str, object) and finished(str, object) of the current job (see QtHandle).
     Cancel: graceful sends SIGTERM and kills the worker after the grace; not graceful kills it at once."""
 
-    event = Signal(str, object)
+    event = Signal(str, object)  # type: ignore[assignment]  # shadows QObject.event(QEvent) by name, as PySide6 allows
     finished = Signal(str, object)
 
     _instances: "weakref.WeakSet[QtJob]" = weakref.WeakSet()
@@ -154,7 +154,11 @@ class QtJob(QObject):
         self.shutdown(graceful=False)
         self.job, self.job_result, self.status = job, None, "running"
         h = self._current = self.executor.submit(job)
-        h.event.connect(lambda kind, data, h=h: h is self._current and self.event.emit(kind, data))
+        def relay(kind: str, data: Any, h: Any = h) -> None:
+            if h is self._current:
+                self.event.emit(kind, data)
+
+        h.event.connect(relay)
         h.finished.connect(lambda status, row, h=h: self._on_finished(h, status, row))
 
     def cancel(self, graceful: bool = True) -> bool:

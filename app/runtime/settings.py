@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings
 
@@ -20,7 +21,7 @@ def app_settings() -> QSettings:
 
 
 def recent_files(s: QSettings) -> list[str]:
-    value = s.value("recent_files", [])
+    value: Any = s.value("recent_files", [])
     if isinstance(value, str):
         value = [value]
     return [str(p) for p in (value or []) if Path(str(p)).exists()]

@@ -3,6 +3,8 @@ lowering yet) the Details dock folds to the tab bar and the table's one sentence
 another tab is chosen, it opens again to the height the window gives it. A size the user dragged is kept."""
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
 
@@ -12,10 +14,18 @@ from app.lowering.fallback_table import FallbackTable
 QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
+class _Window(Protocol):
+    """What the fold asks of the main window (app.shell.main_window imports this module)."""
+
+    def details_room(self) -> int: ...
+    def fit_details_to_tab(self) -> None: ...
+    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int], orientation: Qt.Orientation) -> None: ...  # noqa: N802
+
+
 class DetailsFold(QObject):
     def __init__(self, window: QMainWindow, dock: QDockWidget, tabs: QTabWidget, table: FallbackTable) -> None:
         super().__init__(window)
-        self.window, self.dock, self.tabs, self.table = window, dock, tabs, table
+        self.window, self.dock, self.tabs, self.table = cast(_Window, window), dock, tabs, table
         self.is_folded = False
         self.open_height = 0
         table.folded.connect(lambda _f: QTimer.singleShot(0, self.apply))

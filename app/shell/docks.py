@@ -34,7 +34,7 @@ class DockCollapser(QObject):
         self.window, self.dock, self.side = window, dock, side
         self.collapsed = False
         self._size = 0
-        dock.topLevelChanged.connect(lambda floating: floating and self.set_collapsed(False))
+        dock.topLevelChanged.connect(self._floated)
 
     def _pages(self) -> QWidget | None:
         w = self.dock.widget()
@@ -49,6 +49,10 @@ class DockCollapser(QObject):
         if self.collapsed:
             return self._size
         return self.dock.width() if self.side else self.dock.height()
+
+    def _floated(self, floating: bool) -> None:
+        if floating:
+            self.set_collapsed(False)
 
     def set_collapsed(self, on: bool, unfolded_size: int = 0) -> None:
         """Fold or unfold; `unfolded_size`: the size to give back on unfolding (a remembered fold)."""
@@ -113,7 +117,9 @@ class DockTitleBar(QWidget):
         self.fold.setToolTip(("Unfold" if folded else "Fold") + f" the {self.dock.windowTitle()} panel")
         for w in (self.title, self.float_btn, self.close_btn):
             w.setVisible(not folded)
-        self.layout().setContentsMargins(0 if folded else 6, 1, 0 if folded else 2, 1)
+        lay = self.layout()
+        if lay is not None:
+            lay.setContentsMargins(0 if folded else 6, 1, 0 if folded else 2, 1)
 
 
 class DetailsCorner(QWidget):
@@ -135,7 +141,11 @@ class DetailsCorner(QWidget):
         for b in (self.fold, self.float_btn, self.close_btn):
             lay.addWidget(b)
         collapser.changed.connect(self._update)
-        tabs.tabBarClicked.connect(lambda _i: collapser.collapsed and collapser.set_collapsed(False))
+        def tab_clicked(_i: int) -> None:
+            if collapser.collapsed:
+                collapser.set_collapsed(False)
+
+        tabs.tabBarClicked.connect(tab_clicked)
         self._update(False)
 
     def _update(self, folded: bool) -> None:

@@ -41,14 +41,17 @@ class FeatureLinks(QObject):
         self.model_bar, self.numerics, self.target_panel = model_bar, numerics, target_panel
         self.error_panel, self.tabs, self.bottom_dock = error_panel, tabs, bottom_dock
         self.tab_widgets = tab_widgets
-        self.status_message: Callable[[str, int], None] = lambda m, t=8000: window.statusBar().showMessage(m, t)
+        def status_message(m: str, t: int = 8000) -> None:
+            window.statusBar().showMessage(m, t)
+
+        self.status_message: Callable[[str, int], None] = status_message
         numerics.set_request_source(self._numerics_source)
         self.profile = ProfileView()
         target_panel.add_result_tab(self.profile, "Profile")
         self._build_status_progress()
         self._connect()
 
-    def statusBar(self):
+    def statusBar(self):  # noqa: N802 - Qt API
         return self.window.statusBar()
 
     def height(self) -> int:

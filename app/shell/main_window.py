@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -20,7 +21,7 @@ from app.artefacts.files import artefact_request, dropped_paths, is_openable
 from app.artefacts.overlay import gap_heat, gap_legend_texts
 from app.lowering.exporter import Exporter
 from app.shell.window_actions import compare_dialog, export_dialog, export_to, finished_message
-from app.shell.feature_links import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT, FeatureLinks
+from app.shell.feature_links import PLOT_DOCK_HEIGHT, TARGET_DOCK_HEIGHT, TARGET_MIN_HEIGHT
 from app.shell.menus import build_menu_bar, fill_recent
 from app.shell.window_menus import WindowCommands, window_menus
 from app.lowering.session import LoweringSession, model_name
@@ -30,6 +31,28 @@ from app.shell.shortcuts import ShortcutsDialog, shortcut_rows, step_fallback
 from app.shell.window_build import build_window
 from app.shell.window_settings import (collapsed_docks, keep_on_screen, legend_open, restore_window, save_window)
 from app.lowering.view_state import ViewState
+
+if TYPE_CHECKING:      # the widgets window_build.build_window makes (their modules import Qt views only)
+    from PySide6.QtWidgets import QDockWidget, QPushButton, QScrollArea, QTabWidget
+
+    from app.accuracy import AccuracyPanel
+    from app.compare import CompareView
+    from app.firmware.panel import TargetPanel
+    from app.graph.panel import GraphPanel
+    from app.history import HistoryView
+    from app.lowering.error_panel import ErrorPanel
+    from app.lowering.fallback_table import FallbackTable
+    from app.lowering.inspector import NodeInspector
+    from app.lowering.log_views import PipelineLog, QuantizerReport
+    from app.lowering.model_bar import ModelBar
+    from app.lowering.repro_row import ReproRow
+    from app.lowering.timeline import PassTimeline
+    from app.memory.panel import MemoryPanel
+    from app.numerics.panel import NumericsPanel
+    from app.shell.details_fold import DetailsFold
+    from app.shell.docks import DockCollapser
+    from app.shell.feature_links import FeatureLinks
+    from app.sweep import SweepView
 
 DEFAULT_MODEL = "ds_cnn"
 GRAPH_SHARE = 0.5            # the graph view keeps at least this share of the window height by default
@@ -41,6 +64,34 @@ __all__ = ["MainWindow", "DEFAULT_MODEL", "PLOT_DOCK_HEIGHT", "TARGET_DOCK_HEIGH
 class MainWindow(QMainWindow):
     """Lays out the feature views around the two lowering models; owns the FeatureLinks object that
     keeps numerics, target and graph in step. Menus are data (app.shell.menus)."""
+
+    # made by window_build.build_window
+    model_bar: ModelBar
+    error_panel: ErrorPanel
+    repro_row: ReproRow
+    graph: GraphPanel
+    timeline: PassTimeline
+    timeline_dock: QDockWidget
+    inspector: NodeInspector
+    inspector_dock: QDockWidget
+    tabs: QTabWidget
+    fallbacks: FallbackTable
+    quant_report: QuantizerReport
+    log_view: PipelineLog
+    numerics: NumericsPanel
+    memory: MemoryPanel
+    target_panel: TargetPanel
+    target_scroll: QScrollArea
+    accuracy: AccuracyPanel
+    sweep: SweepView
+    compare: CompareView
+    history: HistoryView
+    bottom_dock: QDockWidget
+    links: FeatureLinks
+    collapsers: dict[str, DockCollapser]
+    details_fold: DetailsFold
+    num_box: QWidget
+    num_cancel: QPushButton
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,7 +110,7 @@ class MainWindow(QMainWindow):
         self._restore()
 
     # ------------------------------------------------------------------ building
-    def showEvent(self, event) -> None:
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
         if not self._sized:
             self._sized = True
@@ -86,7 +137,9 @@ class MainWindow(QMainWindow):
 
         chrome = self.graph.height() - self.graph.stack.height()      # graph toolbar, stage line
         dock = self.bottom_dock.height() if self.bottom_dock.isVisible() and not self.bottom_dock.isFloating() else 0
-        room = self.centralWidget().height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
+        central = self.centralWidget()
+        assert central is not None              # set in __init__
+        room = central.height() + dock - chrome - math.ceil(GRAPH_SHARE * self.height()) - 6
         return max(DETAILS_MIN, room)
 
     def on_details_tab_changed(self, _index: int) -> None:
@@ -129,7 +182,7 @@ class MainWindow(QMainWindow):
                     legend=self.graph.act_legend.isChecked())
 
     # ------------------------------------------------------------------ actions
-    def lower(self, job: Job) -> None:
+    def lower(self, job: Job) -> None:  # type: ignore[override]  # not QWidget.lower(): the window's one lowering entry
         """Lower (or read) what `job` names: the model bar's `lowering_job()`, or one made from it."""
         self.session.lower(job)
         name, request = model_name(job.model), job.lower
@@ -175,11 +228,11 @@ class MainWindow(QMainWindow):
         self.lower(replace(bar_job, lower=replace(bar_job.lower, channels_last=bool(job.get("channels_last")))))
 
     # ------------------------------------------------------------------ drag and drop
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
         if dropped_paths(event.mimeData()):
             event.acceptProposedAction()
 
-    def dropEvent(self, event: QDropEvent) -> None:
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
         """A model file, or artefacts (an ETDump dropped on an open ETRecord is laid over it)."""
         paths = dropped_paths(event.mimeData())
         if not paths:
@@ -219,7 +272,8 @@ class MainWindow(QMainWindow):
     def _on_finished(self, status: str) -> None:
         s = self.session
         failure = (s.error or {}).get("failure") or {}
-        good = {snap.stage: i for i, snap in enumerate(s.snapshots)}.get(failure.get("last_good_stage"))
+        last_good = failure.get("last_good_stage")
+        good = {snap.stage: i for i, snap in enumerate(s.snapshots)}.get(last_good) if last_good is not None else None
         node = (s.error or {}).get("node")
         if status == "failed" and good is not None and failure.get("last_good_node") \
                 and s.snapshots[good].node(failure["last_good_node"]) is not None:
@@ -254,7 +308,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = built.menus["recent"]
         fill_recent(self.recent_menu, recent_files(self.settings), self.open_model)
 
-    def _tab_name(self, widget: QWidget) -> str:
+    def _tab_name(self, widget: QWidget | None) -> str:
         return next(n for n, w in self.links.tab_widgets.items() if w is widget)
 
     def show_shortcuts(self) -> None:
@@ -300,7 +354,7 @@ class MainWindow(QMainWindow):
         self.repro_row.shutdown()
         self.graph.shutdown()
 
-    def closeEvent(self, event: QCloseEvent) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self._save()
         self.shutdown()
         super().closeEvent(event)

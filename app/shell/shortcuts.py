@@ -39,8 +39,8 @@ def _label(action: QAction) -> str:
 
 def _menu_rows(menu: QMenu, group: str, seen: set[int], rows: list[tuple[str, str, str]]) -> None:
     for act in menu.actions():
-        if act.menu() is not None:
-            _menu_rows(act.menu(), f"{group} > {_label(act)}", seen, rows)
+        if isinstance(sub := act.menu(), QMenu):
+            _menu_rows(sub, f"{group} > {_label(act)}", seen, rows)
         elif not act.isSeparator() and not act.shortcut().isEmpty() and id(act) not in seen:
             seen.add(id(act))
             rows.append((group, _label(act) or act.toolTip(), act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)))
@@ -51,8 +51,8 @@ def shortcut_rows(window: QMainWindow, toolbars: list[QToolBar] | None = None) -
     rows: list[tuple[str, str, str]] = []
     seen: set[int] = set()
     for top in window.menuBar().actions():
-        if top.menu() is not None:
-            _menu_rows(top.menu(), _label(top), seen, rows)
+        if isinstance(menu := top.menu(), QMenu):
+            _menu_rows(menu, _label(top), seen, rows)
     for tb in toolbars or []:
         for act in tb.actions():
             if not act.shortcut().isEmpty() and id(act) not in seen:

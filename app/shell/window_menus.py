@@ -33,6 +33,12 @@ class WindowCommands:
     compare: Callable[[], Any] = lambda: None        # Tools > Compare with…
 
 
+def _focus_all(line_edit: Any) -> None:
+    """Find…: the cursor in the graph's search box, its text selected."""
+    line_edit.setFocus()
+    line_edit.selectAll()
+
+
 def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
                  docks: Sequence[QDockWidget], owner: QWidget) -> list[tuple[str, list[MenuEntry]]]:
     hide = QAction("Hide passes that changed nothing", owner, checkable=True)
@@ -73,7 +79,7 @@ def window_menus(c: WindowCommands, st: ViewState, g: GraphPanel, heat: QAction,
             MenuEntry("Previous fallback", c.previous_fallback, "Shift+F3", "Select the previous portable fallback"),
             SEPARATOR,
             MenuEntry(action=g.act_fit),
-            MenuEntry("Find…", lambda: (g.search.setFocus(), g.search.selectAll()), QKeySequence.StandardKey.Find,
+            MenuEntry("Find…", lambda: _focus_all(g.search), QKeySequence.StandardKey.Find,
                       "Put the cursor in the graph's search box")]),
         ("&View", [
             MenuEntry(action=g.act_qparams), MenuEntry(action=g.act_weights), MenuEntry(action=g.act_compare),

@@ -3,6 +3,8 @@ dock layout and which docks are collapsed, the last model and its options, and t
 (QSettings; CMLENS_SETTINGS points tests at their own file)."""
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QByteArray, QRect, QSettings
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMainWindow
@@ -87,7 +89,7 @@ def restore_window(window: QMainWindow, s: QSettings, model_bar: ModelBar, state
 
 def collapsed_docks(s: QSettings) -> dict[str, int]:
     """The docks the user folded: object name -> the size it had unfolded (0: unknown)."""
-    v = s.value("window/collapsed", [])
+    v: Any = s.value("window/collapsed", [])
     if isinstance(v, str):
         v = [v] if v else []
     out = {}

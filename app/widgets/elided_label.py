@@ -44,7 +44,7 @@ class ElidedLabel(QLabel):
         self._format = fmt
         self._refit()
 
-    def text(self) -> str:  # noqa: D102 - the whole text, as set (what is drawn: shown_text())
+    def text(self) -> str:  # the whole text, as set (what is drawn: shown_text())
         return self._full
 
     def shown_text(self) -> str:

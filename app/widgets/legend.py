@@ -95,7 +95,7 @@ class Legend(_OverlayBox):
         else:
             event.ignore()
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
         p = self._begin_paint()
         p.setFont(self._bold)
         p.setPen(TEXT)
@@ -168,7 +168,7 @@ class HeatLegend(_OverlayBox):
         self.resize(max(self.BAR_W + 16, int(fm.horizontalAdvance(title) + 20)), self.height())
         self.update()
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
         from PySide6.QtGui import QLinearGradient
 
         p = self._begin_paint()

@@ -15,7 +15,7 @@ _C = resources.colors()
 def is_dark_palette() -> bool:
     """The application's palette is dark (a dark system theme): window text lighter than the window."""
     app = QGuiApplication.instance()
-    if app is None:
+    if not isinstance(app, QGuiApplication):
         return False
     pal = app.palette()
     return pal.color(QPalette.ColorRole.Window).lightness() < pal.color(QPalette.ColorRole.WindowText).lightness()
@@ -73,7 +73,7 @@ def app_style_sheet() -> str:
     return re.sub(r"#[0-9a-fA-F]{6}", lambda m: swap.get(m.group(0).lower(), m.group(0)), qss)
 
 
-def keep_light(widget) -> None:  # type: ignore[no-untyped-def]
+def keep_light(widget) -> None:
     """Give a rich-text view the light paper the graph and the plots keep on any palette: its HTML
     (fallback boxes on pink, coloured spans) is written for a light background, and on a dark palette's
     dark base with light default text it would be light on light."""

@@ -32,7 +32,7 @@ def _probe(folder: Path, opt: str, path: str, fix: str) -> None:
                             fix) from None
 
 
-def _existing_parent(p: Path, opt: str, path: str, fix: str) -> Path:
+def _existing_parent(p: Path, opt: str, path: str | os.PathLike[str], fix: str) -> Path:
     """The folder `p` goes into; BadInputError when it is missing or not a folder (never made)."""
     parent = p.parent
     if not parent.exists():

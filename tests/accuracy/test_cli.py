@@ -29,7 +29,7 @@ def test_cli_prints_the_table_and_writes_the_report(tmp_path: Path) -> None:
     assert f"{100 * report['evaluate']['models']['lowered']['top1']:.2f} %" in lowered
 
 
-def test_cli_bad_data_exits_2_naming_the_file(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_cli_bad_data_exits_2_naming_the_file(tmp_path: Path, capsys) -> None:
     from app.cli import main
 
     assert main(["evaluate", "digits_cnn", "--data", str(tmp_path / "nowhere")]) == 2     # before any import

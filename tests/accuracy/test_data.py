@@ -12,7 +12,7 @@ from backend_core.common.errors import BadInputError
 from .conftest import Evaluated, write_npy_folder
 
 
-def _evaluate(ev: Evaluated, folder: Path, **kw):  # noqa: ANN202
+def _evaluate(ev: Evaluated, folder: Path, **kw):
     from backend_core.analyses.accuracy import evaluate, load_eval_set
 
     p = ev.programs

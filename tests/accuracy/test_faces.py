@@ -11,7 +11,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from app.cli import main  # noqa: E402
+from app.cli import main
 
 LIMIT = "60"
 
@@ -28,7 +28,7 @@ def baselines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"good": good, "bad": bad, "gate_json": d / "gate.json", "code": code}   # type: ignore[dict-item]
 
 
-def test_gate_fails_on_an_accuracy_drop_past_the_limit(baselines, capsys) -> None:  # noqa: ANN001
+def test_gate_fails_on_an_accuracy_drop_past_the_limit(baselines, capsys) -> None:
     assert baselines["code"] == 1
     gate = json.loads(baselines["gate_json"].read_text())
     check = next(c for c in gate["checks"] if c["name"] == "accuracy")
@@ -43,7 +43,7 @@ def test_gate_fails_on_an_accuracy_drop_past_the_limit(baselines, capsys) -> Non
     assert bad["models"]["lowered"]["top1"] < good["models"]["lowered"]["top1"] - 0.005
 
 
-def test_gate_passes_within_the_limit_and_fails_past_it(baselines, capsys) -> None:  # noqa: ANN001
+def test_gate_passes_within_the_limit_and_fails_past_it(baselines, capsys) -> None:
     """The calib=1 result (a baseline file as the result: no lowering) against the shipped one."""
     drop = 100 * (json.loads(baselines["good"].read_text())["side"]["accuracy"]["models"]["lowered"]["top1"]
                   - json.loads(baselines["bad"].read_text())["side"]["accuracy"]["models"]["lowered"]["top1"])
@@ -64,7 +64,7 @@ def test_gate_passes_within_the_limit_and_fails_past_it(baselines, capsys) -> No
     assert "--min-accuracy: the result has no accuracy data" in err and "--accuracy N" in err
 
 
-def test_compare_has_an_accuracy_row(baselines, capsys) -> None:  # noqa: ANN001
+def test_compare_has_an_accuracy_row(baselines, capsys) -> None:
     good = json.loads(baselines["good"].read_text())["side"]["accuracy"]
     bad = json.loads(baselines["bad"].read_text())["side"]["accuracy"]
     out_json = baselines["good"].parent / "cmp.json"
@@ -79,7 +79,7 @@ def test_compare_has_an_accuracy_row(baselines, capsys) -> None:  # noqa: ANN001
     assert d["same_data"] and d["top1"]["delta"] == pytest.approx(b - g, abs=1e-3) and d["flips"]["value"] == bad["flips"]
 
 
-def test_sweep_has_calib_and_top1_columns(tmp_path: Path, qtbot) -> None:  # noqa: ANN001
+def test_sweep_has_calib_and_top1_columns(tmp_path: Path, qtbot) -> None:
     """`cmlens sweep digits_cnn --steps lower,evaluate --vary calib=random:1,model:8`: the dashboard, the
     baselines and the window's Sweep table show calib and top-1; the calib=1 cell is marked when int8 lost
     more than half a point to float."""

@@ -7,12 +7,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from app.artefacts.files import artefact_request  # noqa: E402
-from tests.helpers.gui import close_window, lower_and_wait, shown_window, wait_scene  # noqa: E402
+from app.artefacts.files import artefact_request
+from tests.helpers.gui import close_window, lower_and_wait, shown_window, wait_scene
 
 
 @pytest.fixture

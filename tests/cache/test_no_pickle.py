@@ -19,7 +19,7 @@ class _Planted:
     def __init__(self, marker: str) -> None:
         self.marker = marker
 
-    def __reduce__(self):  # noqa: ANN204
+    def __reduce__(self):
         return (open, (self.marker, "w"))
 
 

@@ -13,7 +13,8 @@ _RESULTS: dict[tuple[str, str, str], LoweringResult] = {}
 def lowered(model: str, flow: str = "legacy", target: str = "cortex-m55") -> LoweringResult:
     key = (model, flow, target)
     if key not in _RESULTS:
-        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False, outputs=LowerOutputs(edge_program=True))
+        _RESULTS[key] = lower(model, PipelineOptions(target=target, flow=flow), use_cache=False,
+                              outputs=LowerOutputs(edge_program=True))
     return _RESULTS[key]
 
 

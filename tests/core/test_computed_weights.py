@@ -48,7 +48,8 @@ def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reprodu
     assert "torchao's PT2E quantisation" in failed.error["hint"]
 
     said: list[str] = []
-    kept = lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False, hooks=LowerHooks(on_status=said.append))
+    kept = lower_source(source, PipelineOptions(calib=2, keep_going=True), use_cache=False,
+                        hooks=LowerHooks(on_status=said.append))
     assert kept.status == "done", kept.error
     assert list(kept.verdicts["rewrites"]) == ["fold_parameter_computations"]
     assert sum(1 for s in said if s.startswith("--keep-going:")) == 1              # one round for the cause
@@ -66,7 +67,7 @@ def test_a_max_norm_conv_before_a_batch_norm_is_diagnosed_kept_going_and_reprodu
 
 
 def test_weight_norm_arithmetic_is_a_parameter_computation_and_its_fold_is_verified() -> None:
-    from backend_core.lowering.lower.entry import LowerHooks, lower
+    from backend_core.lowering.lower.entry import lower
 
     res = lower(f"{FIXTURE}:weight_norm", PipelineOptions(calib=2), use_cache=False, verify_suggestions=True)
     assert res.status == "done", res.error

@@ -47,7 +47,7 @@ def test_cancel_in_process_and_in_a_worker_process() -> None:
     for executor in (InProcessExecutor(), WorkerProcessExecutor()):
         with executor as ex:
             started: list[str] = []
-            handle = ex.submit(job, lambda kind, data: started.append(kind) if kind == "stage" else None)
+            handle = ex.submit(job, lambda kind, data, started=started: started.append(kind) if kind == "stage" else None)
             deadline = time.monotonic() + 120
             while not started and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -46,7 +46,7 @@ def test_a_bidirectional_rnn_is_left_and_says_why() -> None:
     assert done == {"rnn": "left as GRU: bidirectional is not covered"}
 
 
-def _lower(source: str, **kw):  # noqa: ANN202
+def _lower(source: str, **kw):
     from backend_core.lowering.lower import LowerOutputs, lower
     from backend_core.stages.pipeline.stages import PipelineOptions
 
@@ -56,11 +56,11 @@ def _lower(source: str, **kw):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module")
-def plain():  # noqa: ANN201
+def plain():
     return _lower(TINY + ":lstm")
 
 
-def test_the_lstm_reason_names_the_open_pr_and_the_rewrite(plain) -> None:  # noqa: ANN001
+def test_the_lstm_reason_names_the_open_pr_and_the_rewrite(plain) -> None:
     fbs = [n.fallback for n in plain.fallbacks()]     # 36 float ops + its 2 float permutes, one reason: the module
     assert len(fbs) == 38 and {f.category for f in fbs} == {"unsupported_module"}
     assert all("pytorch/executorch#21024" in f.message and "--rewrite rnn-cells" in f.message for f in fbs)
@@ -70,7 +70,7 @@ def test_the_lstm_reason_names_the_open_pr_and_the_rewrite(plain) -> None:  # no
     assert {fix_for(f, "legacy", False) for f in fbs} == {RNN_CELLS}      # the window's Verify offers it
 
 
-def test_the_preflight_says_the_float_linear_has_no_portable_kernel(plain) -> None:  # noqa: ANN001
+def test_the_preflight_says_the_float_linear_has_no_portable_kernel(plain) -> None:
     from backend_core.analyses.preflight import findings_of
 
     found = [f for f in findings_of(plain.final) if f.rule == "missing-kernel"]
@@ -79,7 +79,7 @@ def test_the_preflight_says_the_float_linear_has_no_portable_kernel(plain) -> No
     assert all(f.certain and f.op == "aten::linear.out" and "--keep-going" in f.fix for f in found)
 
 
-def test_keep_going_writes_linear_as_addmm_with_the_same_values(plain) -> None:  # noqa: ANN001
+def test_keep_going_writes_linear_as_addmm_with_the_same_values(plain) -> None:
     from backend_core.analyses.preflight import findings_of
 
     kept = _lower(TINY + ":lstm", keep_going=True)
@@ -101,7 +101,7 @@ def test_keep_going_writes_linear_as_addmm_with_the_same_values(plain) -> None: 
     assert torch.equal(got, want)                     # bit for bit on the host
 
 
-def test_rnn_cells_put_every_gate_on_cmsis_nn(plain) -> None:  # noqa: ANN001
+def test_rnn_cells_put_every_gate_on_cmsis_nn(plain) -> None:
     cells = _lower(TINY + ":lstm", rewrites=("rnn-cells",))
     assert cells.status == "done" and cells.verdicts["rnn_cells"] == {"lstm": "rewritten"}
     assert len(plain.fallbacks()) == 38 and cells.fallbacks() == []

@@ -60,7 +60,7 @@ def compare_case(name: str, plain_first: bool = True, recorded: Any = None) -> C
     """`recorded`: plain ExecuTorch's result from tests/corpus/plain_record.py (not run again)."""
     from .plain_record import plain_case
 
-    def plain():  # noqa: ANN202
+    def plain():
         return recorded if recorded is not None else plain_case(name)
 
     if plain_first:       # alternate the order so machine noise hits both sides

@@ -17,7 +17,7 @@ class PlainResult:
     seconds: float = 0.0
 
 
-def plain_lower(model, inputs: tuple, target: str = "cortex-m55") -> PlainResult:  # noqa: ANN001
+def plain_lower(model, inputs: tuple, target: str = "cortex-m55") -> PlainResult:
     import torch
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager

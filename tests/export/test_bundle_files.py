@@ -63,7 +63,8 @@ def test_pools_are_the_memory_plans_figures(bundle) -> None:
     for name, section in (("cmlens_planned_arena_1", ".bss.cmlens_planned_arena_1"),
                           ("cmlens_method_allocator_pool", ".bss.cmlens_method_allocator"),
                           ("cmlens_temp_allocator_pool", ".bss.cmlens_temp_allocator")):
-        assert re.search(rf"static uint8_t {name}\[\w+\] __attribute__\(\(section\(\"{re.escape(section)}\"\), aligned\(16\)\)\);",
+        assert re.search(rf"static uint8_t {name}\[\w+\] "
+                         rf"__attribute__\(\(section\(\"{re.escape(section)}\"\), aligned\(16\)\)\);",
                          source), name
     assert not re.search(r"\b(malloc|calloc|realloc)\s*\(", source)   # static pools, placement new only
 
@@ -141,7 +142,6 @@ def test_readme_is_a_recipe_with_the_tools_recorded_and_a_reference(bundle) -> N
     QEMU command, no CMLENS_ET_INSTALL_DIR and no reference. (The build itself, from the README alone: the
     opt-in tests/export/test_readme_recipe_qemu.py.)"""
     from backend_core.target.export.reference import reference_of
-    from backend_core.target.build.libraries import codegen_python
 
     readme = (bundle.folder / "README.md").read_text()
     for words in ("CMLENS_PYTHON=", "-DCMLENS_PYTHON=", "CMLENS_FLATC", "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb",

@@ -5,7 +5,6 @@ sample's output must equal the lowered program's host output (the target's way w
 kernel is known to differ) byte for byte, so the predicted digits are the same."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -51,7 +50,8 @@ def test_digits_bundle_classifies_like_the_lowered_program(tmp_path: Path) -> No
     from backend_core.stages.pipeline.stages import PipelineOptions
     from backend_core.target.build.paths import KERNELS_DIR
 
-    res = lower_source("digits_cnn", PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(edge_program=True, pte=True))
+    res = lower_source("digits_cnn", PipelineOptions(target="cortex-m55"), use_cache=False,
+                       outputs=LowerOutputs(edge_program=True, pte=True))
     assert res.status == "done"
     final = res.pipeline.final_program
     samples = [inputs for (inputs, _label), _ in zip(get_eval_data(), range(K))]

@@ -6,10 +6,10 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
-from typing import Iterator  # noqa: E402
+from pathlib import Path
+from typing import Iterator
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)

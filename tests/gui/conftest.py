@@ -12,12 +12,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
-from typing import Iterator  # noqa: E402
+from pathlib import Path
+from typing import Iterator
 
-import pytest  # noqa: E402
+import pytest
 
-from tests.helpers.gui import LOWER_TIMEOUT_MS, close_window, lower_and_wait, shown_window, wait_scene  # noqa: E402,F401
+from tests.helpers.gui import LOWER_TIMEOUT_MS, close_window, lower_and_wait, shown_window, wait_scene  # noqa: F401
 
 
 @pytest.fixture(scope="session")

@@ -13,13 +13,13 @@ EVAL_TIMEOUT_MS = 300_000
 SAMPLES = 40
 
 
-def _evaluate(qtbot, win) -> str:  # noqa: ANN001
+def _evaluate(qtbot, win) -> str:
     with qtbot.waitSignal(win.accuracy.finished, timeout=EVAL_TIMEOUT_MS) as blocker:
         win.accuracy.run_current()
     return blocker.args[0]
 
 
-def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp_path: Path) -> None:
     win = window
     win.model_bar.calib.set_value("1")
     assert lower_and_wait(qtbot, win, "digits_cnn") == "done"
@@ -109,7 +109,7 @@ def test_accuracy_tab_bars_matrices_flips_and_graph_colouring(qtbot, window, tmp
     assert panel.result() is ev and panel.run_btn.isEnabled()
 
 
-def test_on_target_without_a_checkout_says_so_and_starts_nothing(qtbot, monkeypatch) -> None:  # noqa: ANN001
+def test_on_target_without_a_checkout_says_so_and_starts_nothing(qtbot, monkeypatch) -> None:
     from app.accuracy import AccuracyPanel
     from app.accuracy.panel import evaluation_job
 

@@ -72,7 +72,6 @@ def test_first_window_and_remembered_window_fit_the_screen() -> None:
 def laptop_window(qtbot):
     """A first-run window on a 1366x768 laptop (fresh settings: nothing remembered)."""
     from app.runtime.qt_job import QtJob
-    from app.shell.main_window import MainWindow
 
     wins = []
 

@@ -59,7 +59,7 @@ def test_numerics_fills_the_tab_and_links_plots_and_graph(qtbot, numerics_window
     res = win.numerics.result()
     final = win.session.final()
     assert res is not None and res.model == "layernorm_mlp" and res.n_inputs == 4
-    assert res.layers and all(final.node(l.node_id) is not None for l in res.layers)
+    assert res.layers and all(final.node(lr.node_id) is not None for lr in res.layers)
     assert win.tabs.currentWidget() is win.numerics
     assert "layernorm_mlp" in win.numerics.view.summary.text()
     assert win.numerics.view._items                                  # curves drawn
@@ -90,7 +90,7 @@ def test_numerics_fills_the_tab_and_links_plots_and_graph(qtbot, numerics_window
     assert win.session.provenance().nearest(win.state.selected, q, final.index) == LINEAR
 
     # selecting a node in the graph selects its layer in the plots (final stage and through provenance)
-    other = next(l.node_id for l in res.layers if l.node_id != LINEAR and final.node(l.node_id).kind != "input")
+    other = next(lr.node_id for lr in res.layers if lr.node_id != LINEAR and final.node(lr.node_id).kind != "input")
     win.state.focus(final.index, other)
     assert win.numerics.view.selected_node() == other
     win.state.set_stage(q)                      # the selection follows; the plots keep that layer

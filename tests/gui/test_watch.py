@@ -17,13 +17,13 @@ from tests.helpers.gui import LOWER_TIMEOUT_MS, lower_and_wait
 from tests.helpers.split_model import HELPER_WITH_LAYERNORM, write_split_model
 
 
-def head_linear(win) -> str:  # noqa: ANN001
+def head_linear(win) -> str:
     """The final stage's node of the user's `head.out` Linear."""
     final = win.session.final()
     return next(n.id for n in final.nodes if n.module_path == "head.out" and "linear" in n.target)
 
 
-def selected_node(win):  # noqa: ANN001, ANN201
+def selected_node(win):
     return win.session.snapshots[win.state.stage].node(win.state.selected)
 
 

@@ -44,7 +44,8 @@ def test_two_environments_side_by_side(model_repo: tuple[Path, list[str]], tmp_p
     assert "executorch 1.5.1 (this environment): 3 commit(s)" in out
     assert "executorch 1.6.0 (--python env=executorch-1.6.0): 3 commit(s)" in out
     between = out.split("between the environments (3 commit(s) recorded in all):")[1].split("wrote html")[0]
-    assert between.strip().splitlines() == [f"{commits[2][:8]} \"commit 2\": arena peak (bytes): executorch 1.5.1 80, executorch 1.6.0 96"], out
+    assert between.strip().splitlines() == [f"{commits[2][:8]} \"commit 2\": arena peak (bytes): "
+                                            "executorch 1.5.1 80, executorch 1.6.0 96"], out
     page = (tmp_path / "envs.html").read_text()
     assert "executorch 1.5.1 (this environment)" in page and "executorch 1.6.0 (--python env=executorch-1.6.0)" in page
     assert "Between environments: 1 difference(s)" in page

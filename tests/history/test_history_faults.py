@@ -4,7 +4,6 @@ worktree cleaned up), and `--record` / `history add` key a result by the reposit
 dirty flag of the tree that was lowered."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend_core.orchestration.history import Record, open_store
-from tests.history.conftest import git, make_repo
+from tests.history.conftest import make_repo
 from tests.report.browser import find_chromium
 
 from .helpers import cli

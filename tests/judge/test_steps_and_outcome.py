@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend_core.target.judge import (LABEL_EXACT, LABEL_QDIFF, LABEL_TOLERANCE, LOWERED, UNKNOWN, OutputDifference, References, Verdict, classify_outcome, compare, summary)
+from backend_core.target.judge import (LABEL_EXACT, LABEL_QDIFF, LABEL_TOLERANCE, LOWERED, UNKNOWN, OutputDifference, References,
+                                       Verdict, classify_outcome, compare, summary)
 from backend_core.target.judge.target_outputs import compare_printed, printed_outputs
 
 STEP = 0.014587787          # gelu_conv's output step on M55

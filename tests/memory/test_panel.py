@@ -10,13 +10,13 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest.importorskip("pytestqt")
 
-from backend_core.target.memory import analyze_memory  # noqa: E402
+from backend_core.target.memory import analyze_memory
 
-from .conftest import lowered_program  # noqa: E402
+from .conftest import lowered_program
 
 
 @pytest.fixture()
-def panel(qtbot):  # noqa: ANN001, ANN201
+def panel(qtbot):
     from app.memory import MemoryPanel
 
     p = MemoryPanel()
@@ -32,7 +32,7 @@ def _done(model: str) -> dict:
     return {"type": "done", "status": "done", "memory": rep}
 
 
-def test_panel_shows_fit_and_flips_with_the_board(panel, qtbot) -> None:  # noqa: ANN001
+def test_panel_shows_fit_and_flips_with_the_board(panel, qtbot) -> None:
     panel.set_lowering_result(_done("ds_cnn"))
     assert panel.verdict() is None and "pick a board" in panel.verdict_label.text()
     panel.set_board("stm32f746")
@@ -48,7 +48,7 @@ def test_panel_shows_fit_and_flips_with_the_board(panel, qtbot) -> None:  # noqa
     assert "Cannot read the RAM size" in panel.verdict_label.text()
 
 
-def test_timeline_click_selects_the_node_and_islands_are_shaded(panel, qtbot) -> None:  # noqa: ANN001
+def test_timeline_click_selects_the_node_and_islands_are_shaded(panel, qtbot) -> None:
     import pyqtgraph as pg
 
     panel.set_lowering_result(_done("layernorm_mlp"))
@@ -64,7 +64,7 @@ def test_timeline_click_selects_the_node_and_islands_are_shaded(panel, qtbot) ->
     assert max(heat, key=heat.get) == "aten_native_layer_norm_default"
 
 
-def test_no_memory_in_the_message_says_why(panel) -> None:  # noqa: ANN001
+def test_no_memory_in_the_message_says_why(panel) -> None:
     panel.set_lowering_result({"type": "done", "status": "failed", "memory": None})
     assert "no memory report" in panel.title.text()
     panel.set_lowering_result({"type": "done", "status": "done", "memory": {"error": "ValueError: boom"}})

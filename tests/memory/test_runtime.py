@@ -62,7 +62,8 @@ def test_the_runtime_turns_fits_into_does_not_fit(ds_cnn_m4: dict) -> None:
     assert v["fits"] and v["ram_free_bytes"] == 0 and v["flash_free_bytes"] == 0
     text = "\n".join(summary_lines(rep))
     assert "runtime (cortex-m4): code + read-only data" in text and "[from the shipped table" in text
-    assert "stack high-water mark on QEMU: up to 2,900 B (ds_cnn)" in text and "used on QEMU by the reference runs: ds_cnn 4,096 B" in text
+    assert "stack high-water mark on QEMU: up to 2,900 B (ds_cnn)" in text
+    assert "used on QEMU by the reference runs: ds_cnn 4,096 B" in text
 
 
 def test_the_shipped_table_covers_the_qemu_cpus_it_claims() -> None:

@@ -15,7 +15,7 @@ from backend_core.stages.models.dependencies import LoadRecorder
 from tests.helpers.split_model import HELPER_WITH_LAYERNORM, write_split_model
 
 
-def names(loaded) -> dict[str, str]:  # noqa: ANN001
+def names(loaded) -> dict[str, str]:
     return {d.name: d.kind for d in loaded.dependencies}
 
 

@@ -25,7 +25,7 @@ def test_the_zoo_entry_calibrates_on_training_data_and_evaluates_on_the_test_spl
     loaded = load_model(parse_model_source(name))
     m = MODELS[name]
     x_tr, x_te, _, y_te = m.split()
-    assert isinstance(getattr(loaded.module, "lstm", None) or getattr(loaded.module, "gru"), torch.nn.RNNBase)
+    assert isinstance(getattr(loaded.module, "lstm", None) or loaded.module.gru, torch.nn.RNNBase)
     assert torch.equal(loaded.example_inputs[0], x_tr[:1])
     calib = loaded.calibration_inputs
     assert len(calib) == CALIBRATION_SAMPLES and torch.equal(calib[-1][0], x_tr[CALIBRATION_SAMPLES - 1:CALIBRATION_SAMPLES])

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not ROOT, reason="opt-in: set CMLENS_TEST_ET_ROOT (and CMLENS_TEST_CMSIS_NN)")]
 
 
-def _profile(model: str, folder: Path, **lower):  # noqa: ANN202
+def _profile(model: str, folder: Path, **lower):
     from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
     res = execute_job(Job(model, LowerRequest(target="cortex-m55", **lower), steps=("profile",),

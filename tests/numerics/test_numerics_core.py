@@ -44,8 +44,8 @@ def test_every_lowered_compute_node_has_finite_metrics(analysed) -> None:
 
 def test_layers_are_keyed_by_final_snapshot_ids(analysed) -> None:
     ids = {n.id for n in analysed.lowered.final_snapshot.nodes}
-    assert all(l.node_id in ids for l in analysed.result.layers)
-    assert [l.index for l in analysed.result.layers] == list(range(len(analysed.result.layers)))
+    assert all(lr.node_id in ids for lr in analysed.result.layers)
+    assert [lr.index for lr in analysed.result.layers] == list(range(len(analysed.result.layers)))
 
 
 def test_model_output_error_equals_direct_computation(analysed) -> None:
@@ -102,7 +102,7 @@ def test_pass_checks(analysed) -> None:
     assert a2cm.status in ("neutral", "diverged")
     assert "FoldAndAnnotateQParamsPass" in a2cm.passes
     if a2cm.status == "diverged":
-        assert a2cm.first_diverging in {l.node_id for l in analysed.result.layers}
+        assert a2cm.first_diverging in {lr.node_id for lr in analysed.result.layers}
         assert a2cm.max_lsb_diff is not None and a2cm.max_lsb_diff >= 1
 
 
@@ -114,7 +114,7 @@ def test_json_round_trip(analysed) -> None:
 
 
 def test_layernorm_fallback_is_compared_in_float(layernorm_mlp) -> None:
-    ln = next(l for l in layernorm_mlp.result.layers if "layer_norm" in l.target)
+    ln = next(lr for lr in layernorm_mlp.result.layers if "layer_norm" in lr.target)
     assert ln.kind == "portable_fallback"
     assert ln.scale is None and ln.vs_float.max_lsb is None
     assert ln.vs_float.sqnr_db > 20
@@ -145,7 +145,7 @@ def test_corrupted_scale_is_found_as_worst_layer(ds_cnn) -> None:
     r = analyze(low.stages, low.final_snapshot, ds_cnn.samples[:2], snapshots=low.snapshots,
                 lowered=bad)
     worst = r.worst(1)[0]
-    assert worst.node_id == victim, [(l.node_id, l.local.sqnr_db if l.local else None) for l in r.worst(4)]
+    assert worst.node_id == victim, [(lr.node_id, lr.local.sqnr_db if lr.local else None) for lr in r.worst(4)]
     assert worst.local.sqnr_db < 20
     final = next(s for s in r.stages if s.stage == "final")
     assert final.status == "diverged" and final.first_diverging == victim
@@ -159,8 +159,8 @@ def test_explicit_layout_flow_aligns_nhwc_tensors() -> None:
     from tests.helpers.numerics_job import numerics_job
 
     r = numerics_job("ds_cnn", 1, flow="explicit").numerics
-    convs = [l for l in r.layers if "conv2d_nhwc" in l.target]
-    assert convs and all(l.shape[-1] == 64 for l in convs)          # NHWC in the final graph
-    for l in convs:
-        assert l.vs_fake_quant.sqnr_db > 30 and l.local.sqnr_db > 40, l.node_id
+    convs = [lr for lr in r.layers if "conv2d_nhwc" in lr.target]
+    assert convs and all(lr.shape[-1] == 64 for lr in convs)          # NHWC in the final graph
+    for lr in convs:
+        assert lr.vs_fake_quant.sqnr_db > 30 and lr.local.sqnr_db > 40, lr.node_id
     assert next(s for s in r.stages if s.stage == "final").status == "neutral"

@@ -99,7 +99,8 @@ def test_the_job_worker_streams_numerics_progress_and_result() -> None:
 
     job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"), numerics=NumericsOptions(inputs=2))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"],
+                          input=json.dumps(job.to_dict()) + "\n",
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=170)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -116,7 +117,8 @@ def test_a_bad_inputs_folder_is_refused_before_the_lowering() -> None:
     job = Job("layernorm_mlp", LowerRequest(), steps=("lower", "numerics"),
               numerics=NumericsOptions(inputs="/nonexistent/folder"))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"], input=json.dumps(job.to_dict()) + "\n",
+    proc = subprocess.run([sys.executable, "-m", "backend_core.orchestration.workers.job"],
+                          input=json.dumps(job.to_dict()) + "\n",
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     msgs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 2

@@ -31,7 +31,7 @@ def test_view_shows_result_and_emits_node_clicked(qtbot, ds_cnn) -> None:
     assert view.selected_node() == target.node_id
 
     colors = error_colors(ds_cnn.result)
-    assert set(colors) == {l.node_id for l in ds_cnn.result.layers if l.vs_float is not None}
+    assert set(colors) == {lr.node_id for lr in ds_cnn.result.layers if lr.vs_float is not None}
     assert all(c.isValid() for c in colors.values())
     view.set_result(None)
     assert heat[-1] == {}

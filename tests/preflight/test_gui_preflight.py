@@ -7,11 +7,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from .test_preflight_rules import GATE  # noqa: E402
+from .test_preflight_rules import GATE
 from tests.helpers.gui import shown_window
 
 

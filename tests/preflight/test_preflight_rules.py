@@ -23,7 +23,8 @@ _RESULTS: dict[str, LoweringResult] = {}
 
 def lowered(source: str) -> LoweringResult:
     if source not in _RESULTS:
-        res = lower(source, PipelineOptions(target="cortex-m55"), use_cache=False, outputs=LowerOutputs(pte=True, bpte=True, edge_program=True))
+        res = lower(source, PipelineOptions(target="cortex-m55"), use_cache=False,
+                    outputs=LowerOutputs(pte=True, bpte=True, edge_program=True))
         assert res.status == "done", res.error
         _RESULTS[source] = res
     return _RESULTS[source]

@@ -1,5 +1,6 @@
 """Shared by tests/profile (no __init__.py or conftest: a package named "profile" would shadow the
-standard library's profile module, which cProfile imports). Real lowerings (once per session, private cache) and the recorded UART of real runs."""
+standard library's profile module, which cProfile imports). Real lowerings (once per session, private cache) and the recorded
+UART of real runs."""
 from __future__ import annotations
 
 from pathlib import Path

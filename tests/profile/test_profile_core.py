@@ -75,7 +75,7 @@ def test_corrupt_etdump_is_a_clear_error() -> None:
         parse_etdump(b"")
 
 
-def test_layernorm_island_on_a_real_lowering(final_of) -> None:
+def test_layernorm_island_on_a_real_lowering(final_of) -> None:  # noqa: F811 - the imported fixture
     final = final_of("layernorm_mlp")
     islands = find_islands(final)
     assert len(islands) == 2
@@ -90,7 +90,7 @@ def test_layernorm_island_on_a_real_lowering(final_of) -> None:
     assert not any("cortex_m_quantize_per_tensor_default" == n for i in islands for n in i.nodes)
 
 
-def test_no_island_without_fallbacks(final_of) -> None:
+def test_no_island_without_fallbacks(final_of) -> None:  # noqa: F811 - the imported fixture
     assert find_islands(final_of("ds_cnn")) == []
 
 
@@ -108,7 +108,7 @@ def _events(final, counts: dict[str, int], overhead: int = 0) -> EtdumpProfile:
     return EtdumpProfile([Inference(0, 0, t + overhead, evs), Inference(1, 0, t + overhead, list(evs))])
 
 
-def test_profile_rows_groups_islands_and_json(final_of) -> None:
+def test_profile_rows_groups_islands_and_json(final_of) -> None:  # noqa: F811 - the imported fixture
     final = final_of("layernorm_mlp")
     ev = _events(final, {"quantized_linear": 1003, "native_layer_norm": 3003, "quantize_per_tensor": 203,
                          "dequantize_per_tensor": 153, "clamp": 403}, overhead=100)
@@ -137,7 +137,7 @@ def test_profile_rows_groups_islands_and_json(final_of) -> None:
     assert "aten.native_layer_norm island" in text and f"{ln.share:.1%} of the inference's kernels" in text
 
 
-def test_alignment_survives_a_foreign_instruction(final_of) -> None:
+def test_alignment_survives_a_foreign_instruction(final_of) -> None:  # noqa: F811 - the imported fixture
     """An instruction the graph does not have is reported unmapped, the rest still align."""
     final = final_of("layernorm_mlp")
     ev = _events(final, {})
@@ -148,14 +148,14 @@ def test_alignment_survives_a_foreign_instruction(final_of) -> None:
     assert al.node_of[4] == "aten_native_layer_norm_default"
 
 
-def test_ds_cnn_macs(final_of) -> None:
+def test_ds_cnn_macs(final_of) -> None:  # noqa: F811 - the imported fixture
     final = final_of("ds_cnn")
     total = sum(m for n in final.nodes if (m := macs(n, final)))
     # 10x4 conv 1->64 over 25x5, 4 x (depthwise 3x3 + pointwise 64->64), fc 64->12
     assert total == 125 * 64 * 40 + 4 * (125 * 64 * 9 + 125 * 64 * 64) + 64 * 12
 
 
-def test_budget_messages(final_of) -> None:
+def test_budget_messages(final_of) -> None:  # noqa: F811 - the imported fixture
     final = final_of("layernorm_mlp")
     p = build_profile(_events(final, {}), final, qemu_icount(5), model="m", target="cortex-m55")
     assert over_budget(p, None) == "" and over_budget(p, p.total) == ""
@@ -165,7 +165,7 @@ def test_budget_messages(final_of) -> None:
     assert "run on QEMU with -icount" in over_budget(p, 10 ** 9)
 
 
-def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:
+def test_across_cpus_matches_layers_by_debug_handle(final_of) -> None:  # noqa: F811 - the imported fixture
     """M4 and M55 lower layernorm_mlp to different graphs (MVE linears carry kernel_sum); rows still pair up."""
     from backend_core.target.profile import compare_cpus
 

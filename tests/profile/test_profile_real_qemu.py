@@ -29,7 +29,7 @@ def test_two_real_runs_give_identical_instruction_counts(tmp_path: Path) -> None
         pytest.skip("the checkout's cortex-m55 libraries are not in the cmlens cache (cmlens run builds them)")
     from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
-    def run_model(i: int):  # noqa: ANN202 - the Job `cmlens profile` submits for one CPU
+    def run_model(i: int):  # the Job `cmlens profile` submits for one CPU
         res = execute_job(Job("layernorm_mlp", LowerRequest(target="cortex-m55"), steps=("profile",),
                           run=RunOptions(target="cortex-m55", profile=True, et_root=root,
                                          cmsis_nn=os.environ.get("CMLENS_TEST_CMSIS_NN")),

@@ -75,7 +75,8 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
     from app.cli.run import cmd_run
 
     rm = importlib.import_module("backend_core.target.judge.run_result")
-    jr = importlib.import_module("backend_core.orchestration.jobs.execute_job")   # the job's run step, without a checkout or lowering
+    # the job's run step, without a checkout or lowering
+    jr = importlib.import_module("backend_core.orchestration.jobs.execute_job")
     monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
 
@@ -94,7 +95,8 @@ def test_budget_exit_code_on_the_recorded_run(recorded, monkeypatch, tmp_path, b
         return rm.ModelRunResult("layernorm_mlp", "cortex-m55", board, "PASS", 0, OpCheck([]), sim,
                                  tmp_path / "x.elf", profile=prof)
 
-    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.target_run.run_on_target"), "run_on_target", fake_run_model)
+    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.target_run.run_on_target"), "run_on_target",
+                        fake_run_model)
     out, err = io.StringIO(), io.StringIO()
     jf = tmp_path / "r.json"
     assert cmd_run(_fake_args(max_instructions=budget, json=str(jf)), out, err) == code

@@ -7,19 +7,19 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
-from PySide6.QtCore import QPointF, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, Qt
 
-from backend_core.target.profile import build_profile, qemu_icount  # noqa: E402
-from backend_core.target.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base  # noqa: E402
-from backend_core.target.profile.mapping import op_nodes  # noqa: E402
-from profile_support import final_of  # noqa: E402,F401  fixtures
+from backend_core.target.profile import build_profile, qemu_icount
+from backend_core.target.profile.events import EtdumpProfile, Inference, InstructionEvent, op_base
+from backend_core.target.profile.mapping import op_nodes
+from profile_support import final_of  # noqa: F401  fixtures
 
 COUNTS = {"quantized_linear": 1003, "native_layer_norm": 3003, "quantize_per_tensor": 203,
           "dequantize_per_tensor": 153, "clamp": 403}     # OPERATOR_CALL spans; the kernels' are 3 less
 
 
 @pytest.fixture()
-def profile_dict(final_of) -> dict:
+def profile_dict(final_of) -> dict:  # noqa: F811 - the imported fixture
     final = final_of("layernorm_mlp")
     t, evs = 0, []
     for k, n in enumerate(op_nodes(final)):

@@ -65,7 +65,6 @@ def test_a_bare_int_for_an_int_list_is_written_as_the_list() -> None:
     """SINet's `y.max(dim=1)[0]`: ExecuTorch's program holds `amax(x, 1)` and the runtime aborts reading the
     int; --keep-going writes `[1]` in the lowered program in the same round and the pre-flight is clean."""
     from backend_core.orchestration.jobs.steps.lower import lower_source
-    from backend_core.lowering.lower import LowerOutputs
     from backend_core.analyses.preflight import findings_of
 
     plain = lower_source(MAX_DIM, PipelineOptions(calib=2), use_cache=False)

@@ -18,7 +18,7 @@ from tests.helpers.target_run import run_on_m55_or_skip
 from .conftest import MODELS2, bench_module, opt_in, source2
 
 sys.path.insert(0, str(MODELS2.parent))
-from realworld_models2 import CORPUS  # noqa: E402
+from realworld_models2 import CORPUS
 
 pytestmark = opt_in
 DATA_MOVEMENT = {"cat", "expand_copy", "permute_copy", "select_copy", "slice_copy", "t_copy", "transpose_copy",

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from .conftest import ROOT, needs_library, opt_in, source2
 

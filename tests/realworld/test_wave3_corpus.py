@@ -19,7 +19,7 @@ from backend_core.lowering.lower import LowerHooks
 from .conftest import MODELS3, ROOT, opt_in, source3
 
 sys.path.insert(0, str(MODELS3.parent))
-from realworld_models3 import CORPUS  # noqa: E402
+from realworld_models3 import CORPUS
 
 pytestmark = opt_in
 
@@ -49,7 +49,8 @@ def test_lowers_with_keep_going_and_no_unknown_reason(name: str) -> None:
     from backend_core.orchestration.jobs.steps.lower import lower_source
 
     said: list[str] = []
-    res = lower_source(source3(name), PipelineOptions(calib=2, keep_going=True), use_cache=False, hooks=LowerHooks(on_status=said.append))
+    res = lower_source(source3(name), PipelineOptions(calib=2, keep_going=True), use_cache=False,
+                       hooks=LowerHooks(on_status=said.append))
     assert res.status == "done", res.error
     unknown = [(n.target, n.fallback.message) for n in res.fallbacks() if n.fallback.category == "unknown"]
     assert not unknown, unknown

@@ -41,6 +41,6 @@ def test_the_second_round_reuses_the_calibration_and_gets_the_same_program(monke
     monkeypatch.setattr(CalibrationMemo, "memoize_qparams", lambda self, prepared, keys: None)
     fresh = lower_source(MODEL, PipelineOptions(calib=2, keep_going=True), use_cache=False)
 
-    def qparams(res):  # noqa: ANN001, ANN202
+    def qparams(res):
         return {n.id: (n.output_qparams, n.input_qparams, n.requant) for n in res.final.nodes}
     assert qparams(kept) == qparams(fresh)

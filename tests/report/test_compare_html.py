@@ -45,7 +45,8 @@ def test_clicking_a_fallback_selects_its_match_on_every_side(browser, three_way)
     assert "fallback · layout" in row and conv["cells"][0]["reason"][:80] in row
     assert row.count("lowered") >= 2
     # the deltas on the nodes: the fallback is gone on [2] and [3]
-    assert browser.eval(f"document.querySelector(\"{SEL.format(2, conv['cells'][1]['nodes'][0])}\").classList.contains('d-fb_removed')")
+    assert browser.eval(f"document.querySelector(\"{SEL.format(2, conv['cells'][1]['nodes'][0])}\")"
+                        ".classList.contains('d-fb_removed')")
     li = browser.eval("document.querySelector('#what-changed li.cur').innerText")
     assert "fallback gone on [2], [3]" in li
 
@@ -77,7 +78,8 @@ def test_a_relu_fused_into_its_conv_selects_the_conv(browser, three_way) -> None
 def test_what_changed_entry_brings_every_side_to_the_op(browser, three_way, tmp_path) -> None:
     cmp, path = three_way
     browser.open(path.as_uri())
-    rows = browser.eval("Array.from(document.querySelectorAll('#what-changed li[data-row]')).map(function (li) { return +li.dataset.row; })")
+    rows = browser.eval("Array.from(document.querySelectorAll('#what-changed li[data-row]'))"
+                        ".map(function (li) { return +li.dataset.row; })")
     assert len(rows) == sum(r["change"] != "same" for r in cmp["rows"]) == 6
     target = next(i for i in rows if cmp["rows"][i]["label"].startswith("aten.conv2d `conv2d_1`"))
     browser.eval("document.getElementById('viewer').scrollIntoView()")

@@ -137,7 +137,7 @@ def test_overlay_colours_the_final_graph_by_macs(browser, ds_cnn) -> None:
     assert labels[:4] == ["colour: node kind", "colour: arena bytes alive", "colour: MACs", "colour: bytes moved"]
     browser.eval("var s = document.getElementById('overlay'); s.value = '2'; s.dispatchEvent(new Event('change'))")
     assert f"darkest: {cost[top]['macs']:,} at " in browser.eval("document.querySelector('#viewer .bar').innerText")
-    fill = f"document.querySelector(\"g.node[data-id='{{}}'] rect.box\").style.fill"
+    fill = "document.querySelector(\"g.node[data-id='{}'] rect.box\").style.fill"
     assert browser.eval(fill.format(top)) == "rgb(8, 48, 107)"
     assert browser.eval(fill.format("x")) != "rgb(8, 48, 107)"            # the input has no MACs: grey
     browser.eval("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft'}))")

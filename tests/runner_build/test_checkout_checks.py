@@ -16,7 +16,7 @@ import pytest
 from backend_core.target.toolchain import checkout as co
 from backend_core.target.doctor.machine import run_doctor
 from tests.runner_build.test_cli_run import run_cli
-from tests.runner_build.test_et_build import add_submodules, fake_checkout, fake_cmsis_nn
+from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
 
 
 def closed_port() -> str:

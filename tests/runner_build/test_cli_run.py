@@ -179,10 +179,12 @@ def test_run_streams_etdump_base64_lines_abbreviated(monkeypatch: pytest.MonkeyP
             on_line("uart", line)
         raise SimulatorError("stand-in run ends here")
 
-    jr = importlib.import_module("backend_core.orchestration.jobs.execute_job")   # the job's run step, without a checkout or lowering
+    # the job's run step, without a checkout or lowering
+    jr = importlib.import_module("backend_core.orchestration.jobs.execute_job")
     monkeypatch.setattr(jr, "_check_run_environment", lambda job, emit: None)
     monkeypatch.setitem(jr._STEPS, "lower", lambda *a: None)
-    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.target_run.run_on_target"), "run_on_target", fake_run_model)
+    monkeypatch.setattr(importlib.import_module("backend_core.orchestration.jobs.target_run.run_on_target"), "run_on_target",
+                        fake_run_model)
     code, out, err = run_cli(["run", "tiny", "--et-root", str(tmp_path), "--etdump"])
     assert code == 3 and "stand-in run ends here" in err
     assert 'uart> echo "<base64, 732 bytes decoded>" | base64 -d >debug_buffer.bin' in out

@@ -14,9 +14,11 @@ import pytest
 from backend_core.common.errors import BadInputError
 from backend_core.common.boards.table import board_for
 from backend_core.common.errors import BuildError, Cancelled
-from backend_core.target.build.libraries import (CONFIG_FILE, EtLibRequest, ensure_libraries, is_built, library_build_command, library_configure_command)
+from backend_core.target.build.libraries import (CONFIG_FILE, EtLibRequest, ensure_libraries, is_built, library_build_command,
+                                                 library_configure_command)
 from backend_core.target.build.steps import checkout_lock
-from backend_core.target.build.runner import (RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command, runner_configure_command)
+from backend_core.target.build.runner import (RUNNER_SOURCE_DIR, RunnerRequest, build_runner, portable_ops, runner_build_command,
+                                              runner_configure_command)
 
 COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from backend_core.common.errors import BadInputError
-from backend_core.target.build.ops import (check_checkout_ops, check_ops, program_bytes, read_model_ops, read_program_ops, yaml_ops)
+from backend_core.target.build.ops import (check_checkout_ops, check_ops, program_bytes, read_model_ops, read_program_ops,
+                                           yaml_ops)
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 CORTEX_M_YAML = HERE / "cortex_m_operators_2026-08.yaml"

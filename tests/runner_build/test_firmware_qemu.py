@@ -132,7 +132,7 @@ def test_uart_lines_stream_before_the_run_ends(firmware) -> None:
     """A GUI console sees lines while the firmware still runs (here: a hung one)."""
     elf = firmware("cortex-m4").elfs["cmlens_hang"]
     stamps: list[float] = []
-    runner = QemuRunner(board_for("cortex-m4"), on_line=lambda s, l: stamps.append(time.monotonic()))
+    runner = QemuRunner(board_for("cortex-m4"), on_line=lambda s, line: stamps.append(time.monotonic()))
     start = time.monotonic()
     runner.run(elf, timeout=2.0)
     assert stamps and stamps[0] - start < 1.5

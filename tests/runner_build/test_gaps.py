@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot, QParam
 from backend_core.target.judge.gaps import GapReport, TensorPair, map_to_final, snr_db
 from backend_core.target.simulate.uart import parse_uart
@@ -98,7 +97,7 @@ def test_match_layout_rereads_bytes_in_the_programs_dim_order() -> None:
     assert handle_dim_order((9,), {}) is None
 
 
-def lowered_with_etrecord(work: Path):  # noqa: ANN201
+def lowered_with_etrecord(work: Path):
     """The .bpte and ETRecord of one lowering: a Job that keeps them (what `cmlens run --etdump` uses)."""
     from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 

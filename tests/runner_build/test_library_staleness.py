@@ -21,7 +21,7 @@ def installed(req: EtLibRequest) -> bytes:
     return (req.install_dir / "lib" / "libcortex_m_kernels.a").read_bytes()
 
 
-def build(req: EtLibRequest, lines: list[str] | None = None):  # noqa: ANN201
+def build(req: EtLibRequest, lines: list[str] | None = None):
     return ensure_libraries(req, on_line=(lambda s, t: lines.append(t)) if lines is not None else None,
                             env={**os.environ})
 

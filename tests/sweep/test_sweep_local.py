@@ -52,7 +52,7 @@ def test_rerun_of_a_finished_sweep_does_no_work(local_sweep) -> None:
     before = {p.name: p.stat().st_mtime_ns for p in (d / "out" / "results").glob("*.json")}
 
     class NoWork(LocalPoolExecutor):
-        def run_batch(self, items, on_done, on_start, cancel):   # noqa: ANN001
+        def run_batch(self, items, on_done, on_start, cancel):
             raise AssertionError(f"a finished sweep ran {len(items)} job(s) again")
 
     again = run_sweep(jobs, d / "out", NoWork(2))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 
-def _profile(cpu: str, out: Path, classes: bool):  # noqa: ANN202 - the Job `cmlens run --profile` submits
+def _profile(cpu: str, out: Path, classes: bool):  # the Job `cmlens run --profile` submits
     from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, execute_job
 
     res = execute_job(Job("ds_cnn", LowerRequest(target=cpu), steps=("run",),

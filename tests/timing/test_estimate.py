@@ -66,7 +66,7 @@ def test_the_shown_error_is_the_benchs_not_a_constant() -> None:
     ("cortex-m3", None, 50.0, None, ["No timing table for cortex-m3", "cortex-m4", "cortex-m85"]),
     ("cortex-m4", "stm32l4r5", None, -1, ["negative"]),
 ])
-def test_bad_overrides_are_refused_before_any_work(cpu, board, clock, ws, words) -> None:  # noqa: ANN001
+def test_bad_overrides_are_refused_before_any_work(cpu, board, clock, ws, words) -> None:
     with pytest.raises(BadInputError) as exc:
         check_request(cpu, board, clock, ws)
     assert exc.value.exit_code == 2 and all(w in str(exc.value) for w in words)

@@ -21,7 +21,7 @@ from app.cli import main
     (["--board", "stm32l4r5", "--clock-mhz", "80"], ["--clock-mhz sets the cycle estimate of --profile",
                                                      "Add --profile"]),
 ])
-def test_refused_with_exit_2_before_any_work(argv, words, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_refused_with_exit_2_before_any_work(argv, words, tmp_path: Path, capsys) -> None:
     code = main(["run", "ds_cnn", *argv, "--et-root", str(tmp_path / "no-checkout")])
     err = capsys.readouterr().err
     assert code == 2, err

@@ -21,7 +21,7 @@ def recorded() -> dict:
     return json.loads(RUN.read_text())["profile"]
 
 
-def _view(qtbot, profile: dict):  # noqa: ANN001, ANN202
+def _view(qtbot, profile: dict):
     from app.profile.view import ProfileView
 
     view = ProfileView()
@@ -44,7 +44,7 @@ def test_recorded_profile_shows_ms_per_island_and_op_with_clock_and_error(qtbot,
     assert view.mode.currentData() == "islands"
     island = next(r for r in view.rows if r["label"].startswith("aten.native_layer_norm island"))
     assert island["ms"] == pytest.approx(recorded["islands"][0]["ms"])
-    shown = [t.textItem.toPlainText() for t in view._labels if t.isVisible()]       # noqa: SLF001
+    shown = [t.textItem.toPlainText() for t in view._labels if t.isVisible()]
     assert any("aten.native_layer_norm island" in t and f"≈ {island['ms']:.3f} ms" in t for t in shown), shown
     assert f"≈ {island['ms']:.3f} ms" in view.summary.text()
     view.mode.setCurrentIndex(0)                                    # top ops

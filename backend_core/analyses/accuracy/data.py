@@ -93,7 +93,7 @@ def _from_model(model: Any, example_inputs: tuple, limit: int | None) -> EvalSet
                                       _label(label, f"{what}, {name}", torch)))
     except BadInputError:
         raise
-    except Exception as e:  # noqa: BLE001 - the user's code raised: report it, with where
+    except Exception as e:  # the user's code raised: report it, with where
         raise BadInputError(f"{what} raised {type(e).__name__}: {str(e)[:300]}",
                             "Fix get_eval_data() in the model file (run it with python to see the traceback).") from e
     if not samples:
@@ -237,7 +237,7 @@ def _image_folder(folder: Path, classes: list[str], example_inputs: tuple, prepr
         if preprocess is not None:
             try:
                 x = preprocess(img)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise BadInputError(f"preprocess() raised {type(e).__name__} on {f}: {str(e)[:200]}",
                                     "Fix preprocess(image) in the model file: it takes a PIL image and returns "
                                     "the model's input tensor(s).") from e

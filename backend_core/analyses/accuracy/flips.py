@@ -41,6 +41,7 @@ def layer_info(node: NodeSnapshot) -> dict[str, Any]:
 
 def sqnr_profile(programs: EvalPrograms, sample: tuple) -> dict[str, float]:
     """Per layer of the final graph, SQNR (dB) of the lowered program against float on this sample."""
+    assert programs.final_snapshot is not None  # a lowering's programs: its final graph
     with one_thread():
         res = analyze(programs.stages, programs.final_snapshot, [sample], sampling=Sampling(sample_size=1, local_samples=0))
     return {lay.node_id: lay.vs_float.sqnr_db for lay in res.layers if lay.vs_float is not None}
@@ -52,6 +53,7 @@ def explain_flips(programs: EvalPrograms, names: list[str], samples: list[tuple]
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The flips section: each flipped sample with its first departing layer, and the flips by layer.
     Each traced sample costs one numerics run (~0.1-0.2 s for a small model): at most `max_traced`."""
+    assert programs.final_snapshot is not None  # a lowering's programs: its final graph
     snap: GraphSnapshot = programs.final_snapshot
     flipped_set = set(flipped)
     pool = [i for i in range(len(samples)) if i not in flipped_set]

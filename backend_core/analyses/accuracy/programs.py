@@ -107,8 +107,8 @@ def run_all(fn: Callable[..., Any], samples: list[tuple], *, batch: bool,
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
     """Small models' runs on one torch thread (sample by sample, or in batches of 64 small images):
-    intra-op threads only add synchronisation there, and on a busy machine a lot of it (digits_cnn's lowered program on this 2-core
-    machine under load: 124 samples/s with 1 thread, 15-21 with 2)."""
+    intra-op threads only add synchronisation there, and on a busy machine a lot of it (digits_cnn's lowered program on this
+    2-core machine under load: 124 samples/s with 1 thread, 15-21 with 2)."""
     import torch
 
     n = torch.get_num_threads()
@@ -151,6 +151,6 @@ def lowered_callable(program: Any) -> Callable[..., Any]:
     """The final program as a callable (FACTS.md "Running": final_ep.module()(x))."""
     try:
         return program.module()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise BadInputError(f"The lowered program cannot run on the host: {type(e).__name__}: {str(e)[:200]}",
                             "Lowering artefacts (.pte/.bpte) cannot be evaluated; give the model source.") from e

@@ -21,8 +21,8 @@ from backend_core.analyses.graph_layout.labels import (CHAR_W, CHAR_W_TITLE, LIN
 from backend_core.analyses.graph_layout.result import EdgeRoute, Layout
 from backend_core.analyses.graph_layout.simple import simple_layout
 from backend_core.analyses.graph_layout.synthetic import synthetic_snapshot
-from backend_core.analyses.graph_layout.view_graph import (GROUP_PREFIX, LayoutOptions, ViewCluster, ViewEdge, ViewGraph, ViewItem,
-                         build_view_graph)
+from backend_core.analyses.graph_layout.view_graph import (GROUP_PREFIX, LayoutOptions, ViewCluster, ViewEdge, ViewGraph,
+                         ViewItem, build_view_graph)
 
 __all__ = [
     "AUTO_COLLAPSE_MAX_ITEMS", "CHAR_W", "CHAR_W_TITLE", "GROUP_PREFIX", "LAYOUT_VERSION", "LINE_H",

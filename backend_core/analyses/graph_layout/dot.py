@@ -66,7 +66,7 @@ def to_dot(vg: ViewGraph) -> str:
             out.append(f"{indent}{_q(i)} [width={it.width / 72:.3f} height={it.height / 72:.3f}];")
             if i in beside:                   # weights and scratch on the row of their user
                 out.append(f"{indent}{{rank=same; {_q(i)}; {'; '.join(_q(w) for w in beside[i])};}}")
-        for k, sub in enumerate(children.get(c, [])):
+        for sub in children.get(c, []):
             cid = hashlib.sha1(sub.encode()).hexdigest()[:12]
             out.append(f"{indent}subgraph {_q('cluster_' + cid)} {{")
             out.append(f'{indent}  id={_q(sub)}; label={_q(vg.clusters[sub].label)}; '

@@ -80,7 +80,8 @@ def infer_module_paths(snap: GraphSnapshot) -> dict[str, str]:
     return path
 
 
-def node_paths(snap: GraphSnapshot, show_weights: bool) -> tuple[list[NodeSnapshot], dict[str, str], dict[str, list[NodeSnapshot]]]:
+def node_paths(snap: GraphSnapshot,
+               show_weights: bool) -> tuple[list[NodeSnapshot], dict[str, str], dict[str, list[NodeSnapshot]]]:
     """Visible nodes, their module paths, and the aux nodes folded into each consumer."""
     nm = snap.node_map()
     cons = _consumers(snap)

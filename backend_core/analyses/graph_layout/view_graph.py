@@ -109,10 +109,10 @@ def build_view_graph(snap: GraphSnapshot, opts: LayoutOptions) -> ViewGraph:
             continue
         edges.setdefault((s, d), []).append(i)
     if opts.show_weights:                     # weights sit on their consumer's row
-        aux = aux_nodes(snap)
+        aux_ids = aux_nodes(snap)
         for (s_id, d_id), _ in edges.items():
             it = items[s_id]
-            if s_id in aux and not it.is_group and not it.beside and not items[d_id].is_group:
+            if s_id in aux_ids and not it.is_group and not it.beside and not items[d_id].is_group:
                 it.beside = d_id
     # clusters over the visible items (a collapsed group sits in its parent's cluster)
     ids = list(items)
@@ -120,8 +120,8 @@ def build_view_graph(snap: GraphSnapshot, opts: LayoutOptions) -> ViewGraph:
                            else items[i].module_path.rsplit(".", 1)[0] if "." in items[i].module_path
                            else "" for i in ids)
     clusters: dict[str, ViewCluster] = {}
-    for g, mem in groups.items():
-        mem_ids = tuple(ids[int(k)] for k in mem)
+    for g, positions in groups.items():
+        mem_ids = tuple(ids[int(k)] for k in positions)
         mtype = next((nm[i].module_type for i in mem_ids if i in nm and nm[i].module_path == g
                       and nm[i].module_type), "")
         fb = sum(items[i].fallbacks if items[i].is_group else int(items[i].kind == KIND_FALLBACK)

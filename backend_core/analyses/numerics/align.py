@@ -127,7 +127,8 @@ def point_of(n: Any, fallback: QParam | None) -> Point:
 def walk(anchor: Any, want_int: bool, stop_handles: frozenset[int] = frozenset()
          ) -> tuple[Any, tuple[str, ...]]:
     """From the op's own node forward to the node holding the layer's output tensor."""
-    cur, steps = anchor, []
+    cur = anchor
+    steps: list[str] = []
     while True:
         if want_int and out_is_int(cur):
             return cur, tuple(steps)
@@ -226,7 +227,8 @@ def build_plan(stages: list[StageProgram], final_snapshot: GraphSnapshot) -> lis
             lp.reference = "derived"
             continue
         role_q = op_base_name(lp.snap.target).startswith("quantize_per_")
-        bridge_anchor, bridge_steps = None, ()
+        bridge_anchor = None
+        bridge_steps: tuple[str, ...] = ()
         for st in dh_stages:
             anchor = _anchor(index[st.name].get(dh, []), role_q, lp.snap.target)
             if anchor is None:
@@ -249,7 +251,7 @@ def build_plan(stages: list[StageProgram], final_snapshot: GraphSnapshot) -> lis
         lp.points[fq_stage.name] = lp.fq_point
         pre = fq_node.args[0] if is_quantize(fq_node) else fq_node
         name = getattr(pre, "name", None)
-        if name in float_nodes:
+        if name is not None and name in float_nodes and float_stage is not None:
             lp.float_point = Point(name)
             lp.points[float_stage.name] = lp.float_point
     return layers

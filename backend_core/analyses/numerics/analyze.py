@@ -115,7 +115,7 @@ class _Stages:
                 reuse.prev_env = {}
         except Cancelled:
             raise
-        except Exception as e:  # noqa: BLE001 - any failure of the user's program becomes a message
+        except Exception as e:
             raise CmlensError(
                 f"Running stage '{st.name}' on sample {number} failed: {type(e).__name__}: {str(e)[:300]}",
                 "The stage's program does not run on the host with this input.") from e

@@ -104,7 +104,8 @@ class FloatHistogram:
 
     def __init__(self, bins: int = 64) -> None:
         self.bins = bins
-        self.lo = self.hi = None
+        self.lo: float | None = None
+        self.hi: float | None = None
         self.counts: Any = None
 
     def add(self, x: Any) -> None:
@@ -113,7 +114,7 @@ class FloatHistogram:
         v = x.detach().reshape(-1).to(torch.float64)
         if v.numel() == 0:
             return
-        if self.lo is None:
+        if self.lo is None or self.hi is None:
             lo, hi = float(v.min()), float(v.max())
             pad = (hi - lo) * 0.1 or max(abs(lo), 1e-12) * 0.1
             self.lo, self.hi = lo - pad, hi + pad
@@ -121,7 +122,7 @@ class FloatHistogram:
         self.counts = c if self.counts is None else self.counts + c
 
     def result(self) -> Histogram | None:
-        if self.counts is None:
+        if self.counts is None or self.lo is None or self.hi is None:
             return None
         step = (self.hi - self.lo) / self.bins
         return Histogram(tuple(self.lo + i * step for i in range(self.bins + 1)),

@@ -147,15 +147,15 @@ class NumericsResult:
 
     # -- queries ---------------------------------------------------------------------------
     def layer(self, node_id: str) -> LayerResult | None:
-        return next((l for l in self.layers if l.node_id == node_id), None)
+        return next((lr for lr in self.layers if lr.node_id == node_id), None)
 
     def worst(self, n: int | None = None, pair: str = PAIR_LOCAL) -> list[LayerResult]:
         """Layers sorted by SQNR of `pair`, lowest first; layers without it go last.
         Ties (e.g. many layers capped as identical) keep the order of the cumulative error."""
-        def key(l: LayerResult) -> tuple:
-            m = l.metric(pair)
-            fb = l.vs_fake_quant or l.vs_float
-            return (m is None, m.sqnr_db if m else 0.0, fb.sqnr_db if fb else SQNR_CAP_DB, l.index)
+        def key(lr: LayerResult) -> tuple:
+            m = lr.metric(pair)
+            fb = lr.vs_fake_quant or lr.vs_float
+            return (m is None, m.sqnr_db if m else 0.0, fb.sqnr_db if fb else SQNR_CAP_DB, lr.index)
         out = sorted(self.layers, key=key)
         return out[:n] if n else out
 

@@ -35,17 +35,17 @@ def layer_table(result: NumericsResult, limit: int | None = None, sort: str = PA
     head = (f"{'#':>3} {'layer (final graph node)':<52} {'op':<28} {'local':>7} {'vs FQ':>7} "
             f"{'vs float':>8} {'FQ-float':>8} {'cos':>7} {'max LSB':>7} {'mean abs':>9}")
     lines = [head, "-" * len(head)]
-    for rank, l in enumerate(rows, 1):
-        op = l.target.replace("cortex_m.", "").replace(".default", "")
-        name = l.node_id if len(l.node_id) <= 52 else l.node_id[:51] + "…"
-        m = l.vs_fake_quant
+    for rank, lr in enumerate(rows, 1):
+        op = lr.target.replace("cortex_m.", "").replace(".default", "")
+        name = lr.node_id if len(lr.node_id) <= 52 else lr.node_id[:51] + "…"
+        m = lr.vs_fake_quant
         lines.append(
-            f"{rank:>3} {name:<52} {op[:28]:<28} {_sq(l.local):>7} {_sq(l.vs_fake_quant):>7} "
-            f"{_sq(l.vs_float):>8} {_sq(l.fake_quant_vs_float):>8} "
-            f"{_f(l.vs_float.cosine if l.vs_float else None, '{:.4f}'):>7} "
+            f"{rank:>3} {name:<52} {op[:28]:<28} {_sq(lr.local):>7} {_sq(lr.vs_fake_quant):>7} "
+            f"{_sq(lr.vs_float):>8} {_sq(lr.fake_quant_vs_float):>8} "
+            f"{_f(lr.vs_float.cosine if lr.vs_float else None, '{:.4f}'):>7} "
             f"{_f(m.max_lsb if m else None, '{:.0f}'):>7} "
-            f"{_f(l.vs_float.mean_abs if l.vs_float else None, '{:.3g}'):>9}"
-            + ("  (derived)" if l.reference == "derived" else ""))
+            f"{_f(lr.vs_float.mean_abs if lr.vs_float else None, '{:.3g}'):>9}"
+            + ("  (derived)" if lr.reference == "derived" else ""))
     return "\n".join(lines)
 
 
@@ -95,11 +95,11 @@ def to_csv(result: NumericsResult, sort: str = PAIR_LOCAL) -> str:
     w = csv.writer(buf)
     cols = CSV_COLUMNS + [f"{_PAIR_PREFIX[p]}_{f}" for p in _PAIR_PREFIX for f in _METRIC_FIELDS]
     w.writerow(cols)
-    for rank, l in enumerate(result.worst(pair=sort), 1):
-        row: list[Any] = [rank, l.index, l.node_id, l.target, l.kind, l.module_path,
-                          l.debug_handle, l.reference, l.scale, l.zero_point]
+    for rank, lr in enumerate(result.worst(pair=sort), 1):
+        row: list[Any] = [rank, lr.index, lr.node_id, lr.target, lr.kind, lr.module_path,
+                          lr.debug_handle, lr.reference, lr.scale, lr.zero_point]
         for p in _PAIR_PREFIX:
-            m = l.metric(p)
+            m = lr.metric(p)
             row += [getattr(m, f) if m else "" for f in _METRIC_FIELDS]
         w.writerow(["" if v is None else v for v in row])
     return buf.getvalue()

@@ -9,9 +9,9 @@ from typing import Any
 
 from backend_core.common.finding import MAY_FAIL, WILL_FAIL, Finding
 from backend_core.analyses.preflight.dim_order import describe, is_channels_last, is_contiguous, same_dim_order
-from backend_core.analyses.preflight.kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER, RANK, SAME, Check,
-                      checks_for)
-from backend_core.analyses.preflight.program_view import Call, ProgramView, schema_arg_names
+from backend_core.analyses.preflight.kernels import (DEFAULT, DEFAULT_OR_CL, DTYPE, IGNORES_DIM_ORDER, PAD_IGNORES_DIM_ORDER,
+                      RANK, SAME, Check, checks_for)
+from backend_core.analyses.preflight.program_view import Call, ProgramView, schema_arg_names  # noqa: F401 - re-exported
 
 # What the target does when a kernel check fails (kernel sets InvalidArgument; Method::execute
 # returns it; the Arm runner reports it and stops).
@@ -25,8 +25,8 @@ class TensorArg:
     name: str                 # schema argument name, or "out"
     node: str                 # the final-graph node that produced it ("value N" when none did)
     dtype: str | None
-    shape: tuple[int, ...] | None
-    dim_order: tuple[int, ...] | None
+    shape: tuple[int, ...]
+    dim_order: tuple[int, ...]
 
 
 def arg_name(call: Call, i: int) -> str:
@@ -120,9 +120,9 @@ def _evidence(tensors: list[TensorArg]) -> tuple[str, ...]:
 
 
 def _where(call: Call) -> tuple[str, ...]:
-    ev = (f"program: instruction {call.position}, kernel {call.name}",)
+    ev: tuple[str, ...] = (f"program: instruction {call.position}, kernel {call.name}",)
     if call.inserted:
-        ev += (f"this call was inserted by to_executorch (no node of the final graph emits it)"
+        ev += ("this call was inserted by to_executorch (no node of the final graph emits it)"
                + (f", for %{call.for_node}" if call.for_node else ""),)
     return ev
 

@@ -158,8 +158,15 @@ def _evalue(ev: _Table) -> tuple[int, Any]:
     return kind, None
 
 
+def _sub_table(t: _Table, index: int) -> _Table:
+    """A required table field of `t` (the schema's union values and kernel calls are never absent)."""
+    at = t._indirect(index)
+    assert at is not None, f"field {index} of a table is missing"
+    return _Table(t.buf, at)
+
+
 def _tensor(ev: _Table, index: int) -> Tensor:
-    t = _Table(ev.buf, ev._indirect(1))
+    t = _sub_table(ev, 1)
     code = _scalar(t, 0, "<b")
     alloc = t._field(6)
     return Tensor(index, SCALAR_TYPES.get(code, f"scalar_type {code}"), tuple(_vec(t, 2, "<i")),
@@ -206,7 +213,7 @@ def _read(prog: bytes, method: str) -> ProgramView:
     for chain in plan.tables(5):
         for ins in chain.tables(2):
             if _scalar(ins, 0, "<B") == _KERNEL_CALL:
-                kc = _Table(ins.buf, ins._indirect(1))
+                kc = _sub_table(ins, 1)
                 name, overload = ops[_scalar(kc, 0, "<i")]
                 args = _vec(kc, 1, "<i")
                 n_args, outs = _split(args, kinds, values)

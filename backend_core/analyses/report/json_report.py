@@ -95,7 +95,7 @@ def build_report(subject: ReportSubject, *, versions: dict[str, str], files: dic
         "quantizer": verdicts,
     }
     if status == "cancelled":      # stopped by the user: what was reached, and no claim about a final graph
-        planned = report["planned_stages"]
+        planned = planned_stages or [s.stage for s in snapshots]
         report["cancelled"] = {"stage_reached": snapshots[-1].stage if snapshots else None,
                                "stages_done": len(snapshots), "stages_planned": len(planned)}
         report["fallbacks"] = report["preflight"] = None

@@ -178,7 +178,8 @@ def subgraph_source(ep: Any, keep: set[str], output: str, *, header: str, target
         body.append(f"        {names[n.name]} = {rhs}")
     buffers = set(sig.inputs_to_buffers)
     values = {**ep.state_dict, **getattr(ep, "constants", {})}
-    init = [f"        self.w{i} = torch.nn.Parameter({tensor_expr(a.meta['val'], positive=a.name in buffers, like=values.get(params[a.name]))}, "
+    init = [f"        self.w{i} = torch.nn.Parameter("
+            f"{tensor_expr(a.meta['val'], positive=a.name in buffers, like=values.get(params[a.name]))}, "
             "requires_grad=False)" for i, a in enumerate(weights)]
     traced = traced or {}
     ins = ", ".join(_input_expr(a.meta["val"], traced.get(a.name)) for a in inputs)

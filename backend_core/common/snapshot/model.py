@@ -252,8 +252,10 @@ def _json_default(o: Any) -> Any:
 
 
 def _qp(d: dict[str, Any] | None) -> QParam | None:
-    if d is None:
-        return None
+    return None if d is None else _qparam(d)
+
+
+def _qparam(d: dict[str, Any]) -> QParam:
     d = dict(d)
     d["scales"] = tuple(d.get("scales") or ())
     return QParam(**d)
@@ -261,6 +263,11 @@ def _qp(d: dict[str, Any] | None) -> QParam | None:
 
 def _tuple_or_none(v: Any) -> tuple[int, ...] | None:
     return tuple(v) if v is not None else None
+
+
+def _requant(rq: dict[str, Any]) -> Requant:
+    kw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in rq.items()}
+    return Requant(**kw)
 
 
 def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
@@ -271,10 +278,9 @@ def node_from_dict(d: dict[str, Any]) -> NodeSnapshot:
         id=d["id"], name=d["name"], fx_op=d["fx_op"], target=d["target"], kind=d["kind"],
         dtype=d.get("dtype"), shape=_tuple_or_none(d.get("shape")),
         inputs=tuple(d.get("inputs", ())), args=tuple(d.get("args", ())),
-        input_qparams=tuple((int(i), _qp(q)) for i, q in d.get("input_qparams", ())),
+        input_qparams=tuple((int(i), _qparam(q)) for i, q in d.get("input_qparams", ())),
         output_qparams=_qp(d.get("output_qparams")),
-        requant=Requant(**{k: tuple(v) if isinstance(v, list) else v for k, v in rq.items()})
-        if rq else None,
+        requant=_requant(rq) if rq else None,
         debug_handle=d.get("debug_handle"), module_path=d.get("module_path", ""),
         module_type=d.get("module_type", ""),
         source=SourceLocation(**{**src, "chain": tuple(src.get("chain") or ())}) if src else None,

@@ -12,7 +12,8 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^
 
 _FRAMEWORK_MARKERS = (
     "/torch/", "/torchao/", "/executorch/exir/", "/executorch/backends/", "/executorch/devtools/",
-    "/backend_core/stages/pipeline/", "/backend_core/common/snapshot/", "/backend_core/analyses/numerics/", "/contextlib.py", "/functools.py", "<frozen", "/site-packages/_pytest/",
+    "/backend_core/stages/pipeline/", "/backend_core/common/snapshot/", "/backend_core/analyses/numerics/", "/contextlib.py",
+    "/functools.py", "<frozen", "/site-packages/_pytest/",
     "/threading.py", "/runpy.py",
 )
 

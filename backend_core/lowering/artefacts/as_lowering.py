@@ -30,7 +30,7 @@ class ArtefactLowering(LoweringResult):
 def lower_artefact(source: str, path: str, options: PipelineOptions, *,
                    on_stage: Callable[[Any, list[str]], None] | None = None,
                    on_status: Callable[[str], None] | None = None, use_cache: bool = True,
-                   companions: dict[str, str | None] | None = None) -> ArtefactLowering:
+                   companions: dict[str, Any] | None = None) -> ArtefactLowering:
     stages: list[Any] = []
     res = open_artefact(path, use_cache=use_cache, on_status=on_status, on_stage=stages.append,
                         **(companions or {}))

@@ -18,7 +18,7 @@ def unbundle(data: bytes, name: str) -> tuple[bytes, list[dict[str, Any]]]:
 
     try:
         bundle = deserialize_from_flatbuffer_to_bundled_program(data)
-    except Exception as e:  # noqa: BLE001 - a bundle flatc cannot read is a bad file
+    except Exception as e:  # a bundle flatc cannot read is a bad file
         raise BadInputError(f"ExecuTorch could not read the bundled program {name}: {type(e).__name__}: "
                             f"{str(e)[:200]}",
                             "The file is damaged or from another ExecuTorch version: bundle it again.",

@@ -47,7 +47,7 @@ def gaps_overlay(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphS
         return compute_gaps(etdump, debug_buffer, etrecord, final, metric).to_dict()
     except CmlensError:
         raise
-    except Exception as e:  # noqa: BLE001 - the Inspector's errors are about the inputs here
+    except Exception as e:  # the Inspector's errors are about the inputs here
         raise BadInputError(
             f"ExecuTorch's Inspector could not compare the ETDump with the ETRecord: {type(e).__name__}: "
             f"{str(e)[:300]}",

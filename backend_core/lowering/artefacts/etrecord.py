@@ -37,7 +37,7 @@ def parse(path: Path) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return parse_etrecord(str(path))
-    except Exception as e:  # noqa: BLE001 - a record torch cannot load is bad input
+    except Exception as e:  # a record torch cannot load is bad input
         text = f"{type(e).__name__}: {str(e)[:300]}"
         version = "version" in text.lower() or "schema" in text.lower()
         raise BadInputError(

@@ -80,15 +80,19 @@ def open_artefact(path: str | Path, *, etrecord: str | Path | None = None, etdum
                 f"{main.name} is an ETDump: it holds timings and intermediate outputs, but no graph.",
                 "Open it with the ETRecord (and/or the .pte/.bpte) of the program that ran: "
                 "cmlens gui run.etrecord --etdump run.etdump")
-        res = (_open_record(comp["etrecord"], comp, say) if comp["etrecord"] is not None
-               else _open_program(comp["program"], read_artefact(comp["program"])[0],
-                                  read_artefact(comp["program"])[1], say))
+        program = comp["program"]
+        if comp["etrecord"] is not None:
+            res = _open_record(comp["etrecord"], comp, say)
+        else:
+            assert program is not None          # one of the two: checked above
+            res = _open_program(program, read_artefact(program)[0], read_artefact(program)[1], say)
         res.path, res.kind = str(main), ETDUMP
     if comp.get("etdump") is not None or kind == ETDUMP:
         from backend_core.lowering.artefacts.etdump import overlay
 
         say("reading the ETDump")
         dump = main if kind == ETDUMP else comp["etdump"]
+        assert dump is not None
         record = main if kind == ETRECORD else comp["etrecord"]
         res.overlay = overlay(dump, res.snapshots[-1], etrecord=record,
                               debug_buffer=comp["debug_buffer"], notes=res.notes)

@@ -33,7 +33,7 @@ def deserialize(data: bytes, name: str, *, fast: bool = True) -> Any:
 
     try:
         return read_pte_file(data, _schemas_known, torch_free=fast)
-    except Exception as e:  # noqa: BLE001 - anything the deserialiser raises means a bad file
+    except Exception as e:  # anything the deserialiser raises means a bad file
         raise BadInputError(
             f"ExecuTorch could not read {name}: {type(e).__name__}: {str(e)[:200]}",
             "The file is damaged or was written by a different ExecuTorch version: export it again "

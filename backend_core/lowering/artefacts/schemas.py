@@ -46,8 +46,8 @@ def register_libraries() -> None:
     global _registered
     if _registered:
         return
-    import executorch.backends.cortex_m.passes  # noqa: F401  registers torch.ops.cortex_m
-    import executorch.exir.passes.dim_order_ops_registry  # noqa: F401
+    import executorch.backends.cortex_m.passes  # registers torch.ops.cortex_m
+    import executorch.exir.passes.dim_order_ops_registry
     import executorch.exir.passes.executorch_prim_ops_registry  # noqa: F401
     _registered = True
     if cached_table() is None:

@@ -42,7 +42,7 @@ def _verify_cached(cache: ResultCache, base_key: str, key: str, spec: Any, opts:
 @collector_paused_in
 def lower(source: str, options: PipelineOptions = PipelineOptions(), *, outputs: LowerOutputs = LowerOutputs(),
           hooks: LowerHooks = LowerHooks(), use_cache: bool = True, verify_suggestions: bool = False,
-          artefact_companions: dict[str, str | None] | None = None) -> LoweringResult:
+          artefact_companions: dict[str, str] | None = None) -> LoweringResult:
     """Lower `source`. Raises BadInputError for bad sources/options; a failing stage gives a result with
     status "failed" and the stages before it. `verify_suggestions` re-lowers modified copies to check the
     fixes the tool can try (backend_core.lowering.lower.verify); an artefact (.pte, .bpte, .etrecord,

@@ -45,12 +45,12 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
     if chosen:           # the diagnosis named what hands the op what it cannot take
         return {n: _record(failure, round_no, via=why) for n, why in chosen.items()}
     if op and op not in quarantined and op in accepted:
-        out = {op: _record(failure, round_no)}
+        out: dict[str, dict[str, Any]] = {op: _record(failure, round_no)}
         for other in failure.get("same_failure") or []:     # the same ExecuTorch check fails on them too
             if other not in quarantined and other in accepted:
                 out[other] = _record(failure, round_no, via=f"it fails the same check as `{op}`")
         return out
-    out: dict[str, dict[str, Any]] = {}
+    out = {}
     for o in failure.get("operands") or []:
         name = o.get("name_at_quantisation")
         dtype = o.get("dtype") or ""
@@ -64,8 +64,8 @@ def next_quarantine(failure: dict[str, Any] | None, quarantined: dict[str, Any],
 
 def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
     """(rewrite, which pre-flight findings it avoids), in the order they claim findings."""
-    from backend_core.stages.fallback.rewrites import (CAT_CONTIGUOUS, CL_AFTER_VIEWS, CL_INTO_CONVS, FEWER_DIMS, NORMS_CONTIGUOUS,
-                                     PERMUTE_CONTIGUOUS)
+    from backend_core.stages.fallback.rewrites import (CAT_CONTIGUOUS, CL_AFTER_VIEWS, CL_INTO_CONVS, FEWER_DIMS,
+                                     NORMS_CONTIGUOUS, PERMUTE_CONTIGUOUS)
 
     def blind(f: Any, op: str) -> bool:
         return f.rule == "cmsis-ignores-dim-order" and op in f.op
@@ -75,7 +75,8 @@ def _target_fixes() -> list[tuple[str, Callable[[Any], bool]]]:
              or blind(f, "transpose")),
             (CL_INTO_CONVS, lambda f: f.rule == "cmsis-needs-channels-last" and "conv" in f.op),
             (CL_AFTER_VIEWS, lambda f: blind(f, "quantized_add") or blind(f, "quantized_mul")
-             or (f.rule == "cmsis-needs-channels-last" and "conv" in f.op) or f.rule in ("dim-order-mismatch", "view-of-channels-last")),
+             or (f.rule == "cmsis-needs-channels-last" and "conv" in f.op)
+             or f.rule in ("dim-order-mismatch", "view-of-channels-last")),
             (FEWER_DIMS, lambda f: f.rule == "cmsis-unsupported-rank"),
             (NORMS_CONTIGUOUS, lambda f: f.rule == "needs-contiguous" and "norm" in f.op)]
 

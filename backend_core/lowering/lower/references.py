@@ -1,6 +1,7 @@
 """The bundle of a lowering and its references record: expected outputs = the lowered program run on
 the host, compared with the PT2E fake-quant model in output steps, and the difference named: which
-layers of the lowered program differ from fake-quant by themselves (the numerics' local error: a layer's kernel rerun on the fake-quant values of its inputs).
+layers of the lowered program differ from fake-quant by themselves (the numerics' local error: a layer's kernel rerun on the
+fake-quant values of its inputs).
 
 Why local and not cumulative: later layers inherit an early layer's difference, so a cumulative
 comparison blames every layer after the first. Measured on gelu_conv (M55): only the conv's local

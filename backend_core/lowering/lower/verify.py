@@ -81,11 +81,11 @@ def verify_suggestions(final: GraphSnapshot, model: Any, options: Any, supported
                           f"fallback(s); this op {'no longer falls back' if g not in r.groups else 'still falls back'}")
     nodes = []
     for n in final.nodes:
-        fb = n.fallback
-        if n.kind == KIND_FALLBACK and fb is not None and fb.group in outcome:
-            verdict, text = outcome[fb.group]
-            fb = replace(fb, verified=verdict, verification=text,
-                         suggestion=f"{fb.suggestion} [{text.split(' — ')[0]}]")
-            n = replace(n, fallback=fb)
+        nfb = n.fallback
+        if n.kind == KIND_FALLBACK and nfb is not None and nfb.group in outcome:
+            verdict, text = outcome[nfb.group]
+            nfb = replace(nfb, verified=verdict, verification=text,
+                          suggestion=f"{nfb.suggestion} [{text.split(' — ')[0]}]")
+            n = replace(n, fallback=nfb)
         nodes.append(n)
     return replace(final, nodes=tuple(nodes))

@@ -46,7 +46,9 @@ def _islands(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[st
     out = []
     for k in list(ia) + [k for k in ib if k not in ia]:
         x, y = ia.get(k), ib.get(k)
-        out.append({"key": k, "name": (x or y)["name"], **delta(x["count"] if x else None, y["count"] if y else None),
+        named = x or y
+        assert named is not None                # k is a key of one of them
+        out.append({"key": k, "name": named["name"], **delta(x["count"] if x else None, y["count"] if y else None),
                     "ms": delta((x or {}).get("ms"), (y or {}).get("ms"))})
     return out
 

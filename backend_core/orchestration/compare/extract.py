@@ -17,8 +17,8 @@ from backend_core.analyses.report.json_report import snapshots_from_report
 from backend_core.common.snapshot.classify import is_quant_boundary
 from backend_core.common.snapshot.model import (KIND_CMSIS, KIND_DATA, KIND_DELEGATE, KIND_FALLBACK, KIND_INPUT, KIND_PLUMBING,
                               KIND_WEIGHT, GraphSnapshot, NodeSnapshot)
-from backend_core.orchestration.compare.facts import (BOUNDARY, DATA, DELEGATE, FALLBACK, FUSED, GONE, LOWERED, PROV_FULL, PROV_WEAK, NodeFact,
-                    OpGroup, SideFacts, op_key)
+from backend_core.orchestration.compare.facts import (BOUNDARY, DATA, DELEGATE, FALLBACK, FUSED, GONE, LOWERED, PROV_FULL,
+                    PROV_WEAK, NodeFact, OpGroup, SideFacts, op_key)
 from backend_core.orchestration.compare.qparams import qparams_of
 
 _NOT_OPS = (KIND_PLUMBING, KIND_INPUT, KIND_WEIGHT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from backend_core.orchestration.compare.facts import FUSED, GONE, PROV_FULL, OpGroup, SideFacts, op_key
 
@@ -42,10 +42,10 @@ _LEVELS: tuple[tuple[str, Callable[[OpGroup], tuple | None]], ...] = (
 )
 
 
-def _counted(items: list, keyfn: Callable) -> dict[tuple, object]:
+def _counted(items: list, keyfn: Callable) -> dict[tuple, Any]:
     """key + its occurrence number among equal keys, in order -> item."""
     seen: dict[tuple, int] = {}
-    out: dict[tuple, object] = {}
+    out: dict[tuple, Any] = {}
     for it in items:
         k = keyfn(it)
         if k is None:
@@ -88,7 +88,7 @@ def _match_keyed(rows: list[Row], side: SideFacts, s: int) -> None:
 
 def _pairs(a: list[tuple], b: list[tuple]) -> list[tuple[int, int]]:
     """Aligned positions: equal (op, shape) runs, then equal ops inside replaced runs."""
-    out = []
+    out: list[tuple[int, int]] = []
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":

@@ -46,7 +46,7 @@ def compare_facts(sides: list[SideFacts], rtol: float = DEFAULT_RTOL,
                          "by operator order, op and output shape. That match is weaker than by the op the user "
                          "wrote, and ops fused or removed by the lowering cannot be seen on it.")
         notes.extend(f"side {i + 1}: {n}" for n in s.notes)
-    versions = {s.versions.get("executorch") for s in sides if s.versions.get("executorch")}
+    versions = {str(s.versions["executorch"]) for s in sides if s.versions.get("executorch")}
     if len(versions) > 1:
         notes.append("the sides were lowered with different ExecuTorch versions: " + ", ".join(sorted(versions)))
     return Comparison(sides, rows, ref, all_deltas(rows, sides), rtol, notes, list(reports or [None] * len(sides)))

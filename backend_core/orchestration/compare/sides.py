@@ -115,7 +115,7 @@ def expand_vary(specs: list[SideSpec], vary: list[str]) -> list[SideSpec]:
     """`--vary key=v1,v2`: each side once per value (several --vary multiply)."""
     for key, values in parse_vary(vary, OPTION_KEYS, at_least=2).items():
         parsed = [(key, v) for v in values]
-        out = []
+        out: list[SideSpec] = []
         for s in specs:
             if s.kind != LOWERING:
                 raise BadInputError(f"--vary applies to lowerings; {s.source} is a {s.kind}.",

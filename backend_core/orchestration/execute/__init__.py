@@ -18,7 +18,7 @@ __all__ = ["Executor", "JobHandle", "as_completed", "InProcessExecutor", "Worker
            "LocalPoolExecutor", "DaskExecutor", "run_in_process", "open_executor"]
 
 
-def __getattr__(name: str):  # noqa: ANN202 - the pool and Dask import multiprocessing / distributed lazily
+def __getattr__(name: str):  # the pool and Dask import multiprocessing / distributed lazily
     if name == "LocalPoolExecutor":
         from backend_core.orchestration.execute.pool import LocalPoolExecutor
         return LocalPoolExecutor

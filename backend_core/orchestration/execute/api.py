@@ -113,6 +113,9 @@ class ExecutorBase:
 
     workers = 1
 
+    def describe(self) -> str:  # pragma: no cover
+        raise NotImplementedError
+
     def submit(self, job: Job, on_event: EventCallback | None = None) -> JobHandle:  # pragma: no cover
         raise NotImplementedError
 

@@ -5,6 +5,7 @@ handle (`set_result_dict`) so a sweep stores exactly what the worker returned.""
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any, Callable, Iterable
 
 from backend_core.orchestration.jobs import Job, JobResult
@@ -43,7 +44,7 @@ class BatchExecutor(ExecutorBase):
         for job in jobs:
             h = JobHandle(job, cancel_one)
             if on_event is not None:
-                h.add_listener(lambda kind, data, h=h: on_event(h, kind, data))
+                h.add_listener(partial(on_event, h))
             handles.append(h)
         items = [(str(i), j.to_dict()) for i, j in enumerate(jobs)]
 

@@ -53,7 +53,7 @@ class DaskExecutor(BatchExecutor):
         self.scheduler_settings_before = self.client.run_on_scheduler(tune)
 
     @property
-    def workers(self) -> int:
+    def workers(self) -> int:  # type: ignore[override]  # read-only here: the cluster decides
         """Jobs that run at once: the cluster's worker threads."""
         return sum(int(w.get("nthreads", 1)) for w in self.client.scheduler_info().get("workers", {}).values()) or 1
 

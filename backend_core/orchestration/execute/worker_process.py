@@ -5,13 +5,14 @@ ExecuTorch is a failed result, and cancel ends the process (SIGTERM: the job sto
 and exits; `kill` ends the whole process group at once)."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import Any, cast
 
 from backend_core.orchestration.jobs import Job, JobResult
 from backend_core.orchestration.jobs.result import CANCELLED
@@ -92,7 +93,7 @@ class ProcessJobHandle(JobHandle):
         return int(self._proc.pid)
 
     def command(self) -> list[str]:
-        return [str(a) for a in self._proc.args]
+        return [str(a) for a in cast(list[Any], self._proc.args)]      # started with an argument list
 
 
 def signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -105,11 +106,12 @@ def signal_group(proc: subprocess.Popen, sig: int) -> None:
 
 def _read(proc: subprocess.Popen, handle: JobHandle, stream_stderr: bool) -> None:
     assert proc.stdout is not None and proc.stderr is not None
+    stdout, stderr = cast(io.BufferedReader, proc.stdout), cast(io.BufferedReader, proc.stderr)    # bufsize=-1
     errors: list[str] = []
 
     def read_stderr() -> None:                  # never block on a full pipe
         splitter = LineSplitter()
-        for chunk in iter(lambda: proc.stderr.read1(65536), b""):
+        for chunk in iter(lambda: stderr.read1(65536), b""):
             for line in splitter.feed(chunk):
                 errors.append(line)
                 del errors[:-40]
@@ -121,7 +123,7 @@ def _read(proc: subprocess.Popen, handle: JobHandle, stream_stderr: bool) -> Non
     result: dict[str, Any] | None = None
     refused: dict[str, Any] | None = None
     splitter = LineSplitter()
-    for chunk in iter(lambda: proc.stdout.read1(1 << 20), b""):
+    for chunk in iter(lambda: stdout.read1(1 << 20), b""):
         for line in splitter.feed(chunk):
             msg = parse_line(line)
             if msg is None:

@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from backend_core.orchestration.history.config import config_of_request
 from backend_core.orchestration.history.entry import Record
-from backend_core.orchestration.history.git import ModelInRepo, add_worktree, commit_info, current_branch, has_path, remove_worktree
+from backend_core.orchestration.history.git import (ModelInRepo, add_worktree, commit_info, current_branch, has_path,
+                                                    remove_worktree)
 from backend_core.orchestration.history.record import build_record, kept_report, record_of_result, report_of_result
 from backend_core.orchestration.history.store import HistoryStore
 

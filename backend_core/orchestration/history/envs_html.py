@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from backend_core.orchestration.history.envs import EnvDifference, env_label
-from backend_core.orchestration.history.html import _CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels, fallback_diffs
+from backend_core.orchestration.history.html import (_CSS, _JS, H, PAD_B, PAD_T, _e, _fmt, chart_frame, commit_labels,
+                                                     fallback_diffs)
 from backend_core.orchestration.history.metrics import label
 from backend_core.orchestration.history.query import History
 from backend_core.orchestration.history.trends import metric_names, series
@@ -74,9 +75,9 @@ def env_history_html(title: str, subtitle: str, histories: list[History], differ
     for m in names:
         lines = []
         for k, h in enumerate(histories):
-            vals = series(h.records, m)
+            env_vals = series(h.records, m)
             lines.append((COLOURS[k % len(COLOURS)],
-                          [(pos[r.commit], offsets[k] + i, v, r) for i, (r, v) in enumerate(zip(h.records, vals))]))
+                          [(pos[r.commit], offsets[k] + i, v, r) for i, (r, v) in enumerate(zip(h.records, env_vals))]))
         charts.append(f"<div class='chart' id='chart-{_e(m)}'><h3>{_e(label(m))}</h3>{env_chart_svg(m, order, lines)}</div>")
     legend = "".join(f"<span><i style='background:{COLOURS[k % len(COLOURS)]}'></i>{_e(lab)}: {len(h.records)} commit(s)"
                      f"</span>" for k, (lab, h) in enumerate(zip(labels, histories)))

@@ -47,12 +47,16 @@ h+='<b class="mono">'+esc(r.commit.slice(0,10))+'</b> '+esc(r.subject||'')+' <sp
 (r.branch?' · '+esc(r.branch):'')+(r.dirty?' · dirty':'')+'</span><br>';
 if(r.status!=='ok'){h+='<b class="up">failed</b>: '+esc((r.error||{}).message||'')+'<br>'}
 h+='<span class="s">'+Object.entries(r.versions||{}).map(([k,v])=>esc(k)+' '+esc(v)).join(' · ')+'</span>';
-const fb=(R.fallbacks[i]||[]);if(fb.length){h+='<div><b>fallbacks</b>: '+fb.map(f=>esc(f.op)+' ('+esc(f.category)+(f.source?', '+esc(f.source):'')+')').join('; ')+'</div>'}
+const fb=(R.fallbacks[i]||[]);\
+if(fb.length){h+='<div><b>fallbacks</b>: '+\
+fb.map(f=>esc(f.op)+' ('+esc(f.category)+(f.source?', '+esc(f.source):'')+')').join('; ')+'</div>'}
 const df=R.diffs[i];if(df&&(df.added.length||df.removed.length)){h+='<div><b>against the commit before</b>: '+
-df.added.map(x=>'<span class="up">+ '+esc(x)+'</span>').join(' ')+' '+df.removed.map(x=>'<span class="down">− '+esc(x)+'</span>').join(' ')+'</div>'}
+df.added.map(x=>'<span class="up">+ '+esc(x)+'</span>').join(' ')+' '+\
+df.removed.map(x=>'<span class="down">− '+esc(x)+'</span>').join(' ')+'</div>'}
 if(rp||cp){h+='<div>'+(rp?'<a href="'+esc(rp)+'">open the lowering report of this commit</a> ':'')+
 (cp?'<a href="'+esc(cp)+'">compare with the commit before</a>':'')+'</div>'}
-h+='<table>'+Object.entries(r.metrics||{}).map(([k,v])=>'<tr><td>'+esc(k)+'</td><td class="mono">'+esc(v)+'</td></tr>').join('')+'</table>';
+h+='<table>'+\
+Object.entries(r.metrics||{}).map(([k,v])=>'<tr><td>'+esc(k)+'</td><td class="mono">'+esc(v)+'</td></tr>').join('')+'</table>';
 d.innerHTML=h;d.style.display='block';
 document.querySelectorAll('.pt').forEach(p=>p.setAttribute('stroke',p.dataset.i==i?'#000':'none'));}
 function go(i,kind){const p=((R.links||{})[kind]||{})[i];if(p){window.location.href=p;return true}return false}
@@ -141,7 +145,7 @@ def chart_svg(metric: str, records: list[Record], values: list[Any], changed: se
 
 def fallback_diffs(records: list[Record]) -> list[dict[str, list[str]]]:
     """Per record: the fallbacks (on the user's ops) added and removed against the record before it."""
-    out = []
+    out: list[dict[str, list[str]]] = []
     prev: list[str] | None = None
     for r in records:
         cur = [f"{f['op']} ({f['category']})" for f in ((r.extra or {}).get("notes") or {}).get("fallbacks", [])] \
@@ -195,6 +199,7 @@ def history_html(title: str, subtitle: str, records: list[Record], changes: list
     payload = json.dumps(data, default=str).replace("</", "<\\/")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><header><h1>{_e(title)}</h1><div class='sub'>{_e(subtitle)}</div>"
-            f"</header><main><section id='changes'><h2>Changes: {len(changes)} in {len(by_commit)} commit(s)</h2>{''.join(items)}</section>"
+            f"</header><main><section id='changes'><h2>Changes: {len(changes)} in {len(by_commit)} commit(s)</h2>"
+            f"{''.join(items)}</section>"
             f"<section id='right'><div id='detail'></div><div id='charts'>{''.join(charts)}</div></section></main>"
             f"<script type='application/json' id='data'>{payload}</script><script>{_JS}</script></body></html>")

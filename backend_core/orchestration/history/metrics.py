@@ -73,9 +73,9 @@ def metrics_of(report: dict[str, Any], facts: Any | None) -> tuple[dict[str, Any
     else:
         fbs, seen = [], set()               # nodes one user op became count once (the report's `group`)
         for f in report.get("fallbacks") or []:
-            key = (f.get("group") or f.get("node"), f.get("category"))
-            if key not in seen:
-                seen.add(key)
+            group_key = (f.get("group") or f.get("node"), f.get("category"))
+            if group_key not in seen:
+                seen.add(group_key)
                 fbs.append(f)
         m["fallbacks"] = len(fbs)
         for f in fbs:

@@ -24,14 +24,18 @@ def _lean(n: dict[str, Any]) -> dict[str, Any]:
     return base if node_entry(base) == n else n
 
 
+def _node_list(st: dict[str, Any]) -> list[Any]:
+    nodes = st.get("nodes")
+    return nodes if isinstance(nodes, list) else []
+
+
 def pack_report(report: dict[str, Any]) -> dict[str, Any]:
     """A shallow copy of `report` whose stages refer to the stage before where they are equal."""
     stages = report.get("stages")
     if not isinstance(stages, list) or not stages:
         return report
     # a node without `op` would get one back from unpack_report: then no node is stored lean
-    lean = all(isinstance(n, dict) and "op" in n for st in stages if isinstance(st, dict)
-               for n in (st.get("nodes") if isinstance(st.get("nodes"), list) else ()))
+    lean = all(isinstance(n, dict) and "op" in n for st in stages if isinstance(st, dict) for n in _node_list(st))
     out: list[Any] = []
     prev_nodes: list[Any] = []
     prev_edges: Any = None
@@ -47,8 +51,8 @@ def pack_report(report: dict[str, Any]) -> dict[str, Any]:
                 where.setdefault(n.get("id"), i)
         packed = []
         for n in nodes:
-            i = where.get(n.get("id")) if isinstance(n, dict) else None
-            packed.append(i if i is not None and prev_nodes[i] == n else _lean(n) if lean else n)
+            j = where.get(n.get("id")) if isinstance(n, dict) else None
+            packed.append(j if j is not None and prev_nodes[j] == n else _lean(n) if lean else n)
         st2 = {**st, "nodes": packed}
         edges = st.get("edges")
         if edges is not None and prev_edges is not None and edges == prev_edges:

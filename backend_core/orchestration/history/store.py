@@ -90,7 +90,7 @@ class HistoryStore:
     def where(self) -> str:
         """The store for messages: the file for SQLite, the URL without a password otherwise."""
         u = self.engine.url
-        return u.database if u.get_backend_name() == "sqlite" else u.render_as_string(hide_password=True)
+        return (u.database or "") if u.get_backend_name() == "sqlite" else u.render_as_string(hide_password=True)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -109,6 +109,7 @@ class HistoryStore:
 
     def _upsert(self, table: sa.Table, columns: Iterable[str]) -> Any:
         dialect = self.engine.dialect.name
+        insert: Any                             # the dialect's INSERT with ON CONFLICT
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         elif dialect == "postgresql":

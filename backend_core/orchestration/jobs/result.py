@@ -28,7 +28,8 @@ class JobResult:
     record: Any = field(default=None, repr=False, compare=False)       # keep "etrecord": the .bpte + ETRecord
     numerics: Any = field(default=None, repr=False, compare=False)     # the numerics step's NumericsResult
     numerics_inputs: Any = field(default=None, repr=False, compare=False)   # its samples (jobs/steps/numerics.py)
-    run_environment: Any = field(default=None, repr=False, compare=False)   # the run's board, checkout, simulator (jobs/target_run/plan.py)
+    # the run's board, checkout, simulator (jobs/target_run/plan.py)
+    run_environment: Any = field(default=None, repr=False, compare=False)
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -63,7 +63,8 @@ body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#1d2330;background:#ff
 h1{font-size:18px;margin:0 0 4px} .sub{color:#5b6475;margin-bottom:10px}
 .bar{display:flex;gap:12px;align-items:center;margin:8px 0;flex-wrap:wrap}
 input,select{font:inherit;padding:3px 6px}
-table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #e3e6ec;padding:3px 5px;text-align:left;white-space:nowrap}
+table{border-collapse:collapse;width:100%}
+th,td{border-bottom:1px solid #e3e6ec;padding:3px 5px;text-align:left;white-space:nowrap}
 th{background:#f3f5f8;cursor:pointer;position:sticky;top:0;user-select:none} th.sorted::after{content:attr(data-dir)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:hover td{background:#f6f9ff} td.bad{background:#fde2e1;color:#8a1c13;font-weight:600}
@@ -76,7 +77,8 @@ a{color:#1a56c4}
 
 _JS = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
-const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes','instructions','estimated_ms','seconds','top1','flips']);
+const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes',
+  'instructions','estimated_ms','seconds','top1','flips']);
 let sortKey = null, dir = 1;
 function fmt(k, v){ if (v===null||v===undefined||v==='') return ''; if (k==='fits') return v?'yes':'NO';
   if (k==='estimated_ms' && typeof v==='number') return v.toPrecision(3);
@@ -99,7 +101,8 @@ function draw(){ let rows=visible();
   const t=document.getElementById('rows'); t.innerHTML='';
   for (const r of rows){ const tr=document.createElement('tr'); tr.dataset.id=r.id;
     for (const [k] of cols){ const td=document.createElement('td'); td.className=cls(k,r);
-      if (k==='label' && r.report){ const a=document.createElement('a'); a.href=r.report; a.textContent=r.label; td.appendChild(a);}
+      if (k==='label' && r.report){ const a=document.createElement('a'); a.href=r.report; a.textContent=r.label;
+        td.appendChild(a);}
       else td.textContent=(k==='outcome' && r.verdict)? r.verdict : fmt(k,r[k]);
       if (k==='error' && r.error) td.title=r.error;
       if (k==='outcome' && r.verdict_lines) td.title=r.verdict_lines; tr.appendChild(td);}
@@ -141,7 +144,8 @@ def dashboard_html(rows: list[dict[str, Any]], manifest: dict[str, Any]) -> str:
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cmlens sweep</title>
 <style>{_CSS}</style></head><body>
 <h1>cmlens sweep: {len(rows)} jobs</h1>
-<div class="sub">{html.escape(str(manifest.get('executor', '')))} · steps {html.escape(', '.join(manifest.get('steps', [])))}</div>
+<div class="sub">{html.escape(str(manifest.get('executor', '')))} ·
+steps {html.escape(', '.join(manifest.get('steps', [])))}</div>
 <div class="chips"><span class="d">{done} done</span><span class="{'f' if failed else ''}">{failed} failed</span>
 <span class="{'f' if fb else ''}">{fb} with fallbacks</span><span class="{'f' if nofit else ''}">{nofit} do not fit</span>
 <span class="{'f' if runfail else ''}">{runfail} target runs not PASS</span></div>

@@ -5,6 +5,7 @@ not exist is a BadInputError (exit 2) naming it and the fix."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[st
     jobs = []
     for model in models:
         for combo in itertools.product(*(axes[n] for n in names)) if names else [()]:
-            values = dict(zip(names, combo))
+            values: dict[str, Any] = dict(zip(names, combo))
             low = replace(base, **{k: v for k, v in values.items() if k != "board"})
             label = " · ".join([_model_label(model)] + [_label(k, v) for k, v in values.items()])
             jobs.append(Job(model, low, steps=steps, board=values.get("board", board), run=run, keep=keep,

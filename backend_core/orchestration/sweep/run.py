@@ -48,7 +48,8 @@ class Progress:
         eta = self.eta_s()
         queued = len(self.running) - self.running_now
         return (f"{self.done + self.failed + self.skipped}/{self.total}: {self.done} done, {self.running_now} running, "
-                + (f"{queued} queued, " if queued else "") + f"{self.failed} failed" + (f", {self.skipped} from an earlier run" if self.skipped else "")
+                + (f"{queued} queued, " if queued else "") + f"{self.failed} failed"
+                + (f", {self.skipped} from an earlier run" if self.skipped else "")
                 + (f", ETA {eta:.0f} s" if eta is not None and self.remaining else ""))
 
 

@@ -63,7 +63,8 @@ def activation_cause(pf: Any, resolver: UserOpResolver, last: GraphSnapshot, ln:
     # ones out changes what the quantizer annotates downstream (measured on torch.ao's quantizable LSTM:
     # its later cell ops then lower as int8), so they wait for a round of their own if they still fail.
     tensor = _tensor_read(last, sn)
-    same, later = [], []
+    same: list[Any] = []
+    later: list[Any] = []
     for n in last.nodes:
         if n.id == ln.id or not _fails_int8_check(last, n, targets):
             continue

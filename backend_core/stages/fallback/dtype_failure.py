@@ -45,7 +45,8 @@ def _same_dtype_failures(resolver: UserOpResolver, last: GraphSnapshot, target: 
         if n.fx_op != "call_function" or n.target != target:
             continue
         ins = [last.node(i) for i in n.inputs[:2]]
-        if len(ins) == 2 and all(x is not None and x.dtype for x in ins) and ins[0].dtype != ins[1].dtype:
+        a, b = (ins + [None, None])[:2]
+        if len(ins) == 2 and a is not None and b is not None and a.dtype and b.dtype and a.dtype != b.dtype:
             q = resolver.quantized_node(n)
             if q is not None and q.name != skip:
                 out[q.name] = _int_operand_ops(resolver, last, n)

@@ -32,8 +32,8 @@ def float_origin(last: GraphSnapshot, start: NodeSnapshot) -> NodeSnapshot | Non
         seen += 1
         if cur.output_qparams is None and cur.target != "getitem":
             return cur
-        src = next((last.node(i) for i in cur.inputs if last.node(i) is not None
-                    and last.node(i).fx_op == "call_function"), None)
+        src = next((n for n in (last.node(i) for i in cur.inputs) if n is not None and n.fx_op == "call_function"),
+                   None)
         if src is None or not is_float(src.dtype):
             return cur
         cur = src

@@ -67,7 +67,8 @@ def _channels_last_order(val: Any) -> bool:
 
     if not (isinstance(val, torch.Tensor) and val.dim() == 4 and val.shape[1] > 1 and val.shape[2] * val.shape[3] > 1):
         return False
-    order = sorted(range(4), key=lambda d: (-val.stride(d), d))
+    strides = val.stride()
+    order = sorted(range(4), key=lambda d: (-strides[d], d))
     return order == [0, 2, 3, 1]
 
 
@@ -92,7 +93,8 @@ def cat_through_contiguous(ep: Any) -> tuple[Any, dict[str, str]]:
             continue
         flat = [_copy_before(g, n, t, torch.contiguous_format) for t in n.args[0]]
         n.args = (flat, *n.args[1:])
-        n.meta["val"] = fake_val(lambda *vs: torch.cat(list(vs), dim), flat[0].meta["val"], *[f.meta["val"] for f in flat[1:]])
+        n.meta["val"] = fake_val(lambda *vs, dim=dim: torch.cat(list(vs), dim), flat[0].meta["val"],
+                                 *[f.meta["val"] for f in flat[1:]])
         _copy_after(g, n, torch.channels_last)
     ep.graph_module.recompile()
     return ep, {}
@@ -171,7 +173,8 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
     (cmsis-needs-channels-last) and portable kernels refuse mixed dim orders (dim-order-mismatch). The clone
     restores the layout eager had; a view or reshape of a 4-D tensor gets an NCHW base first
     (to_executorch makes it a memory view read as contiguous: the pre-flight's view-of-channels-last), and a
-    split of a channels-last tensor is made on an NCHW copy and its pieces cloned back. Same values; one dim-order copy per such view, and per split and piece."""
+    split of a channels-last tensor is made on an NCHW copy and its pieces cloned back. Same values; one dim-order copy per such
+    view, and per split and piece."""
     import torch
 
     aten = torch.ops.aten
@@ -190,7 +193,7 @@ def channels_last_after_views(ep: Any) -> tuple[Any, dict[str, str]]:
             # (also when eager's base is NCHW: a CMSIS-NN conv before it writes NHWC in the program)
             flat = _copy_before(g, n, src, torch.contiguous_format)
             n.args = (flat, *n.args[1:])
-            n.meta["val"] = fake_val(lambda v: n.target(v, *n.args[1:]), flat.meta["val"])
+            n.meta["val"] = fake_val(lambda v, n=n: n.target(v, *n.args[1:]), flat.meta["val"])
         if was_channels_last:
             _copy_after(g, n, torch.channels_last)
     _split_through_contiguous(g)
@@ -281,9 +284,9 @@ def permute_in_fewer_dims(ep: Any) -> tuple[Any, dict[str, str]]:
             flat = g.call_function(aten.reshape.default, (src, shape))
             moved = g.call_function(aten.permute.default, (flat, small))
             back = g.call_function(aten.reshape.default, (moved, list(val.shape)))
-        flat.meta = {**n.meta, "val": fake_val(lambda v: v.reshape(shape), src.meta["val"])}
-        moved.meta = {**n.meta, "val": fake_val(lambda v: v.permute(small), flat.meta["val"])}
-        back.meta = {**n.meta, "val": fake_val(lambda v: v.reshape(list(val.shape)), moved.meta["val"])}
+        flat.meta = {**n.meta, "val": fake_val(lambda v, shape=shape: v.reshape(shape), src.meta["val"])}
+        moved.meta = {**n.meta, "val": fake_val(lambda v, small=small: v.permute(small), flat.meta["val"])}
+        back.meta = {**n.meta, "val": fake_val(lambda v, val=val: v.reshape(list(val.shape)), moved.meta["val"])}
         n.replace_all_uses_with(back)
         g.erase_node(n)
     ep.graph_module.recompile()

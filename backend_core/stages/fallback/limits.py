@@ -205,7 +205,7 @@ def pattern_limits(pattern: list[Any], checker: type | None) -> list[Limit]:
     return []
 
 
-def qconfig_limit(pattern: list[Any], checker: type | None, qconfig_label: str) -> Limit:
+def qconfig_limit(pattern: list[Any], checker: Any, qconfig_label: str) -> Limit:
     """Words for REJECT_UNSUPPORTED_QCONFIG: the checker's own docstring says what it accepts."""
     doc = (checker.check_quantization_config.__doc__ or "").strip().splitlines() if checker else []
     accepts = " ".join(line.strip() for line in doc).strip()

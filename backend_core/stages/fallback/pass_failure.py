@@ -151,9 +151,11 @@ def _same_broadcast_failures(resolver: UserOpResolver, last: GraphSnapshot, skip
         if n.fx_op != "call_function" or op_base_name(n.target) not in ("mul", "add") or not n.input_qparams:
             continue
         ins = [last.node(i) for i in n.inputs]
-        if len(ins) != 2 or any(x is None or not x.shape for x in ins):
+        if len(ins) != 2:
             continue
         a, b = ins
+        if a is None or b is None or not a.shape or not b.shape:
+            continue
         if tuple(a.shape) == tuple(b.shape) or len(a.shape) != len(b.shape):
             continue
         if is_channel_broadcast(_empty_with(a.shape, a.dim_order), _empty_with(b.shape, b.dim_order)):
@@ -170,9 +172,8 @@ def _layout_producer(resolver: UserOpResolver, last: GraphSnapshot, start: NodeS
     cur, seen = start, 0
     while cur is not None and seen < 32:
         seen += 1
-        src = next((last.node(i) for i in cur.inputs if last.node(i) is not None
-                    and last.node(i).fx_op in ("call_function", "placeholder")
-                    and last.node(i).shape and len(last.node(i).shape) == 4), None)
+        src = next((x for x in (last.node(i) for i in cur.inputs) if x is not None
+                    and x.fx_op in ("call_function", "placeholder") and x.shape and len(x.shape) == 4), None)
         if src is None or src.fx_op == "placeholder":
             return cur
         if src.dim_order is not None and list(src.dim_order) == CL_ORDER:
@@ -285,8 +286,8 @@ def diagnose(failure: Any, snapshots: list[GraphSnapshot]) -> PassFailure:
         dtype_cause(pf, resolver, last, ln, snap_ops)
     elif ACTIVATION_MARK in failure.error:
         activation_cause(pf, resolver, last, ln, snap_ops)
-    elif QPARAMS_MARK.search(pf.check or "") and ln is not None:
-        missing_qparams_cause(pf, resolver, last, ln, int(QPARAMS_MARK.search(pf.check).group(1)))
+    elif (mark := QPARAMS_MARK.search(pf.check or "")) and ln is not None:
+        missing_qparams_cause(pf, resolver, last, ln, int(mark.group(1)))
     else:
         pf.checked.append("no rule of the tool matches this ExecuTorch check; the operands above are what it saw")
     _add_block_twins(pf, resolver)

@@ -115,7 +115,7 @@ def _feed(g: Any, n: Any, order: tuple[int, ...], stored: dict[str, tuple[int, .
           first_only: bool = False) -> int:
     """Every 4-D activation input of `n` not in `order` read through a copy in `order`; how many copies."""
     copies: dict[Any, Any] = {}
-    for x, v in _tensor_inputs(n, first_only):
+    for x, _v in _tensor_inputs(n, first_only):
         if _stored(x, stored) != order and x not in copies:
             copies[x] = _copy(g, x, order, before=n)
     if copies:

@@ -66,6 +66,7 @@ def diagnose_quantizer(failure: Any, snapshots: list[GraphSnapshot]) -> PassFail
         pf.checked.append("torchao's failing frame holds no node of the float export" if export is not None
                           else "no earlier stage to trace the node in")
         return pf
+    assert export is not None                   # n is one of its nodes
     pf.last_good_stage, pf.last_good_node = export.stage, n.id
     _set_user_op(pf, n)
     if WEIGHT_MARK in failure.error and n.fx_op == "call_function":

@@ -324,7 +324,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         msg = (f"{_at_q(f)} has no quantizer pattern of its own: it only shares its neighbours' quantization "
                f"(SharedQspecQuantizer), and they are float here (\"{f.rejected[0]}\"), so it stays "
                f"{_float_where(f)} on a portable fp32 kernel{_later(f)}.")
-        suggestion = (f"Quantize its neighbours first: fix the fallback of the op before it"
+        suggestion = ("Quantize its neighbours first: fix the fallback of the op before it"
                       + (f" ({producer.target} `{producer.name}`)" if producer is not None else "")
                       + "; this op then shares their int8 quantization.")
     elif f.rejected:
@@ -377,7 +377,7 @@ def _grouped(reasons: dict[str, FallbackReason], targets: dict[str, str]) -> dic
     for nid, r in reasons.items():       # one explanation per group and category
         by_group.setdefault((r.group, r.category), []).append(nid)
     out = dict(reasons)
-    for gid, members in by_group.items():
+    for members in by_group.values():
         if len(members) < 2:
             continue
         lead = reasons[next((m for m in members if _is_module_op(reasons[m])), members[0])]

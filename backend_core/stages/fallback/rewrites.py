@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from backend_core.stages.fallback.layout_rewrites import (cat_through_contiguous, channels_last_after_views, channels_last_into_convs,
-                              collapse_permutation, fake_val as _fake, norms_through_contiguous,
+from backend_core.stages.fallback.layout_rewrites import (cat_through_contiguous, channels_last_after_views,
+                              channels_last_into_convs, collapse_permutation, fake_val as _fake, norms_through_contiguous,
                               permute_in_fewer_dims, permute_through_contiguous)
 from backend_core.stages.fallback.parameter_folding import FOLD_PARAMS, fold_parameter_computations
 
@@ -59,13 +59,13 @@ def softmax_dim_last(ep: Any) -> tuple[Any, dict[str, str]]:
         last = val.dim() - 1
         with g.inserting_before(n):
             t1 = g.call_function(aten.transpose.int, (x, d, last))
-            t1.meta = {**n.meta, "val": _fake(lambda v: v.transpose(d, last), val)}
+            t1.meta = {**n.meta, "val": _fake(lambda v, d=d, last=last: v.transpose(d, last), val)}
             c1 = g.call_function(aten.clone.default, (t1,), {"memory_format": torch.contiguous_format})
             c1.meta = {**n.meta, "val": _fake(lambda v: v.contiguous(), t1.meta["val"])}
             sm = g.call_function(aten.softmax.int, (c1, last))
-            sm.meta = {**n.meta, "val": _fake(lambda v: v.softmax(last), c1.meta["val"])}
+            sm.meta = {**n.meta, "val": _fake(lambda v, last=last: v.softmax(last), c1.meta["val"])}
             t2 = g.call_function(aten.transpose.int, (sm, d, last))
-            t2.meta = {**n.meta, "val": _fake(lambda v: v.transpose(d, last), sm.meta["val"])}
+            t2.meta = {**n.meta, "val": _fake(lambda v, d=d, last=last: v.transpose(d, last), sm.meta["val"])}
         old = n.name
         n.replace_all_uses_with(t2)
         g.erase_node(n)
@@ -148,7 +148,7 @@ def compose(names: list[str]) -> Rewrite | None:
         for name in names:
             try:
                 ep, more = REWRITES[name][0](ep)
-            except Exception as e:  # noqa: BLE001 - named, so the failure is reported as the tool's rewrite
+            except Exception as e:  # named, so the failure is reported as the tool's rewrite
                 e.rewrite = name      # type: ignore[attr-defined]
                 raise
             renames.update({new: renames.get(old, old) for new, old in more.items()})

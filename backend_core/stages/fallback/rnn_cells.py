@@ -14,7 +14,7 @@ and the report says so): bidirectional, proj_size, a non-default activation; dro
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 NAME = "rnn-cells"
 REWRITES = (NAME,)
@@ -75,7 +75,7 @@ def _cells_class() -> Any:
             # 0.0 in float, but a tensor the program computes. A literal torch.zeros is folded by convert_pt2e
             # into a float constant (hh(0) = its bias), and the add it feeds then hands a LUT sigmoid a float
             # input: AtenToCortexMPass fails ("quantized_activation input must be int8").
-            self.zero = nn.ModuleList(_linear(rnn.weight_ih_l0.new_zeros(self.hidden, rnn.input_size if k == 0
+            self.zero = nn.ModuleList(_linear(rnn.get_parameter("weight_ih_l0").new_zeros(self.hidden, rnn.input_size if k == 0
                                                                          else self.hidden), None)
                                       for k in range(self.layers))
             if self.mode == "GRU":      # 1 - z == sigmoid(-a): the z gate's Linears with negated weights
@@ -91,7 +91,7 @@ def _cells_class() -> Any:
 
         def _lstm_step(self, k: int, x: torch.Tensor, h: torch.Tensor,
                        c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            ih, hh = self.ih[k], self.hh[k]
+            ih, hh = cast(nn.ModuleDict, self.ih[k]), cast(nn.ModuleDict, self.hh[k])
             pre = {g: ih[g](x) + hh[g](h) for g in LSTM_GATES}
             i, f = torch.sigmoid(pre["i"]), torch.sigmoid(pre["f"])
             g, o = torch.tanh(pre["g"]), torch.sigmoid(pre["o"])
@@ -99,7 +99,7 @@ def _cells_class() -> Any:
             return o * torch.tanh(c), c
 
         def _gru_step(self, k: int, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-            ih, hh = self.ih[k], self.hh[k]
+            ih, hh = cast(nn.ModuleDict, self.ih[k]), cast(nn.ModuleDict, self.hh[k])
             r = torch.sigmoid(ih["r"](x) + hh["r"](h))
             z = torch.sigmoid(ih["z"](x) + hh["z"](h))
             zc = torch.sigmoid(self.ih_zc[k](x) + self.hh_zc[k](h))
@@ -116,7 +116,8 @@ def _cells_class() -> Any:
                 state = tuple(s.unsqueeze(1) for s in state) if self.mode == "LSTM" else state.unsqueeze(1)
             hs, cs = [], []
             for k in range(self.layers):
-                h = c = None
+                h: Any = None
+                c: Any = None
                 if state is not None:
                     h, c = (state[0][k], state[1][k]) if self.mode == "LSTM" else (state[k], None)
                 if h is None:         # PyTorch's default state: zeros

@@ -42,7 +42,7 @@ def read_sample_file(path: Path) -> tuple:
             data: Any = torch.from_numpy(np.load(path, allow_pickle=False))
         else:
             data = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise BadInputError(f"Cannot read input file {path}: {type(e).__name__}: {str(e)[:200]}",
                             "Inputs must be tensors saved with torch.save (.pt) or numpy.save (.npy, "
                             "no pickled objects).") from e
@@ -98,6 +98,7 @@ def calibration_set(example_inputs: tuple, calib: str | int | None, user_samples
                                 f"{n_text}.", f"Use model:{len(user_samples)} or fewer (model: all of them).")
         return samples + list(user_samples[:int(n_text) if n_text is not None else None])
     if kind == "random":
+        assert n_text is not None               # random:N always has its N
         return samples + random_samples(example_inputs, int(n_text))
     if isinstance(calib, str) and not calib.isdigit():
         return samples + load_input_folder(calib, example_inputs)

@@ -14,7 +14,7 @@ def load_pt2(spec: ModelSpec) -> LoadedModel:
     try:
         with LoadRecorder(spec.path) as rec:     # as a .py: its folder on sys.path, its files recorded
             ep = torch.export.load(spec.path)
-    except Exception as e:  # noqa: BLE001 - corrupt/foreign files are bad input
+    except Exception as e:  # corrupt/foreign files are bad input
         raise BadInputError(
             f"{spec.path} is not a readable torch.export program ({type(e).__name__}: {str(e)[:200]}).",
             "Save the float model with torch.export.save(torch.export.export(model, inputs), 'model.pt2'); "
@@ -32,7 +32,7 @@ def load_pt2(spec: ModelSpec) -> LoadedModel:
                        notes=["loaded from a saved program"], dependencies=rec.dependencies())
 
 
-def _random_like(val):  # noqa: ANN001, ANN202
+def _random_like(val):
     import torch
 
     if val is None or not hasattr(val, "shape"):

@@ -133,7 +133,7 @@ class SequenceModel:
             x_tr, y_tr = self.data(TRAIN, 0)
             x_te, y_te = self.data(TEST, 1)
             _SPLITS[self.name] = (x_tr, x_te, y_tr, y_te)
-        return tuple(t.clone() for t in _SPLITS[self.name])  # type: ignore[return-value]
+        return tuple(t.clone() for t in _SPLITS[self.name])
 
     def untrained(self) -> Any:
         return self.make()()

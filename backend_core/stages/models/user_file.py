@@ -85,7 +85,7 @@ def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | N
                             "Fix the file and load it again.", detail=traceback.format_exc()) from e
     except ModuleNotFoundError as e:
         raise _import_error(e, path, rec, "") from e
-    except Exception as e:  # noqa: BLE001 - any error in user code is reported, not raised
+    except Exception as e:  # any error in user code is reported, not raised
         raise BadInputError(
             f"{path} raised {type(e).__name__} while being imported{_user_frame(e, path)}: {e}",
             "Fix the error in the model file (run it with python to see the full traceback).",
@@ -119,7 +119,7 @@ def _load(spec: ModelSpec, rec: LoadRecorder) -> tuple[Any, Any, list[tuple] | N
         raise
     except ModuleNotFoundError as e:
         raise _import_error(e, path, rec, " while building the model") from e
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise BadInputError(
             f"Building the model from {path} raised {type(e).__name__}{_user_frame(e, path)}: {e}",
             "Fix the error in the model file.", detail=traceback.format_exc()) from e

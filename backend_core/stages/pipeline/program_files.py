@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from backend_core.common.errors import StageFailedError
@@ -31,7 +30,7 @@ def _executorch_manager(final_program: Any) -> Any:
 def pte_bytes(final_program: Any) -> bytes:
     try:
         return bytes(_executorch_manager(final_program).buffer)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise StageFailedError("to_executorch", f"Serialising the .pte failed: {type(e).__name__}: {e}",
                                "The final graph could not be planned/serialised by ExecuTorch.") from e
 
@@ -166,7 +165,7 @@ def bundle_program(final_program: Any, fake_quant_module: Any, inputs: tuple,
                 fake_quant = _as_tuple(fake_quant_module(*inputs))
         et = _executorch_manager(final_program)
         data = bytes(serialize_from_bundled_program_to_flatbuffer(bundled_program(et, list(inputs), list(expected))))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise StageFailedError("bundled program", f"Building the .bpte failed: {type(e).__name__}: {e}",
                                "The expected outputs come from the lowered program run on the host.") from e
     return Bundle(data, [_numpy(t) for t in expected], [_numpy(t) for t in fake_quant],

@@ -66,7 +66,7 @@ def collect_verdicts(quantizer: Any, prepared: Any, explicit: bool = False) -> Q
         if reporter is not None:
             break
     if reporter is not None:
-        for q, rep in reporter.quantizers.items():
+        for rep in reporter.quantizers.values():
             info = rep.quantizer_info
             label = f"{info.name} ({info.qconfig_label.rsplit('.', 1)[-1]})"
             entry = {"name": info.name, "targets": info.targeted_nodes_description,

@@ -182,7 +182,7 @@ class LoweringPipeline:
                     ep = torch.export.export(module, inputs)
         except Cancelled:       # the user's cancel (a status callback raised it): not a stage failure
             raise
-        except Exception as e:  # noqa: BLE001 - any export failure becomes the user's line and its cause
+        except Exception as e:
             raise _with_logs(self._export_error(e), log) from e
         warnings = log.warnings()
         if self.float_rewrite is not None:       # the tool's own edit: its failure is the tool's, by name
@@ -191,7 +191,7 @@ class LoweringPipeline:
                     ep, self.renames = self.float_rewrite(ep)
             except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001 - named as the tool's edit, not the user's model
+            except Exception as e:
                 raise _with_logs(self._rewrite_error(e), log) from e
             warnings = log.warnings()
         return ep, warnings
@@ -209,7 +209,7 @@ class LoweringPipeline:
                 self.quantized_module = converted
         except Cancelled:
             raise
-        except Exception as e:  # noqa: BLE001 - a quantizer-stage failure gets its own diagnosis
+        except Exception as e:
             raise _with_logs(self._quantize_error(e), log) from e
         return converted, log.warnings()
 
@@ -230,7 +230,7 @@ class LoweringPipeline:
                     self.edge_program = copy.deepcopy(program)
         except Cancelled:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._stage_error(STAGE_EDGE, e), log) from e
         return program, log.warnings()
 
@@ -247,7 +247,7 @@ class LoweringPipeline:
                     new_program = run_pass(pass_cls, program, cfg)
             except Cancelled:
                 raise
-            except Exception as e:  # noqa: BLE001 - a pass failure: the user's line, the cause, a reproducer
+            except Exception as e:
                 raise _with_logs(self._pass_error(name, e), log) from e
             changed = new_program is not program
             program = new_program
@@ -263,7 +263,7 @@ class LoweringPipeline:
                 program = lift_constant_tensor_pass(program)
         except Cancelled:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise _with_logs(self._stage_error(STAGE_FINAL, e), log) from e
         return program, log.warnings()
 

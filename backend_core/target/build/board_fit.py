@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backend_core.common.errors import BadInputError
+from backend_core.common.errors import BadInputError, CmlensError
 from backend_core.common.boards.sized import link_overflow, qemu_base, sized_board
 from backend_core.common.boards.table import Board
 from backend_core.target.build.paths import cache_dir
@@ -75,7 +75,7 @@ def verdict_lines(rep: dict[str, Any], base: Board | None = None) -> list[str]:
     return out
 
 
-def explain_link_failure(exc: Exception, rep: dict[str, Any]) -> None:
+def explain_link_failure(exc: CmlensError, rep: dict[str, Any]) -> None:
     """Put the linker's overflow counts beside the verdict's numbers in a failed sized link's message."""
     over = link_overflow(getattr(exc, "detail", "").splitlines())
     if not over:

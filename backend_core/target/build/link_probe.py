@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from backend_core.common.errors import BadInputError, CmlensError
 from backend_core.target.memory.elf import elf_sizes, parse_size_a, totals
@@ -143,7 +143,7 @@ def probe(cpu: str, ops: list[str], install: Path, table: dict, *, et_root: Path
     runner = (table.get("cpus", {}).get(cpu) or {}).get("runner_objects")
     runner_note = ""
     if not runner:       # not measured for this CPU yet: another CPU's (same sources, other code generation)
-        other = next(((c, r["runner_objects"]) for c, r in table.get("cpus", {}).items() if r.get("runner_objects")),
+        other: tuple[str | None, Any] = next(((c, r["runner_objects"]) for c, r in table.get("cpus", {}).items() if r.get("runner_objects")),
                      (None, {}))
         runner = other[1]
         runner_note = (f"the stock runner's own objects are not measured for {cpu}: counted as on {other[0]}"

@@ -63,7 +63,7 @@ class DoctorReport:
 
 def _tool_item(t: tl.Tool) -> DoctorItem:
     if t.found:
-        detail = t.path + (f" ({t.version})" if t.version else "")
+        detail = f"{t.path}" + (f" ({t.version})" if t.version else "")
         return DoctorItem(t.name, "ok", detail, required=t.required)
     return DoctorItem(t.name, "missing", f"not found; needed to {t.purpose}" + (f" ({t.note})" if t.note else ""),
                       t.install, t.required)

@@ -84,7 +84,8 @@ def api_header(facts: ProgramFacts, pools: Pools, model_name: str, target: str) 
           "  float scale;",
           "  int32_t zero_point, qmin, qmax;",
           "} cmlens_tensor_info;", "",
-          "/* 0 on success, else ExecuTorch's runtime::Error code (e.g. 0x14 OperatorMissing: an op the selective build left out). */",
+          "/* 0 on success, else ExecuTorch's runtime::Error code (e.g. 0x14 OperatorMissing: an op the selective "
+          "build left out). */",
           "int cmlens_model_init(void);",
           "/* One inference, single input and output: copies `input` (input 0's bytes) in and output 0 out. */",
           "int cmlens_model_run(const void* input, void* output);",
@@ -115,7 +116,8 @@ def _info_tables(kind: str, ios: list[TensorIO]) -> list[str]:
         n, q = f"{kind}_{io.index}", io.quantization
         quant = f"1, {q.scale!r}f, {q.zero_point}, {q.qmin}, {q.qmax}" if q else "0, 0.0f, 0, 0, 0"
         rows.append(f"  {{\"{io.dtype}\", {len(io.shape)}, k_{n}_shape, k_{n}_dim_order, {io.nbytes}u, {quant}}},")
-    L.append(f"static const cmlens_tensor_info k_{kind}_info[] = {{" if ios else f"static const cmlens_tensor_info* const k_{kind}_info = nullptr;")
+    L.append(f"static const cmlens_tensor_info k_{kind}_info[] = {{" if ios
+             else f"static const cmlens_tensor_info* const k_{kind}_info = nullptr;")
     if ios:
         L += rows + ["};"]
     return L
@@ -189,7 +191,8 @@ _API_PREAMBLE = (
 # Static storage for the runtime's objects (constructed in place by cmlens_model_init).
 _API_SLOTS = (
     "/* Static storage for the runtime's objects (constructed in place by cmlens_model_init). */",
-    "template <typename T> struct Slot { alignas(T) unsigned char bytes[sizeof(T)]; T* get() { return reinterpret_cast<T*>(bytes); } };",
+    "template <typename T> struct Slot { alignas(T) unsigned char bytes[sizeof(T)]; "
+    "T* get() { return reinterpret_cast<T*>(bytes); } };",
     "static Slot<BufferDataLoader> g_loader;", "static Slot<Program> g_program;",
     "static Slot<MemoryAllocator> g_method_allocator;", "static Slot<MemoryAllocator> g_temp_allocator;",
     "static Slot<HierarchicalAllocator> g_planned;", "static Slot<MemoryManager> g_memory;",

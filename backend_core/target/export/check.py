@@ -151,7 +151,8 @@ def _pool_bytes(elf: Path) -> int:
     if not mp.is_file():
         return 0
     total = 0
-    for m in re.finditer(r"\.bss\.cmlens_(?:planned_arena_\d+|method_allocator|temp_allocator)\s*\n?\s*0x[0-9a-f]+\s+0x([0-9a-f]+)",
+    for m in re.finditer(r"\.bss\.cmlens_(?:planned_arena_\d+|method_allocator|temp_allocator)"
+                         r"\s*\n?\s*0x[0-9a-f]+\s+0x([0-9a-f]+)",
                          mp.read_text(errors="replace")):
         total += int(m.group(1), 16)
     return total

@@ -61,7 +61,8 @@ class Pools:
         return API_OBJECTS_BYTES + SPAN_BYTES * max(len(self.planned), 1)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"planned": [p.to_dict() for p in self.planned], "method_allocator": self.method.to_dict() if self.method else None,
+        return {"planned": [p.to_dict() for p in self.planned],
+                "method_allocator": self.method.to_dict() if self.method else None,
                 "temp_allocator": self.temp.to_dict() if self.temp else None, "ram_bytes": self.ram_bytes,
                 "api_objects_bytes": self.api_objects_bytes,
                 "method_allocator_by_kind": dict(self.method_by_kind)}

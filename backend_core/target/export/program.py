@@ -116,10 +116,10 @@ def _tensor_io(ep: Any, index: int, position: int) -> TensorIO:
 
 
 def _qparams(ep: Any, ins_args: list[int], op: str) -> Quantization | None:
-    vals = [_scalar(ep, a) for a in ins_args[1:5]]
-    if any(v is None for v in vals):
+    scale, zero_point, qmin, qmax = [_scalar(ep, a) for a in ins_args[1:5]]
+    if scale is None or zero_point is None or qmin is None or qmax is None:
         return None
-    return Quantization(float(vals[0]), int(vals[1]), int(vals[2]), int(vals[3]), op)
+    return Quantization(float(scale), int(zero_point), int(qmin), int(qmax), op)
 
 
 def read_facts(data: bytes) -> ProgramFacts:

@@ -3,7 +3,8 @@ the host (the expected outputs: PASS means bit-exact) and the PT2E fake-quant mo
 difference, reported beside it in output steps); per-layer gaps from the runner's ETDump (gaps.py,
 gaps_inspector.py); the run's result record (run_result.py). Plain data and numpy; no torch at import,
 no Qt."""
-from backend_core.target.judge.outcome import LABEL_EXACT, LABEL_QDIFF, LABEL_TOLERANCE, LayerDifference, Verdict, classify_outcome
+from backend_core.target.judge.outcome import (LABEL_EXACT, LABEL_QDIFF, LABEL_TOLERANCE, LayerDifference, Verdict,
+                                               classify_outcome)
 from backend_core.target.judge.references import FAKE_QUANT, LOWERED, REFERENCES_BLOB, UNKNOWN, References, references_from_bundle
 from backend_core.target.judge.steps import OutputDifference, compare, compare_all, summary
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from backend_core.target.judge.steps import OutputDifference, summary
 

@@ -18,7 +18,8 @@ Measured traps (ExecuTorch 1.5.1, DS-CNN on QEMU M55):
   tensor's strides;
 - the ETRecord's representative inputs (the host run's inputs) come from the bundle it is generated
   from, and the .bpte's bundle holds its tensors in the program's dim orders (channels-last bytes,
-  files.bundled_program): the ETRecord gets a twin bundle with the logical tensors as given. Before, a 3-channel resnet8 that PASSed with error 7e-4
+  files.bundled_program): the ETRecord gets a twin bundle with the logical tensors as given. Before, a 3-channel resnet8 that
+  PASSed with error 7e-4
   showed its input quantize bit-identical (same bytes both sides) and every later layer wrong
   (first conv 12179/16384 differ); 1-channel models (ds_cnn) hid it."""
 from __future__ import annotations
@@ -157,7 +158,7 @@ def compute_gaps(etdump: Path, debug_buffer: Path, etrecord: Path, final: GraphS
         comparator = _comparator(metric, program_dim_orders(edge.graph_module))
         inspector = Inspector(etdump_path=str(etdump), etrecord=record, debug_buffer_path=str(debug_buffer))
         df = inspector.calculate_numeric_gap(distance=comparator, reference_graph=REFERENCE_GRAPH)
-    pairs = [p for _, row in df.iterrows() if (p := _pair(row, comparator.fixed)) is not None]
+    pairs = [tp for _, row in df.iterrows() if (tp := _pair(row, comparator.fixed)) is not None]
     report = map_to_final(pairs, final, metric)
     report.reference_graph = REFERENCE_GRAPH
     skipped = len(df) - len(pairs)

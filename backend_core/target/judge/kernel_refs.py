@@ -34,7 +34,7 @@ def cmsis_avgpool_s8(x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: 
         return (int(v[0]), int(v[-1]))
     k, s, p = pair(kernel), pair(stride), pair(padding)
     xf = x.to(torch.float64)
-    kw = dict(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode), count_include_pad=False,
+    kw: dict[str, Any] = dict(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode), count_include_pad=False,
               divisor_override=1)
     sums = torch.round(F.avg_pool2d(xf, **kw)).to(torch.int64)                 # exact: float64 sums of int8
     count = torch.round(F.avg_pool2d(torch.ones_like(xf), **kw)).to(torch.int64)
@@ -160,7 +160,7 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
     from torch.fx import Interpreter
 
     module = copy.deepcopy(final_program).module()
-    info = info if info is not None else FaithfulRun()
+    run: FaithfulRun = info if info is not None else FaithfulRun()
     portable = shared_portable_kernels()
 
     class _Faithful(Interpreter):
@@ -173,9 +173,9 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
                 got = portable.run(n.target, tuple(args), dict(kwargs))
                 if got is None:
-                    info.portable_unavailable[op_name(n.target)] = portable.unavailable.get(op_name(n.target), "")
+                    run.portable_unavailable[op_name(n.target)] = portable.unavailable.get(op_name(n.target), "")
                     return host
-                info.portable_nodes += 1
+                run.portable_nodes += 1
                 return _like(got, host)
             args, kwargs = self.fetch_args_kwargs_from_env(n)
             host = n.target(*args, **kwargs)
@@ -183,13 +183,13 @@ def target_faithful_run(final_program: Any, inputs: tuple, cpu: str | None = Non
             got = _like(emulated(tuple(args), cpu), host)
             d = (host.to(torch.int32) - got.to(torch.int32)).abs()
             if int(d.max()) if d.numel() else 0:
-                info.mismatches.append(OpMismatch(n.name, key, int((d > 0).sum()), int(d.numel()), int(d.max()),
+                run.mismatches.append(OpMismatch(n.name, key, int((d > 0).sum()), int(d.numel()), int(d.max()),
                                                   how))
             return got
 
     with torch.no_grad():
         out = _Faithful(module).run(*inputs)
-    return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), info.mismatches
+    return (tuple(out) if isinstance(out, (list, tuple)) else (out,)), run.mismatches
 
 
 def _like(got: Any, host: Any) -> Any:

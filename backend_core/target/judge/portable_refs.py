@@ -71,7 +71,7 @@ class PortableKernels:
     def run(self, target: Any, args: tuple, kwargs: dict) -> Any:
         """The op on ExecuTorch's portable kernel, or None when it cannot be lowered alone."""
         import torch
-        from torch.utils._pytree import tree_flatten, tree_unflatten
+        from torch.utils._pytree import tree_flatten
 
         leaves, spec = tree_flatten((args, kwargs))
         slots = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]

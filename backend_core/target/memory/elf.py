@@ -17,7 +17,8 @@ from backend_core.common.errors import BadInputError, ToolMissingError
 
 POOL_SECTIONS = ("allocator_sec", "tensor_arena", "ethosu_scratch", "fast_memory", ".big.bss", ".big.temp")
 MODEL_SECTIONS = (".big.data", "network_model_sec")
-_CODE = re.compile(r"^\.(text|rodata|ARM\.exidx|ARM\.extab|vectors|isr_vector|init_array|fini_array|preinit_array|copy\.table|zero\.table|model)")
+_CODE = re.compile(r"^\.(text|rodata|ARM\.exidx|ARM\.extab|vectors|isr_vector|init_array|fini_array|preinit_array"
+                   r"|copy\.table|zero\.table|model)")
 _RAM_DATA = re.compile(r"^\.(data|got)")
 _RAM_BSS = re.compile(r"^\.(bss|noinit|tbss)")
 

@@ -136,9 +136,9 @@ def _load_method(plan: ProgramPlan, b: _Bump, temp_pool: int | None) -> None:
             if ins.kind == "KernelCall" and not _meta_in_temp(len(ins.args), temp_pool):
                 b.list(len(ins.args), TENSOR_META, "kernel calls")
                 for a in ins.args:
-                    t = plan.tensors.get(a)
-                    if t is not None:
-                        b.list(len(t.shape), DIM_ORDER, "kernel calls")
+                    pt = plan.tensors.get(a)
+                    if pt is not None:
+                        b.list(len(pt.shape), DIM_ORDER, "kernel calls")
 
 
 def _meta_in_temp(n_args: int, temp_pool: int | None) -> bool:

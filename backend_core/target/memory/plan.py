@@ -120,7 +120,7 @@ def read_plan(data: bytes, method: int = 0) -> ProgramPlan:
         pte = read_pte_file(data)      # torch-free when possible: a cached lowering's report imports no ExecuTorch
     except ImportError as e:   # pragma: no cover - the venv always has ExecuTorch
         raise BadInputError("ExecuTorch is not installed in this Python.", "Run `make run` to set up .venv.") from e
-    except Exception as e:  # noqa: BLE001 - ExecuTorch raises plain exceptions on garbage
+    except Exception as e:  # ExecuTorch raises plain exceptions on garbage
         raise BadInputError(f"Not an ExecuTorch program: {type(e).__name__}: {e}",
                             "Pass a .pte written by `cmlens lower --pte` or ExecuTorch's to_executorch().") from e
     program = pte.program

@@ -50,7 +50,8 @@ def _flatbuffer_to_program() -> Any:
     mod = sys.modules.get("executorch.exir._serialize._flatbuffer_program")
     if mod is None:
         with _bare_parents():
-            from executorch.exir._serialize import _flatbuffer_program as mod  # noqa: PLC0415
+            from executorch.exir._serialize import _flatbuffer_program
+        mod = _flatbuffer_program
     return mod._flatbuffer_to_program
 
 
@@ -98,7 +99,8 @@ def schema_module() -> Any:
     full import when torch is here anyway."""
     mod = sys.modules.get("executorch.exir.schema")
     if mod is None:
-        from executorch.exir import schema as mod  # noqa: PLC0415
+        from executorch.exir import schema
+        mod = schema
     return mod
 
 

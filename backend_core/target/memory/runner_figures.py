@@ -100,7 +100,8 @@ def parse_board_mark(line: str) -> BoardMark | None:
     m = _BOARD_MARK.search(line)
     if not m:
         return None
-    return BoardMark(*(int(g) for g in m.groups()[:4]), int(m.group(5) or 0))
+    stack_used, stack_size, heap_used, heap_size = (int(g) for g in m.groups()[:4])
+    return BoardMark(stack_used, stack_size, heap_used, heap_size, int(m.group(5) or 0))
 
 
 def feed_line(mem: RunnerMemory, line: str) -> bool:
@@ -185,8 +186,8 @@ def compare(prediction: dict[str, Any], mem: RunnerMemory) -> list[dict[str, Any
         rows.append({"figure": f"method_allocator_{key}", "predicted": pred, "runner": got, "rule": rule, "ok": ok})
     ref = prediction.get("refusal")
     if ref:
-        got = next((m for f in mem.failures if (m := _ALLOC_FAILED.search(f))), None)
-        seen = None if got is None else (int(got.group(1)), int(got.group(2)))
+        refused = next((hit for f in mem.failures if (hit := _ALLOC_FAILED.search(f))), None)
+        seen = None if refused is None else (int(refused.group(1)), int(refused.group(2)))
         rows.append({"figure": "first refused allocation (requested, available)",
                      "predicted": f"{ref['requested']}, {ref['available']}",
                      "runner": None if seen is None else f"{seen[0]}, {seen[1]}", "rule": "exact",

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backend_core.common.errors import CmlensError
-from backend_core.target.memory.method_alloc import (ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound, etdump_bytes_bound,
-                           first_refusal)
+from backend_core.target.memory.method_alloc import (ET_DEBUG_BUFFER_SIZE, estimate_method_allocator, etdump_base64_bound,
+                           etdump_bytes_bound, first_refusal)
 from backend_core.target.memory.elf import elf_sizes
 from backend_core.target.memory.plan import program_bytes, read_plan
 from backend_core.target.memory.runner_figures import RunnerMemory, compare, comparison_lines, explain_failure

@@ -152,14 +152,14 @@ def build_timeline(plan: ProgramPlan, final: Any | None = None) -> Timeline:
         scratch = const = 0
         out_arg = ins.args[-1] if ins.args else None
         for a in dict.fromkeys(ins.args):
-            t = plan.tensors.get(a)
-            if t is None:
+            pt = plan.tensors.get(a)
+            if pt is None:
                 continue
-            if _is_scratch(t, uses.get(a, 0), a == out_arg):
-                scratch += t.nbytes
-            if t.constant_buffer and t.constant_buffer not in seen_const:
-                seen_const.add(t.constant_buffer)
-                const += plan.constant_sizes.get(t.constant_buffer, t.nbytes)
+            if _is_scratch(pt, uses.get(a, 0), a == out_arg):
+                scratch += pt.nbytes
+            if pt.constant_buffer and pt.constant_buffer not in seen_const:
+                seen_const.add(pt.constant_buffer)
+                const += plan.constant_sizes.get(pt.constant_buffer, pt.nbytes)
         island = bool(node is not None and node.kind in ("portable_fallback", "data_movement")
                       and (node.dtype or "") in FLOAT_DTYPES)
         made = [plan.tensors[a] for a in dict.fromkeys(ins.args) if a in life and life[a][0] == ins.index
@@ -176,7 +176,7 @@ def build_timeline(plan: ProgramPlan, final: Any | None = None) -> Timeline:
 
 
 def _largest(plan: ProgramPlan, life: dict[int, tuple[int, int]], steps: list[Step], n: int = 5) -> list[dict]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for v, (s, e) in life.items():
         t = plan.tensors[v]
         rows.append({"value": v, "bytes": t.nbytes, "dtype": t.dtype, "shape": list(t.shape),
@@ -189,7 +189,7 @@ def _largest(plan: ProgramPlan, life: dict[int, tuple[int, int]], steps: list[St
 def _islands(steps: list[Step], peak_index: int) -> list[FloatIsland]:
     out: list[FloatIsland] = []
     run: list[Step] = []
-    for st in steps + [None]:          # type: ignore[list-item]
+    for st in steps + [None]:
         if st is not None and st.in_float_island:
             run.append(st)
             continue

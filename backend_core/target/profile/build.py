@@ -35,7 +35,8 @@ def build_profile(events: EtdumpProfile, final: GraphSnapshot, unit: Unit, *, mo
         node = nodes.get(nid) if nid else None
         ops.append(OpCost(
             index=i, instruction_id=ev.instruction_id, node=nid,
-            op=node.target if node else (ev.op_name or ev.kind), kind=node.kind if node else ("runtime" if ev.kind in CONTROL_CALLS else ""),
+            op=node.target if node else (ev.op_name or ev.kind),
+            kind=node.kind if node else ("runtime" if ev.kind in CONTROL_CALLS else ""),
             module_path=_module(node, final) if node else "", count=count,
             call_count=unit.convert(ev.ticks), share=count / denom if denom else 0.0,
             macs=macs(node, final) if node else None, bytes_moved=bytes_moved(node, final) if node else None,
@@ -97,7 +98,7 @@ def _groups(ops: list[OpCost], key, denom: int) -> list[Group]:
 
 
 def _islands(final: GraphSnapshot, prof: Profile, denom: int) -> list[Island]:
-    cost = {}
+    cost: dict[str, int] = {}
     for o in prof.ops:
         if o.node:
             cost[o.node] = cost.get(o.node, 0) + o.count

@@ -79,7 +79,7 @@ class CpuComparison:
 
 def _keys(ops: list[OpCost]) -> list[tuple[str, ...]]:
     seen: dict[str, int] = {}
-    out = []
+    out: list[tuple[str, ...]] = []
     for o in ops:
         nth = seen[o.op] = seen.get(o.op, 0) + 1
         out.append((f"h{o.debug_handle}:{o.op}", f"n{nth}:{o.op}", o.node or f"i{o.index}"))
@@ -101,11 +101,11 @@ def compare_cpus(profiles: list[Profile]) -> CpuComparison:
                 index.setdefault((level, k), pos)
         used: set[int] = set()
         for row, ks in zip(rows, ref_keys):
-            pos = next((index[(lv, k)] for lv, k in enumerate(ks)
-                        if (lv, k) in index and index[(lv, k)] not in used), None)
-            if pos is not None:
-                used.add(pos)
-            row.counts[p.target] = None if pos is None else p.ops[pos].count
+            at = next((index[(lv, k)] for lv, k in enumerate(ks)
+                       if (lv, k) in index and index[(lv, k)] not in used), None)
+            if at is not None:
+                used.add(at)
+            row.counts[p.target] = None if at is None else p.ops[at].count
     unit = units.pop() if len(units) == 1 else "mixed units (" + ", ".join(sorted(units)) + ")"
     return CpuComparison(ref.model, [p.target for p in profiles], unit,
                          {p.target: p.total for p in profiles}, rows,

@@ -69,7 +69,7 @@ def macs(node: NodeSnapshot, graph: GraphSnapshot) -> int | None:
 def tensor_bytes(node: NodeSnapshot | None) -> int:
     if node is None or node.shape is None or node.dtype is None:
         return 0
-    return _numel(node.shape) * DTYPE_BYTES.get(node.dtype.replace("torch.", ""), 4)
+    return (_numel(node.shape) or 0) * DTYPE_BYTES.get(node.dtype.replace("torch.", ""), 4)
 
 
 def bytes_moved(node: NodeSnapshot, graph: GraphSnapshot) -> int | None:

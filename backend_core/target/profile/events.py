@@ -99,7 +99,7 @@ def parse_etdump(data: bytes) -> EtdumpProfile:
 
     try:
         etdump = deserialize_from_etdump_flatcc(data)
-    except Exception as exc:  # noqa: BLE001  flatc raises plain exceptions on a corrupt buffer
+    except Exception as exc:  # flatc raises plain exceptions on a corrupt buffer
         raise BadInputError(f"Not a readable ETDump ({type(exc).__name__}: {exc}).",
                             "Use the etdump.bin the runner printed (a complete #[RUN THIS] ... #[END] block).") from exc
     return _collect(etdump.run_data or [])

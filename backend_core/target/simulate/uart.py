@@ -15,7 +15,8 @@ from typing import Any
 
 from backend_core.target.simulate.faults import parse_cmlens_fault, parse_ethosu_fault, parse_ethosu_fault_regs
 from backend_core.target.memory.runner_figures import feed_line as feed_memory_line
-from backend_core.target.simulate.uart_records import (CycleReport, ErrorStats, EtdumpBlock, OutputValue, TestResult, UartEvent, UartReport)
+from backend_core.target.simulate.uart_records import (CycleReport, ErrorStats, EtdumpBlock, OutputValue, TestResult, UartEvent,
+                                                       UartReport)
 
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this (no newline in sight) is cut
 

@@ -177,7 +177,7 @@ def _compress(seq: np.ndarray, pcs: np.ndarray, tb_addrs: list[list[int] | None]
     fallthrough = np.full(max(n_tb, 1), -1, dtype=np.int64)     # -1: the TB does not end in a conditional
     for i, addrs in enumerate(tb_addrs):
         last = insns.get(addrs[-1]) if addrs else None
-        if last is not None and last.conditional:
+        if addrs and last is not None and last.conditional:
             fallthrough[i] = addrs[-1] + last.size
     taken = np.ones(len(seq), dtype=bool)
     if len(seq) > 1:

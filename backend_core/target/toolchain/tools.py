@@ -133,7 +133,7 @@ def newlib_check(gcc: Tool) -> Tool:
     if not gcc.found:
         return Tool(name, purpose, None, None, install, True, "needs arm-none-eabi-gcc first")
     try:
-        out = subprocess.run([gcc.path, "-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard",
+        out = subprocess.run([str(gcc.path), "-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard",
                               "-mfpu=fpv4-sp-d16", "-print-file-name=libc_nano.a"],
                              capture_output=True, text=True, timeout=15)
         lib = out.stdout.strip()

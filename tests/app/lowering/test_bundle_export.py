@@ -13,7 +13,7 @@ from tests.helpers.gui import lower_and_wait
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
-def _window(qtbot):  # noqa: ANN202
+def _window(qtbot):
     from app.shell.main_window import MainWindow
 
     win = MainWindow()
@@ -88,7 +88,7 @@ def _the_dialog_asks_for_the_checkout_board_and_folder_up_front(qtbot, win, tmp_
     dlg.close()
 
 
-def _open_dialog(qtbot, win, tmp_path: Path):  # noqa: ANN202
+def _open_dialog(qtbot, win, tmp_path: Path):
     """File > Export > Firmware bundle… on the real window: the dialog, with settings of the test's own."""
     win.act_bundle.trigger()
     dlg = win.bundle_dialog
@@ -115,7 +115,7 @@ def test_the_dialog_writes_the_folder_it_names_and_links_to_it(qtbot, tmp_path: 
     assert blocker.args == ["bundle", str(out), ""], blocker.args
     assert (out / "bundle.json").is_file() and (out / "model_pte.h").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kws_firmware_bundle"]      # no subfolder of ours
-    text = dlg.result.text()
+    text = dlg.result_text.text()
     files = sorted(p.name for p in out.iterdir())
     assert f"Wrote {len(files)} files" in text and f'href="{out.as_uri()}"' in text and "open the folder" in text
     assert "Board fit: fits" in text and dlg.problem.text() == ""

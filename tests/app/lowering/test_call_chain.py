@@ -3,7 +3,6 @@ HTML report's (issue 38): a LayerNorm made inside a helper function is put on th
 forward line that called the helper is listed under "called from"."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -33,7 +32,7 @@ def get_example_inputs():
 
 
 @pytest.fixture(scope="module")
-def lowered(tmp_path_factory):  # noqa: ANN201
+def lowered(tmp_path_factory):
     from backend_core.orchestration.jobs import Job, LowerRequest, execute_job
 
     model = tmp_path_factory.mktemp("chain") / "net.py"

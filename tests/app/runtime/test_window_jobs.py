@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from backend_core.common import protocol
-from tests.helpers.gui import lower_and_wait
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 

@@ -1,6 +1,7 @@
 """Crash model 2 of issue 9: conv -> sigmoid gate -> cat -> exp -> softmax(dim=1).
 
-Input channels-last (as the legacy flow lowered every 4-D input then). On QEMU M55 the portable softmax kernel failed `tensors_have_same_dim_order(in, out)`
+Input channels-last (as the legacy flow lowered every 4-D input then). On QEMU M55 the portable softmax kernel failed
+`tensors_have_same_dim_order(in, out)`
 (op_softmax.cpp) and the method returned status 0x12."""
 import torch
 from torch import nn

@@ -126,7 +126,7 @@ def _host_nodes(rows: list[dict[str, Any]], views: list[dict[str, Any]], n: int)
     point its cell at the nodes of the op it was folded into (`fused_into` is that op's row label) too,
     so selecting it selects the host, and selecting the host selects its row."""
     by_label = {r["label"]: i for i, r in enumerate(rows)}
-    for r, v in zip(rows, views):
+    for _row, v in zip(rows, views):
         for s in range(n):
             c = v["sides"][s]
             if c and c["fused_into"] and c["fused_into"] in by_label:

@@ -41,7 +41,8 @@ def memory_by_node(memory: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 def profile_of(report: dict[str, Any]) -> dict[str, Any] | None:
     """A profile the report carries: `profile` (cmlens run / profile JSON), the job's run step's, or an
     ETDump overlay."""
-    prof = report.get("profile") or (report.get("run") if isinstance(report.get("run"), dict) else {}).get("profile")
+    run = report.get("run")
+    prof = report.get("profile") or (run.get("profile") if isinstance(run, dict) else None)
     if not prof:
         prof = ((report.get("artefact") or {}).get("overlay") or {}).get("profile")
     return prof if isinstance(prof, dict) and prof.get("ops") else None

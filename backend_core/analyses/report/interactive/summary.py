@@ -134,11 +134,11 @@ def details_html(report: dict[str, Any]) -> str:
         from backend_core.analyses.report.accuracy_html import accuracy_html
 
         parts.append(accuracy_html(report["evaluate"]))
-    run = report.get("run") if isinstance(report.get("run"), dict) else {}
+    run: dict[str, Any] = report["run"] if isinstance(report.get("run"), dict) else {}
     if run.get("profile") or run.get("profile_problem") or report.get("profile"):   # a run with --profile
         from backend_core.analyses.report.profile_html import profile_html
 
-        parts.append(profile_html(run.get("profile") or report.get("profile"), run.get("profile_problem", "")))
+        parts.append(profile_html(run.get("profile") or report.get("profile") or {}, run.get("profile_problem", "")))
     parts.append("<h2>Stages</h2><table><tr><th>#</th><th>stage</th><th>nodes</th><th>added</th><th>removed</th>"
                  "<th>rewritten</th><th>seconds</th></tr>")
     for st in report["stages"]:

@@ -15,7 +15,6 @@ from typing import Any, Callable
 
 from backend_core.target.judge.gaps_inspector import record_bundle
 from backend_core.orchestration.jobs.steps.failed_lowering import lowering_failed
-from backend_core.stages.pipeline.stages import PipelineOptions
 from backend_core.common.snapshot.model import GraphSnapshot
 
 

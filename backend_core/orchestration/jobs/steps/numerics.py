@@ -40,6 +40,7 @@ def numerics_step(job: Job, res: JobResult, emit: EventCallback, cancel: threadi
                             "Run numerics on the model source (zoo name, model.py or .pt2).")
     if inputs.samples is None:
         inputs.on_model(low.loaded_model)
+    assert inputs.samples is not None           # on_model loads them
 
     def progress(done: int, total: int, text: str) -> None:
         emit("progress", {"phase": "analysis", "done": done, "total": total, "text": text})

@@ -28,7 +28,7 @@ class RunSizing:
     host_files: bool                 # the model in and the ETDump out through semihosting
     debug_size: int | None           # the ETDump debug buffer (--etdump)
     prediction: dict[str, Any] | None   # memory.target_check.predict_for_run
-    pools: tuple[int, int]           # method allocator pool, temp pool (bytes)
+    pools: tuple[int | None, int | None]   # method allocator pool, temp pool (bytes; None: the runner's default)
     heap: int
 
 
