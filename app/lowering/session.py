@@ -17,7 +17,7 @@ from backend_core.stages.models.sniff import is_artefact_path
 from backend_core.common.diff import StageDiff, diff_snapshots
 from backend_core.orchestration.jobs.spec import Job, LowerRequest
 from backend_core.common.provenance import Provenance
-from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 
 from app.lowering.source_watch import SourceWatch
 from app.runtime.qt_job import QtJob
@@ -174,7 +174,7 @@ class LoweringSession(QObject):
 
     def fallbacks(self) -> list[NodeSnapshot]:
         f = self.final()
-        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+        return f.fallbacks() if f else []
 
     def stage_index(self, name: str) -> int | None:
         """Find a stage by exact name, index, or case-insensitive substring."""

@@ -10,7 +10,7 @@ from typing import Any
 from backend_core.stages.pipeline import LoweringPipeline, PipelineOptions
 from backend_core.analyses.preflight import Finding, findings_of
 from backend_core.analyses.report.json_report import ReportSubject, build_report
-from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 from backend_core.common.versions import stack_versions
 
 __all__ = ["LoweringResult", "supported_targets"]
@@ -47,7 +47,7 @@ class LoweringResult:
 
     def fallbacks(self) -> list[NodeSnapshot]:
         f = self.final
-        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+        return f.fallbacks() if f else []
 
     def report(self, files: dict[str, str] | None = None, *, with_graphs: bool = True) -> dict[str, Any]:
         return build_report(ReportSubject(self.model, self.source, self.options.target, self.options.flow, self.status,

@@ -169,6 +169,10 @@ class GraphSnapshot:
     changed: bool = True               # False when a pass returned its input unchanged
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
+    def fallbacks(self) -> list[NodeSnapshot]:
+        """The nodes left on portable kernels (the final graph's fallbacks): the one definition of the list."""
+        return [n for n in self.nodes if n.kind == KIND_FALLBACK]
+
     def node(self, node_id: str) -> NodeSnapshot | None:
         return self.node_map().get(node_id)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend_core.common.snapshot.model import KIND_FALLBACK, GraphSnapshot, NodeSnapshot
+from backend_core.common.snapshot.model import GraphSnapshot, NodeSnapshot
 
 TARGET_UNKNOWN = "unknown (read from the program)"
 
@@ -36,7 +36,7 @@ class ArtefactResult:
 
     def fallbacks(self) -> list[NodeSnapshot]:
         f = self.final
-        return [n for n in f.nodes if n.kind == KIND_FALLBACK] if f else []
+        return f.fallbacks() if f else []
 
     def extras(self) -> dict[str, Any]:
         """The artefact-only parts, JSON-ready (the report's "artefact" object, the worker's result)."""
