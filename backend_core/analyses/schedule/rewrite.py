@@ -166,6 +166,9 @@ def schedule_program(ep: Any, split: str, grid: tuple[int, int], target: str, *,
     """A copy of `ep` whose ops up to `split` run as grid[0]×grid[1] patches (see the module doc)."""
     ep = copy.deepcopy(ep)
     quant = int8_input(ep) if int8 else None
+    if tuple(grid) == (1, 1) and not split:          # no patches: the int8 input alone
+        ep.graph_module.recompile()
+        return Rewritten(ep, quant, 0, 0, 0)
     prefix = find_prefix(ep, split)
     h, w = hw(prefix.split)
     rows, cols = grid
