@@ -68,14 +68,25 @@ class _Builder:
         self.fake_mode = val_of(prefix.split).fake_mode
         self.pads = 0                      # explicit cortex_m.pad nodes made
 
-    def node(self, target: Any, args: tuple, like: Any | None = None) -> Any:
-        n = self.graph.create_node("call_function", target, args)
+    def node(self, target: Any, args: tuple, like: Any | None = None, kwargs: dict | None = None) -> Any:
+        n = self.graph.create_node("call_function", target, args, kwargs or {})
         if like is not None:
             n.meta.update({k: v for k, v in like.meta.items() if k in ("stack_trace", "nn_module_stack",
                                                                        "debug_handle", "from_node")})
         with self.fake_mode:
-            n.meta["val"] = target(*[_val(a) for a in args])
+            n.meta["val"] = target(*[_val(a) for a in args], **(kwargs or {}))
         return n
+
+    def channels_last(self, cut: Any, src: Any) -> Any:
+        """A slice writes a contiguous tensor (aten's and the portable kernel's rule); a pointwise cortex_m
+        op keeps its input's layout, and the program gave `src` channels-last: clone the cut back to it,
+        so every patch tensor is laid out as the op it replaces was (cortex_m.pad reads the layout)."""
+        import torch
+
+        v = _val(src)
+        if cut is src or not v.is_contiguous(memory_format=torch.channels_last) or v.is_contiguous():
+            return cut
+        return self.node(self.ops.dim_order_ops._clone_dim_order.default, (cut,), kwargs={"dim_order": [0, 2, 3, 1]})
 
     def crop(self, src: Any, have: Box, want: Box) -> Any:
         """`src` (holding box `have`) cut to `want` with slice_copy along H, then W."""
@@ -96,7 +107,7 @@ class _Builder:
             post = [0, 0, 0 if fold_h else bottom, 0 if fold_w else right]
             v = _val(src)
             src = self.node(self.ops.cortex_m.pad.default,
-                            (src, to_physical_order(pre, v), to_physical_order(post, v), -int(node.args[6])))
+                            (src, to_physical_order(pre, v), to_physical_order(post, v), input_zero_point(node)))
             self.pads += 1
         padding = [top if fold_h else 0, left if fold_w else 0]
         scratch = self.graph.create_node("call_function", node.args[-1].target, node.args[-1].args)
@@ -128,12 +139,20 @@ class _Builder:
             for src, want in input_boxes(node, box):
                 got, have = made[src]
                 ins[src] = self.crop(got, have, want)
+                if kind_of(node) != "conv":
+                    ins[src] = self.channels_last(ins[src], got)
             if kind_of(node) == "conv":
                 made[node] = (self.conv(node, box, ins[node.args[0]]), box)
             else:
                 args = tuple(ins.get(a, a) if hasattr(a, "op") else a for a in node.args)
                 made[node] = (self.node(node.target, args, like=node), box)
         return made[self.prefix.split][0]
+
+
+def input_zero_point(conv: Any) -> int:
+    """The conv's input zero point: -input_offset (its index differs: depthwise has depth_multiplier first)."""
+    names = [a.name for a in conv.target._schema.arguments]
+    return -int(conv.args[names.index("input_offset")])
 
 
 def _val(a: Any) -> Any:

@@ -143,7 +143,7 @@ def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tu
     prefixes = [p for p in cands if p.name in splits] if splits else choose_splits(ep, x_bytes)
     lf, lf_op = layer_floor(ep)
     floors = sorted((patch_floor(ep, p, x_bytes), p.name) for p in cands)
-    found: list[Candidate] = []
+    found: list[Candidate] = [Candidate("", (1, 1), False, "greedy", plain, plain_macs, 0.0, 0, 0, bit_exact=True)]
     if int8:                       # the int8 input alone, no patches: the 0 % MACs end of the front
         from backend_core.analyses.schedule.rewrite import int8_input
 
