@@ -40,6 +40,18 @@ def test_patch_rewrite_is_bit_exact_on_the_host(patch_net, split: str, grid: tup
     assert program_macs(r.program) > program_macs(ep)           # the halos are recomputed
 
 
+def test_the_scheduled_program_passes_the_preflight(patch_net) -> None:  # noqa: ANN001
+    """What the target checks: portable slice_copy/cat want one dim order and index by logical strides, the
+    CMSIS-NN kernels want channels-last; the pre-flight predicted these failures on QEMU (FACTS)."""
+    from backend_core.orchestration.jobs.steps.schedule import preflight_of
+
+    for int8 in (True, False):
+        r = schedule_program(patch_net.pipeline.final_program, "cortex_m_quantized_conv2d_default_2", (2, 3),
+                             "cortex-m55", int8=int8)
+        assert preflight_of(r.program, serialise(r.program)) == []
+        assert list(user_input(r.program).meta["val"].dim_order()) == [0, 1, 2, 3]     # the caller gives NCHW
+
+
 def test_a_wrong_rewrite_is_caught(patch_net) -> None:  # noqa: ANN001
     ep, inputs = patch_net.pipeline.final_program, patch_net.pipeline.example_inputs
     r = schedule_program(ep, "cortex_m_quantized_conv2d_default_2", (2, 2), "cortex-m55")

@@ -42,4 +42,10 @@ def schedule_lines(s: dict[str, Any]) -> list[str]:
     if q:
         lines.append(f"  input: int8, q = round(x / {q['scale']:.9g}) + {q['zero_point']} clamped to "
                      f"[{q['qmin']}, {q['qmax']}] (the caller quantizes; bit-exactness is judged from this input on)")
+    found = s.get("preflight")
+    if found is not None:
+        lines.append("pre-flight of the scheduled program: " + (
+            "no finding (dim orders, kernels, arguments as the target checks them)" if not found else
+            f"{len(found)} finding(s):"))
+        lines += [f"  {f['certainty']}: {f['node']}: {f['message']}" for f in found[:8]]
     return [line for line in lines if line]

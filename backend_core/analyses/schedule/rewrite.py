@@ -77,25 +77,25 @@ class _Builder:
             n.meta["val"] = target(*[_val(a) for a in args], **(kwargs or {}))
         return n
 
-    def channels_last(self, cut: Any, src: Any) -> Any:
-        """A slice writes a contiguous tensor (aten's and the portable kernel's rule); a pointwise cortex_m
-        op keeps its input's layout, and the program gave `src` channels-last: clone the cut back to it,
-        so every patch tensor is laid out as the op it replaces was (cortex_m.pad reads the layout)."""
-        import torch
-
-        v = _val(src)
-        if cut is src or not v.is_contiguous(memory_format=torch.channels_last) or v.is_contiguous():
-            return cut
-        return self.node(self.ops.dim_order_ops._clone_dim_order.default, (cut,), kwargs={"dim_order": [0, 2, 3, 1]})
-
     def crop(self, src: Any, have: Box, want: Box) -> Any:
-        """`src` (holding box `have`) cut to `want` with slice_copy along H, then W."""
+        """`src` (holding box `have`) cut to `want`, channels-last. ExecuTorch's portable slice_copy checks
+        that input and output share a dim order and indexes by logical strides (op_slice_copy.cpp), so a
+        channels-last tensor is cloned to contiguous first (`_clone_dim_order`, the portable dim-order
+        copy), sliced along H, then W, and cloned back to channels-last for the cortex_m op that reads it."""
         out = src
-        if (want[0], want[1]) != (have[0], have[1]):
-            out = self.node(self.ops.aten.slice_copy.Tensor, (out, 2, want[0] - have[0], want[1] - have[0], 1))
-        if (want[2], want[3]) != (have[2], have[3]):
-            out = self.node(self.ops.aten.slice_copy.Tensor, (out, 3, want[2] - have[2], want[3] - have[2], 1))
-        return out
+        if (want[0], want[1]) != (have[0], have[1]) or (want[2], want[3]) != (have[2], have[3]):
+            out = self.layout(out, CONTIGUOUS)
+            if (want[0], want[1]) != (have[0], have[1]):
+                out = self.node(self.ops.aten.slice_copy.Tensor, (out, 2, want[0] - have[0], want[1] - have[0], 1))
+            if (want[2], want[3]) != (have[2], have[3]):
+                out = self.node(self.ops.aten.slice_copy.Tensor, (out, 3, want[2] - have[2], want[3] - have[2], 1))
+        return self.layout(out, CHANNELS_LAST)
+
+    def layout(self, node: Any, order: list[int]) -> Any:
+        """`node` in dim order `order` (itself when it already is)."""
+        if _order(node) == order:
+            return node
+        return self.node(self.ops.dim_order_ops._clone_dim_order.default, (node,), kwargs={"dim_order": order})
 
     def conv(self, node: Any, box: Box, src: Any) -> Any:
         from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
@@ -139,14 +139,29 @@ class _Builder:
             for src, want in input_boxes(node, box):
                 got, have = made[src]
                 ins[src] = self.crop(got, have, want)
-                if kind_of(node) != "conv":
-                    ins[src] = self.channels_last(ins[src], got)
             if kind_of(node) == "conv":
                 made[node] = (self.conv(node, box, ins[node.args[0]]), box)
             else:
                 args = tuple(ins.get(a, a) if hasattr(a, "op") else a for a in node.args)
                 made[node] = (self.node(node.target, args, like=node), box)
         return made[self.prefix.split][0]
+
+
+CONTIGUOUS, CHANNELS_LAST = [0, 1, 2, 3], [0, 2, 3, 1]
+
+
+def _order(node: Any) -> list[int]:
+    return list(val_of(node).dim_order())
+
+
+def contiguous_input(x: Any) -> None:
+    """The program's input in the contiguous (NCHW) dim order: slices of it are then valid on the target
+    (a channels-last one would need a whole-input copy first). The caller gives the same bytes in NCHW."""
+    v = val_of(x)
+    x.meta["val"] = v.contiguous() if v.dim() == 4 else v
+    for u in x.users:
+        if target_of(u) == "cortex_m.quantize_per_tensor.default":     # elementwise: keeps its input's order
+            u.meta["val"] = val_of(u).contiguous()
 
 
 def input_zero_point(conv: Any) -> int:
@@ -195,6 +210,7 @@ def schedule_program(ep: Any, split: str, grid: tuple[int, int], target: str, *,
         raise BadInputError(f"A {rows}×{cols} patch grid does not fit {split}'s {h}×{w} output.",
                             f"Use at most {h}×{w} patches for this split point, or split later.")
     x = user_input(ep)
+    contiguous_input(x)
     lead = next(iter(x.users))
     if quant is None and len(x.users) == 1 and target_of(lead) == "cortex_m.quantize_per_tensor.default" \
             and lead is not prefix.split:
@@ -205,13 +221,19 @@ def schedule_program(ep: Any, split: str, grid: tuple[int, int], target: str, *,
     b = _Builder(ep, prefix, target)
     cats = 0
     with ep.graph.inserting_before(prefix.split):
+        # portable cat indexes by logical strides too (channels-last patches came out wrong on QEMU:
+        # FACTS, the U-Net): patches are concatenated contiguous and the split tensor cloned back
         strips = []
         for h0, h1 in spans(h, rows):
             tiles = [b.patch(x, (h0, h1, w0, w1)) for w0, w1 in spans(w, cols)]
-            strips.append(tiles[0] if len(tiles) == 1 else b.node(b.ops.aten.cat.default, (tiles, 3)))
-            cats += len(tiles) > 1
-        whole = strips[0] if len(strips) == 1 else b.node(b.ops.aten.cat.default, (strips, 2))
-        cats += len(strips) > 1
+            if len(tiles) > 1:
+                tiles = [b.node(b.ops.aten.cat.default, ([b.layout(t, CONTIGUOUS) for t in tiles], 3))]
+                cats += 1
+            strips.append(tiles[0])
+        if len(strips) > 1:
+            strips = [b.node(b.ops.aten.cat.default, ([b.layout(t, CONTIGUOUS) for t in strips], 2))]
+            cats += 1
+        whole = b.layout(strips[0], _order(prefix.split))
     prefix.split.replace_all_uses_with(whole)
     for node in reversed(prefix.nodes):
         scratch = [a for a in node.args if hasattr(a, "op") and kind_of(a) == "plumbing"]

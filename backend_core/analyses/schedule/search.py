@@ -16,7 +16,7 @@ from backend_core.analyses.schedule.prefix import (
     layer_floor, live_sums, nbytes, patch_floor, split_candidates, user_input)
 from backend_core.analyses.schedule.rewrite import schedule_program
 
-GRIDS = (2, 3, 4, 5, 6, 8)
+GRIDS = (2, 3, 4, 6, 8)
 PLANNERS = ("greedy", "greedy-io-outside")
 MAX_EXTRA_MACS = 0.15          # the instruction budget, on MACs (halo recompute)
 
@@ -162,15 +162,24 @@ def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tu
             if g > min(h, w):
                 continue
             say(f"candidate {k * len(grids) + j + 1}/{total}: {p.name} in {g}×{g} patches")
-            r = schedule_program(ep, p.name, (g, g), target, int8=int8)
-            macs = program_macs(r.program)
-            for planner in planners:
-                m = measure_pte(serialise(r.program, planner))
-                found.append(Candidate(p.name, (g, g), int8, planner, m, macs, macs / plain_macs - 1,
-                                       copy_bytes(r.program), m.pte_bytes - plain.pte_bytes, r.pads,
-                                       input_quant=r.input_quant.to_dict() if r.input_quant else None))
+            found.append(_measured(ep, p.name, (g, g), int8, planners[0], target, plain, plain_macs))
+    # the other planner settings for the candidates on the first planner's front only: they move
+    # buffers between the arena and the caller, they do not change which split or grid is best
+    for c in [c for c in pareto(found) if c.split]:
+        for planner in planners[1:]:
+            say(f"planner {planner}: {c.split} in {c.grid[0]}×{c.grid[1]} patches")
+            found.append(_measured(ep, c.split, c.grid, int8, planner, target, plain, plain_macs))
     front, dropped = _checked_front(ep, inputs, target, found, say)
     return SearchResult(plain, plain_macs, lf, lf_op, floors[0][0], floors[0][1], front, len(found), dropped, why)
+
+
+def _measured(ep: Any, split: str, grid: tuple[int, int], int8: bool, planner: str, target: str,
+              plain: Measured, plain_macs: int) -> Candidate:
+    r = schedule_program(ep, split, grid, target, int8=int8)
+    macs = program_macs(r.program)
+    m = measure_pte(serialise(r.program, planner))
+    return Candidate(split, grid, int8, planner, m, macs, macs / plain_macs - 1, copy_bytes(r.program),
+                     m.pte_bytes - plain.pte_bytes, r.pads, input_quant=r.input_quant.to_dict() if r.input_quant else None)
 
 
 def _checked_front(ep: Any, inputs: tuple, target: str, found: list[Candidate],

@@ -78,6 +78,15 @@ def _fit(result: Any, board: Any, ep: Any, target: str) -> tuple[Any, dict[str, 
                         "Try --input-dtype int8, a board with more RAM, or a smaller input.")
 
 
+def preflight_of(program: Any, pte: bytes) -> list[Any]:
+    """The pre-flight of the scheduled program as the target will see it (the rules that predicted the
+    channels-last slice/cat failures on QEMU): a schedule must add no finding of its own."""
+    from backend_core.analyses.preflight import check_snapshot
+    from backend_core.common.snapshot.capture import capture
+
+    return check_snapshot(capture(program, "scheduled", 0, "final", final=True), program=pte)
+
+
 def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]], None],
                   cancel: threading.Event) -> None:
     from backend_core.analyses.schedule.measure import serialise
@@ -116,6 +125,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     doc = schedule_doc(job.model, target, pte, chosen.to_dict())
     res.lowering.blobs["scheduled.pte"] = scheduled
     res.steps["schedule"] = {**result.to_dict(), "chosen": chosen.to_dict(), "schedule": doc, "memory": rep,
-                             "board": board.name if board is not None else job.board}
+                             "board": board.name if board is not None else job.board,
+                             "preflight": [f.to_dict() for f in preflight_of(r.program, scheduled)]}
     if opts.output:
         res.files["schedule"] = write_atomic(opts.output, (json.dumps(doc, indent=1) + "\n").encode())
