@@ -40,7 +40,7 @@ HELP = {
     "schedule": "run the first layers patch by patch to cut the peak RAM (MCUNetV2-style, on the lowered program, "
                 "checked bit for bit on the host against the unscheduled one): auto (the least total RAM within "
                 "15 %% extra MACs), fit:BOARD (the cheapest schedule that fits BOARD), or a schedule JSON written "
-                "by an earlier --schedule; the chosen schedule is written as JSON beside the report",
+                "by an earlier --schedule; the chosen schedule is written as JSON beside the report, with the scheduled program as a .bpte whose expected outputs are the unscheduled program's (`cmlens run` judges it on a target)",
     "input-dtype": "with --schedule: the input the scheduled program takes: float32 (default, as the model gives "
                    "it) or int8 (the tensor the program's leading quantize makes, with its scale and zero point: "
                    "the caller quantizes, as camera/microphone pipelines deliver 8-bit samples; the report says so)",

@@ -135,6 +135,8 @@ def run_memory_command(args: argparse.Namespace) -> int:
                 print(line, file=out)
             payload["schedule"] = sched
             print(f"wrote schedule: {res.files['schedule']}", file=out)
+            print(f"wrote scheduled program: {res.files['scheduled_bpte']} (expected outputs: the unscheduled "
+                  "program's; judge it on a target with `cmlens run` on that file)", file=out)
         write_json(json_file, payload)
         if json_file:
             print(f"wrote json: {json_file}", file=out)

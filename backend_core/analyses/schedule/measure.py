@@ -35,6 +35,11 @@ class Measured:
 
 def serialise(program: Any, planner: str = "greedy") -> bytes:
     """The .pte of `program` planned with PLANNERS[planner] (to_executorch mutates: a copy goes in)."""
+    return bytes(executorch_program(program, planner).buffer)
+
+
+def executorch_program(program: Any, planner: str = "greedy") -> Any:
+    """ExecutorchProgramManager of a copy of `program`, planned with PLANNERS[planner]."""
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.exir import EdgeProgramManager, ExecutorchBackendConfig
     from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy, naive
@@ -46,7 +51,7 @@ def serialise(program: Any, planner: str = "greedy") -> bytes:
         memory_planning_algo=algo, alloc_graph_input=p["alloc_graph_input"],
         alloc_graph_output=p["alloc_graph_output"]))
     epm = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=cortex_m_edge_compile_config())
-    return bytes(epm.to_executorch(config).buffer)
+    return epm.to_executorch(config)
 
 
 def measure_pte(data: bytes) -> Measured:

@@ -87,6 +87,22 @@ def preflight_of(program: Any, pte: bytes) -> list[Any]:
     return check_snapshot(capture(program, "scheduled", 0, "final", final=True), program=pte)
 
 
+def scheduled_bundle(program: Any, planner: str, inputs: tuple, quant: dict[str, Any] | None,
+                     expected: list[Any]) -> bytes:
+    """The scheduled program as a .bpte whose expected outputs are the UNSCHEDULED program's host outputs:
+    `cmlens run F.bpte` then judges the schedule on the target bit for bit against the program it replaces.
+    Its input is the scheduled program's own (int8 when asked), in the program's dim order."""
+    from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+
+    from backend_core.analyses.schedule.measure import executorch_program
+    from backend_core.analyses.schedule.search import host_inputs
+    from backend_core.stages.pipeline.program_files import bundled_program
+
+    xin = tuple(t.contiguous() for t in host_inputs(program, inputs, quant))
+    bp = bundled_program(executorch_program(program, planner), list(xin), list(expected))
+    return bytes(serialize_from_bundled_program_to_flatbuffer(bp))
+
+
 def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]], None],
                   cancel: threading.Event) -> None:
     from backend_core.analyses.schedule.measure import serialise
@@ -128,4 +144,9 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
                              "board": board.name if board is not None else job.board,
                              "preflight": [f.to_dict() for f in preflight_of(r.program, scheduled)]}
     if opts.output:
+        from backend_core.analyses.schedule.search import _outputs
+
+        say("bundling the scheduled program with the unscheduled program's outputs")
+        bpte = scheduled_bundle(r.program, chosen.planner, inputs, chosen.input_quant, _outputs(ep, inputs))
         res.files["schedule"] = write_atomic(opts.output, (json.dumps(doc, indent=1) + "\n").encode())
+        res.files["scheduled_bpte"] = write_atomic(opts.output.replace(".schedule.json", "") + ".scheduled.bpte", bpte)
