@@ -91,3 +91,12 @@ def test_a_grid_larger_than_the_tensor_and_a_bad_split_are_refused(patch_net) ->
         schedule_program(ep, "cortex_m_quantized_depthwise_conv2d_default_1", (9, 2), "cortex-m55")
     with pytest.raises(BadInputError, match="not a valid split point"):
         schedule_program(ep, "cortex_m_quantized_depthwise_conv2d_default", (2, 2), "cortex-m55")   # inside a block
+
+
+def test_the_split_chooser_estimates_the_halo_recompute_of_the_rewrite(patch_net) -> None:  # noqa: ANN001
+    from backend_core.analyses.schedule.search import estimated_extra_macs
+
+    ep = patch_net.pipeline.final_program
+    for p in split_candidates(ep)[0][2:4]:
+        r = schedule_program(ep, p.name, (3, 2), "cortex-m55")
+        assert estimated_extra_macs(ep, p, (3, 2)) == pytest.approx(program_macs(r.program) / program_macs(ep) - 1)

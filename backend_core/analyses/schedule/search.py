@@ -107,24 +107,43 @@ def bit_exact(plain_out: list[Any], program: Any, inputs: tuple) -> bool:
     return len(got) == len(plain_out) and all(torch.equal(a, b) for a, b in zip(got, plain_out))
 
 
-def choose_splits(ep: Any, input_bytes: int, keep: int = 4) -> list[Any]:
-    """The split points worth trying: the first one past the op that holds the program's peak (least
-    halo recompute), the one with the lowest patch floor, and others spread between them."""
+def estimated_extra_macs(ep: Any, prefix: Any, grid: tuple[int, int]) -> float:
+    """The halo recompute of a grid at this split, from the receptive-field boxes alone (no rewrite):
+    the prefix convs' extra MACs over all patches, as a fraction of the whole program's MACs."""
+    from backend_core.analyses.schedule.geometry import conv_geometry, kind_of, macs_of, needed_boxes
+    from backend_core.analyses.schedule.rewrite import spans
+
+    convs = [n for n in prefix.nodes if kind_of(n) == "conv"]
+    whole = sum(macs_of(n) for n in convs)
+    if not whole:
+        return 0.0
+    h, w = hw(prefix.split)
+    patched = 0
+    for h0, h1 in spans(h, grid[0]):
+        for w0, w1 in spans(w, grid[1]):
+            need = needed_boxes(prefix.nodes, prefix.split, (h0, h1, w0, w1))
+            for n in convs:
+                b = need.get(n)
+                if b is not None:
+                    cout = int(n.meta["val"].shape[1])
+                    patched += (b[1] - b[0]) * (b[3] - b[2]) * cout * conv_geometry(n).macs_per_output
+    return (patched - whole) / max(program_macs(ep), 1)
+
+
+def choose_splits(ep: Any, input_bytes: int, keep: int = 4, budget: float = MAX_EXTRA_MACS) -> list[Any]:
+    """The split points worth trying: past the op that holds the program's peak, the lowest patch floors
+    among those whose 4×4 halo recompute (estimated from the boxes) stays within the MAC budget, and the
+    first one past the peak (the least recompute)."""
     cands, _ = split_candidates(ep)
     sums = dict(live_sums(ep))
     peak_node = max(sums, key=sums.get)
     past = [p for p in cands if peak_node in p.nodes and len(p.nodes) > 1] or cands[-keep:]
     if len(past) <= keep:
         return past
-    floors = [patch_floor(ep, p, input_bytes) for p in past]
-    best = min(range(len(past)), key=lambda i: (floors[i], i))
-    picks = {0, best}
-    step = max(best, 1) / max(keep - 1, 1)
-    i = step
-    while len(picks) < keep and i < best:
-        picks.add(int(round(i)))
-        i += step
-    return [past[i] for i in sorted(picks)]
+    cheap = [p for p in past if estimated_extra_macs(ep, p, (4, 4)) <= budget] or past[:1]
+    ranked = sorted(cheap, key=lambda p: (patch_floor(ep, p, input_bytes), past.index(p)))
+    picks = [past[0]] + [p for p in ranked if p is not past[0]][:keep - 1]
+    return sorted(picks, key=past.index)
 
 
 def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tuple[int, ...] = GRIDS,
