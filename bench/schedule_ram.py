@@ -6,6 +6,14 @@ of each. Printed, not asserted.
     .venv/bin/python bench/schedule_ram.py [MODEL ...] [--target cortex-m55] [--grids 2,4,6,8]
 
 Default models: mv2, mobilenet_v1_025, ds_cnn. One live lowering per model; both searches rewrite it.
+The mv2 searches are slow here (26 min for both on 2 shared cores, 43 candidates): `--grids 4` is quicker.
+
+Measured 2026-12-07 (M55, random weights): mv2 split at conv2d_default_7 in 4×4 patches, int8 input:
+349.1 KiB total RAM (4.22× below 1,474.4 KiB), float input 735.0 KiB (2.01×), +9.3 % MACs; the int8 one
+PASSed bit for bit on QEMU M55 against the unscheduled program's host outputs (planned buffer 357,504 B,
+exactly as predicted) in 211.3 M instructions (plain mv2: 166.7 M, so +27 %: the copies cost more than
+the halo MACs). mobilenet_v1_025 depthwise_conv2d_default_3 4×4 int8: PASS bit-exact on QEMU M55 and
+(lowered for M7) on QEMU M7.
 """
 from __future__ import annotations
 
