@@ -38,6 +38,15 @@ HELP = {
     "verify-suggestions": "try the fixes the tool can make (channels-last, relu6 -> hardtanh, softmax dim last) by "
                           "re-lowering modified copies; each says verified or not verified",
     "no-cache": "lower again even when the lowering cache has the result",
+    "schedule": "run the first layers patch by patch to cut the peak RAM (MCUNetV2-style, on the lowered program, "
+                "checked bit for bit on the host against the unscheduled one): auto (the least total RAM within "
+                "15 %% extra MACs), fit:BOARD (the cheapest schedule that fits BOARD), or a schedule JSON written "
+                "by an earlier --schedule; the chosen schedule is written as JSON beside the report, with the scheduled "
+                "program as a .bpte whose expected outputs are the unscheduled program's (`cmlens run` judges it on "
+                "a target)",
+    "input-dtype": "with --schedule: the input the scheduled program takes: float32 (default, as the model gives "
+                   "it) or int8 (the tensor the program's leading quantize makes, with its scale and zero point: "
+                   "the caller quantizes, as camera/microphone pipelines deliver 8-bit samples; the report says so)",
 }
 LOWERING_FLAGS = (*HELP, "rewrite")
 
@@ -77,6 +86,10 @@ def _add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, t
         parser.add_argument(flag, choices=("legacy", "explicit"), default=None if unset else "legacy", help=HELP[name])
     elif name == "activations":
         parser.add_argument(flag, choices=("int8", "int16"), default=None if unset else "int8", help=HELP[name])
+    elif name == "schedule":
+        parser.add_argument(flag, default=None, metavar="auto|fit:BOARD|FILE", help=HELP[name])
+    elif name == "input-dtype":
+        parser.add_argument(flag, choices=("float32", "int8"), default=None if unset else "float32", help=HELP[name])
     elif name == "calib":
         parser.add_argument(flag, default=None, metavar="DIR|N", help=HELP[name])
     else:                                   # the switches

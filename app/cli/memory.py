@@ -26,7 +26,7 @@ def add_memory_command(sub: Any) -> None:
         epilog="Boards: the QEMU boards and Corstone FVPs of kernels/boards.json and the MCUs of "
                "resources/boards/mcus.json (`--board list`).")
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME], model.pt2, or a .pte/.bpte")
-    add_lowering_flags(p, "target", "flow", "no-cache", target_default=None)
+    add_lowering_flags(p, "target", "flow", "no-cache", "schedule", "input-dtype", target_default=None)
     p.add_argument("--board", metavar="NAME", help="check against this board (`--board list` lists them)")
     add_board_size_flags(p)
     p.add_argument("--elf", metavar="F", help="a built runner ELF: the runtime's code, .data/.bss, stack and heap "
@@ -67,6 +67,29 @@ def _list_boards(out: Any) -> int:
     return 0
 
 
+def schedule_options(args: argparse.Namespace, json_file: Path | None, target: str) -> Any:
+    """The job's ScheduleOptions from --schedule/--input-dtype (None without --schedule). A FILE that is
+    not a schedule, or an unknown fit:BOARD, is exit 2 here, before the lowering."""
+    from backend_core.analyses.schedule.schedule_file import load_schedule
+    from backend_core.common.boards.specs import board_named
+    from backend_core.common.errors import BadInputError
+    from backend_core.orchestration.jobs.spec import ScheduleOptions
+
+    spec = getattr(args, "schedule", None)
+    if not spec:
+        if getattr(args, "input_dtype", "float32") not in (None, "float32"):
+            raise BadInputError("--input-dtype without --schedule.", "Add --schedule auto (or fit:BOARD, or a FILE).")
+        return None
+    if spec.startswith("fit:"):
+        board_named(spec[4:])
+    elif spec != "auto":
+        load_schedule(spec)
+    stem = Path(args.model.split(":")[0]).stem
+    base = json_file.with_suffix("") if json_file else Path(f"{stem}-{target}")
+    return ScheduleOptions(spec=spec, input_dtype=args.input_dtype or "float32",
+                           output=str(base) + ".schedule.json")
+
+
 def run_memory_command(args: argparse.Namespace) -> int:
     out = sys.stdout
     json_file = Path(args.json) if args.json else None
@@ -86,10 +109,11 @@ def run_memory_command(args: argparse.Namespace) -> int:
         from backend_core.orchestration.jobs.steps.memory import per_cpu_lines
         from backend_core.target.memory import summary_lines
 
+        schedule = schedule_options(args, json_file, target)
         job = Job(args.model, LowerRequest(target=target, flow=args.flow, use_cache=not args.no_cache),
-                  steps=("memory",), board=args.board,
+                  steps=("memory", "schedule") if schedule else ("memory",), board=args.board,
                   memory=MemoryOptions(ram=args.ram, flash=args.flash, elf=args.elf, runtime_from=args.runtime_from,
-                                       all_cpus=args.all_cpus))
+                                       all_cpus=args.all_cpus), **({"schedule": schedule} if schedule else {}))
         res = submit(job, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
                       if kind == "status" else None)
         res.raise_error()                                      # bad input / a failed lowering: cause and fix
@@ -102,6 +126,17 @@ def run_memory_command(args: argparse.Namespace) -> int:
             print("\nper CPU (CMSIS-NN scratch depends on the kernel family):", file=out)
             for line in per_cpu_lines(rep["per_cpu"]):
                 print(line, file=out)
+        if schedule:
+            from backend_core.analyses.schedule.report import schedule_lines
+
+            sched = res.steps["schedule"]
+            print("", file=out)
+            for line in schedule_lines(sched):
+                print(line, file=out)
+            payload["schedule"] = sched
+            print(f"wrote schedule: {res.files['schedule']}", file=out)
+            print(f"wrote scheduled program: {res.files['scheduled_bpte']} (expected outputs: the unscheduled "
+                  "program's; judge it on a target with `cmlens run` on that file)", file=out)
         write_json(json_file, payload)
         if json_file:
             print(f"wrote json: {json_file}", file=out)

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from backend_core.common.errors import Cancelled, CmlensError
 from backend_core.orchestration.jobs.steps.evaluate import evaluate_step
 from backend_core.orchestration.jobs.steps.repro import repro_step
+from backend_core.orchestration.jobs.steps.schedule import schedule_step
 from backend_core.orchestration.jobs.steps.tools import doctor_step, selftest_step
 from backend_core.orchestration.jobs.outputs import check_output_folders, out_dir, write_outputs
 from backend_core.orchestration.jobs.result import CANCELLED, DONE, FAILED, JobResult
@@ -195,5 +196,6 @@ def _export(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
 
 
 _STEPS: dict[str, Callable[[Job, JobResult, EventCallback, threading.Event], None]] = {
-    "lower": _lower, "repro": repro_step, "check": _check, "memory": _memory, "numerics": _numerics, "evaluate": evaluate_step,
-    "run": _run, "profile": _run, "export": _export, "selftest": selftest_step, "doctor": doctor_step}
+    "lower": _lower, "repro": repro_step, "check": _check, "memory": _memory, "schedule": schedule_step,
+    "numerics": _numerics, "evaluate": evaluate_step, "run": _run, "profile": _run, "export": _export,
+    "selftest": selftest_step, "doctor": doctor_step}

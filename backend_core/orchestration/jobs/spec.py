@@ -13,7 +13,8 @@ from backend_core.common.cpus import DEFAULT_TARGET, normalise_target
 from backend_core.common.errors import BadInputError
 from backend_core.stages.pipeline.stages import PipelineOptions
 
-STEPS = ("lower", "repro", "check", "memory", "numerics", "evaluate", "run", "profile", "export", "selftest", "doctor")
+STEPS = ("lower", "repro", "check", "memory", "schedule", "numerics", "evaluate", "run", "profile", "export", "selftest",
+         "doctor")
 TOOL_STEPS = ("selftest", "doctor")   # steps that run no model: a Job of only these has no lower step
 KEEP = ("pte", "bpte", "graphs", "elf", "etdump", "etrecord")   # etrecord: the .bpte + ETRecord of the one lowering
 JOB_FORMAT = 1
@@ -106,6 +107,25 @@ class MemoryOptions:
 
 
 @dataclass(frozen=True)
+class ScheduleOptions:
+    """The schedule step's options (`--schedule`, backend_core.analyses.schedule): auto (the least total RAM
+    within the MAC budget), fit:BOARD (the cheapest schedule that fits the board), or a schedule JSON file;
+    the input the scheduled program takes (float32 as the model gives it, or the int8 tensor its leading
+    quantize makes); where the chosen schedule's JSON goes; a narrower search for tests and benches."""
+    spec: str = "auto"
+    input_dtype: str = "float32"
+    output: str | None = None         # the chosen schedule's JSON (None: not written)
+    grids: tuple[int, ...] = ()       # () = the search's default grids
+    splits: tuple[str, ...] = ()      # () = the split points chosen from the timeline
+
+    def __post_init__(self) -> None:
+        if self.input_dtype not in ("float32", "int8"):
+            raise BadInputError(f"Unknown input dtype {self.input_dtype!r}.", "Use float32 or int8.")
+        object.__setattr__(self, "grids", tuple(self.grids or ()))
+        object.__setattr__(self, "splits", tuple(self.splits or ()))
+
+
+@dataclass(frozen=True)
 class NumericsOptions:
     """The numerics step's options (`cmlens numerics`): which samples, and how many of them the local
     (isolated) error uses (0: all)."""
@@ -166,6 +186,7 @@ class Job:
     outputs: dict[str, str] | None = None   # files to write, by kind (json, html, pte, bpte): jobs/outputs.py
     repro: ReproOptions = field(default_factory=ReproOptions)
     export: ExportOptions = field(default_factory=ExportOptions)
+    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     selftest: str = "selftest"        # the selftest step's firmware (diagnostic ones: selftest-fail, hang, fault)
 
     def __post_init__(self) -> None:
@@ -226,7 +247,9 @@ class Job:
                 "board": self.board, "run": self.run.to_dict(), "keep": list(self.keep),
                 "out_dir": self.out_dir, "label": self.label, "memory": asdict(self.memory),
                 "numerics": asdict(self.numerics), "evaluate": asdict(self.evaluate), "outputs": self.outputs,
-                "repro": asdict(self.repro), "export": asdict(self.export), "selftest": self.selftest}
+                "repro": asdict(self.repro), "export": asdict(self.export),
+                "schedule": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.schedule).items()},
+                "selftest": self.selftest}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
@@ -243,6 +266,7 @@ class Job:
                    outputs=d.get("outputs"),
                    repro=ReproOptions(**_known(ReproOptions, d.get("repro", {}), "repro")),
                    export=ExportOptions(**_known(ExportOptions, d.get("export", {}), "export")),
+                   schedule=ScheduleOptions(**_known(ScheduleOptions, d.get("schedule", {}), "schedule")),
                    selftest=d.get("selftest", "selftest"))
 
     def key(self) -> str:
@@ -263,6 +287,8 @@ class Job:
             key += (sorted(asdict(self.repro).items()),)
         if self.wants("export"):
             key += (sorted(asdict(self.export).items()),)
+        if self.wants("schedule"):
+            key += (sorted(asdict(self.schedule).items()),)
         if self.wants("selftest"):
             key += (self.selftest,)
         return repr(key)

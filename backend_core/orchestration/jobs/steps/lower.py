@@ -18,9 +18,10 @@ EventCallback = Callable[[str, dict[str, Any]], None]
 
 def wants_live_programs(job: Job) -> bool:
     """A run with --etdump needs the .bpte and its ETRecord from one live lowering (not a cache hit):
-    the lower step keeps its programs and the run step makes both from them (one lowering per job)."""
-    return ((job.wants("run") or job.wants("profile")) and job.run.etdump or "etrecord" in job.keep) \
-        and not job.lower.companions and not job.reads_program
+    the lower step keeps its programs and the run step makes both from them (one lowering per job). The
+    schedule step rewrites the live final program (a cache hit holds no program)."""
+    return ((job.wants("run") or job.wants("profile")) and job.run.etdump or "etrecord" in job.keep
+            or job.wants("schedule")) and not job.lower.companions and not job.reads_program
 
 
 def wants_stages(job: Job) -> bool:

@@ -1,0 +1,28 @@
+"""Opt-in (CMLENS_TEST_ET_ROOT): the scheduled program, bundled with the UNSCHEDULED program's host
+outputs as its expected outputs, PASSes bit for bit on QEMU Cortex-M55 (int8 input, 2×3 patches, border
+pads, slices and cats on contiguous copies)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from backend_core.analyses.schedule.rewrite import schedule_program
+from backend_core.analyses.schedule.search import _outputs
+from backend_core.orchestration.jobs.steps.schedule import scheduled_bundle
+from tests.helpers.target_run import run_on_m55_or_skip
+
+# skip before the fixture lowers anything: the default suite pays nothing for this test
+pytestmark = pytest.mark.skipif(not os.environ.get("CMLENS_TEST_ET_ROOT"),
+                                reason="opt-in: set CMLENS_TEST_ET_ROOT to an ExecuTorch checkout (CI has none)")
+
+
+def test_scheduled_patch_net_passes_bit_for_bit_on_qemu_m55(patch_net, tmp_path: Path) -> None:
+    ep, inputs = patch_net.pipeline.final_program, tuple(patch_net.pipeline.example_inputs)
+    r = schedule_program(ep, "cortex_m_quantized_conv2d_default_2", (2, 3), "cortex-m55", int8=True)
+    bpte = tmp_path / "patch_net.scheduled.bpte"
+    bpte.write_bytes(scheduled_bundle(r.program, "greedy", inputs, r.input_quant.to_dict(), _outputs(ep, inputs)))
+    run = run_on_m55_or_skip(str(bpte), tmp_path)
+    assert run.outcome == "PASS", run.summary()
+    assert "bit for bit" in run.summary()
