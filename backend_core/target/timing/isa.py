@@ -6,7 +6,6 @@ disassembly what they are. A mnemonic this table does not know is class `unmodel
 from __future__ import annotations
 
 import hashlib
-import os
 import json
 import re
 import shutil
@@ -142,6 +141,7 @@ def disassemble(elf: str | Path, cpu: str) -> dict[int, Insn]:
 def disassembly(elf: str | Path, cpu: str, cache: Path | None = None) -> dict[int, Insn]:
     """disassemble(), kept per ELF content + core + this table's source in `cache` (default the cmlens
     cache): a re-run of the same runner skips objdump and the classification (~1 s on ds_cnn)."""
+    from backend_core.common.files import write_atomic
     from backend_core.stages.cache import cache_root
 
     h = hashlib.sha256(Path(elf).read_bytes())
@@ -155,9 +155,7 @@ def disassembly(elf: str | Path, cpu: str, cache: Path | None = None) -> dict[in
     insns = disassemble(elf, cpu)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([[a, i.size, i.mnemonic, i.cls, i.conditional] for a, i in insns.items()]))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps([[a, i.size, i.mnemonic, i.cls, i.conditional] for a, i in insns.items()]))
     except OSError:
         pass                                          # a read-only cache only costs the next run objdump
     return insns
