@@ -1,10 +1,11 @@
 """Run the MLPerf Tiny anchor models on QEMU with --profile and keep each op's instructions by class (the
 input of bench/cycle_estimate.py), plus the cost of the class counting: the same --profile run with and
-without QEMU's block log, side by side (issue 43: at most 2x on ds_cnn). Never asserted.
+without QEMU's block log, side by side in wall and CPU seconds, medians of alternated pairs (issue 43:
+at most 2x on ds_cnn). Never asserted.
 
     .venv/bin/python bench/cycle_runs.py --et-root PATH [--cmsis-nn PATH] [--cpus m4,m33,m55]
         [--models ds_cnn,mobilenet_v1_025,resnet8,deep_autoencoder] [--out $TMPDIR/cmlens-cycle-runs.json]
-        [--cost-only]
+        [--cost-only] [--repeat 3]
 
 Without a checkout: "skipped" and exit 0."""
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,13 +31,21 @@ def run_profile(model: str, cpu: str, args: argparse.Namespace, classes: bool) -
     job = Job(model, LowerRequest(target=cpu), steps=("run",),
               run=RunOptions(target=cpu, profile=True, classes=classes, timeout=1800, et_root=args.et_root,
                              cmsis_nn=args.cmsis_nn))
-    t = time.monotonic()
+    t, cpu = time.monotonic(), _cpu()
     done = execute_job(job)
     wall = time.monotonic() - t
+    cpu_s = _cpu() - cpu
     done.raise_error()
     run = done.run
     prof = run.profile.to_dict() if run.profile is not None else None
-    return {"outcome": run.outcome, "profile": prof, "timings": run.timings, "wall_s": wall}, wall
+    return {"outcome": run.outcome, "profile": prof, "timings": run.timings, "wall_s": wall, "cpu_s": cpu_s}, wall
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (all threads: the log reader) and its waited-for children (QEMU,
+    objdump): unlike the wall, this does not move with the other jobs on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--cost-only", action="store_true", help="only the with/without-log cost on ds_cnn")
     ap.add_argument("--skip-cost", action="store_true", help="no with/without-log cost runs")
+    ap.add_argument("--repeat", type=int, default=3, help="plain/classes pairs per core (medians printed)")
     args = ap.parse_args(argv)
     if not args.et_root:
         print("skipped: no ExecuTorch checkout (pass --et-root)")
@@ -57,15 +69,22 @@ def main(argv: list[str] | None = None) -> int:
     print("cost of the class counting (ds_cnn, --profile, lowering and build cached; wall of the whole Job):")
     for cpu in ([] if args.skip_cost else cpus[:2]):
         run_profile("ds_cnn", cpu, args, False)                     # warm: lowering + runner cached
-        plain = run_profile("ds_cnn", cpu, args, False)[0]
-        counted = run_profile("ds_cnn", cpu, args, True)[0]
-        row = {"cpu": cpu, "plain_s": plain["wall_s"], "classes_s": counted["wall_s"],
-               "plain_run_s": plain["timings"].get("run_s"), "classes_run_s": counted["timings"].get("run_s"),
-               "parse_s": counted["timings"].get("classes_s")}
+        run_profile("ds_cnn", cpu, args, True)                      # warm: the ELF's disassembly cached
+        pairs = [(run_profile("ds_cnn", cpu, args, False)[0], run_profile("ds_cnn", cpu, args, True)[0])
+                 for _ in range(args.repeat)]                       # alternated: both see the same load
+        med = lambda f: statistics.median(f(p, c) for p, c in pairs)   # noqa: E731
+        row = {"cpu": cpu, "repeat": args.repeat,
+               "plain_s": med(lambda p, c: p["wall_s"]), "classes_s": med(lambda p, c: c["wall_s"]),
+               "plain_cpu_s": med(lambda p, c: p["cpu_s"]), "classes_cpu_s": med(lambda p, c: c["cpu_s"]),
+               "plain_run_s": med(lambda p, c: p["timings"].get("run_s") or 0),
+               "classes_run_s": med(lambda p, c: c["timings"].get("run_s") or 0),
+               "parse_s": med(lambda p, c: c["timings"].get("classes_s") or 0)}
         out["cost"].append(row)
-        print(f"  {cpu}: plain {row['plain_s']:.1f} s, with classes {row['classes_s']:.1f} s "
-              f"(x{row['classes_s'] / row['plain_s']:.2f}); QEMU {row['plain_run_s']:.2f} s -> "
-              f"{row['classes_run_s']:.2f} s, log parse {row['parse_s']:.2f} s", flush=True)
+        print(f"  {cpu} (median of {args.repeat}): wall plain {row['plain_s']:.2f} s, with classes "
+              f"{row['classes_s']:.2f} s (x{row['classes_s'] / row['plain_s']:.2f}); CPU plain "
+              f"{row['plain_cpu_s']:.2f} s, with classes {row['classes_cpu_s']:.2f} s "
+              f"(x{row['classes_cpu_s'] / row['plain_cpu_s']:.2f}); QEMU {row['plain_run_s']:.2f} s -> "
+              f"{row['classes_run_s']:.2f} s, log parse after the run {row['parse_s']:.2f} s", flush=True)
     if not args.cost_only:
         for model in [m.strip() for m in args.models.split(",") if m.strip()]:
             for cpu in cpus:

@@ -5,6 +5,8 @@ and `.byte` for Helium instructions), binutils 2.40 does: QEMU's log gives which
 disassembly what they are. A mnemonic this table does not know is class `unmodelled`, never dropped."""
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -133,6 +135,29 @@ def disassemble(elf: str | Path, cpu: str) -> dict[int, Insn]:
         ops = parts[3].split("@")[0].split(";")[0].strip() if len(parts) > 3 else ""
         cls, cond = classify(mnemonic, ops)
         insns[addr] = Insn(len(parts[1].replace(" ", "")) // 2, mnemonic, cls, cond)
+    return insns
+
+
+def disassembly(elf: str | Path, cpu: str, cache: Path | None = None) -> dict[int, Insn]:
+    """disassemble(), kept per ELF content + core + this table's source in `cache` (default the cmlens
+    cache): a re-run of the same runner skips objdump and the classification (~1 s on ds_cnn)."""
+    from backend_core.common.files import write_atomic
+    from backend_core.stages.cache import cache_root
+
+    h = hashlib.sha256(Path(elf).read_bytes())
+    h.update(cpu.encode())
+    h.update(Path(__file__).read_bytes())             # a changed class table is a new key
+    path = (cache or cache_root() / "disasm") / f"{h.hexdigest()[:32]}.json"   # JSON: a cache is never code
+    try:
+        return {int(a): Insn(int(n), str(m), str(c), bool(k)) for a, n, m, c, k in json.loads(path.read_text())}
+    except (OSError, ValueError, TypeError):
+        pass
+    insns = disassemble(elf, cpu)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps([[a, i.size, i.mnemonic, i.cls, i.conditional] for a, i in insns.items()]))
+    except OSError:
+        pass                                          # a read-only cache only costs the next run objdump
     return insns
 
 

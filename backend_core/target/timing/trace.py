@@ -12,6 +12,7 @@ the SysTick read). `count_between(t0, t1)` gives the classes of the instructions
 they sum to t1 - t0 when the alignment holds (`drift`)."""
 from __future__ import annotations
 
+import fcntl
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -102,61 +103,119 @@ def _vector(addrs: list[int], insns: dict[int, Insn], taken: bool) -> tuple[list
     return v, unknown
 
 
+CHUNK = 1 << 22
+
+
+@dataclass
+class RawTrace:
+    """The log as parsed, before the ELF's disassembly is applied: executed TB ids in order, and per TB id
+    its start pc and guest byte range (from its in_asm block; None: never seen translated)."""
+
+    seq: array = field(default_factory=lambda: array("i"))
+    tb_pc: list[int] = field(default_factory=list)
+    tb_range: list[tuple[int, int] | None] = field(default_factory=list)
+    cut: dict[int, tuple[int, int]] = field(default_factory=dict)   # part id -> (whole id, cut address)
+
+
+class _Parser:
+    """Lines of the log -> RawTrace. An exec line of a TB seen before is byte-identical to its first one
+    (host pointer, pc, flags, symbol), so the whole line is the dict key: ~97 % of ds_cnn's lines cost
+    one dict look-up and an append; only new TBs, in_asm blocks, rewinds and stops are parsed."""
+
+    def __init__(self) -> None:
+        self.raw = RawTrace()
+        self.ids: dict[bytes, int] = {}
+        self.pending: tuple[int, int] | None = None      # (first address, end address) of the last IN: block
+        self.in_block = False
+
+    def feed(self, text: bytes) -> None:
+        """A run of whole lines."""
+        get, add = self.ids.get, self.raw.seq.append
+        for line in text.split(b"\n"):
+            i = get(line)
+            if i is not None and self.pending is None:
+                add(i)
+            else:
+                self._slow(line, i)
+
+    def _slow(self, line: bytes, known: int | None) -> None:
+        raw, c = self.raw, line[:1]
+        if c == b"T" and line.startswith(b"Trace "):
+            self.in_block = False
+            i = known
+            if i is None:
+                head = line.split(b" ", 4)
+                i = self.ids[line] = len(raw.tb_pc)
+                raw.tb_pc.append(int(head[3].split(b"/")[1], 16))
+                raw.tb_range.append(None)
+            if self.pending is not None and self.pending[0] == raw.tb_pc[i]:
+                raw.tb_range[i] = self.pending
+                self.pending = None
+            raw.seq.append(i)
+        elif c == b"I" and line.startswith(b"IN:"):
+            self.in_block, self.pending = True, None
+        elif c == b"0" and self.in_block and line.startswith(b"0x"):
+            addr, _, rest = line.partition(b":")
+            a = int(addr[2:], 16)
+            words = rest.split()
+            n = 4 if len(words) > 1 and len(words[0]) == 4 and len(words[1]) == 4 and all(
+                ch in b"0123456789abcdef" for ch in words[1]) else 2
+            self.pending = (a, a + n) if self.pending is None else (self.pending[0], a + n)
+        elif c == b"c" and line.startswith(b"cpu_io_recompile: rewound") and raw.seq:
+            # the TB ran up to an I/O instruction, was undone from there and goes on in a new TB
+            cut = int(line.rsplit(b" ", 1)[1], 16)
+            whole = raw.seq[-1]
+            key = b"%d@%x" % (whole, cut)
+            part = self.ids.get(key)
+            if part is None:
+                part = self.ids[key] = len(raw.tb_pc)
+                raw.tb_pc.append(raw.tb_pc[whole])
+                raw.tb_range.append(None)
+                raw.cut[part] = (whole, cut)
+            raw.seq[-1] = part
+        elif c == b"S" and line.startswith(b"Stopped execution of TB chain") and raw.seq:
+            raw.seq.pop()                    # exited at its head (an interrupt, the icount budget): not run
+
+
+def parse_log(log: str | Path) -> RawTrace:
+    """Parse the log, streamed in 4 MB chunks of whole lines."""
+    parser = _Parser()
+    carry = b""
+    with open(log, "rb") as fh:
+        try:                                  # a pipe: 1 MB, not 64 KB, so QEMU's line writes rarely wait
+            fcntl.fcntl(fh.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        except (OSError, AttributeError):
+            pass                              # a regular file, or the system's pipe-max-size is lower
+        while True:
+            data = fh.read(CHUNK)
+            if not data:
+                break
+            data = carry + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            parser.feed(data[:cut + 1])
+            carry = data[cut + 1:]
+    if carry:
+        parser.feed(carry if carry.endswith(b"\n") else carry + b"\n")
+    return parser.raw
+
+
 def read_trace(log: str | Path, insns: dict[int, Insn], ticks_pc: int | None) -> ClassTrace:
-    """Parse the log (streamed: ds_cnn's is ~100 MB, mv2's a few GB) into a ClassTrace."""
-    ids: dict[str, int] = {}                 # a TB's name (host pointer, "@cut" when rewound) -> id
-    tb_addrs: list[list[int] | None] = []    # id -> its guest addresses (None: never seen translated)
+    """Parse the log (streamed: ds_cnn's is ~50 MB, mv2's a few GB) into a ClassTrace."""
+    return build_trace(parse_log(log), insns, ticks_pc)
+
+
+def build_trace(raw: RawTrace, insns: dict[int, Insn], ticks_pc: int | None) -> ClassTrace:
+    """A parsed log + the ELF's disassembly -> the ClassTrace (each distinct TB classified once)."""
     order = sorted(insns)
-    pending: list[int] = []                  # [first address, end address] of the last IN: block
-    in_block = False
-    seq, pcs = array("i"), array("I")
-
-    def tb_id(name: str) -> int:
-        i = ids.get(name)
-        if i is None:
-            i = ids[name] = len(tb_addrs)
-            tb_addrs.append(None)
-        return i
-
-    with open(log, "r", errors="replace") as fh:
-        for line in fh:
-            c = line[0] if line else ""
-            if c == "T" and line.startswith("Trace "):
-                in_block = False
-                parts = line.split()
-                i = tb_id(parts[2])
-                pc = int(parts[3].split("/")[1], 16)
-                if pending and pending[0] == pc:
-                    tb_addrs[i] = _span(order, pending[0], pending[1])
-                    pending = []
-                seq.append(i)
-                pcs.append(pc)
-            elif c == "I" and line.startswith("IN:"):
-                in_block, pending = True, []
-            elif c == "c" and line.startswith("cpu_io_recompile: rewound") and seq:
-                # the TB ran up to an I/O instruction, was undone from there and goes on in a new TB
-                cut = int(line.rsplit(" ", 1)[1], 16)
-                whole = seq[-1]
-                part = tb_id(f"{whole}@{cut:x}")
-                if tb_addrs[part] is None:
-                    tb_addrs[part] = [x for x in (tb_addrs[whole] or []) if x < cut]
-                seq[-1] = part
-            elif c == "S" and line.startswith("Stopped execution of TB chain") and seq:
-                seq.pop()                    # exited at its head (an interrupt, the icount budget): not run
-                pcs.pop()
-            elif in_block and c == "0" and line.startswith("0x"):
-                addr, _, rest = line.partition(":")
-                a = int(addr[2:], 16)
-                words = rest.split()
-                nbytes = 4 if len(words) > 1 and len(words[1]) == 4 and all(
-                    ch in "0123456789abcdef" for ch in words[1]) and len(words[0]) == 4 else 2
-                if not pending:
-                    pending = [a, a + nbytes]
-                else:
-                    pending[1] = a + nbytes
-    return _compress(np.frombuffer(seq, dtype=np.int32) if seq else np.zeros(0, dtype=np.int32),
-                     np.frombuffer(pcs, dtype=np.uint32) if pcs else np.zeros(0, dtype=np.uint32),
-                     tb_addrs, insns, ticks_pc)
+    tb_addrs: list[list[int] | None] = [None if r is None else _span(order, r[0], r[1]) for r in raw.tb_range]
+    for part, (whole, cut) in sorted(raw.cut.items()):
+        tb_addrs[part] = [x for x in (tb_addrs[whole] or []) if x < cut]
+    seq = np.frombuffer(raw.seq, dtype=np.int32) if len(raw.seq) else np.zeros(0, dtype=np.int32)
+    pcs = (np.asarray(raw.tb_pc, dtype=np.uint32)[seq] if len(seq) else np.zeros(0, dtype=np.uint32))
+    return _compress(seq, pcs, tb_addrs, insns, ticks_pc)
 
 
 def _span(order: list[int], start: int, end: int) -> list[int]:

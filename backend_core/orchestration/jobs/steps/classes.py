@@ -9,16 +9,31 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from backend_core.target.timing.isa import disassemble, symbol_address
-from backend_core.target.timing.trace import TICKS_SYMBOL, ClassTrace, read_trace
+from backend_core.target.timing.isa import disassembly, symbol_address
+from backend_core.target.timing.trace import TICKS_SYMBOL, ClassTrace, build_trace, parse_log
 
 TRACE_LOG = "qemu-exec.log"
 
 
 def class_trace(log: Path, elf: Path, cpu: str) -> ClassTrace:
-    """The run's executed stream by class (parse ~1 s per million blocks)."""
-    insns = disassemble(elf, cpu)
-    return read_trace(log, insns, symbol_address(elf, TICKS_SYMBOL))
+    """The run's executed stream by class. The log is read from the start (QEMU blocks on opening the
+    pipe until a reader has), the ELF's disassembly (cached per ELF) is made beside it in a thread."""
+    found: dict[str, Any] = {}
+
+    def elf_side() -> None:
+        try:
+            found["insns"] = disassembly(elf, cpu)
+            found["ticks"] = symbol_address(elf, TICKS_SYMBOL)
+        except Exception as exc:  # noqa: BLE001  raised below, in the reader's thread
+            found["error"] = exc
+
+    side = threading.Thread(target=elf_side, daemon=True)
+    side.start()
+    raw = parse_log(log)
+    side.join()
+    if "error" in found:
+        raise found["error"]
+    return build_trace(raw, found["insns"], found["ticks"])
 
 
 class TraceReader:
