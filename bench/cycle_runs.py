@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         run_profile("ds_cnn", cpu, args, True)                      # warm: the ELF's disassembly cached
         pairs = [(run_profile("ds_cnn", cpu, args, False)[0], run_profile("ds_cnn", cpu, args, True)[0])
                  for _ in range(args.repeat)]                       # alternated: both see the same load
-        med = lambda f: statistics.median(f(p, c) for p, c in pairs)   # noqa: E731
+        def med(f, pairs=pairs):
+            return statistics.median(f(p, c) for p, c in pairs)
         row = {"cpu": cpu, "repeat": args.repeat,
                "plain_s": med(lambda p, c: p["wall_s"]), "classes_s": med(lambda p, c: c["wall_s"]),
                "plain_cpu_s": med(lambda p, c: p["cpu_s"]), "classes_cpu_s": med(lambda p, c: c["cpu_s"]),
