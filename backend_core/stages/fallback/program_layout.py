@@ -27,6 +27,10 @@ from backend_core.stages.fallback.layout_rewrites import fake_val
 NAME = "dim_order_copies"
 CONTIGUOUS = (0, 1, 2, 3)
 CHANNELS_LAST = (0, 2, 3, 1)
+# the only orders a `_clone_dim_order` can make: to_executorch maps its dim_order to a memory format and
+# asserts on any other (an advanced-indexing op on a channels-last tensor writes (0, 3, 2, 1): MONAI's
+# BasicUNet's replicate pad)
+_COPYABLE = (CONTIGUOUS, CHANNELS_LAST)
 _TO_CONTIGUOUS = frozenset({"needs-contiguous", "layout-ignored", "pad-layout-ignored", "view-of-channels-last"})
 _SAME_ORDER = frozenset({"dim-order-mismatch", "cmsis-ignores-dim-order", "dim-order-mixed-unverified"})
 _TO_CHANNELS_LAST = frozenset({"cmsis-needs-channels-last"})
@@ -148,6 +152,10 @@ def _output_in(g: Any, n: Any, order: tuple[int, ...], stored: dict[str, tuple[i
     if old is None or old == order or first.dim() != 4:
         return 0
     new = _in_order(first, order)
+    if old not in _COPYABLE:                    # no copy can restore it: the readers read `order` instead (the
+        stored[n.name] = order                  # pre-flight checks their kernels again); no copy made here
+        n.meta["val"] = type(val)((new, *val[1:])) if isinstance(val, (tuple, list)) else new
+        return 0
     if isinstance(val, (tuple, list)):          # native_* norms: (out, mean, rstd), read through getitem 0
         n.meta["val"] = type(val)((new, *val[1:]))
         count = 0
@@ -177,7 +185,7 @@ def _fix(g: Any, n: Any, rule: str, stored: dict[str, tuple[int, ...]]) -> int:
     # kernels walk a broadcast by the output's logical index, which is the memory order only for contiguous
     # tensors (CGNet's PReLU `x * w` came out wrong on half its values with a channels-last output)
     same_shape = all(tuple(v.shape) == tuple(_val(n).shape) for _x, v in ins) if _val(n) is not None else False
-    if (rule in _SAME_ORDER and elementwise and same_shape and out is not None and len(out) == 4 and ins
+    if (rule in _SAME_ORDER and elementwise and same_shape and out in _COPYABLE and len(out) == 4 and ins
             and len(ins) == _tensor_args(n)):
         return _feed(g, n, out, stored)
     count = _feed(g, n, CONTIGUOUS, stored)
