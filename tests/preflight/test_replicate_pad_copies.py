@@ -11,6 +11,7 @@ from pathlib import Path
 
 from backend_core.analyses.preflight import certain, findings_of
 from backend_core.orchestration.jobs.steps.lower import lower_source
+from backend_core.lowering.lower import LowerOutputs
 from backend_core.stages.pipeline.stages import PipelineOptions
 from tests.preflight.test_preflight_rules import lowered
 
@@ -25,7 +26,7 @@ def test_the_replicate_pads_index_ops_are_predicted() -> None:
 
 
 def test_keep_going_serialises_the_mended_program_with_no_finding_left() -> None:
-    res = lower_source(PAD, PipelineOptions(calib=2, keep_going=True), use_cache=False, want_pte=True)
+    res = lower_source(PAD, PipelineOptions(calib=2, keep_going=True), use_cache=False, outputs=LowerOutputs(pte=True))
     assert res.status == "done", res.error
     rec = res.verdicts["rewrites"]["dim_order_copies"]
     assert "dim-order-mismatch" in rec["rules"] and rec["copies"] >= 1
