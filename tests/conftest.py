@@ -8,6 +8,10 @@ from typing import Iterator
 
 import pytest
 
+# The target-flow fixtures (firmware of kernels/ built once per session per board, the toolchain check),
+# for the build, boards, doctor and simulate test packages.
+from tests.helpers.firmware import build_root, build_timings, firmware, toolchain  # noqa: F401
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist (`make test` runs two workers), each worker gets its share of the cores for

@@ -73,7 +73,7 @@ class SimulatorError(CmlensError):
 
 
 # ---- one exit code per cause: every CLI subcommand and every job result uses this table; the README's
-# table is generated from it (`python -m backend_core.common.errors`) and tests/core/test_exit_codes.py compares.
+# table is generated from it (`python -m backend_core.common.errors`) and tests/app/cli/test_exit_codes.py compares.
 EXIT_CODES: tuple[tuple[int, str, tuple[type[CmlensError], ...]], ...] = (
     (0, "done: every step finished (a target run PASSed or RAN)", ()),
     (1, "the check the command makes did not hold: a target run FAILed, fallbacks with `--fail-on-fallback`, "

@@ -10,7 +10,7 @@ from backend_core.target.simulate.uart import parse_uart
 
 from .plain_flow import PlainArtefacts, make_artefacts
 
-FIXTURES = Path(__file__).resolve().parents[1] / "runner_build" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "target"
 
 _MADE: dict[str, PlainArtefacts] = {}
 

@@ -1,5 +1,5 @@
 """An ETRecord gives its graphs as stages (with the program linked by debug handles), and an ETDump
-recorded from a real run (QEMU mps3-an547, the stock Arm runner; tests/runner_build/fixtures) overlays
+recorded from a real run (QEMU mps3-an547, the stock Arm runner; tests/fixtures/target) overlays
 per-op rows and per-layer gaps on the program's nodes."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A stand-in for an ExecuTorch checkout, so the panel's target run goes through every step of the job
-worker without one (as tests/runner_build/test_cli_run.py does for `cmlens run`): a checkout tree that passes
+worker without one (as tests/simulate/test_cli_run.py does for `cmlens run`): a checkout tree that passes
 the checks, a `cmake` on PATH that "installs" the libraries and copies a real kernels/ firmware (built
 here once per session with the real toolchain) in place of the runner, and a tiny .bpte whose one
 operator the checkout has. The firmware then runs on real QEMU."""
@@ -25,8 +25,8 @@ def kernel_firmware(build_root: Path) -> BuildResult:
 def stand_in_run(tmp_path: Path, monkeypatch, panel, variant: str, hang_build: bool = False) -> Path:
     """Set up the stand-in checkout, CMSIS-NN, cache and `cmake` (the runner is the firmware `variant`;
     `hang_build`: the libraries' build never ends), point the panel's form at them; returns the .bpte."""
-    from tests.runner_build.test_et_build import fake_checkout, fake_cmsis_nn
-    from tests.runner_build.test_et_ops import CORTEX_M_YAML, make_bpte, make_pte
+    from tests.helpers.checkouts import fake_checkout, fake_cmsis_nn
+    from tests.helpers.programs import CORTEX_M_YAML, make_bpte, make_pte
 
     elf = kernel_firmware(Path(os.environ.get("CMLENS_TEST_BUILD_ROOT", str(tmp_path.parent / "kernels-build"))))
     elf = elf.elfs[variant]

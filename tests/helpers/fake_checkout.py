@@ -1,7 +1,7 @@
 """A tiny ExecuTorch-shaped checkout that backend_core.target.build.libraries drives exactly as it drives the real
 one (`cmake --preset arm-baremetal`, the same -D options, `--target install`) with the real cmake, ninja and
 arm-none-eabi-gcc: one kernel including one header, a CMSIS-NN tree beside it, ETDump as a define.
-Used by tests/runner_build/test_library_staleness.py and bench/noop_build_check.py (CI has no checkout)."""
+Used by tests/target_build/test_library_staleness.py and bench/noop_build_check.py (CI has no checkout)."""
 from __future__ import annotations
 
 import json

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "runner_build" / "fixtures"
+TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "target"
 _FINALS: dict = {}
 
 

@@ -1,4 +1,4 @@
-"""Profile core on real data: the ETDump a real QEMU run printed (tests/runner_build/fixtures, the stock
+"""Profile core on real data: the ETDump a real QEMU run printed (tests/fixtures/target, the stock
 ExecuTorch runner on mps3-an547) and real lowerings' final snapshots. The recorded run predates the
 board layer's tick source, so its timestamps are all 0: these tests check the structure (events,
 instruction -> node alignment, islands, MACs); counts come from tests with real ticks."""

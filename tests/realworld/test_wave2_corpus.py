@@ -46,7 +46,7 @@ def test_lowers_like_plain_executorch_with_no_unknown(name: str) -> None:
     if plain["ok"]:
         from collections import Counter
 
-        # data movement is not a compute fallback (written out here, as tests/core/test_fallbacks.py does)
+        # data movement is not a compute fallback (written out here, as tests/fallback/test_fallbacks.py does)
         compute = Counter({op: k for op, k in plain["ops"].items() if op.split(".")[1] not in DATA_MOVEMENT})
         assert Counter(n.target for n in res.fallbacks()) == compute
 

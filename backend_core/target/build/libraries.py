@@ -253,7 +253,7 @@ def ensure_libraries(req: EtLibRequest, *, on_line: LineCallback | None = None,
                                                       cancel_event=cancel_event, env=env, cwd=req.et_root)
         # CMake's install skips a file whose size and modification second match the installed copy
         # ("Up-to-date"): a kernel rebuilt within the second of the last install kept the old library
-        # (seen in tests/runner_build/test_library_staleness.py). ALWAYS copies, keeping the sources' times
+        # (seen in tests/target_build/test_library_staleness.py). ALWAYS copies, keeping the sources' times
         # (headers keep theirs: the runner is not recompiled for nothing).
         build_s = run_step(build_argv, "ExecuTorch library build", emit=emit, cancel_event=cancel_event,
                            env={**env, "CMAKE_INSTALL_ALWAYS": "1"}, progress=f"ExecuTorch libraries for {req.cpu}")
