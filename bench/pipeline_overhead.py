@@ -69,6 +69,7 @@ def main() -> None:
     plain("layernorm_mlp")   # warm imports and kernels for both sides
     stepped("layernorm_mlp")
     print(f"{'model':10s} {'plain s':>8s} {'stepped s':>9s} {'ratio':>6s}   (goal ≤ 1.10)")
+    ratios: dict[str, float] = {}
     for name in models:
         reps = 3
         p, s = [], []
@@ -77,6 +78,12 @@ def main() -> None:
             s.append(stepped(name))
         mp, ms = statistics.median(p), statistics.median(s)
         print(f"{name:10s} {mp:8.2f} {ms:9.2f} {ms / mp:6.2f}", flush=True)
+        ratios[name] = ms / mp
+    from results import publish
+
+    publish("pipeline_overhead", what="stepped pipeline with snapshots ÷ plain `to_edge` + `transform()`, "
+            "medians of 3 alternated", result=", ".join(f"{m} {r:.2f}" for m, r in ratios.items()), goal="≤ 1.10",
+            figures={f"{m}_ratio": r for m, r in ratios.items()})
 
 
 if __name__ == "__main__":
