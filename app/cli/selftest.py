@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
@@ -44,26 +43,37 @@ def add_selftest_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_selftest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Build + run the self-test, streaming build and UART output; returns the exit status."""
+    """Build + run the self-test, streaming build and UART output; returns the exit status. The work is the
+    selftest step of a model-less Job (the window's Self-test button submits the same Job)."""
     from backend_core.common.boards.table import board_for
-    from backend_core.target.doctor.selftest import run_selftest
+    from backend_core.orchestration.jobs.spec import Job, LowerRequest, RunOptions
+
+    from .common import submit
 
     out, err = out or sys.stdout, err or sys.stderr
     on_line = line_printer(out, getattr(args, "quiet", False))
+    on_step = step_emitter(args, out)
     json_file, json_stdout = json_destination(args, err)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "line":
+            on_line(data["stream"], data["line"])
+        elif kind == "run_step" and on_step:
+            on_step(data["name"])
 
     def work() -> int:
         board = board_for(args.target, args.sim)
         print(f"cmlens: self-test '{args.firmware}' for {board.cpu} on {board.name} ({board.simulator}), "
               f"time limit {args.timeout:g} s", file=out, flush=True)
-        result = run_selftest(args.target, args.sim, args.timeout, variant=args.firmware,
-                              build_root=args.build_dir, on_line=on_line,
-                              on_step=step_emitter(args, out), icount=getattr(args, "icount", False))
+        job = Job("", LowerRequest(target=args.target), steps=("selftest",), selftest=args.firmware,
+                  run=RunOptions(sim=args.sim, timeout=args.timeout, cache_root=args.build_dir,
+                                 icount=getattr(args, "icount", False)))
+        res = submit(job, on_event)
+        res.raise_error()
+        data = dict(res.steps["selftest"])
+        code = int(data.pop("exit_code"))
         print("-" * 60, file=out)
-        print(result.summary(), file=out)
-        code = 0 if result.passed else 1 if result.outcome == "FAIL" else 3
-        data = asdict(result)
-        data["elf"] = str(result.elf)
+        print(data.pop("summary"), file=out)
         if json_stdout:
             print(json.dumps(data, indent=2, default=str), file=out)
         write_json(json_file, {**data, "exit_code_cli": code})
