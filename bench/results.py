@@ -46,7 +46,8 @@ def bench_record(bench: str, *, what: str, result: str, goal: str, figures: dict
     return Record(model=f"bench/{bench}.py", name=bench, config="bench", commit=head.commit, dirty=dirty,
                   commit_date=head.date, subject=head.subject, branch=head.branch, source="bench",
                   metrics={k: float(v) for k, v in figures.items()}, versions=stack_versions(), machine=machine(),
-                  extra={"what": what, "result": result, "goal": goal})
+                  extra={"what": what, "result": result, "goal": goal,
+                         "load": f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"})
 
 
 def export_newest(store: Any, out: Path = EXPORT) -> int:

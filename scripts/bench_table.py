@@ -35,7 +35,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [BEGIN, "", "| bench | what | result | goal | measured at |", "|---|---|---|---|---|"]
     for d in rows:
         e = d["extra"]
-        when = d["commit"][:8] + (" (dirty)" if d.get("dirty") else "") + ", " + d["recorded_at"][:10]
+        when = d["commit"][:8] + (" (dirty)" if d.get("dirty") else "") + ", " + d["recorded_at"][:10] \
+            + (f", {e['load']}" if e.get("load") else "")
         lines.append(f"| `{d['name']}.py` | {_cell(e['what'])} | {_cell(e['result'])} | {_cell(e['goal'])} | {when} |")
     return "\n".join(lines + ["", END])
 
