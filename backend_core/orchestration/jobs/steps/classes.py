@@ -4,7 +4,7 @@ on the run (profile notes), never raised: the run and its profile already happen
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 import threading
 import time
 from pathlib import Path
@@ -42,9 +42,9 @@ def trace_log_path(workdir: Path) -> Path:
     reader frees what it has read) when that is a writable folder, else the run's folder."""
     shm = Path("/dev/shm")
     if shm.is_dir() and os.access(shm, os.W_OK):
-        fd, name = tempfile.mkstemp(prefix="cmlens-qemu-exec-", suffix=".log", dir=shm)
-        os.close(fd)
-        return Path(name)
+        name = shm / f"cmlens-qemu-exec-{os.getpid()}-{uuid.uuid4().hex[:12]}.log"
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))   # a log of ours, nobody else's
+        return name
     return Path(workdir) / TRACE_LOG
 
 
