@@ -29,8 +29,15 @@ def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
                     "instructions each layer executed per CPU and the ratio to the first CPU. Instructions "
                     "executed under QEMU -icount, not cycles.")
     r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME] or .pt2")
-    r.add_argument("--cpus", default=DEFAULT_CPUS, metavar="LIST",
+    r.add_argument("--cpus", default=None, metavar="LIST",
                    help=f"comma-separated CPUs, the first is the reference (default: {DEFAULT_CPUS})")
+    r.add_argument("--board", metavar="NAME",
+                   help="profile the core of this board (any board of `cmlens memory --board list`) and estimate "
+                        "its milliseconds there; a profile of the same program and CPU made before (by `cmlens run "
+                        "--profile` or `cmlens profile`) is used from the cache, with no checkout or build")
+    from .run import add_estimate_flags
+
+    add_estimate_flags(r)
     r.add_argument("--et-root", metavar="PATH", help="ExecuTorch checkout (default: $EXECUTORCH_ROOT)")
     r.add_argument("--cmsis-nn", metavar="PATH", help="CMSIS-NN source tree (default: $CMSIS_NN_PATH)")
     add_lowering_flags(r, "flow")
@@ -81,17 +88,32 @@ def cmd_profile(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
         from backend_core.common.boards.table import board_for
         from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions
 
-        cpus = parse_cpus(args.cpus)
+        et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
+        if args.board:                                     # the board's core; its cached profile when there is one
+            from .profile_board import board_cpu, cached_profile, print_cached
+
+            cpus = [board_cpu(args)]
+            stored, _ = cached_profile(args, cpus[0], et_root)
+            if stored is not None:
+                data = print_cached(args, stored, cpus[0], out)
+                if json_stdout:
+                    import json
+
+                    print(json.dumps(data, indent=2, default=str), file=out)
+                write_json(json_file, data)
+                return 0
+        else:
+            cpus = parse_cpus(args.cpus or DEFAULT_CPUS)
         for cpu in cpus:
             board_for(cpu, "qemu")                         # UnsupportedTargetError before any build
-        et_root = args.et_root or os.environ.get("EXECUTORCH_ROOT")
         if not et_root:
             raise BadInputError("No ExecuTorch checkout.", "Pass --et-root PATH (or set EXECUTORCH_ROOT).")
         from backend_core.orchestration.execute import as_completed, open_executor
         from backend_core.target.profile.model import Profile
 
         opts = RunOptions(sim="qemu", timeout=args.timeout, cache_root=args.cache_dir, profile=True,
-                          et_root=et_root, cmsis_nn=args.cmsis_nn)
+                          et_root=et_root, cmsis_nn=args.cmsis_nn, board=args.board, clock_mhz=args.clock_mhz,
+                          flash_wait_states=args.flash_wait_states)
         jobs = [Job(args.model, LowerRequest(target=cpu, flow=args.flow), steps=("run", "profile"), run=opts,
                     label=cpu) for cpu in cpus]
         emit = line_printer(out, quiet=False) if args.verbose else None

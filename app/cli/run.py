@@ -89,12 +89,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--max-instructions", type=int, metavar="N",
                    help="exit 1 when the inference executes more than N instructions (QEMU -icount; implies "
                         "--profile): a deterministic CI gate")
-    r.add_argument("--clock-mhz", type=float, metavar="MHZ",
-                   help="with --profile: the clock of the cycle estimate's milliseconds (default: the board's, "
-                        "resources/timing/boards.json); outside the core's range is refused")
-    r.add_argument("--flash-wait-states", type=int, metavar="N",
-                   help="with --profile: the board's flash wait states for the cycle estimate (default: the "
-                        "board's at its clock, resources/timing/boards.json)")
+    add_estimate_flags(r)
     add_json_output(r, "also write the result (or the error) as JSON to F")
     add_output(r, "--html", metavar="F", default=None,
                help="write a standalone HTML report: the lowering with its graphs and the run, with --profile its "
@@ -108,7 +103,17 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 
-def _board_target(args: argparse.Namespace) -> str:
+def add_estimate_flags(r: argparse.ArgumentParser) -> None:
+    """--clock-mhz and --flash-wait-states, declared once (run, profile)."""
+    r.add_argument("--clock-mhz", type=float, metavar="MHZ",
+                   help="with --profile: the clock of the cycle estimate's milliseconds (default: the board's, "
+                        "resources/timing/boards.json); outside the core's range is refused")
+    r.add_argument("--flash-wait-states", type=int, metavar="N",
+                   help="with --profile: the board's flash wait states for the cycle estimate (default: the "
+                        "board's at its clock, resources/timing/boards.json)")
+
+
+def board_target(args: argparse.Namespace) -> str:
     """--target, else the --board's core, else the default; BadInputError (exit 2) for an unknown board."""
     from backend_core.common.cpus import normalise_target
 
@@ -167,7 +172,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
         from backend_core.common.errors import CmlensError
 
         try:
-            args.target = _board_target(args)
+            args.target = board_target(args)
         except CmlensError as exc:
             from .common import print_error
 

@@ -18,9 +18,9 @@ def test_ra8d1_runs_on_the_m55_board_with_its_own_sizes() -> None:
 
 
 def test_board_ra8d1_without_target_lowers_for_the_m55_on_qemu_only() -> None:
-    from app.cli.run import _board_target
+    from app.cli.run import board_target
 
-    assert _board_target(argparse.Namespace(board="ra8d1", target=None, sim="qemu")) == "cortex-m55"
-    assert _board_target(argparse.Namespace(board="ra8d1", target=None, sim="fvp")) == "cortex-m85"
-    assert _board_target(argparse.Namespace(board="ra8d1", target="cortex-m85", sim="qemu")) == "cortex-m85"
-    assert _board_target(argparse.Namespace(board="stm32l4r5", target=None, sim="qemu")) == "cortex-m4"
+    assert board_target(argparse.Namespace(board="ra8d1", target=None, sim="qemu")) == "cortex-m55"
+    assert board_target(argparse.Namespace(board="ra8d1", target=None, sim="fvp")) == "cortex-m85"
+    assert board_target(argparse.Namespace(board="ra8d1", target="cortex-m85", sim="qemu")) == "cortex-m85"
+    assert board_target(argparse.Namespace(board="stm32l4r5", target=None, sim="qemu")) == "cortex-m4"

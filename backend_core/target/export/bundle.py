@@ -42,6 +42,7 @@ class BundleSpec:
     board: dict[str, Any] | None = None  # BoardSpec.to_dict()
     board_fit: dict[str, Any] | None = None
     runtime: dict[str, Any] | None = None     # memory report's runtime estimate
+    speed: dict[str, Any] | None = None       # the cycle estimate from a cached profile (jobs/steps/export_speed.py)
     fallbacks: list[dict[str, str]] = field(default_factory=list)
     fallback_cost: str = ""
     workarounds: str = ""
@@ -122,6 +123,7 @@ def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict
             "header": "cmlens_reference.h",
             "from": "the .bpte's test case: expected outputs = the lowered program run on the host"},
         "recipe": recipe_facts(spec, facts, pools),
+        "speed": spec.speed,
         "check": None,
     }
     return info

@@ -73,6 +73,7 @@ def readme(info: dict[str, Any]) -> str:
     if info.get("findings"):
         L += ["", "## Pre-flight findings", ""] + [f"- {f['certainty']}: {f['node'] or '(program)'} [{f['rule']}] "
                                                    f"{f['message']}" for f in info["findings"]]
+    L += speed_lines(info.get("speed"))
     L += ["", "## Versions", ""] + [f"- {k}: {v}" for k, v in info["versions"].items()]
     if info.get("check"):
         c = info["check"]
@@ -81,6 +82,26 @@ def readme(info: dict[str, Any]) -> str:
             L += ["", f"Inputs run on the target: {', '.join(c['inputs'])}."]
         L += [""] + [f"- warning: {w}" for w in c.get("warnings") or []] if c.get("warnings") else []
     return "\n".join(L) + "\n"
+
+
+def speed_lines(speed: dict[str, Any] | None) -> list[str]:
+    """README.md's "Speed (estimate)" section."""
+    if not speed:
+        return []
+    L = ["", "## Speed (estimate)", ""]
+    e = speed.get("estimate")
+    if not e:
+        return L + [speed.get("how") or "No time estimate.", *[f"- note: {n}" for n in speed.get("notes", [])]]
+    L += [f"**{e.get('headline', '')}**", "", f"- used: {e.get('used', '')}",
+          f"- an estimate, not a measurement: {'; '.join(e.get('sources_of_error') or [])}",
+          f"- from: {speed.get('instructions', 0):,} kernel instructions ({speed.get('instructions_unit', '')}), "
+          f"{speed.get('profile_from', '')}"]
+    L += [f"- note: {n}" for n in e.get("notes", [])]
+    L += ["", "| node | op | instructions | ≈ ms |", "|---|---|---:|---:|"]
+    for r in speed.get("top_ops", []):
+        L.append(f"| `{r['node'] or '?'}` | {r['op']} | {r['instructions']:,} | "
+                 + ("-" if r["ms"] is None else f"{r['ms']:.3f}") + " |")
+    return L
 
 
 def complete_runtime(runtime: dict[str, Any] | None) -> dict[str, Any] | None:

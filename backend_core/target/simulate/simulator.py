@@ -129,6 +129,7 @@ class QemuRunner(_Run):
         self.qemu = qemu or shutil.which("qemu-system-arm")
         self.icount = icount
         self.trace_log: Path | None = None   # set: QEMU logs every TB it runs (per-class counts, timing/)
+        self.log_shim: Path | None = None    # with trace_log: log_buffer.py's shim, preloaded into QEMU
 
     @property
     def tick_unit(self) -> str:
@@ -156,7 +157,12 @@ class QemuRunner(_Run):
         self.require()
         if not Path(elf).is_file():
             raise SimulatorError(f"Firmware {elf} does not exist.", "Build it first.")
-        result = self._execute(self.board, self.command(elf, semihosting_args), timeout, cwd)
+        env = None
+        if self.trace_log is not None and self.log_shim is not None:
+            from backend_core.target.simulate.log_buffer import shim_env
+
+            env = shim_env(self.log_shim, self.trace_log, dict(os.environ))
+        result = self._execute(self.board, self.command(elf, semihosting_args), timeout, cwd, env)
         if result.exit_code not in (0, None) and not result.uart and result.stderr and not result.problem:
             raise SimulatorError(f"QEMU could not run {elf}: {result.stderr[0]}")
         return result

@@ -114,6 +114,7 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
     from backend_core.target.export.report import complete_runtime
     from backend_core.stages.fallback.changed import keep_going_summary
     from backend_core.common.versions import stack_versions
+    from backend_core.orchestration.jobs.steps.export_speed import bundle_speed
 
     env = prepare_export(job)
     mem = res.steps.get("memory") or {}
@@ -135,7 +136,8 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
         board=env.board.to_dict() if env.board is not None else None, board_fit=mem.get("verdict"),
         runtime=complete_runtime(mem.get("runtime")), fallbacks=fallbacks, fallback_cost=cost,
         workarounds=keep_going_summary(lowering.verdicts) if lowering is not None else "",
-        findings=findings, versions=stack_versions(), flatc=_flatc(env.checkout.root))
+        findings=findings, versions=stack_versions(), flatc=_flatc(env.checkout.root),
+        speed=bundle_speed(pte, env.target, job.board, job.model))
     emit("status", {"text": f"writing the bundle to {env.output}"})
     bundle = write_bundle(pte, spec, env.output, force=job.export.force, bpte=bpte)
     section: dict[str, Any] = {"folder": str(bundle.folder), "files": sorted(p.name for p in bundle.folder.iterdir()),

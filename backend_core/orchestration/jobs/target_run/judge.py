@@ -15,7 +15,7 @@ from backend_core.target.judge.verdict import judge_run
 from backend_core.target.memory.target_check import check_run
 from backend_core.target.simulate.simulator import SimResult
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.steps.classes import attach_classes
+from backend_core.orchestration.jobs.steps.classes import attach_classes, store_profile
 from backend_core.orchestration.jobs.steps.profile import attach_profile
 from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
@@ -59,6 +59,10 @@ def judge_result(plan: RunPlan, libs: EtLibraries, rb: RunnerBuild, result: SimR
         attach_classes(run, emit, plan.class_trace, board=spec.name if spec is not None else None,
                        clock_mhz=opts.clock_mhz,
                        flash_wait_states=opts.flash_wait_states)
+        env = plan.environment
+        store_profile(run, model, {"model": run.model, "checkout": str(env.checkout.root), "commit": env.checkout.commit,
+                                   "cmsis_nn": str(env.cmsis.path) if env.cmsis.path else None,
+                                   "qemu_board": plan.board.name}, emit)
     return run
 
 

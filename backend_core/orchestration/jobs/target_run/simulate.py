@@ -8,9 +8,11 @@ from pathlib import Path
 
 from backend_core.common.errors import SimulatorError
 from backend_core.target.simulate.semihosting import run_semihosting
-from backend_core.target.simulate.simulator import EventCallback, SimResult
+from backend_core.target.simulate.simulator import EventCallback, QemuRunner, SimResult
 from backend_core.target.toolchain.process import LineCallback
-from backend_core.orchestration.jobs.steps.classes import TRACE_LOG, TraceReader
+from backend_core.target.build.paths import cache_dir
+from backend_core.target.simulate.log_buffer import log_buffer_shim
+from backend_core.orchestration.jobs.steps.classes import TraceReader, trace_log_path
 from backend_core.orchestration.jobs.target_run.plan import RunPlan
 
 
@@ -22,10 +24,14 @@ def simulate_run(plan: RunPlan, elf: Path, emit: LineCallback, *, on_line: LineC
     this run's line and event callbacks and its cancel event."""
     sim = plan.environment.simulator_for(on_line, on_event, cancel_event)
     reader = None
-    if hasattr(sim, "trace_log"):                 # QEMU logs every block it runs: counts by class
-        sim.trace_log = plan.workdir / TRACE_LOG if plan.options.profile and plan.options.classes else None
-        if sim.trace_log is not None:
-            reader = TraceReader(sim.trace_log, elf, plan.board.cpu)
+    if isinstance(sim, QemuRunner):               # QEMU logs every block it runs: counts by class
+        sim.trace_log = None
+        if plan.options.profile and plan.options.classes:
+            reader = TraceReader(trace_log_path(plan.workdir), elf, plan.board.cpu)
+            sim.trace_log = reader.log
+            sim.log_shim, why = log_buffer_shim(cache_dir())
+            if why:
+                emit("cmlens", f"note: {why}")
     try:
         if plan.sizing.host_files:
             result = run_semihosting(sim, elf, plan.model, plan.workdir, plan.options, emit)
