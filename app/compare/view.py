@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from backend_core.analyses.graph_layout import Layout, compute_layout
+from backend_core.orchestration.compare.rows import ops_text
 
 from app.runtime.background import BackgroundRunner
 
@@ -36,7 +37,7 @@ def _cell_value(cell: dict[str, Any] | None, field: str, changes: list[str], mat
     if field == "category / reason":
         return f"{cell['category']}: {cell['reason']}" if cell.get("category") else ""
     if field == "ops":
-        return ", ".join(cell.get("ops", ())) or "—"
+        return ops_text(list(cell.get("ops", ()))) or "—"
     if field == "shape":
         return str(cell["shape"]) if cell.get("shape") is not None else ""
     if field == "qparams":

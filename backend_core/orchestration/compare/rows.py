@@ -88,7 +88,7 @@ def _differences(a: Cell, b: Cell, rtol: float) -> list[str]:
     elif a.status == FALLBACK and a.category != b.category:
         out.append(f"fallback category: {a.category} -> {b.category}")
     if a.ops != b.ops and a.status != FUSED and b.status != FUSED:
-        out.append(f"ops: {', '.join(a.ops) or '-'} -> {', '.join(b.ops) or '-'}")
+        out.append(f"ops: {ops_text(a.ops) or '-'} -> {ops_text(b.ops) or '-'}")
     if a.shape is not None and b.shape is not None and list(a.shape) != list(b.shape):
         out.append(f"shape: {a.shape} -> {b.shape}")
     qd = qparam_differences(a.qparams, b.qparams, rtol)
@@ -133,3 +133,17 @@ def build_rows(sides: list[SideFacts], rows: list[Row], rtol: float = DEFAULT_RT
                            change=change, changes=changes, weak=any(m == "weak" for m in r.match),
                            match=list(r.match)))
     return out
+
+
+def ops_text(ops: list[str], spelled: int = 6) -> str:
+    """The kernels an op became, readable at any count: up to `spelled` by name in graph order, more as a
+    count per kind, most frequent first (an nn.GRU decomposes into hundreds of portable nodes)."""
+    if len(ops) <= spelled:
+        return ", ".join(ops)
+    counts: dict[str, int] = {}
+    for o in ops:
+        counts[o] = counts.get(o, 0) + 1
+    kinds = sorted(counts.items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{k} ×{n}" for k, n in kinds[:spelled])
+    rest = f", {len(kinds) - spelled} more kind(s)" if len(kinds) > spelled else ""
+    return f"{len(ops)} kernels: {shown}{rest}"

@@ -9,7 +9,7 @@ from typing import Any
 from backend_core.orchestration.compare.facts import FALLBACK, FUSED, SideFacts
 from backend_core.orchestration.compare.matching import REFERENCE
 from backend_core.orchestration.compare.result import Comparison
-from backend_core.orchestration.compare.rows import Cell, RowView
+from backend_core.orchestration.compare.rows import Cell, RowView, ops_text
 
 WIDTH = 100
 
@@ -109,7 +109,7 @@ def _summary(c: Comparison, d: dict[str, Any]) -> list[str]:
             out.append(f"  ops {key[4:]}: {len(rows)}")
             for r in rows[:12]:
                 src = _where(r.get("source"))
-                out.append(f"    {sign} {r['label']}  ({r['status']}: {', '.join(r['ops']) or 'no kernel'}){src}")
+                out.append(f"    {sign} {r['label']}  ({r['status']}: {ops_text(r['ops']) or 'no kernel'}){src}")
             if len(rows) > 12:
                 out.append(f"    … {len(rows) - 12} more")
     qp = d["qparams_changed"]
@@ -181,7 +181,7 @@ def _cell_line(i: int, c: Cell | None, match: str) -> str:
     what = f"{status} {c.category}" if c.status == FALLBACK else status
     if c.status == FUSED:
         what += f" into {c.fused_into}" if c.fused_into else ""
-    parts = [what, ", ".join(o.split(".", 1)[-1] for o in c.ops)]
+    parts = [what, ops_text([o.split(".", 1)[-1] for o in c.ops])]
     if c.shape is not None:
         parts.append(f"{list(c.shape)}")
     if c.qparams_text:
