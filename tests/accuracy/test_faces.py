@@ -71,8 +71,13 @@ def test_compare_has_an_accuracy_row(baselines, capsys) -> None:
     assert main(["compare", str(baselines["good"]), str(baselines["bad"]), "--json", str(out_json)]) == 0
     out = capsys.readouterr().out
     g, b = 100 * good["models"]["lowered"]["top1"], 100 * bad["models"]["lowered"]["top1"]
-    line = next(x for x in out.splitlines() if x.strip().startswith("accuracy ("))
-    assert f"accuracy (60 samples, get_eval_data() of zoo entry digits_cnn): top-1 lowered {g:.2f} % -> {b:.2f} %" in line
+    assert any(x.strip().startswith("accuracy (") for x in out.splitlines())
+    f = 100 * good["models"]["float"]["top1"]
+    assert (f"accuracy (60 samples, get_eval_data() of zoo entry digits_cnn): top-1 float {f:.2f} %, lowered {g:.2f} %"
+            f" -> {b:.2f} %") in " ".join(out.split())
+    # the values beside the predictions: calibrating on one random image costs output SQNR against float
+    sq_good, sq_bad = good["output_sqnr_db"], bad["output_sqnr_db"]
+    assert sq_bad < sq_good and f"output SQNR vs float {sq_good:.1f} -> {sq_bad:.1f} dB" in " ".join(out.split())
     assert f"({b - g:+.2f} points)" in out and f"flips 0 -> {bad['flips']}" in out
     assert "[2]'s flips start most at" in out
     d = json.loads(out_json.read_text())["deltas"][0]["accuracy"]

@@ -104,7 +104,8 @@ def _pct(acc: dict[str, Any] | None, model: str, metric: str) -> float | None:
 
 
 def accuracy_delta(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Top-1 (%) of the lowered program and of float, agreement with float (%) and flips, side against side 0;
+    """Top-1 (%) of the lowered program and of float, agreement with float (%), flips and the lowered output's
+    SQNR against float (dB), side against side 0;
     deltas in points (pct None: a relative change of a percentage says nothing). `same_data` is False when
     the two were evaluated on other data or sample counts: then the delta is no regression measure."""
     if not a and not b:
@@ -114,6 +115,7 @@ def accuracy_delta(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[s
             "float_top1": {**delta(_pct(a, "float", "top1"), _pct(b, "float", "top1")), "pct": None},
             "agreement": {**delta(_pct(a, "lowered", "agreement"), _pct(b, "lowered", "agreement")), "pct": None},
             "flips": {**delta((a or {}).get("flips"), (b or {}).get("flips")), "pct": None},
+            "output_sqnr_db": {**delta((a or {}).get("output_sqnr_db"), (b or {}).get("output_sqnr_db")), "pct": None},
             "samples": (b or a or {}).get("samples"), "data": (b or a or {}).get("data", ""), "same_data": same,
             "by_layer": (b or {}).get("by_layer", [])}
 

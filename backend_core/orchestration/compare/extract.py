@@ -305,8 +305,12 @@ def accuracy_facts(ev: dict[str, Any] | None) -> dict[str, Any] | None:
     if (models.get("lowered") or {}).get("top1") is None:
         return None
     flips = ev.get("flips") or {}
+    first = (ev.get("outputs") or [{}])[0]
     return {"data": ev.get("data", ""), "samples": ev.get("samples"), "task": ev.get("task"), "models": models,
             "flips": len(ev.get("flipped", [])),
+            # two lowerings can agree on every prediction and still differ in value (a confident classifier):
+            # the lowered output's SQNR against float says by how much
+            "output_sqnr_db": (first.get("lowered_vs_float") or {}).get("sqnr_db"),
             "by_layer": [{"layer": g.get("layer"), "label": g.get("label", ""), "flips": g.get("flips")}
                          for g in flips.get("by_layer", [])[:5]]}
 

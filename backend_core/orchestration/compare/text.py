@@ -158,8 +158,12 @@ def _accuracy_lines(acc: dict[str, Any] | None, side: int) -> list[str]:
     def pts(x: dict[str, Any]) -> str:
         return "" if x["delta"] is None else f"({x['delta']:+.2f} points)"
 
-    line = (f"  accuracy ({acc['samples']} samples, {acc['data']}): top-1 lowered {t['base']:.2f} % -> "
+    ft, sq = acc.get("float_top1") or {}, acc.get("output_sqnr_db") or {}
+    fl_text = f"float {ft['value']:.2f} %, " if ft.get("value") is not None and ft.get("value") == ft.get("base") else ""
+    line = (f"  accuracy ({acc['samples']} samples, {acc['data']}): top-1 {fl_text}lowered {t['base']:.2f} % -> "
             f"{t['value']:.2f} % {pts(t)}")
+    if sq.get("base") is not None and sq.get("value") is not None:
+        line += f"; output SQNR vs float {sq['base']:.1f} -> {sq['value']:.1f} dB ({sq['delta']:+.1f} dB)"
     if ag["base"] is not None and ag["value"] is not None:
         line += f"; agreement with float {ag['base']:.2f} % -> {ag['value']:.2f} % {pts(ag)}"
     if fl["base"] is not None and fl["value"] is not None:
