@@ -12,12 +12,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from backend_core.common.provenance import Provenance
-from backend_core.common.snapshot.classify import KERNEL_BACKED_MOVES, op_base_name
+from backend_core.common.snapshot.classify import op_base_name
 from backend_core.common.snapshot.model import KIND_FALLBACK, FallbackReason, GraphSnapshot, NodeSnapshot
 from backend_core.stages.fallback.batch_norm_fold import why_not_folded
 from backend_core.stages.fallback.quantizer_failure import reads_only_parameters
 from backend_core.stages.fallback.evidence import Facts, evidence_lines, gather
 from backend_core.stages.fallback.suggestions import suggestion_for, suggestion_for_activation
+from backend_core.stages.fallback.reason_costs import move_cost
+from backend_core.stages.fallback.reason_texts import (
+    at_q, float_where, later_text, parameter_computation_text, pass_failure_text, rnn_module_text)
 from backend_core.stages.fallback.user_op import RNN_MODULES, UserOpResolver, group_id
 
 CATEGORIES = {
@@ -63,32 +66,6 @@ class FallbackContext:
         return self.resolver
 
 
-def _at_q(f: Facts) -> str:
-    """How a message names the op the user wrote: `relu6` (aten.relu6.default at quantization time)."""
-    q = f.quantized
-    if q is None:
-        return f"{f.node.target} (no quantization-time op traced)"
-    return f"`{q.name}` ({q.target} at quantization time)"
-
-
-def _later(f: Facts) -> str:
-    """', which to_edge turned into hardtanh' when the final op differs from the user's."""
-    q = f.quantized
-    if q is None or op_base_name(q.target) == op_base_name(f.node.target):
-        return ""
-    return f"; to_edge and the passes turned it into {op_base_name(f.node.target)} later"
-
-
-def _float_where(f: Facts) -> str:
-    if f.fed_by_dq and f.feeds_q:
-        return "in float between a dequantize and a quantize"
-    if f.fed_by_dq:
-        return "in float after a dequantize"
-    if f.feeds_q:
-        return "in float before a quantize"
-    return "in float"
-
-
 def _producer_at_q(ctx: FallbackContext, f: Facts) -> NodeSnapshot | None:
     """The compute node feeding the user's op at quantization time (skipping q/dq)."""
     qs = ctx.users().quantized
@@ -116,7 +93,7 @@ def _fusion(ctx: FallbackContext, f: Facts, base: str) -> tuple[str, str]:
         if src is not None and op_base_name(src.target) == "quantize_per_tensor":
             what += ", the end of a float island"
     producer = _producer_at_q(ctx, f)
-    msg = (f"This {base} — {_at_q(f)} — could not be fused into the op before it"
+    msg = (f"This {base} — {at_q(f)} — could not be fused into the op before it"
            + (f" (its input is {what}, not a conv, linear or add kernel)" if what else "")
            + f", so it runs as a separate portable {f.node.dtype or 'int8'} kernel.")
     return msg, suggestion_for_activation(producer.target if producer is not None else None)
@@ -126,23 +103,23 @@ def _not_annotated(f: Facts, base: str) -> str:
     q = f.quantized
     qbase = op_base_name(q.target) if q is not None else base
     if qbase == "matmul":
-        return (f"{_at_q(f)} has broadcasting batch dims: MatmulToBmmPass (run before annotation) "
+        return (f"{at_q(f)} has broadcasting batch dims: MatmulToBmmPass (run before annotation) "
                 "rewrites only a matmul whose batch dims already match, so the quantizer saw aten.matmul, "
                 f"for which it has no pattern (it has one for bmm); to_edge split it into {base} afterwards, "
-                f"which runs {_float_where(f)} on a portable fp32 kernel.")
+                f"which runs {float_where(f)} on a portable fp32 kernel.")
     if qbase in ("relu6", "relu6_"):
-        return (f"{_at_q(f)} has no Cortex-M quantizer pattern (conv2d/linear/add + hardtanh has one, relu6 "
+        return (f"{at_q(f)} has no Cortex-M quantizer pattern (conv2d/linear/add + hardtanh has one, relu6 "
                 f"has none), so it was never quantized; to_edge turned it into {base} later, which runs "
-                f"{_float_where(f)} on a portable fp32 kernel.")
-    return (f"The Cortex-M quantizer has no pattern for {_at_q(f)}, so it stays {_float_where(f)} and runs "
-            f"on a portable fp32 kernel{_later(f)}.")
+                f"{float_where(f)} on a portable fp32 kernel.")
+    return (f"The Cortex-M quantizer has no pattern for {at_q(f)}, so it stays {float_where(f)} and runs "
+            f"on a portable fp32 kernel{later_text(f)}.")
 
 
 def _scalar_read(f: Facts) -> str:
     """`.item()` / `aten._local_scalar_dense`: a Python number read from a tensor while the program runs."""
     q = f.quantized
     where = f" at {q.source.short}" if q is not None and q.source else ""
-    return (f"{_at_q(f)}{where} reads a Python scalar out of a tensor while the program runs (`.item()`, "
+    return (f"{at_q(f)}{where} reads a Python scalar out of a tensor while the program runs (`.item()`, "
             f"exported as aten._local_scalar_dense): its value depends on data, so export cannot make it a "
             f"constant, the quantizer cannot quantize it, and a portable kernel copies it out on every inference "
             f"(in a detection head: the anchors' strides or grid sizes).")
@@ -173,7 +150,7 @@ def decomposed_float_op(f: Facts, base: str, qbase: str) -> tuple[str, str]:
     """One reason for every node a float user op became, whatever piece this node is (the group's
     message must not say "this eq" for its logical_not)."""
     pieces, fix = _PIECES.get(qbase, ("several portable ops", ""))
-    return (f"The Cortex-M quantizer has no pattern for {_at_q(f)}, so it stays in float; to_edge decomposed "
+    return (f"The Cortex-M quantizer has no pattern for {at_q(f)}, so it stays in float; to_edge decomposed "
             f"it into {pieces}, which all run on portable kernels. Its bool/integer steps work on "
             f"activation-sized tensors: they are part of the {qbase}, not cheap index arithmetic."), fix
 
@@ -192,79 +169,6 @@ def _quarantined(ctx: FallbackContext, q: NodeSnapshot | None) -> dict[str, Any]
     return None
 
 
-def _rnn_module(f: Facts, q: NodeSnapshot) -> str:
-    return (f"nn.{q.module_type} `{q.module_path}` is not supported by the Cortex-M backend (no quantizer "
-            f"pattern, no kernel): the quantizer saw {_at_q(f)} and left it in float; to_edge decomposes "
-            f"the module into linear/sigmoid/tanh/mul/add nodes, which all run in float on portable kernels. "
-            f"ExecuTorch's own LSTM support for Cortex-M is still an open pull request (pytorch/executorch#21024); "
-            f"`--rewrite rnn-cells` writes the module as its cell equations over nn.Linear so the gates quantize.")
-
-
-def _numel(shape: Any) -> int:
-    numel = 1
-    for d in shape or ():
-        numel *= int(d)
-    return numel
-
-
-def _move_cost(node: NodeSnapshot, base: str) -> str:
-    """For a pad, permute or repeat left on a portable kernel: the backend's own kernel it missed (used for
-    an int8 input only: aten_to_cortex_m_pass) and the bytes it copies."""
-    if base not in KERNEL_BACKED_MOVES:
-        return ""
-    kernel = KERNEL_BACKED_MOVES[base]
-    numel = _numel(node.shape)
-    size = 4 if (node.dtype or "").startswith("float") else 1
-    missed = (f" The Cortex-M backend has {kernel} for it, which AtenToCortexMPass uses only when the input "
-              f"is int8 with quantization parameters; this one's output is {node.dtype or 'float'}, so a portable "
-              "kernel copies it element by element." if kernel else " It copies its input once per repetition.")
-    return missed + (f" Cost: it writes {numel * size:,} B ({list(node.shape)})." if node.shape else "")
-
-
-def _island_cost(node: NodeSnapshot) -> str:
-    """The float island's memory cost, from the node's output: float32 bytes against the int8 ones a
-    quantized kernel would write (its instructions: `cmlens profile` on the target)."""
-    if not node.shape or not (node.dtype or "").startswith("float"):
-        return ""
-    numel = _numel(node.shape)
-    return (f" Cost: a float island (dequantize, this op in fp32, quantize): its output {list(node.shape)} takes "
-            f"{numel * 4:,} B in float32 instead of {numel:,} B in int8, and it runs on a portable fp32 kernel "
-            "instead of CMSIS-NN (`cmlens profile` counts its instructions on the target).")
-
-
-def _pass_failure(f: Facts, why: dict[str, Any], node: NodeSnapshot) -> str:
-    """--keep-going left this op in float because a pass failed on it: say so, with ExecuTorch's words."""
-    via = f" (as {why['via']})" if why.get("via") else ""
-    if why.get("stage") == "pre-flight":       # it lowered, but the target would abort on it
-        return (f"--keep-going took {_at_q(f)} out of quantisation{via}: plain ExecuTorch lowers it, but "
-                f"{why.get('error')}, so the target would abort (check: {why.get('check')}). It runs "
-                f"{_float_where(f)} on a portable kernel; this lowering is the tool's workaround, not what "
-                f"ExecuTorch produces." + _island_cost(node))
-    return (f"--keep-going took {_at_q(f)} out of quantisation{via} because ExecuTorch's {why.get('stage')} failed "
-            f"on it: \"{why.get('error')}\"" + (f" (check: {why['check']})" if why.get("check") else "")
-            + f". It runs {_float_where(f)} on a portable kernel. Plain ExecuTorch does not lower this model "
-            f"at all; this lowering is the tool's workaround, not what ExecuTorch produces." + _island_cost(node))
-
-
-def _parameter_computation(f: Facts, q: NodeSnapshot, node: NodeSnapshot) -> tuple[str, str]:
-    """An op whose inputs are all parameters (weight norm's pow/sum/div, a max-norm's renorm): export keeps the
-    arithmetic, so the target recomputes the same weight on every inference."""
-    where = f" at {q.source.short} (`{q.source.code}`)" if q.source else ""
-    module = f" in {q.module_path} ({q.module_type})" if q.module_path else ""
-    numel = 1
-    for d in node.shape or ():
-        numel *= int(d)
-    msg = (f"{_at_q(f)}{where}{module} reads only parameters: a weight computed in forward (weight norm, a "
-           f"parametrization or a max-norm constraint). In eval mode it is the same tensor on every inference, "
-           f"but torch.export keeps the arithmetic, so the target recomputes it each time {_float_where(f)} on "
-           f"a portable fp32 kernel ({numel:,} values) instead of storing the result as a weight.")
-    fix = ("Compute the weight once before export: torch.nn.utils.parametrize.remove_parametrizations(module, "
-           "'weight', leave_parametrized=True) (torch.nn.utils.remove_weight_norm for the old weight_norm). The "
-           "tool can fold it for you: --verify-suggestions re-lowers a copy with every parameter-only computation "
-           "folded into a constant (checked equal on the example inputs) and shows the fallbacks it removes.")
-    return msg, fix
-
-
 def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     q = ctx.users().quantized_node(node)
     f = gather(ctx.snapshots, ctx.prov(), ctx.verdicts, ctx.supported_targets, node, q)
@@ -280,31 +184,31 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     qsnap = ctx.users().quantized
     if quarantined is not None:
         cat = "pass_failure"
-        msg = _pass_failure(f, quarantined, node)
+        msg = pass_failure_text(f, quarantined, node)
     elif base == "_local_scalar_dense" or qbase in ("item", "_local_scalar_dense"):
         cat = "data_dependent_scalar"
         msg = _scalar_read(f)
     elif q is not None and qsnap is not None and reads_only_parameters(qsnap, q):
         cat = "parameter_computation"
-        msg, suggestion = _parameter_computation(f, q, node)
+        msg, suggestion = parameter_computation_text(f, q, node)
     elif q is not None and q.module_type in RNN_MODULES:
         cat = "unsupported_module"
-        msg = _rnn_module(f, q)
+        msg = rnn_module_text(f, q)
     elif f.int_out and not f.has_qparams and _piece_of_float_op(f, base, qbase):
         cat = "not_annotated"
         msg, suggestion = decomposed_float_op(f, base, qbase)
     elif f.int_out and not f.has_qparams:
         cat = "integer_arithmetic"
-        what = (f"{_at_q(f)} computes" if qbase == base else
-                f"to_edge decomposed {_at_q(f)} into index arithmetic: this {base} computes")
+        what = (f"{at_q(f)} computes" if qbase == base else
+                f"to_edge decomposed {at_q(f)} into index arithmetic: this {base} computes")
         msg = (f"{what} on {node.dtype} integers (inputs {f.input_dtypes or ['constants']}), such as "
                f"arange/abs/sub on positions: integer tensors are not quantized and there is no Cortex-M kernel "
                f"for them, so it runs on a portable {node.dtype} kernel — usually cheap, no multiply-accumulate "
                f"work on activations.")
     elif f.layout_limited and ctx.flow == "legacy" and not (f.has_qparams and not f.float_out):
         cat = "layout"
-        msg = (f"The quantizer rejected {_at_q(f)} for its memory layout ({f.limits[0]}), so it runs "
-               f"{_float_where(f)} on a portable kernel: {LAYOUT_FIX}.")
+        msg = (f"The quantizer rejected {at_q(f)} for its memory layout ({f.limits[0]}), so it runs "
+               f"{float_where(f)} on a portable kernel: {LAYOUT_FIX}.")
     elif fuse_warn and qbase in ACTIVATIONS and not f.not_annotated:
         cat = "activation_not_fused"
         msg, suggestion = _fusion(ctx, f, base)
@@ -312,7 +216,7 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         cat = "unsupported_dtype"
         detail = "; ".join(x for x in ((f"checker: \"{f.rejected[0]}\"" if f.rejected else ""),
                                        (f"limit hit: {f.limits[0]}" if f.limits else "")) if x)
-        msg = (f"{_at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
+        msg = (f"{at_q(f)} was configured with a dtype the Cortex-M kernels do not accept for it"
                + (f" ({detail})" if detail else "")
                + f", so it stays in {'float' if f.float_out else node.dtype} on a portable kernel.")
     elif f.float_out and (fold := why_not_folded(ctx.snapshots, q)) is not None:
@@ -321,17 +225,17 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
     elif f.rejected and all(SHARED_FLOAT in r for r in f.rejected):
         cat = "not_annotated"
         producer = _producer_at_q(ctx, f)
-        msg = (f"{_at_q(f)} has no quantizer pattern of its own: it only shares its neighbours' quantization "
+        msg = (f"{at_q(f)} has no quantizer pattern of its own: it only shares its neighbours' quantization "
                f"(SharedQspecQuantizer), and they are float here (\"{f.rejected[0]}\"), so it stays "
-               f"{_float_where(f)} on a portable fp32 kernel{_later(f)}.")
+               f"{float_where(f)} on a portable fp32 kernel{later_text(f)}.")
         suggestion = ("Quantize its neighbours first: fix the fallback of the op before it"
                       + (f" ({producer.target} `{producer.name}`)" if producer is not None else "")
                       + "; this op then shares their int8 quantization.")
     elif f.rejected:
         cat = "rejected_by_quantizer"
         limit = f"; limit hit: {'; '.join(f.limits)}" if f.limits else ""
-        msg = (f"The quantizer's pattern check rejected {_at_q(f)}: \"{f.rejected[0]}\"{limit}. So it was "
-               f"left in {'float' if f.float_out else node.dtype} on a portable kernel{_later(f)}.")
+        msg = (f"The quantizer's pattern check rejected {at_q(f)}: \"{f.rejected[0]}\"{limit}. So it was "
+               f"left in {'float' if f.float_out else node.dtype} on a portable kernel{later_text(f)}.")
     elif f.float_out and (f.not_annotated or not f.has_qparams):
         cat = "not_annotated"
         msg = _not_annotated(f, base)
@@ -341,19 +245,19 @@ def explain_node(ctx: FallbackContext, node: NodeSnapshot) -> FallbackReason:
         cat = "no_cortex_m_rewrite"
         flag_txt = ", ".join(f.flags)
         if flag_txt:
-            msg = (f"{_at_q(f)} was quantized, but a pattern checker flagged it ({flag_txt}) so "
+            msg = (f"{at_q(f)} was quantized, but a pattern checker flagged it ({flag_txt}) so "
                    f"AtenToCortexMPass kept the portable int8 {base} kernel.")
         elif f.has_substitution:
-            msg = (f"{_at_q(f)} was quantized, but AtenToCortexMPass declined to rewrite this {base} "
+            msg = (f"{at_q(f)} was quantized, but AtenToCortexMPass declined to rewrite this {base} "
                    f"configuration for {ctx.target}, so a portable int8 kernel runs it.")
         else:
-            msg = (f"{_at_q(f)} was quantized to {node.dtype}, but there is no Cortex-M kernel for {base}, so "
+            msg = (f"{at_q(f)} was quantized to {node.dtype}, but there is no Cortex-M kernel for {base}, so "
                    f"a portable int8 kernel runs it.")
     else:
         cat = "unknown"
-        msg = f"No rule explains why {_at_q(f)} stayed on a portable kernel; see the evidence."
+        msg = f"No rule explains why {at_q(f)} stayed on a portable kernel; see the evidence."
     if cat != "unsupported_module":         # a module's one explanation covers its moves too
-        msg += _move_cost(node, base)
+        msg += move_cost(node, base)
     if ctx.flow == "explicit" and cat in ("rejected_by_quantizer", "unknown") and "nhwc" in " ".join(f.warnings).lower():
         cat = "layout"
     if not suggestion:
