@@ -26,3 +26,21 @@ def test_scheduled_patch_net_passes_bit_for_bit_on_qemu_m55(patch_net, tmp_path:
     run = run_on_m55_or_skip(str(bpte), tmp_path)
     assert run.outcome == "PASS", run.summary()
     assert "bit for bit" in run.summary()
+
+
+def test_own_copy_ops_pass_bit_for_bit_on_qemu_m55(patch_net, tmp_path: Path) -> None:
+    """cmlens::window/tiles (kernels/ops/cmlens_ops.cpp) on the target: two stages, int8 input (contiguous,
+    the windows' strided path) then channels-last windows with zero-point borders (their memcpy path)."""
+    from backend_core.target.build.ops import read_program_ops
+
+    ep, inputs = patch_net.pipeline.final_program, tuple(patch_net.pipeline.example_inputs)
+    r = schedule_program(ep, "cortex_m_quantized_add_default@2x2,cortex_m_quantized_depthwise_conv2d_default_1@3x3",
+                         (2, 2), "cortex-m55", int8=True)
+    assert r.windows and r.tiles == 2 and not r.slices and not r.cats
+    data = scheduled_bundle(r.program, "greedy", inputs, r.input_quant.to_dict(), _outputs(ep, inputs))
+    assert {"cmlens::window.out", "cmlens::tiles.out"} <= set(read_program_ops(data))
+    bpte = tmp_path / "patch_net.own_ops.bpte"
+    bpte.write_bytes(data)
+    run = run_on_m55_or_skip(str(bpte), tmp_path)
+    assert run.outcome == "PASS", run.summary()
+    assert "bit for bit" in run.summary()
