@@ -146,6 +146,38 @@ def choose_splits(ep: Any, input_bytes: int, keep: int = 4, budget: float = MAX_
     return sorted(picks, key=past.index)
 
 
+def stage_prefix(ep: Any, first: Any, second: Any) -> Any | None:
+    """`second`'s prefix when `first`'s split tensor is assembled whole first (stage 2 of "A,B"), or None
+    when `second` cannot be reached from `first` alone."""
+    cands, _ = split_candidates(ep, first.split)
+    return next((p for p in cands if p.split is second.split), None)
+
+
+def two_stage_specs(ep: Any, prefixes: list[Any], grids: tuple[int, ...], input_bytes: int,
+                    budget: float = MAX_EXTRA_MACS) -> list[tuple[str, tuple[int, int]]]:
+    """Two-stage schedules worth trying: the first split past the peak (the least recompute: its ops
+    hold the peak) as stage 1, then the chosen split with the lowest patch floor as stage 2. Two stages
+    recompute less halo than one deep prefix (each stage's receptive field is shorter) and the stage-1
+    tensor is assembled whole in between. Grids whose estimated recompute (both stages, from the boxes)
+    exceeds the budget are not tried."""
+    if len(prefixes) < 2:
+        return []
+    first = prefixes[0]
+    later = sorted(prefixes[1:], key=lambda p: patch_floor(ep, p, input_bytes))
+    out = []
+    for second in later[:1]:
+        stage2 = stage_prefix(ep, first, second)
+        if stage2 is None:
+            continue
+        h, w = hw(second.split)
+        for g in grids:
+            if g > min(h, w) or g > min(hw(first.split)):
+                continue
+            if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g, g)) <= budget:
+                out.append((f"{first.name},{second.name}", (g, g)))
+    return out
+
+
 def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tuple[int, ...] = GRIDS,
            planners: tuple[str, ...] = PLANNERS, splits: list[str] | None = None,
            on_progress: Callable[[str], None] | None = None,
@@ -172,16 +204,13 @@ def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tu
             m = measure_pte(serialise(alone, planner))
             found.append(Candidate("", (1, 1), True, planner, m, plain_macs, 0.0, 0, m.pte_bytes - plain.pte_bytes,
                                    input_quant=quant.to_dict()))
-    total = len(prefixes) * len(grids)
-    for k, p in enumerate(prefixes):
-        h, w = hw(p.split)
-        for j, g in enumerate(grids):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("cancelled during the schedule search")
-            if g > min(h, w):
-                continue
-            say(f"candidate {k * len(grids) + j + 1}/{total}: {p.name} in {g}×{g} patches")
-            found.append(_measured(ep, p.name, (g, g), int8, planners[0], target, plain, plain_macs))
+    todo = [(p.name, (g, g)) for p in prefixes for g in grids if g <= min(hw(p.split))]
+    todo += two_stage_specs(ep, prefixes, grids, x_bytes) if not splits else []
+    for k, (split, grid) in enumerate(todo):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("cancelled during the schedule search")
+        say(f"candidate {k + 1}/{len(todo)}: {split} in {grid[0]}×{grid[1]} patches")
+        found.append(_measured(ep, split, grid, int8, planners[0], target, plain, plain_macs))
     # the other planner settings for the candidates on the first planner's front only: they move
     # buffers between the arena and the caller, they do not change which split or grid is best
     for c in [c for c in pareto(found) if c.split]:
