@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # (model, int8 input) -> split spec: what the search picks within the +15 % budget (bench/schedule_ram.py)
 SCHEDULES = {
-    ("mv2", True): "cortex_m_quantized_conv2d_default_3@4x4,cortex_m_quantized_conv2d_default_7@4x4",
-    ("mv2", False): "cortex_m_quantized_conv2d_default_3@4x4,cortex_m_quantized_conv2d_default_7@4x4",
+    ("mv2", True): "cortex_m_quantized_conv2d_default_3@4x4,cortex_m_quantized_conv2d_default_7@2x2",
+    ("mv2", False): "cortex_m_quantized_conv2d_default_3@4x4,cortex_m_quantized_conv2d_default_7@2x2",
     ("mobilenet_v1_025", True): "cortex_m_quantized_depthwise_conv2d_default_3@4x4",
     ("ds_cnn", True): "",
 }
@@ -45,7 +45,13 @@ def _run(path: Path, target: str, args: argparse.Namespace, work: Path):
     prof = run.profile
     if prof is None or prof.total is None:
         raise SystemExit(f"{path.name}: no instruction count ({run.profile_problem or run.outcome})")
-    copies = sum(o.count for o in prof.ops if any(k in o.op for k in ("cmlens", "slice", "cat", "pad", "clone")))
+    copies = sum(o.count for o in prof.ops if any(k in (o.op or "") + (o.node or "") for k in ("cmlens", "window", "tiles",
+                                                                                             "slice", "cat", "pad", "clone")))
+    by_op: dict[str, int] = {}
+    for o in prof.ops:
+        by_op[o.op] = by_op.get(o.op, 0) + o.count
+    print(f"  {path.name}: " + ", ".join(f"{k} {v:,}" for k, v in sorted(by_op.items(), key=lambda kv: -kv[1])[:8])
+          + f"; Method::execute {prof.total:,}", flush=True)
     return run.outcome, prof.total, copies, run.summary()
 
 
@@ -59,6 +65,9 @@ def _bundle(program, inputs, expected, planner: str = "greedy") -> bytes:
     return bytes(serialize_from_bundled_program_to_flatbuffer(bp))
 
 
+_LOWERED: dict[str, object] = {}
+
+
 def measure(model: str, int8: bool, spec: str, args: argparse.Namespace, work: Path) -> dict:
     from backend_core.analyses.schedule.measure import measure_pte, program_macs, serialise
     from backend_core.analyses.schedule.rewrite import schedule_program
@@ -68,7 +77,10 @@ def measure(model: str, int8: bool, spec: str, args: argparse.Namespace, work: P
     from backend_core.orchestration.jobs.steps.schedule import scheduled_bundle
     from backend_core.stages.pipeline import PipelineOptions
 
-    low = lower_source(model, PipelineOptions(target=args.target), outputs=LowerOutputs(edge_program=True, pte=True))
+    if model not in _LOWERED:          # one live lowering per model (a cached result has no live program)
+        _LOWERED[model] = lower_source(model, PipelineOptions(target=args.target), use_cache=False,
+                                       outputs=LowerOutputs(edge_program=True, pte=True))
+    low = _LOWERED[model]
     ep, inputs = low.pipeline.final_program, tuple(low.pipeline.example_inputs)
     expected = _outputs(ep, inputs)
     r = schedule_program(ep, spec, (4, 4), args.target, int8=int8, copies=args.copies)

@@ -84,6 +84,8 @@ def test_stage_specs_are_parsed_and_bad_ones_refused(patch_net) -> None:
 def test_the_search_proposes_two_stages_from_the_first_split_past_the_peak(patch_net) -> None:
     ep = patch_net.pipeline.final_program
     cands, _ = split_candidates(ep)
-    specs = two_stage_specs(ep, cands[1:], (2, 3), 0, budget=10.0)
-    assert specs and all(s.startswith(f"{cands[1].name},") and g in ((2, 2), (3, 3)) for s, g in specs)
-    assert two_stage_specs(ep, cands[1:], (2, 3), 0, budget=0.0) == []       # over the MAC budget: not tried
+    specs = two_stage_specs(ep, cands[1:], (2, 3, 4), 0, budget=10.0)
+    assert specs and all(s.startswith(f"{cands[1].name}@{g[0]}x{g[0]},") for s, g in specs)
+    assert {g for _, g in specs} <= {(2, 2), (3, 3), (4, 4)}
+    assert any(s.endswith("@2x2") and g == (4, 4) for s, g in specs)           # stage 2 in half the grid
+    assert two_stage_specs(ep, cands[1:], (2, 3, 4), 0, budget=0.0) == []       # over the MAC budget: not tried

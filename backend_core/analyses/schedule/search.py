@@ -159,7 +159,7 @@ def two_stage_specs(ep: Any, prefixes: list[Any], grids: tuple[int, ...], input_
     hold the peak) as stage 1, then the chosen split with the lowest patch floor as stage 2. Two stages
     recompute less halo than one deep prefix (each stage's receptive field is shorter) and the stage-1
     tensor is assembled whole in between. Grids whose estimated recompute (both stages, from the boxes)
-    exceeds the budget are not tried."""
+    exceeds the budget are not tried. The spec names each stage's grid ("A@4x4,B@2x2")."""
     if len(prefixes) < 2:
         return []
     first = prefixes[0]
@@ -171,10 +171,12 @@ def two_stage_specs(ep: Any, prefixes: list[Any], grids: tuple[int, ...], input_
             continue
         h, w = hw(second.split)
         for g in grids:
-            if g > min(h, w) or g > min(hw(first.split)):
-                continue
-            if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g, g)) <= budget:
-                out.append((f"{first.name},{second.name}", (g, g)))
+            # stage 2 in the same grid, or in half of it: its tensors are smaller, fewer patches cost less
+            for g2 in sorted({g, g // 2} & set(grids), reverse=True):
+                if g > min(hw(first.split)) or g2 > min(h, w):
+                    continue
+                if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g2, g2)) <= budget:
+                    out.append((f"{first.name}@{g}x{g},{second.name}@{g2}x{g2}", (g, g)))
     return out
 
 
