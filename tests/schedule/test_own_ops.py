@@ -81,11 +81,18 @@ def test_stage_specs_are_parsed_and_bad_ones_refused(patch_net) -> None:
                          "cortex-m55")
 
 
-def test_the_search_proposes_two_stages_from_the_first_split_past_the_peak(patch_net) -> None:
+def test_the_search_proposes_two_stages_split_at_the_smallest_tensor_between(patch_net) -> None:
+    from backend_core.analyses.schedule.prefix import nbytes
+
     ep = patch_net.pipeline.final_program
     cands, _ = split_candidates(ep)
     specs = two_stage_specs(ep, cands[1:], (2, 3, 4), 0, budget=10.0)
-    assert specs and all(s.startswith(f"{cands[1].name}@{g[0]}x{g[0]},") for s, g in specs)
+    assert specs
+    first, second = (part.split("@")[0] for part in specs[0][0].split(","))
+    names = [p.name for p in cands]
+    between = [p for p in cands[1:names.index(second)]]
+    assert first == min(between, key=lambda p: (nbytes(p.split), names.index(p.name))).name
+    assert all(s.startswith(f"{first}@{g[0]}x{g[0]},{second}@") for s, g in specs)
     assert {g for _, g in specs} <= {(2, 2), (3, 3), (4, 4)}
     assert any(s.endswith("@2x2") and g == (4, 4) for s, g in specs)           # stage 2 in half the grid
     assert two_stage_specs(ep, cands[1:], (2, 3, 4), 0, budget=0.0) == []       # over the MAC budget: not tried

@@ -155,28 +155,32 @@ def stage_prefix(ep: Any, first: Any, second: Any) -> Any | None:
 
 def two_stage_specs(ep: Any, prefixes: list[Any], grids: tuple[int, ...], input_bytes: int,
                     budget: float = MAX_EXTRA_MACS) -> list[tuple[str, tuple[int, int]]]:
-    """Two-stage schedules worth trying: the first split past the peak (the least recompute: its ops
-    hold the peak) as stage 1, then the chosen split with the lowest patch floor as stage 2. Two stages
-    recompute less halo than one deep prefix (each stage's receptive field is shorter) and the stage-1
-    tensor is assembled whole in between. Grids whose estimated recompute (both stages, from the boxes)
-    exceeds the budget are not tried. The spec names each stage's grid ("A@4x4,B@2x2")."""
+    """Two-stage schedules worth trying. Stage 2 ends at the chosen split with the lowest patch floor (then
+    the smallest split tensor); stage 1 at the smallest split tensor between the first chosen split (past
+    the peak) and stage 2: it is assembled whole in between, and two short prefixes recompute less halo
+    than one deep one (mv2: conv2d_default_3's 24×56×56, then conv2d_default_7). Grids whose estimated
+    recompute (both stages, from the boxes) exceeds the budget are not tried; stage 2 runs in the same grid
+    or in half of it. The spec names each stage's grid ("A@4x4,B@2x2")."""
     if len(prefixes) < 2:
         return []
-    first = prefixes[0]
-    later = sorted(prefixes[1:], key=lambda p: patch_floor(ep, p, input_bytes))
+    cands, _ = split_candidates(ep)
+    index = {p.name: i for i, p in enumerate(cands)}
+    second = min(prefixes[1:], key=lambda p: (patch_floor(ep, p, input_bytes), nbytes(p.split), index[p.name]))
+    between = [p for p in cands if index[prefixes[0].name] <= index[p.name] < index[second.name]]
+    if not between:
+        return []
+    first = min(between, key=lambda p: (nbytes(p.split), index[p.name]))
+    stage2 = stage_prefix(ep, first, second)
+    if stage2 is None:
+        return []
     out = []
-    for second in later[:1]:
-        stage2 = stage_prefix(ep, first, second)
-        if stage2 is None:
-            continue
-        h, w = hw(second.split)
-        for g in grids:
-            # stage 2 in the same grid, or in half of it: its tensors are smaller, fewer patches cost less
-            for g2 in sorted({g, g // 2} & set(grids), reverse=True):
-                if g > min(hw(first.split)) or g2 > min(h, w):
-                    continue
-                if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g2, g2)) <= budget:
-                    out.append((f"{first.name}@{g}x{g},{second.name}@{g2}x{g2}", (g, g)))
+    for g in grids:
+        # stage 2 in the same grid, or in half of it: its tensors are smaller, fewer patches cost less
+        for g2 in sorted({g, g // 2} & set(grids), reverse=True):
+            if g > min(hw(first.split)) or g2 > min(hw(second.split)):
+                continue
+            if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g2, g2)) <= budget:
+                out.append((f"{first.name}@{g}x{g},{second.name}@{g2}x{g2}", (g, g)))
     return out
 
 
