@@ -52,9 +52,8 @@ def _run(path: Path, target: str, args: argparse.Namespace, work: Path):
     prof = run.profile
     if prof is None or prof.total is None:
         raise SystemExit(f"{path.name}: no instruction count ({run.profile_problem or run.outcome})")
-    # the own ops' kernels record no native_call_ event of their own: their rows are the bare OPERATOR_CALL spans
-    copies = sum(o.count for o in prof.ops if o.op == "OPERATOR_CALL" or any(
-        k in (o.op or "") for k in ("cmlens", "slice_copy", "cat.out", "pad.out", "clone_dim_order")))
+    copies = sum(o.count for o in prof.ops if any(k in (o.op or "") for k in (
+        "window.out", "tiles.out", "slice_copy", "cat.out", "pad.out", "clone_dim_order")))
     by_op: dict[str, int] = {}
     for o in prof.ops:
         by_op[o.op] = by_op.get(o.op, 0) + o.count

@@ -13,6 +13,7 @@
  */
 #include <cstring>
 
+#include <executorch/runtime/core/event_tracer_hooks.h>
 #include <executorch/runtime/kernel/kernel_includes.h>
 #include <executorch/runtime/kernel/operator_registry.h>
 
@@ -157,11 +158,14 @@ Tensor& tiles_out(KernelRuntimeContext& ctx, ArrayRef<Tensor> patches, int64_t c
   return out;
 }
 
+// The "native_call_<op>" event ExecuTorch's generated registrations record: profiles name these ops by it.
 void window_boxed(KernelRuntimeContext& ctx, Span<EValue*> stack) {
+  executorch::runtime::internal::EventTracerProfileOpScope scope(ctx.internal_event_tracer(), "native_call_window.out");
   window_out(ctx, stack[0]->toTensor(), stack[1]->toIntList(), stack[2]->toInt(), stack[3]->toTensor());
 }
 
 void tiles_boxed(KernelRuntimeContext& ctx, Span<EValue*> stack) {
+  executorch::runtime::internal::EventTracerProfileOpScope scope(ctx.internal_event_tracer(), "native_call_tiles.out");
   tiles_out(ctx, stack[0]->toTensorList(), stack[1]->toInt(), stack[2]->toTensor());
 }
 
