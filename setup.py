@@ -7,8 +7,8 @@ setup(
     packages=find_packages(include=["app*", "backend_core*", "resources*"]) + ["cortexm_lens_kernels"],
     package_dir={"cortexm_lens_kernels": "kernels"},
     package_data={
-        "cortexm_lens_kernels": ["**/*.c", "**/*.h", "**/*.cmake", "**/*.txt", "**/*.ld", "**/*.json", "*.md",
-                                 "*.json", "*.txt"],
+        "cortexm_lens_kernels": ["**/*.c", "**/*.cpp", "**/*.yaml", "**/*.h", "**/*.cmake", "**/*.txt", "**/*.ld",
+                                 "**/*.json", "*.md", "*.json", "*.txt"],
         "backend_core": ["stages/models/weights/*.pt",    # the zoo's trained digits_cnn (scripts/train_digits.py)
                          # cmlens history's Alembic migrations (versions/ is scripts, not a package)
                          "orchestration/history/migrations/*.mako", "orchestration/history/migrations/versions/*.py",

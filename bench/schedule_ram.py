@@ -14,6 +14,12 @@ PASSed bit for bit on QEMU M55 against the unscheduled program's host outputs (p
 exactly as predicted) in 211.3 M instructions (plain mv2: 166.7 M, so +27 %: the copies cost more than
 the halo MACs). mobilenet_v1_025 depthwise_conv2d_default_3 4×4 int8: PASS bit-exact on QEMU M55 and
 (lowered for M7) on QEMU M7.
+
+Since 2026-12-08 the search also proposes two-stage schedules ("A@4x4,B@4x4": search.two_stage_specs) and the
+rewrite copies with the project's own cmlens::window/tiles ops: mv2 conv2d_default_3@4x4,conv2d_default_7@4x4
+is 343.0 KiB with the int8 input (4.30×) and 735.0 KiB with the float one (2.01×) at +3.3 % MACs, 1.08× the
+plain program's QEMU instructions (bench/schedule_instructions.py); this bench's full search has not been
+run again since.
 """
 from __future__ import annotations
 

@@ -169,3 +169,19 @@ def test_a_bundle_without_a_test_case_says_it_has_no_reference(tmp_path: Path) -
     b = write_bundle(program_bytes(BPTE.read_bytes()), _spec(tmp_path), tmp_path / "bundle")
     assert not (b.folder / "cmlens_reference.h").exists() and b.info["reference"] is None
     assert "No reference input: the bundle was made from a `.pte`" in (b.folder / "README.md").read_text()
+
+
+def test_a_program_with_the_own_ops_ships_and_compiles_their_kernels(tmp_path: Path) -> None:
+    """A scheduled program's cmlens::window/tiles: the bundle carries kernels/cmlens_ops.cpp and its CMake
+    compiles it into an op library of its own; a program without them gets neither."""
+    from backend_core.target.export.cmake_files import model_cmake, own_kernel_files
+    from backend_core.target.export.program import ProgramFacts
+
+    ops = ["cortex_m::quantized_conv2d.out", "cmlens::window.out", "cmlens::tiles.out"]
+    files = own_kernel_files(ops)
+    assert list(files) == ["kernels/cmlens_ops.cpp"] and b'Kernel("cmlens::window.out"' in files["kernels/cmlens_ops.cpp"]
+    text = model_cmake(ProgramFacts(b"", None, ops), tmp_path / "executorch", "cortex-m55", None, None, None)
+    assert "set(_cmlens_own_sources ${CMLENS_MODEL_DIR}/kernels/cmlens_ops.cpp)" in text
+    assert own_kernel_files(ops[:1]) == {}
+    assert "set(_cmlens_own_sources )" in model_cmake(ProgramFacts(b"", None, ops[:1]), tmp_path / "executorch",
+                                                      "cortex-m55", None, None, None)

@@ -24,8 +24,9 @@ def _ops(program, name: str) -> list:
     ("cortex_m_quantized_add_default", (5, 1), False),          # strips: W whole, W padding folded into the convs
 ])
 def test_patch_rewrite_is_bit_exact_on_the_host(patch_net, split: str, grid: tuple, int8: bool) -> None:
+    """The portable road (slice_copy, cortex_m.pad, cat); the own ops' road: test_own_ops.py."""
     ep, inputs = patch_net.pipeline.final_program, patch_net.pipeline.example_inputs
-    r = schedule_program(ep, split, grid, "cortex-m55", int8=int8)
+    r = schedule_program(ep, split, grid, "cortex-m55", int8=int8, copies="portable")
     stem_convs = _ops(r.program, "quantized_conv2d")
     assert len(stem_convs) > grid[0] * grid[1]                  # the prefix runs once per patch
     assert len(_ops(r.program, "aten.cat")) == (grid[1] > 1) * grid[0] + (grid[0] > 1)
@@ -45,16 +46,16 @@ def test_the_scheduled_program_passes_the_preflight(patch_net) -> None:
     CMSIS-NN kernels want channels-last; the pre-flight predicted these failures on QEMU (FACTS)."""
     from backend_core.orchestration.jobs.steps.schedule import preflight_of
 
-    for int8 in (True, False):
+    for int8, copies in ((True, "cmlens"), (False, "cmlens"), (True, "portable"), (False, "portable")):
         r = schedule_program(patch_net.pipeline.final_program, "cortex_m_quantized_conv2d_default_2", (2, 3),
-                             "cortex-m55", int8=int8)
+                             "cortex-m55", int8=int8, copies=copies)
         assert preflight_of(r.program, serialise(r.program)) == []
         assert list(user_input(r.program).meta["val"].dim_order()) == [0, 1, 2, 3]     # the caller gives NCHW
 
 
 def test_a_wrong_rewrite_is_caught(patch_net) -> None:
     ep, inputs = patch_net.pipeline.final_program, patch_net.pipeline.example_inputs
-    r = schedule_program(ep, "cortex_m_quantized_conv2d_default_2", (2, 2), "cortex-m55")
+    r = schedule_program(ep, "cortex_m_quantized_conv2d_default_2", (2, 2), "cortex-m55", copies="portable")
     conv = next(n for n in _ops(r.program, "quantized_conv2d") if list(n.args[4]) == [0, 0] and
                 n.args[1].meta["val"].shape[1] == 3)
     conv.args = (*conv.args[:6], int(conv.args[6]) + 1, *conv.args[7:])   # its input offset off by one

@@ -218,6 +218,12 @@ def test_runner_command_lines(tmp_path: Path) -> None:
     other.write_bytes(b"\x00\x00\x00\x00BP08other")
     assert RunnerRequest(board_for("cortex-m55"), libs, model=other, ops=ops,
                          build_root=tmp_path / "runner").build_dir != req.build_dir
+    assert d["CMLENS_OWN_OPS"] == "OFF"
+    # a program with the project's own ops (kernels/ops) compiles them: its own build directory
+    own = RunnerRequest(board_for("cortex-m55"), libs, model=model, ops=[*ops, "cmlens::window.out"],
+                        build_root=tmp_path / "runner")
+    assert dict(a[2:].split("=", 1) for a in runner_configure_command(own)[7:])["CMLENS_OWN_OPS"] == "ON"
+    assert own.build_dir != req.build_dir
     semi = RunnerRequest(board_for("cortex-m4"), libs, ops=ops, semihosting=True, build_root=tmp_path / "runner")
     sd = dict(a[2:].split("=", 1) for a in runner_configure_command(semi)[7:])
     assert "ET_PTE_FILE_PATH" not in sd and sd["SEMIHOSTING"] == "ON" and sd["CMLENS_BOARD"] == "mps2-an386"

@@ -82,3 +82,24 @@ def test_check_checkout_ops_uses_the_checkout_layout(tmp_path: Path) -> None:
     check = check_checkout_ops(pte, root)
     assert check.missing == ["cortex_m::quantized_max_pool2d_nhwc.out"]
     assert check.available == {"aten::add.out": "portable"}
+
+
+def test_own_ops_are_accepted_only_when_a_kernels_ops_source_registers_them(tmp_path: Path) -> None:
+    """cmlens:: ops (kernels/ops/cmlens_ops.yaml) have kernels whatever the checkout, because the runner and
+    the bundle compile kernels/ops/ for a program that uses them; an op the yaml lists but no source there
+    registers is missing, and so is every cmlens:: op when kernels/ops is absent."""
+    from backend_core.target.build.ops import own_kernel_ops
+
+    ops = ["cortex_m::quantized_conv2d.out", "cmlens::window.out", "cmlens::tiles.out"]
+    real = check_ops(ops, {"cortex_m": CORTEX_M_YAML})
+    assert real.ok and real.available["cmlens::window.out"] == "cmlens" == real.available["cmlens::tiles.out"]
+    fake = tmp_path / "kernels"
+    (fake / "ops").mkdir(parents=True)
+    yaml = Path(__file__).resolve().parents[2] / "kernels" / "ops" / "cmlens_ops.yaml"
+    (fake / "ops" / "cmlens_ops.yaml").write_text(yaml.read_text())
+    (fake / "ops" / "cmlens_ops.cpp").write_text('const Kernel k[] = {Kernel("cmlens::window.out", window_boxed)};\n')
+    assert own_kernel_ops(fake) == {"cmlens::window.out"}
+    half = check_ops(ops, {"cortex_m": CORTEX_M_YAML}, kernels_dir=fake)
+    assert half.missing == ["cmlens::tiles.out"]
+    assert check_ops(ops, {"cortex_m": CORTEX_M_YAML}, kernels_dir=tmp_path / "none").missing == \
+        ["cmlens::window.out", "cmlens::tiles.out"]

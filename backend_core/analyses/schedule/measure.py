@@ -69,10 +69,10 @@ def program_macs(program: Any) -> int:
 
 
 def copy_bytes(program: Any) -> int:
-    """Bytes the schedule's data movement writes: slices, pads and concatenations."""
+    """Bytes the schedule's data movement writes: slices, pads, concatenations, cmlens windows and tiles."""
     from backend_core.analyses.schedule.geometry import target_of
     from backend_core.analyses.schedule.prefix import nbytes
 
-    names = ("slice_copy", "cortex_m.pad", "aten.cat")
+    names = ("slice_copy", "cortex_m.pad", "aten.cat", "cmlens.window", "cmlens.tiles")
     return sum(nbytes(n) for n in program.graph.nodes
                if n.op == "call_function" and any(k in target_of(n) for k in names))

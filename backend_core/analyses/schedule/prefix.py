@@ -53,10 +53,11 @@ def _ops(ep: Any) -> list[Any]:
     return [n for n in ep.graph.nodes if n.op == "call_function" and kind_of(n) != "plumbing"]
 
 
-def split_candidates(ep: Any) -> tuple[list[Prefix], str]:
+def split_candidates(ep: Any, start: Any | None = None) -> tuple[list[Prefix], str]:
     """Every valid split node in graph order, and why the patchable region ends (the first op that is
-    not a conv or a pointwise op, named)."""
-    x = user_input(ep)
+    not a conv or a pointwise op, named). `start`: the tensor a later stage of a multi-stage schedule
+    patches from (the previous stage's split tensor, assembled whole); default the program's input."""
+    x = user_input(ep) if start is None else start
     region: set[Any] = {x}
     why = ""
     out: list[Prefix] = []
@@ -72,7 +73,7 @@ def split_candidates(ep: Any) -> tuple[list[Prefix], str]:
                 why = f"{node.name} ({target_of(node)}) cannot run per patch"
             continue
         region.add(node)
-        prefix = _ancestors(node, region)
+        prefix = _ancestors(node, region - {x})
         if _closed(prefix, node) and min(hw(node)) >= 2:
             out.append(Prefix(node, [n for n in _ops(ep) if n in prefix]))
     return out, why or "the whole graph after the input is patchable"

@@ -146,6 +146,44 @@ def choose_splits(ep: Any, input_bytes: int, keep: int = 4, budget: float = MAX_
     return sorted(picks, key=past.index)
 
 
+def stage_prefix(ep: Any, first: Any, second: Any) -> Any | None:
+    """`second`'s prefix when `first`'s split tensor is assembled whole first (stage 2 of "A,B"), or None
+    when `second` cannot be reached from `first` alone."""
+    cands, _ = split_candidates(ep, first.split)
+    return next((p for p in cands if p.split is second.split), None)
+
+
+def two_stage_specs(ep: Any, prefixes: list[Any], grids: tuple[int, ...], input_bytes: int,
+                    budget: float = MAX_EXTRA_MACS) -> list[tuple[str, tuple[int, int]]]:
+    """Two-stage schedules worth trying. Stage 2 ends at the chosen split with the lowest patch floor (then
+    the smallest split tensor); stage 1 at the smallest split tensor between the first chosen split (past
+    the peak) and stage 2: it is assembled whole in between, and two short prefixes recompute less halo
+    than one deep one (mv2: conv2d_default_3's 24×56×56, then conv2d_default_7). Grids whose estimated
+    recompute (both stages, from the boxes) exceeds the budget are not tried; stage 2 runs in the same grid
+    or in half of it. The spec names each stage's grid ("A@4x4,B@2x2")."""
+    if len(prefixes) < 2:
+        return []
+    cands, _ = split_candidates(ep)
+    index = {p.name: i for i, p in enumerate(cands)}
+    second = min(prefixes[1:], key=lambda p: (patch_floor(ep, p, input_bytes), nbytes(p.split), index[p.name]))
+    between = [p for p in cands if index[prefixes[0].name] <= index[p.name] < index[second.name]]
+    if not between:
+        return []
+    first = min(between, key=lambda p: (nbytes(p.split), index[p.name]))
+    stage2 = stage_prefix(ep, first, second)
+    if stage2 is None:
+        return []
+    out = []
+    for g in grids:
+        # stage 2 in the same grid, or in half of it: its tensors are smaller, fewer patches cost less
+        for g2 in sorted({g, g // 2} & set(grids), reverse=True):
+            if g > min(hw(first.split)) or g2 > min(hw(second.split)):
+                continue
+            if estimated_extra_macs(ep, first, (g, g)) + estimated_extra_macs(ep, stage2, (g2, g2)) <= budget:
+                out.append((f"{first.name}@{g}x{g},{second.name}@{g2}x{g2}", (g, g)))
+    return out
+
+
 def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tuple[int, ...] = GRIDS,
            planners: tuple[str, ...] = PLANNERS, splits: list[str] | None = None,
            on_progress: Callable[[str], None] | None = None,
@@ -172,16 +210,13 @@ def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tu
             m = measure_pte(serialise(alone, planner))
             found.append(Candidate("", (1, 1), True, planner, m, plain_macs, 0.0, 0, m.pte_bytes - plain.pte_bytes,
                                    input_quant=quant.to_dict()))
-    total = len(prefixes) * len(grids)
-    for k, p in enumerate(prefixes):
-        h, w = hw(p.split)
-        for j, g in enumerate(grids):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("cancelled during the schedule search")
-            if g > min(h, w):
-                continue
-            say(f"candidate {k * len(grids) + j + 1}/{total}: {p.name} in {g}×{g} patches")
-            found.append(_measured(ep, p.name, (g, g), int8, planners[0], target, plain, plain_macs))
+    todo = [(p.name, (g, g)) for p in prefixes for g in grids if g <= min(hw(p.split))]
+    todo += two_stage_specs(ep, prefixes, grids, x_bytes) if not splits else []
+    for k, (split, grid) in enumerate(todo):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("cancelled during the schedule search")
+        say(f"candidate {k + 1}/{len(todo)}: {split} in {grid[0]}×{grid[1]} patches")
+        found.append(_measured(ep, split, grid, int8, planners[0], target, plain, plain_macs))
     # the other planner settings for the candidates on the first planner's front only: they move
     # buffers between the arena and the caller, they do not change which split or grid is best
     for c in [c for c in pareto(found) if c.split]:

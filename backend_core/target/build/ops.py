@@ -159,9 +159,31 @@ class OpCheck:
         return "\n".join(lines)
 
 
-def check_ops(model_ops: list[str], yamls: dict[str, str | Path]) -> OpCheck:
-    """Compare `model_ops` with the ops listed in `yamls` (library name -> YAML path; absent files skipped)."""
-    known: dict[str, str] = {}
+OWN_OPS_YAML = ("ops", "cmlens_ops.yaml")      # under kernels/: the project's own ops (cmlens::)
+_REGISTERED = re.compile(r'Kernel\(\s*"(cmlens::[\w.]+)"')
+
+
+def own_kernel_ops(kernels_dir: Path | None = None) -> set[str]:
+    """The cmlens:: ops that kernels/ops/cmlens_ops.yaml lists AND a source beside it registers
+    (`Kernel("cmlens::window.out", ...)`): the runner and the export bundle compile those sources for a
+    program that uses one of them, so these ops have kernels whatever the checkout. An op the yaml lists
+    but no source registers has none (the check then says so before any build)."""
+    from backend_core.target.build.paths import KERNELS_DIR
+
+    root = Path(kernels_dir) if kernels_dir is not None else KERNELS_DIR
+    yaml = root.joinpath(*OWN_OPS_YAML)
+    if not yaml.is_file():
+        return set()
+    registered: set[str] = set()
+    for src in sorted(yaml.parent.glob("*.cpp")):
+        registered |= set(_REGISTERED.findall(src.read_text(errors="replace")))
+    return yaml_ops(yaml) & registered
+
+
+def check_ops(model_ops: list[str], yamls: dict[str, str | Path], kernels_dir: Path | None = None) -> OpCheck:
+    """Compare `model_ops` with the ops listed in `yamls` (library name -> YAML path; absent files skipped)
+    and the project's own ops that kernels/ops builds (own_kernel_ops, library "cmlens")."""
+    known: dict[str, str] = {op: "cmlens" for op in own_kernel_ops(kernels_dir)}
     used: dict[str, str] = {}
     for lib, path in yamls.items():
         p = Path(path)

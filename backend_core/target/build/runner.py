@@ -35,6 +35,13 @@ RUNNER_SOURCE_DIR = KERNELS_DIR / "runner"
 RUNNER_TARGET = "arm_executor_runner"
 BUILD_RECIPE = (RUNNER_SOURCE_DIR / "CMakeLists.txt", KERNELS_DIR / "cmake" / "cmlens_board.cmake",
                 KERNELS_DIR / "cmake" / "boards.cmake", KERNELS_DIR / "boards.json")
+OWN_OPS_DIR = KERNELS_DIR / "ops"            # the project's own kernels (cmlens:: ops, cmlens_ops.yaml)
+OWN_OPS_SOURCES = (OWN_OPS_DIR / "cmlens_ops.cpp",)
+
+
+def own_ops(ops: list[str]) -> list[str]:
+    """The program's cmlens:: ops: the runner then compiles kernels/ops/ (CMLENS_OWN_OPS)."""
+    return sorted(op for op in ops if op.startswith("cmlens::"))
 
 
 def portable_ops(ops: list[str]) -> list[str]:
@@ -153,6 +160,8 @@ class RunnerRequest:
                        str(KERNELS_DIR.resolve()), self.compiles_kernels)).encode())   # one build tree per source tree
         for recipe in BUILD_RECIPE:          # a changed recipe must not reuse a directory configured by the old one
             h.update(recipe.read_bytes() if recipe.is_file() else b"")
+        if own_ops(self.ops):                # programs without cmlens:: ops keep their directories
+            h.update(repr(own_ops(self.ops)).encode())
         return h.hexdigest()[:12]
 
     @property
@@ -207,6 +216,7 @@ class RunnerRequest:
             "ET_DUMP_INTERMEDIATE_OUTPUTS": "ON" if self.dump_intermediate_outputs else "OFF",
             "CMLENS_PORTABLE_OPS": ",".join(portable_ops(self.ops)),
             "SEMIHOSTING": "ON" if self.semihosting else "OFF",
+            "CMLENS_OWN_OPS": "ON" if own_ops(self.ops) else "OFF",
             # Every library the runner build compiles (the generated portable/quantized op libraries too,
             # which do not link the board layer) must use the board's float ABI, else the link fails with
             # "libcmlens_portable_ops_lib.a(...) does not use VFP register arguments" (layernorm_mlp, M55).

@@ -15,7 +15,7 @@ from typing import Any
 from backend_core.common.errors import BadInputError
 from backend_core.target.build.libraries import codegen_python
 from backend_core.target.export.c_sources import MODEL_SECTION, api_header, api_source, model_header
-from backend_core.target.export.cmake_files import lists_cmakelists, model_cmake, toolchain_cmake
+from backend_core.target.export.cmake_files import lists_cmakelists, model_cmake, own_kernel_files, toolchain_cmake
 from backend_core.target.export.pools import Pools, size_pools
 from backend_core.target.export.program import ProgramFacts, read_facts
 from backend_core.target.export.recipe import recipe_facts
@@ -148,6 +148,7 @@ def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
                                           spec.et_commit, spec.python).encode(),
         "CMakeLists.txt": lists_cmakelists().encode(),
         "toolchain.cmake": toolchain_cmake(spec.target, gcc_flags(spec.target)).encode(),
+        **own_kernel_files(facts.ops),
     }
     reference = reference_of(bpte) if bpte else None
     if reference is not None:

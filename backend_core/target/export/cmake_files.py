@@ -44,6 +44,15 @@ def _relative_sources(et_root: Path, ops: list[str]) -> dict[str, list[str]]:
     return {lib: [str(Path(f).resolve().relative_to(root)) for f in files] for lib, files in src.items()}
 
 
+def own_kernel_files(ops: list[str]) -> dict[str, bytes]:
+    """The project's own kernels (kernels/ops: cmlens::window/tiles of patch schedules) a program with
+    cmlens:: ops needs, as bundle files (`kernels/<name>.cpp`): the bundle compiles them into its own op
+    library, registered like the selected ones. Empty for a program without them."""
+    from backend_core.target.build.runner import OWN_OPS_SOURCES, own_ops
+
+    return {f"kernels/{f.name}": f.read_bytes() for f in OWN_OPS_SOURCES} if own_ops(ops) else {}
+
+
 def _csv(items: list[str]) -> str:
     return ",".join(items)
 
@@ -60,6 +69,7 @@ def model_cmake(facts: ProgramFacts, et_root: Path, cpu: str, cmsis_tag: str | N
         "LIBRARY_DEFINES": "\n".join(f"  -D{k}={v}" for k, v in library_defines(et_root, cpu).items()),
         "PORTABLE_SOURCES": " ".join(f"${{CMLENS_ET_ROOT}}/{s}" for s in srcs.get("portable", [])),
         "QUANTIZED_SOURCES": " ".join(f"${{CMLENS_ET_ROOT}}/{s}" for s in srcs.get("quantized", [])),
+        "OWN_SOURCES": " ".join(f"${{CMLENS_MODEL_DIR}}/{name}" for name in own_kernel_files(facts.ops)),
     }
     text = MODEL_CMAKE_TEMPLATE.read_text()
     for key, value in values.items():
