@@ -51,12 +51,23 @@ def bench_record(bench: str, *, what: str, result: str, goal: str, figures: dict
 
 
 def export_newest(store: Any, out: Path = EXPORT) -> int:
-    """The newest record of each bench in the store, as JSON lines sorted by bench (a stable diff)."""
-    newest: dict[str, Any] = {}
+    """The newest record of each bench, from the store and the committed file together, as JSON lines sorted
+    by bench (a stable diff). A store that holds only some benches (a fresh clone's, another machine's) adds
+    or replaces their rows and keeps every other bench's committed row."""
+    newest: dict[str, tuple[str, str]] = {}
+    if out.is_file():
+        for line in out.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                newest[row["name"]] = (row.get("recorded_at") or "", line)
     for rec in store.records():
-        if rec.config == "bench" and (rec.name not in newest or rec.recorded_at >= newest[rec.name].recorded_at):
-            newest[rec.name] = rec
-    lines = [json.dumps(newest[name].to_dict(), sort_keys=True, ensure_ascii=False) for name in sorted(newest)]
+        if rec.config != "bench":
+            continue
+        row = rec.to_dict()
+        when = row.get("recorded_at") or ""
+        if rec.name not in newest or when >= newest[rec.name][0]:
+            newest[rec.name] = (when, json.dumps(row, sort_keys=True, ensure_ascii=False))
+    lines = [newest[name][1] for name in sorted(newest)]
     tmp = out.with_suffix(".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     tmp.replace(out)

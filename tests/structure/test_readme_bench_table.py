@@ -59,3 +59,19 @@ def test_a_line_that_is_not_a_bench_record_is_named(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"config": "bench", "name": "x", "extra": {"what": "w"}}) + "\n")
     with pytest.raises(ValueError, match=r"results.jsonl:1 is not a bench record"):
         bench_table.read_results(bad)
+
+
+def test_a_fresh_store_keeps_the_committed_rows_of_other_benches(tmp_path: Path) -> None:
+    """A clone's first bench run has a store with one bench in it: the other benches' committed rows stay."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        results = _module(ROOT / "bench" / "results.py")
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    out = tmp_path / "results.jsonl"
+    results.publish("numerics", what="8 inputs", result="2.5×", goal="≤ 3×", figures={"ratio": 2.5},
+                    store=str(tmp_path / "machine_a.db"), out=out)
+    results.publish("cache", what="second lowering", result="0.12 s", goal="≤ 1 s", figures={"second_s": 0.12},
+                    store=str(tmp_path / "machine_b.db"), out=out)
+    rows = {r["name"]: r for r in bench_table.read_results(out)}
+    assert set(rows) == {"cache", "numerics"} and rows["numerics"]["extra"]["result"] == "2.5×"
