@@ -82,32 +82,29 @@ def _suggest_schedule(job: Any, board: Any, out: Any) -> dict[str, Any]:
 
     grids = " and ".join(f"{g}×{g}" for g in SUGGEST_GRIDS)
     print(f"\nmake it fit: searching the cheapest patch schedule that fits {board.name} ({grids} patches)", file=out)
-    tried: dict[str, Any] = {}
-    for dtype in ("float32", "int8"):
-        fit = replace(job, steps=("schedule",), schedule=ScheduleOptions(spec="fit", input_dtype=dtype,
-                                                                         grids=SUGGEST_GRIDS))
-        res = submit(fit, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
-                     if kind == "status" else None)
-        if res.error:
-            print(f"  {dtype} input: no patch schedule fits: {res.error['message']}", file=out)
-            tried[dtype] = {"fits": False, "error": res.error}
-            if res.error.get("exit_code") != 2:
-                break
-            continue
-        s = res.steps["schedule"]
-        c, v = s["chosen"], s["memory"]["verdict"]
-        where = f"{c['split']} in {c['grid'][0]}×{c['grid'][1]} patches" if c["split"] else "no patches"
-        caller = " (the caller quantizes: --input-dtype int8)" if dtype == "int8" else ""
-        print(f"  {dtype} input: fits with a schedule: {where}{caller}: total RAM {kib(c['total_ram_bytes'])} "
-              f"(unscheduled {kib(s['plain']['total_ram_bytes'])}), cost +{100 * c['extra_macs']:.1f} % MACs, "
-              f"copies {kib(c['copy_bytes'])}, flash {c['flash_delta']:+,} B; {kib(v['ram_free_bytes'])} RAM free "
-              f"on {board.name}", file=out)
-        on = f"--board {job.board}" if job.board else "--ram/--flash as given"
-        flag = " --input-dtype int8" if dtype == "int8" else ""
-        print(f"  use it: cmlens memory {job.model} {on} --schedule fit{flag} (writes the schedule JSON), then "
-              f"cmlens run/export {job.model} {on} --schedule FILE", file=out)
-        return {"fits": True, "input_dtype": dtype, "chosen": c, "verdict": v, "tried": tried}
-    return {"fits": False, "tried": tried}
+    fit = replace(job, steps=("schedule",), schedule=ScheduleOptions(spec="fit", input_dtype="any",
+                                                                     grids=SUGGEST_GRIDS))
+    res = submit(fit, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+                 if kind == "status" else None)
+    if res.error:
+        print(f"no patch schedule fits: {res.error['message']}", file=out)
+        return {"fits": False, "error": res.error}
+    s = res.steps["schedule"]
+    c, v = s["chosen"], s["memory"]["verdict"]
+    if s.get("float_input_short"):
+        print(f"  float32 input: no patch schedule fits: {s['float_input_short']}", file=out)
+    where = f"{c['split']} in {c['grid'][0]}×{c['grid'][1]} patches" if c["split"] else "no patches"
+    caller = " (the caller quantizes: --input-dtype int8)" if c["input_dtype"] == "int8" else ""
+    print(f"  {c['input_dtype']} input: fits with a schedule: {where}{caller}: total RAM {kib(c['total_ram_bytes'])} "
+          f"(unscheduled {kib(s['plain']['total_ram_bytes'])}), cost +{100 * c['extra_macs']:.1f} % MACs, "
+          f"copies {kib(c['copy_bytes'])}, flash {c['flash_delta']:+,} B; {kib(v['ram_free_bytes'])} RAM free "
+          f"on {board.name}", file=out)
+    on = f"--board {job.board}" if job.board else "--ram/--flash as given"
+    flag = " --input-dtype int8" if c["input_dtype"] == "int8" else ""
+    print(f"  use it: cmlens memory {job.model} {on} --schedule fit{flag} (writes the schedule JSON), then "
+          f"cmlens run/export {job.model} {on} --schedule FILE", file=out)
+    return {"fits": True, "input_dtype": c["input_dtype"], "chosen": c, "verdict": v,
+            "float_input_short": s.get("float_input_short")}
 
 
 def run_memory_command(args: argparse.Namespace) -> int:

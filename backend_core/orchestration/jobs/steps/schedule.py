@@ -175,14 +175,25 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     pte = _plain_pte(res)
     target = job.lower.target
     sized = _sizer(job, res, board or job.memory_board(), target, say)
-    rep = None
+    rep, short_of_float = None, ""
     if opts.spec not in ("auto", "fit") and board is None:
         chosen, result = _from_file(job, ep, inputs, pte, say)
     else:
-        result = search(ep, inputs, target, int8=opts.input_dtype == "int8", grids=opts.grids or GRIDS,
-                        splits=list(opts.splits) or None, on_progress=say, cancel=cancel)
-        chosen = _fit(result, board, ep, target, sized) if board is not None else (pick(result), None)
-        chosen, rep = chosen
+        for dtype in ("float32", "int8") if opts.input_dtype == "any" else (opts.input_dtype,):
+            result = search(ep, inputs, target, int8=dtype == "int8", grids=opts.grids or GRIDS,
+                            splits=list(opts.splits) or None, on_progress=say, cancel=cancel)
+            if board is None:
+                chosen, rep = pick(result), None
+                break
+            try:
+                chosen, rep = _fit(result, board, ep, target, sized)
+                break
+            except BadInputError as exc:      # "any": the float input first, then an int8 one (said so)
+                if dtype == "int8" or opts.input_dtype != "any":
+                    raise BadInputError(f"{short_of_float}{exc.message}" if opts.input_dtype == "any" else exc.message,
+                                        exc.hint) from None
+                short_of_float = f"with the float input: {exc.message} With an int8 input: "
+                say(f"no schedule with the float input fits {board.name}: searching with an int8 input")
     if chosen is None:
         raise BadInputError(f"No patch schedule of {job.model} passed the host check.",
                             "See the dropped candidates in the report.")
@@ -196,5 +207,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
                                                             _outputs(ep, inputs))
     res.lowering.blobs["scheduled.references.json"] = scheduled_references()
     res.steps["schedule"] = {**result.to_dict(), "spec": opts.spec, "chosen": chosen.to_dict(), "schedule": doc,
+                             "float_input_short": short_of_float[len("with the float input: "):-len(" With an int8 input: ")]
+                             if short_of_float else None,
                              "memory": rep, "board": board.name if board is not None else job.board,
                              "preflight": [f.to_dict() for f in preflight_of(program, scheduled)]}
