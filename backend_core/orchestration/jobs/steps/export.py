@@ -43,7 +43,7 @@ def export_job(model: str, lower: LowerRequest, board: str | None, options: Expo
     `schedule` (--schedule): the bundle ships the scheduled program, its pools sized from its own plan."""
     steps = ("lower", "check", "memory", "export") + (("schedule",) if schedule is not None else ())
     return Job(model, lower, steps=steps, board=board, run=RunOptions(et_root=et_root, cmsis_nn=cmsis_nn),
-               export=options, memory=memory or MemoryOptions(), **({"schedule": schedule} if schedule else {}))
+               export=options, memory=memory or MemoryOptions(), schedule=schedule or ScheduleOptions())
 
 
 def prepare_export(job: Job) -> ExportEnvironment:
