@@ -119,3 +119,33 @@ def test_memory_on_a_board_it_does_not_fit_ends_with_the_schedule_that_fits(
     assert "int8 input: fits with a schedule:" in out and "--input-dtype int8 (writes the schedule JSON)" in out
     fit = json.loads((tmp_path / "m.json").read_text())["fit_schedule"]
     assert fit["fits"] and fit["input_dtype"] == "int8" and fit["verdict"]["ram_fits"]
+
+
+def test_every_face_takes_the_schedule_flags() -> None:
+    from app.cli import build_parser
+
+    subs = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    for name in ("lower", "run", "memory", "export"):
+        flags = {f for a in subs[name]._actions for f in a.option_strings}
+        assert {"--schedule", "--input-dtype"} <= flags, name
+
+
+def test_a_sweep_varies_the_schedule(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from backend_core.common.errors import BadInputError
+    from backend_core.orchestration.jobs import LowerRequest
+    from backend_core.orchestration.sweep import build_jobs, parse_vary
+
+    axes = parse_vary(["schedule=none,auto+int8,fit:stm32f746", "target=m4,m55"])
+    assert axes["schedule"] == ["none", "auto+int8", "fit:stm32f746"]
+    jobs = build_jobs(["ds_cnn"], axes, ("lower", "memory"), LowerRequest())
+    assert len(jobs) == 6 and len({j.key() for j in jobs}) == 6
+    plain, auto = jobs[0], jobs[2]
+    assert not plain.wants("schedule") and "no schedule" in plain.label
+    assert auto.wants("schedule") and (auto.schedule.spec, auto.schedule.input_dtype) == ("auto", "int8")
+    assert auto.schedule.output is None and "schedule auto+int8" in auto.label
+    for bad, text in (("schedule=auto+int16", "is not int8"), ("schedule=none+int8", "a schedule option"),
+                      (f"schedule={tmp_path / 'no.json'}", "no such file")):
+        with pytest.raises(BadInputError, match=text):
+            parse_vary([bad])
+    assert main(["sweep", "ds_cnn", "--vary", "schedule=fit:stm32f999", "--out", str(tmp_path / "s")]) == 2
+    assert "Unknown board 'stm32f999'" in capsys.readouterr().err and not (tmp_path / "s").exists()
