@@ -122,8 +122,11 @@ def schedule_options(args: argparse.Namespace, report: Path | str | None, target
                                 "Pass --board NAME (or --ram/--flash sizes), or --schedule fit:BOARD.")
     elif spec != "auto":
         load_schedule(spec)
-    output = None
-    if write:
-        base = Path(report).with_suffix("") if report else Path(f"{Path(args.model.split(':')[0]).stem}-{target}")
-        output = str(base) + ".schedule.json"
+    output = schedule_output(args, report, target) if write else None
     return ScheduleOptions(spec=spec, input_dtype=getattr(args, "input_dtype", None) or "float32", output=output)
+
+
+def schedule_output(args: argparse.Namespace, report: Path | str | None, target: str) -> str:
+    """Where the chosen schedule's JSON goes: beside `report`, else MODEL-CPU.schedule.json here."""
+    base = Path(report).with_suffix("") if report else Path(f"{Path(args.model.split(':')[0]).stem}-{target}")
+    return str(base) + ".schedule.json"

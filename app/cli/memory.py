@@ -14,7 +14,7 @@ from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
 from .common import add_board_size_flags, guarded, print_schedule, submit, write_json
 from .outputs import add_output
-from .lowering_flags import add_lowering_flags, schedule_options
+from .lowering_flags import add_lowering_flags, schedule_options, schedule_output
 
 
 def add_memory_command(sub: Any) -> None:
@@ -70,11 +70,11 @@ def _list_boards(out: Any) -> int:
 SUGGEST_GRIDS = (2, 4)      # the narrow search `memory --board` runs on a model that does not fit
 
 
-def _suggest_schedule(job: Any, board: Any, out: Any) -> dict[str, Any]:
+def _suggest_schedule(job: Any, board: Any, out: Any, output: str | None) -> dict[str, Any]:
     """The plain program does not fit `board`: the cheapest patch schedule that does (a narrow search,
     SUGGEST_GRIDS at the timeline's split points, as a Job of its own: a live lowering), with the model's
     float input, else with an int8 one (the caller quantizes: said so), or by how much none does. Returns
-    what the JSON carries."""
+    what the JSON carries. The schedule found is written to `output` (what --schedule would write)."""
     from dataclasses import replace
 
     from backend_core.orchestration.jobs.spec import ScheduleOptions
@@ -83,7 +83,7 @@ def _suggest_schedule(job: Any, board: Any, out: Any) -> dict[str, Any]:
     grids = " and ".join(f"{g}×{g}" for g in SUGGEST_GRIDS)
     print(f"\nmake it fit: searching the cheapest patch schedule that fits {board.name} ({grids} patches)", file=out)
     fit = replace(job, steps=("schedule",), schedule=ScheduleOptions(spec="fit", input_dtype="any",
-                                                                     grids=SUGGEST_GRIDS))
+                                                                     grids=SUGGEST_GRIDS, output=output))
     res = submit(fit, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
                  if kind == "status" else None)
     if res.error:
@@ -100,9 +100,8 @@ def _suggest_schedule(job: Any, board: Any, out: Any) -> dict[str, Any]:
           f"copies {kib(c['copy_bytes'])}, flash {c['flash_delta']:+,} B; {kib(v['ram_free_bytes'])} RAM free "
           f"on {board.name}", file=out)
     on = f"--board {job.board}" if job.board else "--ram/--flash as given"
-    flag = " --input-dtype int8" if c["input_dtype"] == "int8" else ""
-    print(f"  use it: cmlens memory {job.model} {on} --schedule fit{flag} (writes the schedule JSON), then "
-          f"cmlens run/export {job.model} {on} --schedule FILE", file=out)
+    print(f"  wrote schedule: {res.files['schedule']}; use it: cmlens run/export {job.model} {on} "
+          f"--schedule {res.files['schedule']}", file=out)
     return {"fits": True, "input_dtype": c["input_dtype"], "chosen": c, "verdict": v,
             "float_input_short": s.get("float_input_short")}
 
@@ -148,7 +147,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
             print_schedule(res, out)
         elif rep.get("verdict") and not rep["verdict"]["fits"] and not is_program_path(args.model) \
                 and board is not None and not args.all_cpus:
-            payload["fit_schedule"] = _suggest_schedule(job, board, out)
+            payload["fit_schedule"] = _suggest_schedule(job, board, out, schedule_output(args, json_file, target))
         write_json(json_file, payload)
         if json_file:
             print(f"wrote json: {json_file}", file=out)

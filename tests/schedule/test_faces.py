@@ -116,7 +116,8 @@ def test_memory_on_a_board_it_does_not_fit_ends_with_the_schedule_that_fits(
     out = capsys.readouterr().out
     assert "verdict: DOES NOT FIT" in out and "make it fit: searching" in out and "by -" not in out
     assert "float32 input: no patch schedule fits:" in out and "short of RAM by 2.0 KiB" in out
-    assert "int8 input: fits with a schedule:" in out and "--input-dtype int8 (writes the schedule JSON)" in out
+    assert "int8 input: fits with a schedule:" in out and f"use it: cmlens run/export {PATCH_NET}" in out
+    assert json.loads((tmp_path / "m.schedule.json").read_text())["input"]["dtype"] == "int8"
     fit = json.loads((tmp_path / "m.json").read_text())["fit_schedule"]
     assert fit["fits"] and fit["input_dtype"] == "int8" and fit["verdict"]["ram_fits"]
 

@@ -116,6 +116,18 @@ def scheduled_bundle(program: Any, planner: str, inputs: tuple, quant: dict[str,
     return bytes(serialize_from_bundled_program_to_flatbuffer(bp))
 
 
+def _has_convolutions(job: Job, ep: Any) -> None:
+    """A program with no CMSIS-NN convolution has nothing to run patch by patch (a float program whose
+    convolutions stayed on portable kernels: measured, torchvision's MobileNetV2 given an NCHW input)."""
+    from backend_core.analyses.schedule.measure import program_macs
+
+    if program_macs(ep) == 0:
+        raise BadInputError(f"{job.model}'s lowered program has no CMSIS-NN convolution to run patch by patch "
+                            "(its convolutions, if any, run on portable kernels).",
+                            "Lower it so the convolutions quantize (`cmlens lower` names the fallbacks; a CNN "
+                            "usually wants a channels-last input).")
+
+
 def fit_board(job: Job) -> Any:
     """The board `--schedule fit:BOARD` names, or for `fit` the job's own memory board (--board, or a board
     of --ram/--flash sizes); None for auto or a FILE."""
@@ -172,6 +184,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     opts = job.schedule
     board = fit_board(job)                                 # an unknown board: exit 2 before any work
     ep, inputs = _live_program(job, res)
+    _has_convolutions(job, ep)
     pte = _plain_pte(res)
     target = job.lower.target
     sized = _sizer(job, res, board or job.memory_board(), target, say)
