@@ -180,6 +180,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     from backend_core.analyses.schedule.rewrite import schedule_program
     from backend_core.analyses.schedule.schedule_file import schedule_doc
     from backend_core.analyses.schedule.search import GRIDS, _outputs, pick, search
+
     say = lambda text: emit("status", {"text": text})      # noqa: E731
     opts = job.schedule
     board = fit_board(job)                                 # an unknown board: exit 2 before any work
@@ -188,7 +189,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     pte = _plain_pte(res)
     target = job.lower.target
     sized = _sizer(job, res, board or job.memory_board(), target, say)
-    rep, short_of_float = None, ""
+    rep, float_short = None, ""
     if opts.spec not in ("auto", "fit") and board is None:
         chosen, result = _from_file(job, ep, inputs, pte, say)
     else:
@@ -203,9 +204,9 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
                 break
             except BadInputError as exc:      # "any": the float input first, then an int8 one (said so)
                 if dtype == "int8" or opts.input_dtype != "any":
-                    raise BadInputError(f"{short_of_float}{exc.message}" if opts.input_dtype == "any" else exc.message,
-                                        exc.hint) from None
-                short_of_float = f"with the float input: {exc.message} With an int8 input: "
+                    raise BadInputError(f"with the float input: {float_short} With an int8 input: {exc.message}"
+                                        if float_short else exc.message, exc.hint) from None
+                float_short = exc.message
                 say(f"no schedule with the float input fits {board.name}: searching with an int8 input")
     if chosen is None:
         raise BadInputError(f"No patch schedule of {job.model} passed the host check.",
@@ -220,7 +221,6 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
                                                             _outputs(ep, inputs))
     res.lowering.blobs["scheduled.references.json"] = scheduled_references()
     res.steps["schedule"] = {**result.to_dict(), "spec": opts.spec, "chosen": chosen.to_dict(), "schedule": doc,
-                             "float_input_short": short_of_float[len("with the float input: "):-len(" With an int8 input: ")]
-                             if short_of_float else None,
+                             "float_input_short": float_short or None,
                              "memory": rep, "board": board.name if board is not None else job.board,
                              "preflight": [f.to_dict() for f in preflight_of(program, scheduled)]}
