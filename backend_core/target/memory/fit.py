@@ -26,6 +26,7 @@ class Need:
     what: str = ""
     mem_ids: tuple[int, ...] = ()
     region: str | None = None       # where it was placed (None: it does not fit anywhere)
+    room: int = 0                   # unplaced: the most any region had left when it was tried
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "bytes": self.bytes, "kind": self.kind, "what": self.what,
@@ -101,6 +102,7 @@ def _place(needs: list[Need], regions: list[Region], prefer: str | None) -> dict
         else:
             fitting = [r for r in free if free[r] >= n.bytes]
             n.region = min(fitting, key=lambda r: free[r]) if fitting else None
+            n.room = max(free.values(), default=0)
         if n.region is not None:
             free[n.region] -= n.bytes
     return free
@@ -133,7 +135,6 @@ def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
     region_rows = [{"name": r.name, "kind": r.kind, "bytes": r.size, "free_bytes": free.get(r.name, r.size),
                     "holds": [n.name for n in needs if n.region == r.name]} for r in board.regions]
     ram_total = sum(r.size for r in board.regions) if board.simulated else board.ram_bytes
-    ram_names = {r.name for r in (board.regions if board.simulated else board.ram)}
     ram_need = sum(n.bytes for n in ram_needs) + (sum(n.bytes for n in flash_needs) if board.simulated else 0)
     unplaced_ram = [n for n in ram_needs if n.region is None]
     unplaced_flash = [n for n in flash_needs if n.region is None]
@@ -141,15 +142,17 @@ def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
     if unplaced_ram:
         caps = [r.size for r in board.regions] if board.simulated else [r.size for r in board.ram]
         biggest = max(caps or [0])
-        # what was left in the roomiest region once the larger needs were placed: a need can fit no region
-        # although it is smaller than the largest one (measured: "short by -71.6 KiB" before)
-        room = max((v for k, v in free.items() if k in ram_names), default=0)
-        short = max(n.bytes - room for n in unplaced_ram)
+        # short of what the roomiest region had left when the need was tried (the larger needs placed): a
+        # need smaller than the largest region can fit none (measured: "short by -71.6 KiB" before)
+        short = max(n.bytes - n.room for n in unplaced_ram)
         ram_free = -max(short, ram_need - ram_total, 1)
         for n in unplaced_ram:
-            left = f", {kib(room)} of it left after the larger needs" if room < biggest else ""
+            left = f", {kib(n.room)} of it left after the larger needs" if n.room < biggest else ""
             problems.append(f"RAM: the {n.name} ({kib(n.bytes)}) fits no RAM region of {board.name}: the largest "
-                            f"holds {kib(biggest)}{left} (short by {kib(n.bytes - room)})")
+                            f"holds {kib(biggest)}{left} (short by {kib(n.bytes - n.room)})")
+        if ram_need > ram_total:
+            problems.append(f"RAM: {kib(ram_need)} needed in all, {kib(ram_total)} on {board.name} (short by "
+                            f"{kib(ram_need - ram_total)})")
     else:
         ram_free = ram_total - ram_need
     if board.simulated:
@@ -162,8 +165,7 @@ def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
         flash_fits = not unplaced_flash
         flash_free = flash_cap - flash_need
         if unplaced_flash:
-            room = max((v for k, v in free.items() if k in {r.name for r in board.flash}), default=0)
-            short = max(flash_need - flash_cap, max(n.bytes for n in unplaced_flash) - room)
+            short = max(flash_need - flash_cap, max(n.bytes - n.room for n in unplaced_flash))
             problems.append(f"flash: {kib(flash_need)} needed, {kib(flash_cap)} on {board.name} "
                             f"(short by {kib(short)})")
     else:
