@@ -120,7 +120,9 @@ def _has_convolutions(job: Job, ep: Any) -> None:
     """A program with no CMSIS-NN convolution has nothing to run patch by patch (a float program whose
     convolutions stayed on portable kernels: measured, torchvision's MobileNetV2 given an NCHW input)."""
     from backend_core.analyses.schedule.measure import program_macs
+    from backend_core.analyses.schedule.prefix import user_input
 
+    user_input(ep)                  # one 4-D image input first: the more telling refusal
     if program_macs(ep) == 0:
         raise BadInputError(f"{job.model}'s lowered program has no CMSIS-NN convolution to run patch by patch "
                             "(its convolutions, if any, run on portable kernels).",
