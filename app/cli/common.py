@@ -140,3 +140,25 @@ def lower_request_from(args, **overrides):
                   rewrites=tuple(dict.fromkeys(getattr(args, "rewrite", None) or ())))
     fields.update(overrides)
     return LowerRequest(**fields)
+
+
+def print_schedule(res, out: TextIO) -> None:
+    """A job's schedule step as every command prints it: the floors, the front, the chosen schedule, the
+    scheduled program's fit on the board, and the files written (jobs/outputs.py wrote them)."""
+    from backend_core.analyses.schedule.report import schedule_lines
+    from backend_core.target.memory.fit import kib
+
+    sched = res.steps["schedule"]
+    print("", file=out)
+    for line in schedule_lines(sched):
+        print(line, file=out)
+    v = (sched.get("memory") or {}).get("verdict")
+    if v is not None:
+        name = (sched["memory"].get("board") or {}).get("name", "the board")
+        print(f"scheduled program on {name}: " + (f"FITS — {kib(v['ram_free_bytes'])} RAM free" if v["fits"] else
+                                                  "DOES NOT FIT — " + "; ".join(v["problems"])), file=out)
+    if res.files.get("schedule"):
+        print(f"wrote schedule: {res.files['schedule']}", file=out)
+    if res.files.get("scheduled_bpte"):
+        print(f"wrote scheduled program: {res.files['scheduled_bpte']} (expected outputs: the unscheduled "
+              "program's; `cmlens run` on that file judges it on a target)", file=out)

@@ -34,7 +34,8 @@ def add_export_command(sub: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     p.add_argument("--board", metavar="NAME", help="fit the bundle to this board (`cmlens memory --board list`)")
     add_board_size_flags(p)
-    add_lowering_flags(p, "target", "flow", "calib", "keep-going", "rewrite", "no-cache", target_default=None)
+    add_lowering_flags(p, "target", "flow", "calib", "keep-going", "rewrite", "no-cache", "schedule", "input-dtype",
+                       target_default=None)
     add_output(p, "-o", "--output", kind=FOLDER, metavar="DIR", required=True, help="the bundle folder (written all or nothing)")
     p.add_argument("--force", action="store_true", help="replace DIR even when it is not an earlier bundle")
     p.add_argument("--check", action="store_true", help="build the example firmware, run it on QEMU and compare "
@@ -75,6 +76,15 @@ def export_lines(section: dict[str, Any]) -> list[str]:
                    + (f", flash free {fit['flash_free_bytes']:,} B" if fit.get("flash_free_bytes") is not None else "") + ")")
     if section.get("workarounds"):
         out.append("  " + section["workarounds"])
+    s = section.get("schedule")
+    if s:
+        from backend_core.target.memory.fit import kib
+
+        where = f"{s['split']} in {s['grid'][0]}×{s['grid'][1]} patches" if s["split"] else "no patches"
+        out.append(f"  schedule: {where}, {s['input_dtype']} input: total RAM {kib(s['total_ram_bytes'])} (unscheduled "
+                   f"{kib(s['unscheduled_total_ram_bytes'])}), +{100 * s['extra_macs']:.1f} % MACs; schedule.json in "
+                   "the bundle" + ("; the input is int8: cmlens_model_quantize_input does the quantize step"
+                                   if s.get("input_quant") else ""))
     return out
 
 
@@ -83,13 +93,16 @@ def export_job_from(args: argparse.Namespace) -> Any:
     from backend_core.orchestration.jobs import ExportOptions, MemoryOptions
     from backend_core.orchestration.jobs.steps.export import export_job
 
+    from .lowering_flags import schedule_options
+
     args.target = _target(args)                # the board's core when --target is left out
+    schedule = schedule_options(args, None, args.target, write=False)    # shipped in the bundle: schedule.json
     command = "cmlens export " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["export"] else \
         f"cmlens export {args.model} -o {args.output}"
     return export_job(args.model, lower_request_from(args),
                       args.board, ExportOptions(output=args.output, force=args.force, check=args.check,
                                                 command=command), args.et_root, args.cmsis_nn,
-                      MemoryOptions(ram=args.ram, flash=args.flash))
+                      MemoryOptions(ram=args.ram, flash=args.flash), schedule)
 
 
 def _not_checked(section: dict[str, Any], res: Any, json_file: Path | None) -> int:

@@ -24,7 +24,7 @@ def add_lower_command(sub: Any, epilog: str = ZOO_EPILOG) -> None:
                        "portable kernels.", epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="zoo name, path/to/model.py[:NAME] or path/to/model.pt2")
     add_lowering_flags(p, "target", "flow", "calib", "activations", "channels-last", "keep-going", "rewrite",
-                       "verify-suggestions", "no-cache")
+                       "verify-suggestions", "no-cache", "schedule", "input-dtype")
     add_output(p, "--json", metavar="F", help="write the JSON report")
     add_output(p, "--html", metavar="F", help="write a standalone HTML report")
     add_output(p, "--pte", metavar="F", help="write the ExecuTorch program")
@@ -121,8 +121,16 @@ def lower_job(args: argparse.Namespace, steps: tuple[str, ...] = ("lower",)) -> 
     """The Job `cmlens lower` runs: the options parsed once into the job's value objects."""
     from backend_core.orchestration.jobs import Job
 
+    from .lowering_flags import schedule_options
+
     outputs = {k: getattr(args, k) for k in ("json", "html", "pte", "bpte") if getattr(args, k, None)}
-    return Job(args.model, lower_request_from(args), steps=steps, outputs=outputs or None)
+    low = lower_request_from(args)
+    report = next((outputs[k] for k in ("json", "html", "pte", "bpte") if k in outputs), None)
+    schedule = schedule_options(args, report, low.target)      # beside the report; exit 2 on a bad FILE
+    if schedule is not None:
+        steps = tuple(dict.fromkeys((*steps, "schedule")))
+    return Job(args.model, low, steps=steps, outputs=outputs or None,
+               **({"schedule": schedule} if schedule is not None else {}))
 
 
 def run_lower(args: argparse.Namespace) -> int:
@@ -192,6 +200,10 @@ def run_lower(args: argparse.Namespace) -> int:
     changed = keep_going_summary(result.verdicts)
     if changed:
         print(f"\n{changed}")
+    if "schedule" in done.steps:
+        from .common import print_schedule
+
+        print_schedule(done, sys.stdout)
     for kind, path in done.files.items():
         if kind in ("pte", "bpte", "references", "json", "html"):
             print(f"wrote {kind}: {path}")

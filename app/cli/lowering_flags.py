@@ -8,6 +8,8 @@ any work. The window's `cmlens gui` checks it while parsing (`check_target`): no
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS, normalise_target
 from backend_core.common.errors import BadInputError
@@ -40,7 +42,8 @@ HELP = {
     "no-cache": "lower again even when the lowering cache has the result",
     "schedule": "run the first layers patch by patch to cut the peak RAM (MCUNetV2-style, on the lowered program, "
                 "checked bit for bit on the host against the unscheduled one): auto (the least total RAM within "
-                "15 %% extra MACs), fit:BOARD (the cheapest schedule that fits BOARD), or a schedule JSON written "
+                "15 %% extra MACs), fit:BOARD (the cheapest schedule that fits BOARD; fit: the --board or "
+                "--ram/--flash given), or a schedule JSON written "
                 "by an earlier --schedule; the chosen schedule is written as JSON beside the report, with the scheduled "
                 "program as a .bpte whose expected outputs are the unscheduled program's (`cmlens run` judges it on "
                 "a target)",
@@ -94,3 +97,36 @@ def _add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, t
         parser.add_argument(flag, default=None, metavar="DIR|N", help=HELP[name])
     else:                                   # the switches
         parser.add_argument(flag, action="store_true", default=None if unset else False, help=HELP[name])
+
+
+def schedule_options(args: argparse.Namespace, report: Path | str | None, target: str, *,
+                     write: bool = True) -> Any:
+    """The job's ScheduleOptions from --schedule/--input-dtype (None without --schedule), for every command
+    that takes them. A FILE that is not a schedule, or an unknown fit:BOARD, is exit 2 here, before the
+    lowering. The schedule JSON goes beside `report` (MODEL-CPU.schedule.json without one); `write=False`:
+    none (export ships it inside the bundle)."""
+    from backend_core.analyses.schedule.schedule_file import load_schedule
+    from backend_core.common.boards.specs import board_named
+    from backend_core.orchestration.jobs.spec import ScheduleOptions
+
+    spec = getattr(args, "schedule", None)
+    if not spec:
+        if getattr(args, "input_dtype", "float32") not in (None, "float32"):
+            raise BadInputError("--input-dtype without --schedule.", "Add --schedule auto (or fit:BOARD, or a FILE).")
+        return None
+    if spec.startswith("fit:"):
+        board_named(spec[4:])
+    elif spec == "fit":
+        if not (getattr(args, "board", None) or getattr(args, "ram", None)):
+            raise BadInputError("--schedule fit without a board to fit.",
+                                "Pass --board NAME (or --ram/--flash sizes), or --schedule fit:BOARD.")
+    elif spec != "auto":
+        load_schedule(spec)
+    output = schedule_output(args, report, target) if write else None
+    return ScheduleOptions(spec=spec, input_dtype=getattr(args, "input_dtype", None) or "float32", output=output)
+
+
+def schedule_output(args: argparse.Namespace, report: Path | str | None, target: str) -> str:
+    """Where the chosen schedule's JSON goes: beside `report`, else MODEL-CPU.schedule.json here."""
+    base = Path(report).with_suffix("") if report else Path(f"{Path(args.model.split(':')[0]).stem}-{target}")
+    return str(base) + ".schedule.json"

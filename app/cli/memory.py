@@ -12,9 +12,9 @@ from typing import Any
 from backend_core.stages.models.sniff import is_program_path
 from backend_core.common.cpus import DEFAULT_TARGET, TARGETS
 
-from .common import add_board_size_flags, guarded, submit, write_json
+from .common import add_board_size_flags, guarded, print_schedule, submit, write_json
 from .outputs import add_output
-from .lowering_flags import add_lowering_flags
+from .lowering_flags import add_lowering_flags, schedule_options, schedule_output
 
 
 def add_memory_command(sub: Any) -> None:
@@ -67,27 +67,43 @@ def _list_boards(out: Any) -> int:
     return 0
 
 
-def schedule_options(args: argparse.Namespace, json_file: Path | None, target: str) -> Any:
-    """The job's ScheduleOptions from --schedule/--input-dtype (None without --schedule). A FILE that is
-    not a schedule, or an unknown fit:BOARD, is exit 2 here, before the lowering."""
-    from backend_core.analyses.schedule.schedule_file import load_schedule
-    from backend_core.common.boards.specs import board_named
-    from backend_core.common.errors import BadInputError
-    from backend_core.orchestration.jobs.spec import ScheduleOptions
+SUGGEST_GRIDS = (2, 4)      # the narrow search `memory --board` runs on a model that does not fit
 
-    spec = getattr(args, "schedule", None)
-    if not spec:
-        if getattr(args, "input_dtype", "float32") not in (None, "float32"):
-            raise BadInputError("--input-dtype without --schedule.", "Add --schedule auto (or fit:BOARD, or a FILE).")
-        return None
-    if spec.startswith("fit:"):
-        board_named(spec[4:])
-    elif spec != "auto":
-        load_schedule(spec)
-    stem = Path(args.model.split(":")[0]).stem
-    base = json_file.with_suffix("") if json_file else Path(f"{stem}-{target}")
-    return ScheduleOptions(spec=spec, input_dtype=args.input_dtype or "float32",
-                           output=str(base) + ".schedule.json")
+
+def _suggest_schedule(job: Any, board: Any, out: Any, output: str | None) -> dict[str, Any]:
+    """The plain program does not fit `board`: the cheapest patch schedule that does (a narrow search,
+    SUGGEST_GRIDS at the timeline's split points, as a Job of its own: a live lowering), with the model's
+    float input, else with an int8 one (the caller quantizes: said so), or by how much none does. Returns
+    what the JSON carries. The schedule found is written to `output` (what --schedule would write)."""
+    from dataclasses import replace
+
+    from backend_core.orchestration.jobs.spec import ScheduleOptions
+    from backend_core.target.memory.fit import kib
+
+    grids = " and ".join(f"{g}×{g}" for g in SUGGEST_GRIDS)
+    print(f"\nmake it fit: searching the cheapest patch schedule that fits {board.name} ({grids} patches)", file=out)
+    fit = replace(job, steps=("schedule",), schedule=ScheduleOptions(spec="fit", input_dtype="any",
+                                                                     grids=SUGGEST_GRIDS, output=output))
+    res = submit(fit, lambda kind, data: print(f"… {data['text']}", file=sys.stderr, flush=True)
+                 if kind == "status" else None)
+    if res.error:
+        print(f"no patch schedule fits: {res.error['message']}", file=out)
+        return {"fits": False, "error": res.error}
+    s = res.steps["schedule"]
+    c, v = s["chosen"], s["memory"]["verdict"]
+    if s.get("float_input_short"):
+        print(f"  float32 input: no patch schedule fits: {s['float_input_short']}", file=out)
+    where = f"{c['split']} in {c['grid'][0]}×{c['grid'][1]} patches" if c["split"] else "no patches"
+    caller = " (the caller quantizes: --input-dtype int8)" if c["input_dtype"] == "int8" else ""
+    print(f"  {c['input_dtype']} input: fits with a schedule: {where}{caller}: total RAM {kib(c['total_ram_bytes'])} "
+          f"(unscheduled {kib(s['plain']['total_ram_bytes'])}), cost +{100 * c['extra_macs']:.1f} % MACs, "
+          f"copies {kib(c['copy_bytes'])}, flash {c['flash_delta']:+,} B; {kib(v['ram_free_bytes'])} RAM free "
+          f"on {board.name}", file=out)
+    on = f"--board {job.board}" if job.board else "--ram/--flash as given"
+    print(f"  wrote schedule: {res.files['schedule']}; use it: cmlens run/export {job.model} {on} "
+          f"--schedule {res.files['schedule']}", file=out)
+    return {"fits": True, "input_dtype": c["input_dtype"], "chosen": c, "verdict": v,
+            "float_input_short": s.get("float_input_short")}
 
 
 def run_memory_command(args: argparse.Namespace) -> int:
@@ -127,20 +143,15 @@ def run_memory_command(args: argparse.Namespace) -> int:
             for line in per_cpu_lines(rep["per_cpu"]):
                 print(line, file=out)
         if schedule:
-            from backend_core.analyses.schedule.report import schedule_lines
-
-            sched = res.steps["schedule"]
-            print("", file=out)
-            for line in schedule_lines(sched):
-                print(line, file=out)
-            payload["schedule"] = sched
-            print(f"wrote schedule: {res.files['schedule']}", file=out)
-            print(f"wrote scheduled program: {res.files['scheduled_bpte']} (expected outputs: the unscheduled "
-                  "program's; judge it on a target with `cmlens run` on that file)", file=out)
+            payload["schedule"] = res.steps["schedule"]
+            print_schedule(res, out)
+        elif rep.get("verdict") and not rep["verdict"]["fits"] and not is_program_path(args.model) \
+                and board is not None and not args.all_cpus:
+            payload["fit_schedule"] = _suggest_schedule(job, board, out, schedule_output(args, json_file, target))
         write_json(json_file, payload)
         if json_file:
             print(f"wrote json: {json_file}", file=out)
-        v = rep.get("verdict")
+        v = (res.steps["schedule"]["memory"] if schedule else rep).get("verdict")
         return 1 if v is not None and not v["fits"] else 0
 
     return guarded(work, json_file=json_file)

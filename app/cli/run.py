@@ -40,7 +40,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                     "missing tool, 3 build/run failure.")
     r.add_argument("model", metavar="MODEL", help="zoo name, path/to/model.py[:NAME], .pt2, or a .pte/.bpte")
     r.add_argument("--sim", choices=("qemu", "fvp"), default="qemu", help="simulator (default: qemu)")
-    add_lowering_flags(r, "target", "flow", "calib", "keep-going", "rewrite", target_default=None)
+    add_lowering_flags(r, "target", "flow", "calib", "keep-going", "rewrite", "schedule", "input-dtype",
+                       target_default=None)
     r.add_argument("--board", metavar="NAME", default=None,
                    help="link the firmware into this board's RAM and flash (any board of `cmlens memory --board "
                         "list`; an MCU runs on the QEMU board with its core: M7 mps2-an500, M4 mps2-an386, M33 "
@@ -181,12 +182,41 @@ def cmd_run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | N
     # callers that build their own Namespace may leave calib / keep_going out; a run's lowering is cached
     from .history_flags import recorded_steps
 
+    try:
+        schedule = _schedule(args, json_file)
+    except CmlensError as exc:
+        from .common import print_error
+
+        return print_error(exc, err, json_file)
+    steps = recorded_steps(args, ("schedule", "run") if schedule is not None else ("run",))
     job = Job(args.model, lower_request_from(args, channels_last=False, activations="int8", use_cache=True,
-                                             verify_suggestions=False), steps=recorded_steps(args, ("run",)),
-              run=opts, outputs={"html": args.html} if getattr(args, "html", None) else None)
+                                             verify_suggestions=False), steps=steps,
+              run=opts, outputs={"html": args.html} if getattr(args, "html", None) else None,
+              **({"schedule": schedule} if schedule is not None else {}))
     print(f"cmlens: run {args.model} for {args.target} on {args.sim}, checkout {et_root}", file=out, flush=True)
 
     return guarded(lambda: _execute(job, args, out, err, json_file, json_stdout, budget), err, json_file)
+
+
+def _schedule(args: argparse.Namespace, json_file: Any) -> Any:
+    """--schedule: the scheduled program is what is built and run, judged against the unscheduled one's
+    outputs. BadInputError (exit 2) for what cannot go with it, before any work."""
+    from backend_core.common.errors import BadInputError
+
+    from .lowering_flags import schedule_options
+
+    schedule = schedule_options(args, json_file or getattr(args, "html", None), args.target)
+    if schedule is None:
+        return None
+    from backend_core.stages.models.sniff import is_program_path
+
+    if is_program_path(args.model):
+        raise BadInputError(f"--schedule rewrites a lowering; {args.model} is a ready program.",
+                            "Give the model source, or run the .scheduled.bpte an earlier --schedule wrote as it is.")
+    if getattr(args, "etdump", False):
+        raise BadInputError("--etdump does not go with --schedule: the ETRecord is the unscheduled lowering's.",
+                            "Drop --etdump (the verdict is bit for bit against the unscheduled program).")
+    return schedule
 
 
 def _no_checkout(json_file: Any, err: TextIO) -> int:
@@ -244,6 +274,10 @@ def _execute(job: Any, args: argparse.Namespace, out: TextIO, err: TextIO, json_
     record_if_asked(args, res, source="run")  # --record: a failure too, with its cause
     res.raise_error()                        # bad input / build / run errors: their cause and fix
     result = res.run
+    if "schedule" in res.steps:
+        from .common import print_schedule
+
+        print_schedule(res, out)
     print("-" * 60, file=out)
     print(result.summary(), file=out)
     changed = keep_going_summary(getattr(res.lowering, "verdicts", None)

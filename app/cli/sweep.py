@@ -25,7 +25,8 @@ def add_sweep_command(sub: Any) -> None:
                     "rerun skips finished jobs. Writes dashboard.html, reports/, baselines/ and baseline.json.")
     s.add_argument("models", nargs="+", metavar="MODEL", help="zoo names, model files, or folders of model files")
     s.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
-                   help="an axis: target, activations, flow, channels_last, calib, board (repeatable)")
+                   help="an axis: target, activations, flow, channels_last, calib, board, schedule (repeatable; "
+                        "schedule=none,auto,auto+int8,fit:BOARD,FILE: a patch schedule cell adds the schedule step)")
     s.add_argument("--steps", default="lower,memory", help="comma-separated: lower, check, memory, numerics, "
                                                          "evaluate, run, profile (default lower,memory)")
     s.add_argument("--eval-data", metavar="DIR", help="labelled samples for the evaluate step (default: each "

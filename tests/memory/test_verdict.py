@@ -81,3 +81,18 @@ def test_bad_board_and_sizes_name_the_cause() -> None:
     with pytest.raises(BadInputError, match="Cannot read the RAM size"):
         parse_size("12Q", "RAM size")
     assert parse_size("256K") == 262144 and parse_size("1M") == 1048576 and parse_size("1.5MiB") == 1572864
+
+
+def test_a_need_smaller_than_the_largest_region_is_short_by_a_positive_amount() -> None:
+    """The pool takes most of the largest region, the stack the other one: the heap, smaller than the
+    largest region, fits nowhere. The verdict said "short by -80.0 KiB" (need - largest region size); it is
+    short by what the roomiest region lacks once the larger needs are placed."""
+    from backend_core.common.boards.specs import BoardSpec, Region
+    from backend_core.target.memory.fit import Need, place_needs
+
+    board = BoardSpec("two", "cortex-m7", None, (Region("A", 100 * 1024, "ram"), Region("B", 60 * 1024, "ram"),
+                                                 Region("F", 1 << 20, "flash")), "test")
+    needs = [Need("pool", 90 * 1024, "ram"), Need("stack", 50 * 1024, "ram"), Need("heap", 20 * 1024, "ram")]
+    v = place_needs(needs, board)
+    assert not v.ram_fits and v.ram_free_bytes == -10 * 1024
+    assert "short by 10.0 KiB" in v.problems[0] and "10.0 KiB of it left" in v.problems[0]

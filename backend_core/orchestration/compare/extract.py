@@ -209,13 +209,21 @@ def _groups_weak(ops: list[NodeSnapshot]) -> list[OpGroup]:
 _BULKY = ("timeline", "largest_tensors", "constants_by_node", "scratch", "float_islands")
 
 
-def memory_facts(mem: dict[str, Any] | None) -> dict[str, Any] | None:
+def memory_facts(mem: dict[str, Any] | None, schedule: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The memory section without its per-op lists: the totals, and everything
-    `backend_core.target.memory.fit_findings` reads to judge a board (`--fits`)."""
+    `backend_core.target.memory.fit_findings` reads to judge a board (`--fits`). With the report's schedule
+    section (`--schedule`), `schedule` holds the scheduled program's totals: what ships, and what
+    `gate --max-arena` gates."""
     if not mem:
         return None
     out = {k: v for k, v in mem.items() if k not in _BULKY}
     out["method_allocator_used"] = (mem.get("method_allocator") or {}).get("used")
+    if schedule and schedule.get("chosen"):
+        c = schedule["chosen"]
+        out["schedule"] = {"spec": schedule.get("spec"), "split": c["split"], "grid": c["grid"],
+                           "input_dtype": c["input_dtype"], "total_ram_bytes": c["total_ram_bytes"],
+                           "arena_bytes": c["measured"]["arena_bytes"],
+                           "unscheduled_total_ram_bytes": schedule["plain"]["total_ram_bytes"]}
     return out
 
 
@@ -346,6 +354,7 @@ def facts_from_report(report: dict[str, Any], *, label: str, kind: str, profile:
     return SideFacts(label=label, kind=kind, model=report.get("model", ""), source=report.get("source", ""),
                      target=report.get("target", ""), flow=report.get("flow", ""), options=opts,
                      versions=dict(report.get("versions") or {}), provenance=PROV_FULL if full else PROV_WEAK,
-                     groups=groups, memory=memory_facts(report.get("memory")), profile=prof, numerics=num,
+                     groups=groups, memory=memory_facts(report.get("memory"), report.get("schedule")), profile=prof,
+                     numerics=num,
                      accuracy=accuracy_facts(evaluate if evaluate is not None else report.get("evaluate")),
                      notes=notes)

@@ -1,5 +1,6 @@
 """The configuration key of a record: what, besides the commit, changes a lowering's figures (CPU, pass
-flow, activation type, layout option, calibration, keep-going, the memory board). One readable string,
+flow, activation type, layout option, calibration, keep-going, the patch schedule and its input, the
+memory board). One readable string,
 computed the same way from a job, a report and a compare side, so `--record`, `history add`, backfill and
 `gate --history` all find the same series."""
 from __future__ import annotations
@@ -25,6 +26,10 @@ def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None
     if o.get("keep_going"):
         parts.append("keep-going")
     parts.extend(f"rewrite={r}" for r in o.get("rewrites") or ())
+    if o.get("schedule"):                   # a scheduled program is another program: its own series
+        parts.append(f"schedule={o['schedule']}")
+        if o.get("input_dtype") not in (None, "float32"):
+            parts.append(f"input={o['input_dtype']}")
     if board:
         parts.append(f"board={board}")
     if env:
@@ -32,11 +37,12 @@ def config_key(target: str, flow: str = "legacy", options: dict[str, Any] | None
     return " ".join(parts)
 
 
-def config_of_request(req: Any, board: str | None = None, env: str | None = None) -> str:
-    """From a jobs.LowerRequest."""
+def config_of_request(req: Any, board: str | None = None, env: str | None = None,
+                      schedule: dict[str, Any] | None = None) -> str:
+    """From a jobs.LowerRequest (and the job's schedule options: jobs.outputs.schedule_options_of)."""
     return config_key(req.target, req.flow, {"activations": req.activations, "channels_last": req.channels_last,
                                              "calib": req.calib, "keep_going": req.keep_going,
-                                             "rewrites": getattr(req, "rewrites", ())}, board, env)
+                                             "rewrites": getattr(req, "rewrites", ()), **(schedule or {})}, board, env)
 
 
 def config_of_report(report: dict[str, Any], board: str | None = None) -> str:

@@ -28,6 +28,8 @@ LABELS = {
     "estimated_ms": "estimated latency of the kernels on the board (ms, cycle estimate)",
     "output_sqnr_db": "output SQNR vs float (dB)", "worst_layer_sqnr_db": "worst layer SQNR vs float (dB)",
     "lowering_s": "lowering time (s)",
+    "schedule_total_ram_bytes": "RAM of the scheduled program: arena + I/O (bytes)",
+    "schedule_extra_macs_pct": "extra MACs of the schedule (halo recompute, %)",
 }
 _ORDER = ("fallbacks", "cmsis_nn_ops", "portable_ops", "arena_bytes", "pte_bytes", "method_allocator_bytes",
           "fits", "instructions", "estimated_ms", "output_sqnr_db", "worst_layer_sqnr_db", "top1.lowered", "top1.float",
@@ -97,6 +99,10 @@ def metrics_of(report: dict[str, Any], facts: Any | None) -> tuple[dict[str, Any
         m["method_allocator_bytes"] = mem["method_allocator"]["used"]
     if "pte_bytes" not in m and _num(report.get("pte_bytes")) is not None:
         m["pte_bytes"] = report["pte_bytes"]
+    chosen = (report.get("schedule") or {}).get("chosen")
+    if chosen:                  # --schedule: the scheduled program's RAM and its halo recompute
+        m["schedule_total_ram_bytes"] = chosen["total_ram_bytes"]
+        m["schedule_extra_macs_pct"] = round(100 * chosen["extra_macs"], 3)
     verdict = mem.get("verdict") or {}
     if verdict:
         m["fits"] = 1 if verdict.get("fits") else 0

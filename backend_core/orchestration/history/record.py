@@ -17,6 +17,7 @@ from backend_core.orchestration.history.config import config_of_report, config_o
 from backend_core.orchestration.history.entry import FAILED, OK, Record
 from backend_core.orchestration.history.git import HeadState, ModelInRepo, commit_info, is_dirty, locate
 from backend_core.orchestration.history.metrics import lowering_seconds, metrics_of
+from backend_core.orchestration.jobs.outputs import schedule_options_of
 
 
 def machine() -> str:
@@ -50,9 +51,11 @@ def report_of_result(result: Any) -> dict[str, Any] | None:
                       **{k: low[k] for k in ("seconds", "pte_bytes", "from_cache") if k in low}}
         except Exception:  # noqa: BLE001 - a lowering that cannot report its graphs is recorded without facts
             pass
-    for step in ("memory", "run", "numerics", "evaluate"):
+    for step in ("memory", "schedule", "run", "numerics", "evaluate"):
         if result.steps.get(step) is not None:
             report[step] = result.steps[step]
+    if result.job.wants("schedule"):                      # the schedule is part of the configuration
+        report["options"] = {**(report.get("options") or {}), **schedule_options_of(result.job)}
     return report
 
 
@@ -142,7 +145,7 @@ def record_of_result(result: Any, model: ModelInRepo, *, source: str = "lower", 
         info, dirty = (head or HeadState(model.root)).result()
     board = result.job.board
     config = config or (config_of_report(report, board) if report and report.get("target") else
-                        config_of_request(result.job.lower, board))
+                        config_of_request(result.job.lower, board, schedule=schedule_options_of(result.job)))
     error = None
     if result.status != "done":
         error = result.error or {"message": result.status}

@@ -13,7 +13,7 @@ from backend_core.orchestration.jobs.steps.evaluate import evaluate_step
 from backend_core.orchestration.jobs.steps.repro import repro_step
 from backend_core.orchestration.jobs.steps.schedule import schedule_step
 from backend_core.orchestration.jobs.steps.tools import doctor_step, selftest_step
-from backend_core.orchestration.jobs.outputs import check_output_folders, out_dir, write_outputs
+from backend_core.orchestration.jobs.outputs import check_output_folders, out_dir, write_outputs, writes_files
 from backend_core.orchestration.jobs.result import CANCELLED, DONE, FAILED, JobResult
 from backend_core.orchestration.jobs.spec import Job
 
@@ -31,7 +31,7 @@ def execute_job(job: Job, on_event: EventCallback | None = None,
     res = JobResult(job)
     step = "outputs"
     try:
-        check_output_folders(job.outputs)          # an output that cannot be written: exit 2 now, not after
+        check_output_folders(job.outputs, job.schedule.output if job.wants("schedule") else None)   # exit 2 now
         step = "lower"
         if job.wants("numerics"):
             step = "numerics"
@@ -65,7 +65,7 @@ def execute_job(job: Job, on_event: EventCallback | None = None,
     except CmlensError as exc:
         res.status, res.exception = FAILED, exc
         res.error = _error(step, exc)
-    if (job.outputs or job.keep) and step != "outputs":     # an unwritable output: nothing is written
+    if writes_files(job) and step != "outputs" and not _refused_schedule(res):   # unwritable / refused: nothing
         try:
             write_outputs(job, res)              # a failed lowering still gets its report
         except OSError as exc:
@@ -73,6 +73,12 @@ def execute_job(job: Job, on_event: EventCallback | None = None,
             res.error = {"step": "outputs", "type": "OSError", "message": f"cannot write an output: {exc}",
                          "hint": "Write the files somewhere you can write to.", "detail": "", "exit_code": 3}
     return res
+
+
+def _refused_schedule(res: JobResult) -> bool:
+    """A schedule refused as bad input (a file for another program, a grid larger than the tensor, a board
+    no schedule fits): exit 2 with nothing written, not the lowering's files without the program asked for."""
+    return bool(res.error and res.error.get("step") == "schedule" and res.error.get("exit_code") == 2)
 
 
 def _check_run_environment(job: Job, emit: EventCallback) -> Any:
@@ -120,7 +126,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
     from backend_core.common.cpus import normalise_target
     from backend_core.target.memory.source import memory_for_result
     from backend_core.common.errors import BadInputError
-    from backend_core.orchestration.jobs.steps.memory import memory_of_program, per_cpu
+    from backend_core.orchestration.jobs.steps.memory import memory_of_program, per_cpu, with_runtime
 
     board = job.memory_board()
     mem = memory_for_result(res.lowering, None) if res.lowering is not None else None
@@ -129,7 +135,7 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
     elif mem is None:
         raise BadInputError(f"{job.model} holds no program to size.",
                             "Give the model source or its .pte/.bpte (an .etrecord/.etdump has no program).")
-    _with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
+    with_runtime(mem, board, _status(emit), elf=job.memory.elf, prefer=job.memory.runtime_from)
     if job.memory.all_cpus:
         def lower_for(cpu_job: Job) -> JobResult:     # a Job per CPU: cancellable, its status lines shown
             def relay(kind: str, data: dict) -> None:      # only its status: its stages are not this job's
@@ -140,20 +146,6 @@ def _memory(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Eve
 
         mem["per_cpu"] = per_cpu(job, res.lowering, lower_for, on_status=_status(emit))
     res.steps["memory"] = mem
-
-
-def _with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, prefer: str = "auto") -> None:
-    """The runtime around the model (this machine's libraries, else the shipped table) in the memory
-    report, then the board's verdict: the whole firmware."""
-    from backend_core.target.build.link_probe import runtime_for
-    from backend_core.target.memory import attach_board
-    from backend_core.target.memory.report import attach_runtime
-
-    if mem.get("operators") is not None and mem.get("target"):
-        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], elf=elf, prefer=prefer,
-                                        etdump_bytes=mem.get("etdump_bytes"), on_status=status))
-    if board is not None:
-        attach_board(mem, board)
 
 
 def _numerics(job: Job, res: JobResult, emit: EventCallback, cancel: threading.Event) -> None:

@@ -11,7 +11,7 @@ from backend_core.common.cpus import normalise_target
 from backend_core.common.errors import BadInputError
 
 LOWER_KEYS = ("target", "flow", "activations", "channels_last", "calib", "rewrites")   # LowerRequest's fields
-AXES = LOWER_KEYS + ("board",)                                            # what a sweep varies
+AXES = LOWER_KEYS + ("board", "schedule")                                 # what a sweep varies
 TRUE = {"1", "true", "yes", "on", "channels-last", "channels_last", "cl"}
 FALSE = {"0", "false", "no", "off", "as-given", "as_given", "nchw", "no-channels-last"}
 ALIASES = {"channels-last": "channels_last", "cl": "channels_last", "act": "activations", "cpu": "target",
@@ -58,7 +58,42 @@ def parse_value(key: str, text: str) -> Any:
         from backend_core.common.boards.specs import board_named
 
         return board_named(v).name                      # BadInputError lists the boards
+    if key == "schedule":
+        return parse_schedule(v)
     raise BadInputError(f"Unknown option {key!r}.", f"Options: {', '.join(AXES)}.")
+
+
+def parse_schedule(v: str) -> str:
+    """A sweep's schedule value: none (the plain program), auto, fit (the cell's board), fit:BOARD or a
+    schedule FILE, each with an
+    optional +int8 (the int8 input, --input-dtype int8). Checked now: an unknown board or a file that is
+    not a schedule is exit 2 before any job runs."""
+    spec, plus, dtype = v.partition("+")
+    if plus and dtype != "int8":
+        raise BadInputError(f"schedule={v}: {dtype!r} is not int8.", "Write schedule=auto+int8 (or auto, none, ...).")
+    if spec.lower() == "none":
+        if plus:
+            raise BadInputError(f"schedule={v}: the int8 input is a schedule option.", "Write schedule=auto+int8.")
+        return "none"
+    if spec.startswith("fit:"):
+        from backend_core.common.boards.specs import board_named
+
+        spec = "fit:" + board_named(spec[4:]).name
+    elif spec not in ("auto", "fit"):                    # fit: the cell's board
+        from backend_core.analyses.schedule.schedule_file import load_schedule
+
+        load_schedule(spec)
+    return spec + plus + dtype
+
+
+def schedule_of(value: str | None) -> Any:
+    """The ScheduleOptions of a sweep's schedule value (None: none)."""
+    if value in (None, "none"):
+        return None
+    from backend_core.orchestration.jobs.spec import ScheduleOptions
+
+    spec, _, dtype = value.partition("+")
+    return ScheduleOptions(spec=spec, input_dtype=dtype or "float32")
 
 
 def parse_calib(v: str) -> Any:

@@ -64,6 +64,7 @@ class JobResult:
             "status": self.status, "error": (self.error or {}).get("message"),
             "fallbacks": None if not low or low.get("fallbacks") is None else len(low["fallbacks"]),
             "arena_bytes": mem.get("arena_bytes"), "pte_bytes": mem.get("pte_bytes") or low.get("pte_bytes"),
+            "schedule_total_ram_bytes": ((self.steps.get("schedule") or {}).get("chosen") or {}).get("total_ram_bytes"),
             "fits": fit.get("fits") if fit else None,
             "method_allocator_bytes": (mem.get("method_allocator") or {}).get("used") if mem else None,
             "outcome": run.get("outcome"), "instructions": prof.get("total") if prof else None,

@@ -119,7 +119,7 @@ class ScheduleOptions:
     splits: tuple[str, ...] = ()      # () = the split points chosen from the timeline
 
     def __post_init__(self) -> None:
-        if self.input_dtype not in ("float32", "int8"):
+        if self.input_dtype not in ("float32", "int8", "any"):     # any: fit:BOARD tries float32, then int8
             raise BadInputError(f"Unknown input dtype {self.input_dtype!r}.", "Use float32 or int8.")
         object.__setattr__(self, "grids", tuple(self.grids or ()))
         object.__setattr__(self, "splits", tuple(self.splits or ()))

@@ -12,8 +12,9 @@ from backend_core.orchestration.jobs import Job
 from backend_core.orchestration.jobs.result import accuracy_summary, estimated_ms, verdict_text
 
 COLUMNS = (("label", "job"), ("model", "model"), ("target", "CPU"), ("activations", "act."), ("flow", "flow"),
-           ("channels_last", "layout"), ("calib", "calib"), ("board", "board"), ("status", "status"),
-           ("fallbacks", "fallbacks"), ("arena_bytes", "arena B"), ("method_allocator_bytes", "method alloc B"),
+           ("channels_last", "layout"), ("calib", "calib"), ("board", "board"), ("schedule", "schedule"),
+           ("status", "status"), ("fallbacks", "fallbacks"), ("arena_bytes", "arena B"),
+           ("schedule_total_ram_bytes", "scheduled RAM B"), ("method_allocator_bytes", "method alloc B"),
            ("pte_bytes", ".pte B"), ("fits", "fits"), ("outcome", "run"), ("instructions", "instructions"),
            ("estimated_ms", "≈ ms"), ("top1", "top-1 %"), ("flips", "flips"), ("seconds", "time s"),
            ("host", "worker"), ("error", "error"))
@@ -32,6 +33,9 @@ def rows_of(ids: list[tuple[str, Job]], results: dict[str, dict[str, Any]]) -> l
             "calib": "default" if job.lower.calib is None else str(job.lower.calib), "board": job.board or "",
             "status": "not run" if res is None else res.get("status"), "fallbacks": summ.get("fallbacks"),
             "arena_bytes": summ.get("arena_bytes"), "method_allocator_bytes": summ.get("method_allocator_bytes"),
+            "schedule": (job.schedule.spec + ("+int8" if job.schedule.input_dtype == "int8" else "")
+                         if job.wants("schedule") else "none"),
+            "schedule_total_ram_bytes": summ.get("schedule_total_ram_bytes"),
             "pte_bytes": summ.get("pte_bytes"), "fits": summ.get("fits"), "outcome": summ.get("outcome"),
             "verdict": _verdict(res),              # the run cell says "PASS, bit-exact", not just PASS
             "verdict_lines": _verdict_lines(res),  # its tooltip: target vs lowered, lowered vs fake-quant
@@ -77,7 +81,7 @@ a{color:#1a56c4}
 
 _JS = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
-const cols = D.columns, num = new Set(['fallbacks','arena_bytes','method_allocator_bytes','pte_bytes',
+const cols = D.columns, num = new Set(['fallbacks','arena_bytes','schedule_total_ram_bytes','method_allocator_bytes','pte_bytes',
   'instructions','estimated_ms','seconds','top1','flips']);
 let sortKey = null, dir = 1;
 function fmt(k, v){ if (v===null||v===undefined||v==='') return ''; if (k==='fits') return v?'yes':'NO';

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from backend_core.common.errors import BadInputError
 from backend_core.orchestration.jobs import Job, LowerRequest, RunOptions, STEPS
+from backend_core.orchestration.jobs.options import schedule_of
 from backend_core.orchestration.jobs.spec import EvaluateOptions
 
 
@@ -51,10 +52,12 @@ def build_jobs(models: list[str], axes: dict[str, list[object]], steps: tuple[st
     for model in models:
         for combo in itertools.product(*(axes[n] for n in names)) if names else [()]:
             values: dict[str, Any] = dict(zip(names, combo))
-            low = replace(base, **{k: v for k, v in values.items() if k != "board"})
+            low = replace(base, **{k: v for k, v in values.items() if k not in ("board", "schedule")})
             label = " · ".join([_model_label(model)] + [_label(k, v) for k, v in values.items()])
-            jobs.append(Job(model, low, steps=steps, board=values.get("board", board), run=run, keep=keep,
-                            label=label, evaluate=evaluate))
+            schedule = schedule_of(values.get("schedule"))     # a schedule cell adds the schedule step
+            jobs.append(Job(model, low, steps=(*steps, "schedule") if schedule else steps,
+                            board=values.get("board", board), run=run, keep=keep, label=label, evaluate=evaluate,
+                            **({"schedule": schedule} if schedule else {})))
     return jobs
 
 
@@ -71,4 +74,6 @@ def _label(axis: str, value: object) -> str:
         return str(value).replace("cortex-", "")
     if axis == "channels_last":
         return "channels-last" if value else "as given"
+    if axis == "schedule":
+        return "no schedule" if value == "none" else f"schedule {Path(str(value)).name}"
     return str(value)

@@ -23,6 +23,7 @@ from backend_core.target.export.reference import Reference, reference_files, ref
 from backend_core.target.export.report import BUNDLE_FORMAT, kernel_of, memory_parts, readme
 
 BUNDLE_JSON = "bundle.json"
+SCHEDULE_JSON = "schedule.json"      # a scheduled program's schedule (cmlens ... --schedule FILE takes it)
 FILES = ("model.pte", "model_pte.h", "cmlens_model.h", "cmlens_model.cpp", "model_ops.txt", "cmlens_model.cmake",
          "CMakeLists.txt", "toolchain.cmake", "README.md", BUNDLE_JSON)
 # and, when the program came with its test case (a lowering, or a .bpte): export/reference.py
@@ -49,6 +50,8 @@ class BundleSpec:
     findings: list[dict[str, Any]] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     flatc: str | None = None
+    # --schedule: the patch schedule the program is (jobs/steps/export.py schedule_facts), None: plain
+    schedule: dict[str, Any] | None = None
     # the Python of the exporting environment (ExecuTorch's codegen needs its executorch package)
     python: str | None = field(default_factory=codegen_python)
 
@@ -124,6 +127,10 @@ def bundle_info(facts: ProgramFacts, pools: Pools, spec: BundleSpec, files: dict
             "from": "the .bpte's test case: expected outputs = the lowered program run on the host"},
         "recipe": recipe_facts(spec, facts, pools),
         "speed": spec.speed,
+        "schedule": None if spec.schedule is None else {
+            **{k: v for k, v in spec.schedule.items() if k != "document"}, "file": SCHEDULE_JSON,
+            "expected_outputs": "the unscheduled lowered program run on the host: --check judges the schedule "
+                                "bit for bit against the program it replaces"},
         "check": None,
     }
     return info
@@ -136,7 +143,9 @@ def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
     from backend_core.common.boards.table import gcc_flags
 
     facts = read_facts(pte)
-    pools = size_pools(facts.plan)
+    if spec.schedule is not None and spec.schedule.get("input_quant"):
+        facts.inputs[0] = int8_input_facts(facts.inputs[0], spec.schedule["input_quant"])
+    pools = size_pools(facts.plan)                    # a scheduled program: from ITS plan
     sha = hashlib.sha256(facts.pte).hexdigest()
     files: dict[str, bytes] = {
         "model.pte": facts.pte,
@@ -150,6 +159,8 @@ def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
         "toolchain.cmake": toolchain_cmake(spec.target, gcc_flags(spec.target)).encode(),
         **own_kernel_files(facts.ops),
     }
+    if spec.schedule is not None:
+        files[SCHEDULE_JSON] = (json.dumps(spec.schedule["document"], indent=1) + "\n").encode()
     reference = reference_of(bpte) if bpte else None
     if reference is not None:
         files.update(reference_files(reference, sha))
@@ -157,6 +168,19 @@ def render_files(pte: bytes, spec: BundleSpec, bpte: bytes | None = None
     files["README.md"] = readme(info).encode()
     files[BUNDLE_JSON] = json.dumps(info, indent=2).encode()
     return facts, pools, files, info
+
+
+def int8_input_facts(io: Any, quant: dict[str, Any]) -> Any:
+    """The int8 input of a scheduled program (--input-dtype int8) with the quantization its leading quantize
+    applied before the schedule moved it to the caller: the bundle's helper (cmlens_model_quantize_input)
+    does that step for the caller, with the same scale, zero point and clamp."""
+    from dataclasses import replace
+
+    from backend_core.target.export.program import Quantization
+
+    return replace(io, quantization=Quantization(float(quant["scale"]), int(quant["zero_point"]), int(quant["qmin"]),
+                                                 int(quant["qmax"]), "the caller (cmlens_model_quantize_input, "
+                                                 "moved out of the program by --input-dtype int8)"))
 
 
 def write_bundle(pte: bytes, spec: BundleSpec, folder: Path, force: bool = False, bpte: bytes | None = None) -> Bundle:

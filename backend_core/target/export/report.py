@@ -54,6 +54,7 @@ def readme(info: dict[str, Any]) -> str:
         L += [f"- {p}" for p in fit.get("problems", [])] + [f"- note: {n}" for n in fit.get("notes", [])]
     else:
         L.append("No board given: no fit verdict (export with --board NAME).")
+    L += schedule_lines(info.get("schedule"))
     L += ["", "## Inputs and outputs", "", "| tensor | dtype | shape | dim order | bytes | int8 scale | zero point |",
           "|---|---|---|---|---:|---:|---:|"]
     for kind in ("inputs", "outputs"):
@@ -82,6 +83,25 @@ def readme(info: dict[str, Any]) -> str:
             L += ["", f"Inputs run on the target: {', '.join(c['inputs'])}."]
         L += [""] + [f"- warning: {w}" for w in c.get("warnings") or []] if c.get("warnings") else []
     return "\n".join(L) + "\n"
+
+
+def schedule_lines(s: dict[str, Any] | None) -> list[str]:
+    """README.md's "Schedule" section: the program is a patch schedule of the lowering (cmlens --schedule)."""
+    if not s:
+        return []
+    where = f"`{s['split']}` in {s['grid'][0]}×{s['grid'][1]} patches" if s["split"] else "no patches"
+    L = ["", "## Schedule", "",
+         f"`model.pte` is a patch schedule of the lowered program ({where}, planner {s['planner']}; `{s['file']}`): "
+         f"total RAM {kib(s['total_ram_bytes'])} against {kib(s['unscheduled_total_ram_bytes'])} unscheduled, "
+         f"+{100 * s['extra_macs']:.1f} % MACs (halo recompute), copies {kib(s['copy_bytes'])} per inference, "
+         f"flash {s['flash_delta']:+,} B. The pools above are sized from the scheduled program's own plan.",
+         "", f"Expected outputs: {s['expected_outputs']}."]
+    q = s.get("input_quant")
+    if q:
+        L += ["", f"**The input is int8** (`--input-dtype int8`): the program no longer quantizes it. Quantize it "
+              f"yourself, or call `cmlens_model_quantize_input(0, x, q, n)`, which does the step the program did: "
+              f"q = clamp(round(x / {q['scale']:.9g}) + {q['zero_point']}, {q['qmin']}, {q['qmax']})."]
+    return L
 
 
 def speed_lines(speed: dict[str, Any] | None) -> list[str]:

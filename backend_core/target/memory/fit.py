@@ -26,6 +26,7 @@ class Need:
     what: str = ""
     mem_ids: tuple[int, ...] = ()
     region: str | None = None       # where it was placed (None: it does not fit anywhere)
+    room: int = 0                   # unplaced: the most any region had left when it was tried
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "bytes": self.bytes, "kind": self.kind, "what": self.what,
@@ -101,6 +102,7 @@ def _place(needs: list[Need], regions: list[Region], prefer: str | None) -> dict
         else:
             fitting = [r for r in free if free[r] >= n.bytes]
             n.region = min(fitting, key=lambda r: free[r]) if fitting else None
+            n.room = max(free.values(), default=0)
         if n.region is not None:
             free[n.region] -= n.bytes
     return free
@@ -140,11 +142,17 @@ def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
     if unplaced_ram:
         caps = [r.size for r in board.regions] if board.simulated else [r.size for r in board.ram]
         biggest = max(caps or [0])
-        short = max(n.bytes for n in unplaced_ram) - biggest
+        # short of what the roomiest region had left when the need was tried (the larger needs placed): a
+        # need smaller than the largest region can fit none (measured: "short by -71.6 KiB" before)
+        short = max(n.bytes - n.room for n in unplaced_ram)
         ram_free = -max(short, ram_need - ram_total, 1)
         for n in unplaced_ram:
+            left = f", {kib(n.room)} of it left after the larger needs" if n.room < biggest else ""
             problems.append(f"RAM: the {n.name} ({kib(n.bytes)}) fits no RAM region of {board.name}: the largest "
-                            f"holds {kib(biggest)} (short by {kib(n.bytes - biggest)})")
+                            f"holds {kib(biggest)}{left} (short by {kib(n.bytes - n.room)})")
+        if ram_need > ram_total:
+            problems.append(f"RAM: {kib(ram_need)} needed in all, {kib(ram_total)} on {board.name} (short by "
+                            f"{kib(ram_need - ram_total)})")
     else:
         ram_free = ram_total - ram_need
     if board.simulated:
@@ -157,8 +165,9 @@ def place_needs(needs: list[Need], board: BoardSpec) -> MemoryFit:
         flash_fits = not unplaced_flash
         flash_free = flash_cap - flash_need
         if unplaced_flash:
+            short = max(flash_need - flash_cap, max(n.bytes - n.room for n in unplaced_flash))
             problems.append(f"flash: {kib(flash_need)} needed, {kib(flash_cap)} on {board.name} "
-                            f"(short by {kib(flash_need - flash_cap)})")
+                            f"(short by {kib(short)})")
     else:
         flash_fits, flash_free = True, None
         notes.append("no flash size given: flash not checked (add --flash SIZE)")

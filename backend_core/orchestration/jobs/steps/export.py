@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from backend_core.common.errors import BadInputError, Cancelled
 from backend_core.orchestration.jobs.result import JobResult
-from backend_core.orchestration.jobs.spec import ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions
+from backend_core.orchestration.jobs.spec import (
+    ExportOptions, Job, LowerRequest, MemoryOptions, RunOptions, ScheduleOptions)
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -36,10 +37,13 @@ class ExportEnvironment:
 
 
 def export_job(model: str, lower: LowerRequest, board: str | None, options: ExportOptions,
-               et_root: str | None, cmsis_nn: str | None, memory: MemoryOptions | None = None) -> Job:
-    """The job `cmlens export` (and the window) submits; `memory` carries --ram/--flash (a board of sizes)."""
-    return Job(model, lower, steps=("lower", "check", "memory", "export"), board=board,
-               run=RunOptions(et_root=et_root, cmsis_nn=cmsis_nn), export=options, memory=memory or MemoryOptions())
+               et_root: str | None, cmsis_nn: str | None, memory: MemoryOptions | None = None,
+               schedule: ScheduleOptions | None = None) -> Job:
+    """The job `cmlens export` (and the window) submits; `memory` carries --ram/--flash (a board of sizes);
+    `schedule` (--schedule): the bundle ships the scheduled program, its pools sized from its own plan."""
+    steps = ("lower", "check", "memory", "export") + (("schedule",) if schedule is not None else ())
+    return Job(model, lower, steps=steps, board=board, run=RunOptions(et_root=et_root, cmsis_nn=cmsis_nn),
+               export=options, memory=memory or MemoryOptions(), schedule=schedule or ScheduleOptions())
 
 
 def prepare_export(job: Job) -> ExportEnvironment:
@@ -74,9 +78,12 @@ def prepare_export(job: Job) -> ExportEnvironment:
 
 
 def _program(job: Job, res: JobResult) -> tuple[bytes, bytes | None]:
-    """(the .pte to ship, the .bpte with the expected outputs or None)."""
+    """(the .pte to ship, the .bpte with the expected outputs or None): after a schedule step, the scheduled
+    program and its bundle (expected outputs: the unscheduled program's)."""
     from backend_core.target.build.ops import program_bytes
 
+    if res.lowering is not None and "scheduled.bpte" in res.lowering.blobs:
+        return res.lowering.blobs["scheduled.pte"], res.lowering.blobs["scheduled.bpte"]
     if res.lowering is not None:
         bpte = res.lowering.blobs.get("model.bpte")
         pte = program_bytes(bpte) if bpte else res.lowering.blobs["model.pte"]
@@ -117,7 +124,8 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
     from backend_core.orchestration.jobs.steps.export_speed import bundle_speed
 
     env = prepare_export(job)
-    mem = res.steps.get("memory") or {}
+    sched = res.steps.get("schedule")
+    mem = (sched or {}).get("memory") or res.steps.get("memory") or {}    # the program shipped: the scheduled one
     _refuse_unfit(mem)
     findings = _refuse_certain(job, res)
     pte, bpte = _program(job, res)
@@ -137,13 +145,15 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
         runtime=complete_runtime(mem.get("runtime")), fallbacks=fallbacks, fallback_cost=cost,
         workarounds=keep_going_summary(lowering.verdicts) if lowering is not None else "",
         findings=findings, versions=stack_versions(), flatc=_flatc(env.checkout.root),
-        speed=bundle_speed(pte, env.target, job.board, job.model))
+        speed=bundle_speed(pte, env.target, job.board, job.model) if sched is None else None,
+        schedule=schedule_facts(sched))
     emit("status", {"text": f"writing the bundle to {env.output}"})
     bundle = write_bundle(pte, spec, env.output, force=job.export.force, bpte=bpte)
     section: dict[str, Any] = {"folder": str(bundle.folder), "files": sorted(p.name for p in bundle.folder.iterdir()),
                                "pools": bundle.info["pools"], "memory": bundle.info["memory"],
                                "selected_ops": bundle.info["selective_build"]["ops"], "fallbacks": fallbacks,
-                               "workarounds": spec.workarounds, "board_fit": spec.board_fit, "check": None}
+                               "workarounds": spec.workarounds, "board_fit": spec.board_fit, "check": None,
+                               "schedule": bundle.info.get("schedule")}
     res.steps["export"] = section
     if job.export.check:
         try:
@@ -154,6 +164,17 @@ def export_step(job: Job, res: JobResult, emit: EventCallback, cancel: threading
             update_report(bundle, section["check"])
             raise
         update_report(bundle, section["check"])
+
+
+def schedule_facts(sched: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the bundle says of its schedule (bundle.json `schedule`, README's "Schedule", schedule.json)."""
+    if sched is None:
+        return None
+    c = sched["chosen"]
+    return {"document": sched["schedule"], "split": c["split"], "grid": c["grid"], "input_dtype": c["input_dtype"],
+            "input_quant": c.get("input_quant"), "planner": c["planner"], "total_ram_bytes": c["total_ram_bytes"],
+            "unscheduled_total_ram_bytes": sched["plain"]["total_ram_bytes"], "extra_macs": c["extra_macs"],
+            "copy_bytes": c["copy_bytes"], "flash_delta": c["flash_delta"], "bit_exact_on_host": c.get("bit_exact")}
 
 
 def _flatc(et_root: Path) -> str | None:

@@ -26,6 +26,21 @@ def memory_of_program(path: str, target: str, *, board: BoardSpec | None = None,
     return rep
 
 
+def with_runtime(mem: dict, board: Any, status: Any, elf: str | None = None, prefer: str = "auto") -> dict:
+    """The runtime around the model (this machine's libraries, else the shipped table) in the memory
+    report, then the board's verdict: the whole firmware (the memory step's and the schedule step's)."""
+    from backend_core.target.build.link_probe import runtime_for
+    from backend_core.target.memory import attach_board
+    from backend_core.target.memory.report import attach_runtime
+
+    if mem.get("operators") is not None and mem.get("target"):
+        attach_runtime(mem, runtime_for(mem["target"], mem["operators"], elf=elf, prefer=prefer,
+                                        etdump_bytes=mem.get("etdump_bytes"), on_status=status))
+    if board is not None:
+        attach_board(mem, board)
+    return mem
+
+
 def per_cpu(job: Any, own: Any, lower_for: Callable[[Any], Any],
             on_status: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per CPU: kernel family, arena per memory id, largest scratch, method allocator, .pte. Each

@@ -1,8 +1,10 @@
 """The schedule step (`--schedule auto|fit:BOARD|FILE`): a patch schedule of the job's lowered program,
 searched or read from a file, checked bit for bit on the host against the unscheduled program, sized
 by ExecuTorch's own plan. It reads the lower step's live final program (never lowers again) and leaves
-`res.steps["schedule"]` (floors, Pareto front, the chosen schedule and its memory report), the
-scheduled .pte in `res.lowering.blobs["scheduled.pte"]`, and the schedule JSON where the options say."""
+`res.steps["schedule"]` (floors, Pareto front, the chosen schedule, its JSON document and its memory
+report with the runtime and the board's verdict) and the scheduled program in the lowering's blobs
+(`scheduled.pte`, `scheduled.bpte` with `scheduled.references.json`): the run and export steps take
+those, and jobs/outputs.py (the one writer of a job's files) writes the schedule JSON and the .bpte."""
 from __future__ import annotations
 
 import json
@@ -58,24 +60,35 @@ def _from_file(job: Job, ep: Any, inputs: tuple, pte: bytes, say: Callable[[str]
     return c, SearchResult(plain, plain_macs, lf, lf_op, 0, "", [c], 1)
 
 
-def _fit(result: Any, board: Any, ep: Any, target: str) -> tuple[Any, dict[str, Any]]:
-    """The front candidate with the fewest extra MACs whose whole firmware need fits `board`."""
+def _fit(result: Any, board: Any, ep: Any, target: str, sized: Callable[[bytes], dict[str, Any]]
+         ) -> tuple[Any, dict[str, Any]]:
+    """The front candidate with the fewest extra MACs whose whole firmware (the program's memory report
+    with the runtime around it, `sized`) fits `board`; else exit 2 saying by how much the best one is short."""
     from backend_core.analyses.schedule.measure import serialise
     from backend_core.analyses.schedule.rewrite import schedule_program
-    from backend_core.target.memory import analyze_memory
     from backend_core.target.memory.fit import kib
 
-    best_short = None
+    best: tuple[int, Any] | None = None
     for c in sorted(result.front, key=lambda c: c.extra_macs):
-        r = schedule_program(ep, c.split, c.grid, target, int8=c.int8_input)
-        rep = analyze_memory(serialise(r.program, c.planner), None, board=board, target=target)
-        if rep["verdict"]["ram_fits"]:
+        r = schedule_program(ep, c.split, c.grid, target, int8=c.int8_input)    # (1, 1) "": no patches
+        rep = sized(serialise(r.program, c.planner))
+        v = rep["verdict"]
+        if v["ram_fits"] and v["flash_fits"]:
             return c, rep
-        short = -rep["verdict"]["ram_free_bytes"]
-        best_short = short if best_short is None else min(best_short, short)
-    raise BadInputError(f"{board.name}: the model does not fit even with the best patch schedule; its RAM is short "
-                        f"by {kib(best_short or 0)}.",
-                        "Try --input-dtype int8, a board with more RAM, or a smaller input.")
+        if not v["flash_fits"]:          # a schedule adds code: flash is another wall, said as such
+            raise BadInputError(f"{board.name}: the program does not fit its flash, with or without a schedule: "
+                                + "; ".join(p for p in v["problems"] if p.startswith("flash")) + ".",
+                                "Pick a board with more flash, or make the model smaller.")
+        short = max(-v["ram_free_bytes"], 1)
+        if best is None or short < best[0]:
+            best = (short, c)
+    short, c = best if best is not None else (0, None)
+    what = (f"the least RAM of {result.tried} candidates ({c.split or 'no patches'}"
+            + (f" in {c.grid[0]}×{c.grid[1]} patches" if c is not None and c.split else "") + ") is still "
+            if c is not None else "")
+    raise BadInputError(f"{board.name}: the model does not fit even with the best patch schedule: {what}short of "
+                        f"RAM by {kib(short)}.",
+                        "Try --input-dtype int8 (the caller quantizes), a board with more RAM, or a smaller input.")
 
 
 def preflight_of(program: Any, pte: bytes) -> list[Any]:
@@ -103,50 +116,113 @@ def scheduled_bundle(program: Any, planner: str, inputs: tuple, quant: dict[str,
     return bytes(serialize_from_bundled_program_to_flatbuffer(bp))
 
 
+def _has_convolutions(job: Job, ep: Any) -> None:
+    """A program with no CMSIS-NN convolution has nothing to run patch by patch (a float program whose
+    convolutions stayed on portable kernels: measured, torchvision's MobileNetV2 given an NCHW input)."""
+    from backend_core.analyses.schedule.measure import program_macs
+    from backend_core.analyses.schedule.prefix import user_input
+
+    user_input(ep)                  # one 4-D image input first: the more telling refusal
+    if program_macs(ep) == 0:
+        raise BadInputError(f"{job.model}'s lowered program has no CMSIS-NN convolution to run patch by patch "
+                            "(its convolutions, if any, run on portable kernels).",
+                            "Lower it so the convolutions quantize (`cmlens lower` names the fallbacks; a CNN "
+                            "usually wants a channels-last input).")
+
+
+def fit_board(job: Job) -> Any:
+    """The board `--schedule fit:BOARD` names, or for `fit` the job's own memory board (--board, or a board
+    of --ram/--flash sizes); None for auto or a FILE."""
+    from backend_core.common.boards.specs import board_named
+
+    spec = job.schedule.spec
+    if spec.startswith("fit:"):
+        return board_named(spec[4:])
+    if spec != "fit":
+        return None
+    board = job.memory_board()
+    if board is None:
+        raise BadInputError("--schedule fit without a board to fit.",
+                            "Pass --board NAME (or --ram/--flash sizes), or --schedule fit:BOARD.")
+    return board
+
+
+def _sizer(job: Job, res: JobResult, board: Any, target: str, say: Callable[[str], None]
+           ) -> Callable[[bytes], dict[str, Any]]:
+    """The memory report of a scheduled .pte as the memory step makes one: ExecuTorch's plan, the runtime
+    around it (the job's --runtime-from) and the board's verdict (the whole firmware, not the arena alone)."""
+    from backend_core.orchestration.jobs.steps.memory import with_runtime
+    from backend_core.target.memory import analyze_memory
+
+    runtime = board is not None or job.wants("export")     # the bundle states the runtime too
+
+    def sized(pte: bytes) -> dict[str, Any]:
+        rep = analyze_memory(pte, None, target=target)
+        rep["model"] = res.lowering.model
+        return with_runtime(rep, board, say, elf=job.memory.elf, prefer=job.memory.runtime_from) if runtime else rep
+
+    return sized
+
+
+def scheduled_references() -> bytes:
+    """references.json of the scheduled bundle: its expected outputs are the UNSCHEDULED lowered program
+    run on the host, so a PASS at atol 0 means the schedule computes that program bit for bit."""
+    from backend_core.target.judge.references import LOWERED, References
+
+    refs = References(LOWERED, notes=["expected outputs: the unscheduled lowered program run on the host (the "
+                                      "patch schedule must compute it bit for bit)"])
+    return (json.dumps(refs.to_dict(), indent=1) + "\n").encode()
+
+
 def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]], None],
                   cancel: threading.Event) -> None:
+    """Search or read the schedule, check it on the host, and leave the scheduled program (.pte, and a
+    .bpte with the unscheduled program's outputs) in the lowering's blobs; jobs/outputs.py writes them."""
     from backend_core.analyses.schedule.measure import serialise
     from backend_core.analyses.schedule.rewrite import schedule_program
     from backend_core.analyses.schedule.schedule_file import schedule_doc
-    from backend_core.analyses.schedule.search import GRIDS, pick, search
-    from backend_core.common.boards.specs import board_named
-    from backend_core.common.files import write_atomic
-    from backend_core.target.memory import analyze_memory
+    from backend_core.analyses.schedule.search import GRIDS, _outputs, pick, search
 
     say = lambda text: emit("status", {"text": text})      # noqa: E731
     opts = job.schedule
-    board = None
-    if opts.spec.startswith("fit:"):
-        board = board_named(opts.spec[4:])                    # an unknown board: exit 2 before any work
+    board = fit_board(job)                                 # an unknown board: exit 2 before any work
     ep, inputs = _live_program(job, res)
+    _has_convolutions(job, ep)
     pte = _plain_pte(res)
     target = job.lower.target
-    if opts.spec not in ("auto",) and board is None:
+    sized = _sizer(job, res, board or job.memory_board(), target, say)
+    rep, float_short = None, ""
+    if opts.spec not in ("auto", "fit") and board is None:
         chosen, result = _from_file(job, ep, inputs, pte, say)
-        rep = None
     else:
-        result = search(ep, inputs, target, int8=opts.input_dtype == "int8", grids=opts.grids or GRIDS,
-                        splits=list(opts.splits) or None, on_progress=say, cancel=cancel)
-        if board is not None:
-            chosen, rep = _fit(result, board, ep, target)
-        else:
-            chosen, rep = pick(result), None
+        for dtype in ("float32", "int8") if opts.input_dtype == "any" else (opts.input_dtype,):
+            result = search(ep, inputs, target, int8=dtype == "int8", grids=opts.grids or GRIDS,
+                            splits=list(opts.splits) or None, on_progress=say, cancel=cancel)
+            if board is None:
+                chosen, rep = pick(result), None
+                break
+            try:
+                chosen, rep = _fit(result, board, ep, target, sized)
+                break
+            except BadInputError as exc:      # "any": the float input first, then an int8 one (said so)
+                if dtype == "int8" or opts.input_dtype != "any":
+                    raise BadInputError(f"with the float input: {float_short} With an int8 input: {exc.message}"
+                                        if float_short else exc.message, exc.hint) from None
+                float_short = exc.message
+                say(f"no schedule with the float input fits {board.name}: searching with an int8 input")
     if chosen is None:
         raise BadInputError(f"No patch schedule of {job.model} passed the host check.",
                             "See the dropped candidates in the report.")
-    r = schedule_program(ep, chosen.split, chosen.grid, target, int8=chosen.int8_input)
-    scheduled = serialise(r.program, chosen.planner)
-    if rep is None:
-        rep = analyze_memory(scheduled, None, board=job.memory_board(), target=target)
+    program = schedule_program(ep, chosen.split, chosen.grid, target, int8=chosen.int8_input).program
+    scheduled = serialise(program, chosen.planner)
+    rep = rep or sized(scheduled)
     doc = schedule_doc(job.model, target, pte, chosen.to_dict())
+    say("bundling the scheduled program with the unscheduled program's outputs")
     res.lowering.blobs["scheduled.pte"] = scheduled
-    res.steps["schedule"] = {**result.to_dict(), "chosen": chosen.to_dict(), "schedule": doc, "memory": rep,
-                             "board": board.name if board is not None else job.board,
-                             "preflight": [f.to_dict() for f in preflight_of(r.program, scheduled)]}
-    if opts.output:
-        from backend_core.analyses.schedule.search import _outputs
-
-        say("bundling the scheduled program with the unscheduled program's outputs")
-        bpte = scheduled_bundle(r.program, chosen.planner, inputs, chosen.input_quant, _outputs(ep, inputs))
-        res.files["schedule"] = write_atomic(opts.output, (json.dumps(doc, indent=1) + "\n").encode())
-        res.files["scheduled_bpte"] = write_atomic(opts.output.replace(".schedule.json", "") + ".scheduled.bpte", bpte)
+    res.lowering.blobs["scheduled.bpte"] = scheduled_bundle(program, chosen.planner, inputs, chosen.input_quant,
+                                                            _outputs(ep, inputs))
+    res.lowering.blobs["scheduled.references.json"] = scheduled_references()
+    res.steps["schedule"] = {**result.to_dict(), "spec": opts.spec, "chosen": chosen.to_dict(), "schedule": doc,
+                             "float_input_short": float_short or None,
+                             "memory": rep, "board": board.name if board is not None else job.board,
+                             "preflight": [f.to_dict() for f in preflight_of(program, scheduled)]}

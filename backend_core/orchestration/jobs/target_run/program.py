@@ -33,7 +33,8 @@ class RunProgram:
 def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallback,
                lowering: PipelineOptions | None = None, lowered: Any = None) -> tuple[Path, float, Any]:
     """A .pte/.bpte for `source`: the file itself, or the .bpte of lowering it, with that LoweringResult.
-    `lowered` (a job's lower step, same options) is used as it is: a run lowers its model once."""
+    `lowered` (a job's lower step, same options) is used as it is: a run lowers its model once. After a
+    schedule step, its scheduled .bpte (expected outputs: the unscheduled program's) is the program."""
     p = Path(source)
     if is_program_path(p):
         if not p.is_file():
@@ -44,12 +45,16 @@ def model_file(source: str, opts: RunOptions, workdir: Path, on_line: LineCallba
         raise CmlensError(f"The run of {source} has no lowering: a target run lowers in its job's lower step.",
                           "Submit a Job with the run step (cmlens run does): its lower step makes the program.")
     res = lowered
-    if res.status != "done" or "model.bpte" not in res.blobs:
+    scheduled = "scheduled.bpte" in res.blobs      # the schedule step's program: it replaces the lowering's
+    if res.status != "done" or not scheduled and "model.bpte" not in res.blobs:
         raise lowering_failed(source, res)
-    out = workdir / f"{res.model}.bpte"
-    out.write_bytes(res.blobs["model.bpte"])
-    if "references.json" in res.blobs:        # what the expected outputs are (judge/references.py)
-        beside(out).write_bytes(res.blobs["references.json"])
+    out = workdir / (f"{res.model}.scheduled.bpte" if scheduled else f"{res.model}.bpte")
+    out.write_bytes(res.blobs["scheduled.bpte" if scheduled else "model.bpte"])
+    refs = "scheduled.references.json" if scheduled else "references.json"
+    if refs in res.blobs:                     # what the expected outputs are (judge/references.py)
+        beside(out).write_bytes(res.blobs[refs])
+    if scheduled:
+        on_line("cmlens", "program: the scheduled one (--schedule), expected outputs the unscheduled program's")
     return out, time.monotonic() - start, res
 
 
