@@ -194,6 +194,13 @@ class GraphScene(QGraphicsScene):
                 e.show_qparams = on
                 e.update()
 
+    def set_patches(self, nodes: dict[str, int], grid: tuple[int, int] | None, input_node: str | None) -> None:
+        """A schedule's marks: node id -> patches it runs for (others cleared), the P×Q grid on `input_node`."""
+        marked = {self.item_id_for_node(n): k for n, k in nodes.items()}
+        grid_item = self.item_id_for_node(input_node) if input_node and grid else None
+        for iid, box in self.boxes.items():
+            box.set_patches(marked.get(iid, 0), grid if iid == grid_item else None)
+
     def set_heat(self, colors: dict[str, QColor] | None) -> None:
         """Heat overlay: node id -> fill colour (None: overlay off). A collapsed group takes
         its hottest member's colour (the brightest: the heat map runs dark -> bright)."""

@@ -183,6 +183,7 @@ class Rewritten:
     pads: int                          # explicit pad ops (patches that touch one border of an axis)
     slices: int
     cats: int
+    patched: tuple[str, ...] = ()      # the ops that run once per patch (the window marks them on the graph)
 
 
 def find_prefix(ep: Any, split: str) -> Prefix:
@@ -244,4 +245,4 @@ def schedule_program(ep: Any, split: str, grid: tuple[int, int], target: str, *,
     ep.graph.eliminate_dead_code()
     ep.graph_module.recompile()
     slices = sum(1 for n in ep.graph.nodes if n.op == "call_function" and "slice_copy" in target_of(n))
-    return Rewritten(ep, quant, b.pads, slices, cats)
+    return Rewritten(ep, quant, b.pads, slices, cats, tuple(n.name for n in prefix.nodes))

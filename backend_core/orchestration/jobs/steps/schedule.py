@@ -78,6 +78,13 @@ def _fit(result: Any, board: Any, ep: Any, target: str) -> tuple[Any, dict[str, 
                         "Try --input-dtype int8, a board with more RAM, or a smaller input.")
 
 
+def _input_name(ep: Any) -> str:
+    """The program's image input (the window draws the patch grid on it)."""
+    from backend_core.analyses.schedule.prefix import user_input
+
+    return str(user_input(ep).name)
+
+
 def preflight_of(program: Any, pte: bytes) -> list[Any]:
     """The pre-flight of the scheduled program as the target will see it (the rules that predicted the
     channels-last slice/cat failures on QEMU): a schedule must add no finding of its own."""
@@ -142,6 +149,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     res.lowering.blobs["scheduled.pte"] = scheduled
     res.steps["schedule"] = {**result.to_dict(), "chosen": chosen.to_dict(), "schedule": doc, "memory": rep,
                              "board": board.name if board is not None else job.board,
+                             "patched_nodes": list(r.patched), "input_node": _input_name(ep),
                              "preflight": [f.to_dict() for f in preflight_of(r.program, scheduled)]}
     if opts.output:
         from backend_core.analyses.schedule.search import _outputs
