@@ -97,7 +97,7 @@ class ScheduleOverlay:
                               f"({len(after)} ops), peak {max(live_a):,} B")
         self._add(self.after)
         self._legend_line(AFTER, f"after: {self._after_name(s)}, peak {kib(max(live_a))}")
-        top = max(max(live_b), max(live_a))
+        top = max(max(live_b), max(live_a), int(before.get("arena_bytes") or 0))   # the arena line stays in view
         board = (s.get("memory") or {}).get("board") or before.get("board") or {}
         lines = [(s["layer_floor_bytes"], LAYER_FLOOR, Qt.PenStyle.DashLine, "layer floor"),
                  (s["patch_floor_bytes"], PATCH_FLOOR, Qt.PenStyle.DotLine, "patch floor")]

@@ -7,13 +7,14 @@ user sees: the after curve on the timeline and below the before one, the numbers
 graph, progress in the status bar, Cancel and a bad board leaving the schedule found before."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.helpers.gui import LOWER_TIMEOUT_MS, close_window, shown_window, wait_scene
+from tests.helpers.gui import LOWER_TIMEOUT_MS, wait_scene
 
 MODEL = str(Path(__file__).resolve().parents[1] / "memory" / "models" / "wide_stem_net.py")
 BOARD = "stm32f746"
@@ -29,24 +30,57 @@ def _fit(qtbot, win, int8: bool) -> str:
     return blocker.args[0]
 
 
-@pytest.fixture
-def fitted(qtbot) -> Iterator:
-    """The window with wide_stem_net lowered, stm32f746 picked and fitted with an int8 input."""
-    win = shown_window(qtbot, (1366, 768))
+@pytest.fixture(scope="module")
+def fitted(qapp, gui_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """The window with wide_stem_net lowered, stm32f746 picked and fitted with an int8 input, once for
+    the module (a cold worker's lowering and search is the expensive part; each test then clicks)."""
+    from app.shell.main_window import MainWindow
+    from tests.gui.filled import spin, wait_for
+    from tests.helpers.processes import leftovers
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CMLENS_CACHE", str(gui_cache))
+    mp.setenv("CMLENS_SETTINGS", str(tmp_path_factory.mktemp("fit") / "settings.ini"))
+    win = MainWindow()
+    win.resize(1366, 768)
+    win.show()
     win.fit.grids, win.fit.splits = (2,), (SPLIT,)
-    with qtbot.waitSignal(win.session.finished, timeout=LOWER_TIMEOUT_MS) as blocker:
-        win.open_model(MODEL, target="cortex-m55")
-    assert blocker.args[0] == "done", win.error_panel.title.text()
-    wait_scene(qtbot, win)
+    status = wait_for(win.session.finished, LOWER_TIMEOUT_MS / 1000, lambda: win.open_model(MODEL, target="cortex-m55"))
+    assert status == ("done",), win.error_panel.title.text()
+    while not win.graph.is_showing(win.state.stage):
+        spin(50)
     win.show_tab("memory")
     win.memory.set_board(BOARD)
     assert not win.memory.verdict()["fits"]                 # ExecuTorch's plan does not fit stm32f746
     progress: list[tuple[str, int, int]] = []
     win.fit.progress.connect(lambda *a: progress.append(a))
-    assert _fit(qtbot, win, int8=True) == "done", win.fit.message
+    win.memory.fit_row.int8.setChecked(True)
+    assert wait_for(win.fit.finished, FIT_TIMEOUT_MS / 1000, win.memory.fit_row.fit_btn.click) == ("done",), \
+        win.fit.message
     win.fit_progress_seen = progress
     yield win
-    close_window(qtbot, win)
+    win.close()
+    deadline = time.monotonic() + 20
+    while leftovers() != ([], []) and time.monotonic() < deadline:
+        spin(50)
+    mp.undo()
+    assert leftovers() == ([], []), "the window left a thread or a job worker running"
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers() -> Iterator[None]:
+    """The window lives for the module (its layout threads with it): tests/conftest.py's check that no
+    thread or worker is left runs once it is closed (the fixture above), and after each test for the
+    workers alone."""
+    from app.runtime.qt_job import QtJob
+
+    yield
+    deadline = time.monotonic() + 20
+    while any(w.has_processes() for w in QtJob.instances()) and time.monotonic() < deadline:
+        from tests.gui.filled import spin
+
+        spin(50)
+    assert not any(w.has_processes() for w in QtJob.instances()), "a job worker was left running"
 
 
 def test_fit_draws_the_after_curve_below_the_before_one(qtbot, fitted) -> None:
