@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fit {args.board}: {status} in {win.fit.seconds:.1f} s (in the window, lowering included)")
     assert status == "done", win.fit.message
     s = win.fit.result
+    assert s is not None
     if args.json:
         Path(args.json).write_text(json.dumps(s, indent=1, default=str))
     final = win.session.final()

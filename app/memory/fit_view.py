@@ -36,7 +36,7 @@ def numbers_html(s: dict[str, Any]) -> str:
     check = {True: "bit-exact on the host", False: "DIFFERS on the host", None: "not checked"}[c.get("bit_exact")]
     board = f"<b>fits {html.escape(str(s['board']))}</b>: " if s.get("board") else ""
     return (f"{board}total RAM {kib(before)} → <b>{kib(after)}</b> (<b>{before / max(after, 1):.2f}× smaller</b>)"
-            f" · <b>+{100 * c['extra_macs']:.1f} % MACs</b> · {where} · {c['input_dtype']} input, planner "
+            f" · <b>{100 * c['extra_macs']:+.1f} % MACs</b> · {where} · {c['input_dtype']} input, planner "
             f"{html.escape(c['planner'])} · {check}")
 
 
@@ -52,7 +52,7 @@ def details_rows(s: dict[str, Any]) -> list[str]:
     rows.append(f"<b>Pareto front</b> ({s['tried']} candidates tried, each checked bit for bit on the host):")
     for c in s["front"]:
         where = f"{html.escape(c['split'])} {grid_text(c)}" if c["split"] else "no patches"
-        rows.append(f"&nbsp;&nbsp;{kib(c['total_ram_bytes'])} · +{100 * c['extra_macs']:.1f} % MACs · {where} · "
+        rows.append(f"&nbsp;&nbsp;{kib(c['total_ram_bytes'])} · {100 * c['extra_macs']:+.1f} % MACs · {where} · "
                     f"{c['input_dtype']}, {html.escape(c['planner'])}")
     return rows
 
