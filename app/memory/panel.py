@@ -184,6 +184,11 @@ class MemoryPanel(QWidget):
             parts.append(f"CMSIS-NN scratch: {step['scratch_bytes']:,} B (planned, inside the arena)")
         if step["constant_bytes"]:
             parts.append(f"constants (flash): {step['constant_bytes']:,} B")
+        sched = self.fit_model.result if self.fit_model is not None else None
+        if sched and node_id in (sched.get("patched_nodes") or []):
+            g = sched["chosen"]["grid"]
+            parts.append(f"<b>runs per patch</b>: {g[0] * g[1]} times ({g[0]}×{g[1]} patches of "
+                         f"{html.escape(sched['chosen']['split'])}, each with the halo it needs)")
         if step["in_float_island"]:
             parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B "
                          "of fp32 tensors alive</span>")

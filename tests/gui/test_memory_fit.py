@@ -107,6 +107,7 @@ def test_fit_draws_the_after_curve_below_the_before_one(qtbot, fitted) -> None:
     assert set(win.fit.result["patched_nodes"]) <= marked and SPLIT in marked
     assert scene.box_for_node(win.fit.result["input_node"]).patch_grid == (2, 2)
     assert scene.box_for_node("cortex_m_quantized_linear_default").patches == 0
+    assert "runs per patch</b>: 4 times" in mem.node_html(SPLIT)
 
 
 def test_cancel_keeps_the_schedule_found_before(qtbot, fitted) -> None:
