@@ -140,7 +140,14 @@ class GraphScene(QGraphicsScene):
                 return (f"<b>{html.escape(vi.module_path)}</b><br>{len(vi.members)} nodes (collapsed)"
                         f"{fb}<br><i>double-click to expand</i>")
             n = self.snapshot.node(vi.id)
-            return node_tooltip(n) if n is not None else ""
+            tip = node_tooltip(n) if n is not None else ""
+            teal = theme.PATCHED.name()
+            if box.patches:
+                tip += f"<br><span style='color:{teal}'>runs once per patch: ×{box.patches} (the schedule found)</span>"
+            if box.patch_grid:
+                rows, cols = box.patch_grid
+                tip += f"<br><span style='color:{teal}'>read in {rows}×{cols} patches, each with its halo</span>"
+            return tip
         edge = self.edge_at(pos)
         if edge is not None:
             r = edge.route
