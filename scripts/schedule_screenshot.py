@@ -64,9 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(s, indent=1, default=str))
     final = win.session.final()
-    split = s["chosen"]["split"]
-    if final is not None and split:
-        win.state.focus(final.index, split)
+    if final is not None and s["patched_nodes"]:
+        win.state.focus(final.index, s["patched_nodes"][0])      # the first op run per patch, the input above it
     spin(1500)
     found = widget_overlaps(win) + plot_text_problems(win)
     for p in found:

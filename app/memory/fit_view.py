@@ -88,7 +88,7 @@ class ScheduleOverlay:
             self.legend = legend_above(self.plot, columns=3)
         live_b = [t["live_bytes"] for t in before["timeline"]]
         live_a = [t["live_bytes"] for t in after]
-        self._legend_line(BEFORE, f"before: ExecuTorch's plan, peak {kib(max(live_b))}")
+        self._legend_line(BEFORE, f"before {kib(max(live_b))}")
         xs = [t["index"] for t in after]
         edges = [x - 0.5 for x in xs] + [xs[-1] + 0.5]
         self.after = pg.PlotCurveItem(edges, live_a, stepMode="center", pen=pg.mkPen(AFTER, width=2.2),
@@ -96,7 +96,7 @@ class ScheduleOverlay:
         self.after.setToolTip(f"after: the {grid_text(s['chosen'])} schedule's live planned bytes per op "
                               f"({len(after)} ops), peak {max(live_a):,} B")
         self._add(self.after)
-        self._legend_line(AFTER, f"after: {self._after_name(s)}, peak {kib(max(live_a))}")
+        self._legend_line(AFTER, f"after {self._after_name(s)} {kib(max(live_a))}")
         top = max(max(live_b), max(live_a), int(before.get("arena_bytes") or 0))   # the arena line stays in view
         board = (s.get("memory") or {}).get("board") or before.get("board") or {}
         lines = [(s["layer_floor_bytes"], LAYER_FLOOR, Qt.PenStyle.DashLine, "layer floor"),
@@ -111,14 +111,14 @@ class ScheduleOverlay:
                 line.setToolTip(f"{name}: {y:,} B")
                 self._add(line)
                 shown_top = max(shown_top, y)
-            self._legend_line(color, f"{name} {kib(y)}" + ("" if drawn else " (above the axis)"), style)
+            self._legend_line(color, f"{name} {kib(y)}" + ("" if drawn else " (off the axis)"), style)
         self.plot.setXRange(-0.5, max(xs[-1], len(live_b) - 1) + 0.5, padding=0.02)
         self.plot.setYRange(0, shown_top * 1.12, padding=0)
 
     @staticmethod
     def _after_name(s: dict[str, Any]) -> str:
         c = s["chosen"]
-        return f"{grid_text(c)} patches" if c["split"] else f"{c['input_dtype']} input"
+        return grid_text(c) if c["split"] else f"({c['input_dtype']} input)"
 
     def _legend_line(self, color: str, text: str, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> None:
         sample = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(color, width=2.2, style=style))

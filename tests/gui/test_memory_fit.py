@@ -93,7 +93,7 @@ def test_fit_draws_the_after_curve_below_the_before_one(qtbot, fitted) -> None:
     before = [s["live_bytes"] for s in mem.report["timeline"]]
     assert max(y_after) < max(before)                       # the peak came down
     labels = [lab.text for _sample, lab in mem.overlay.legend.items]
-    assert any(t.startswith("after: 2×2 patches") for t in labels)
+    assert any(t.startswith("after 2×2 ") for t in labels)
     assert any("layer floor" in t for t in labels) and any("patch floor" in t for t in labels)
     assert any(t.startswith(f"{BOARD} RAM 320.0 KiB") for t in labels)
     text = mem.fit_row.label.text()
