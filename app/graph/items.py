@@ -54,6 +54,8 @@ class BoxItem(QGraphicsItem):
         self._fill, self._border, self._text = fill, border, text
         self._is_fallback = item.kind == KIND_FALLBACK or item.fallbacks > 0
         self.preflight = ""          # "will fail" | "may fail": a pre-flight finding on this node
+        self.patches = 0             # > 0: the op runs once per patch of a schedule (this many patches)
+        self.patch_grid: tuple[int, int] | None = None   # the input node: the schedule's P×Q grid drawn on it
         self.setAcceptHoverEvents(False)
         self.setCacheMode(QGraphicsItem.CacheMode.NoCache)
 
@@ -62,7 +64,7 @@ class BoxItem(QGraphicsItem):
         return self.view_item.id
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        return self.rect.adjusted(-6, -10, 10, 6)
+        return self.rect.adjusted(-6, -10, 10, 8)
 
     def set_state(self, *, selected: bool | None = None, overlay: str | None = None,
                   match: bool | None = None) -> None:
@@ -133,6 +135,46 @@ class BoxItem(QGraphicsItem):
             self._paint_badge(painter)
         if self.preflight:
             self._paint_preflight(painter)
+        if self.patches:
+            self._paint_patches(painter)
+        if self.patch_grid:
+            self._paint_grid(painter)
+
+    def set_patches(self, patches: int, grid: tuple[int, int] | None) -> None:
+        if (patches, grid) != (self.patches, self.patch_grid):
+            self.patches, self.patch_grid = patches, grid
+            self.update()
+
+    def _paint_patches(self, painter: QPainter) -> None:
+        """Runs per patch: a teal double outline and a "×N" badge on the bottom-right corner."""
+        painter.setPen(QPen(theme.PATCHED, 2.4))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(self.rect.adjusted(-3, -3, 3, 3), 7, 7)
+        text = f"×{self.patches}"
+        w = QFontMetricsF(_SMALL).horizontalAdvance(text) + 8
+        badge = QRectF(self.rect.right() - w + 6, self.rect.bottom() - 7, w, 13)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(theme.PATCHED)
+        painter.drawRoundedRect(badge, 6, 6)
+        painter.setPen(QColor("#ffffff"))
+        painter.setFont(_SMALL)
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _paint_grid(self, painter: QPainter) -> None:
+        """The schedule's patch grid on the input: P×Q cells over the box (each patch reads its cell and the
+        halo its receptive field needs)."""
+        assert self.patch_grid is not None
+        rows, cols = self.patch_grid
+        r = self.rect.adjusted(2, 2, -2, -2)
+        painter.setPen(QPen(theme.PATCHED, 1.2, Qt.PenStyle.DashLine))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(r)
+        for i in range(1, rows):
+            y = r.top() + r.height() * i / rows
+            painter.drawLine(QPointF(r.left(), y), QPointF(r.right(), y))
+        for j in range(1, cols):
+            x = r.left() + r.width() * j / cols
+            painter.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()))
 
     def _state_pen(self) -> QPen:
         if self.selected:

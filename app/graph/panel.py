@@ -4,6 +4,7 @@ scenes are cached per (stage, grouping), so stepping back and forth is instant."
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
@@ -52,6 +53,7 @@ class GraphPanel(QWidget):
         self._shown: dict[str, int] = {"main": -1, "left": -1}
         self._fitted = False
         self.heat_overlay = StageHeat(self.session)      # final-graph node id -> colour, per stage
+        self.patches: dict[str, Any] | None = None        # a schedule's marks (final-graph ids), see set_patches
         self._build_ui()
         state.stageChanged.connect(self._on_stage)
         state.selectionChanged.connect(self._on_selection)
@@ -181,6 +183,7 @@ class GraphPanel(QWidget):
         scene.set_show_qparams(self.state.show_qparams)
         self._apply_overlay(side, index, scene)
         scene.set_heat(self.heat_for_stage(index) if self.heat is not None else None)
+        self._apply_patches(index, scene)
         self._set_titles()
         if side == "main":
             if not self._fitted or self.state.follow_latest:
@@ -206,6 +209,25 @@ class GraphPanel(QWidget):
     def _apply_overlay(self, side: str, index: int, scene: GraphScene) -> None:
         states = diff_states(self.session.diffs, side, index)
         scene.set_overlay(states)
+
+    # ------------------------------------------------------------------ schedule marks
+    def set_patches(self, marks: dict[str, Any] | None) -> None:
+        """A schedule's marks on the final graph: {"nodes": [final node ids run per patch], "grid": (P, Q),
+        "input": the input node's id}; None clears them. Shown on the final stage (the ids are its own)."""
+        self.patches = marks
+        for side, v in (("main", self.view), ("left", self.left)):
+            scene = v.graph_scene()
+            if scene is not None and self._shown[side] >= 0:
+                self._apply_patches(self._shown[side], scene)
+
+    def _apply_patches(self, index: int, scene: GraphScene) -> None:
+        final = self.session.final()
+        m = self.patches if final is not None and index == final.index else None
+        if not m:
+            scene.set_patches({}, None, None)
+            return
+        grid = tuple(m["grid"])
+        scene.set_patches({n: grid[0] * grid[1] for n in m["nodes"]}, (grid[0], grid[1]), m.get("input"))
 
     # ------------------------------------------------------------------ heat overlay
     def set_heat(self, colors: dict[str, QColor] | None, value_range: tuple[float, float] = (0.0, 60.0),

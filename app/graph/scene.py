@@ -140,7 +140,14 @@ class GraphScene(QGraphicsScene):
                 return (f"<b>{html.escape(vi.module_path)}</b><br>{len(vi.members)} nodes (collapsed)"
                         f"{fb}<br><i>double-click to expand</i>")
             n = self.snapshot.node(vi.id)
-            return node_tooltip(n) if n is not None else ""
+            tip = node_tooltip(n) if n is not None else ""
+            teal = theme.PATCHED.name()
+            if box.patches:
+                tip += f"<br><span style='color:{teal}'>runs once per patch: ×{box.patches} (the schedule found)</span>"
+            if box.patch_grid:
+                rows, cols = box.patch_grid
+                tip += f"<br><span style='color:{teal}'>read in {rows}×{cols} patches, each with its halo</span>"
+            return tip
         edge = self.edge_at(pos)
         if edge is not None:
             r = edge.route
@@ -193,6 +200,13 @@ class GraphScene(QGraphicsScene):
             if e.show_qparams != on:
                 e.show_qparams = on
                 e.update()
+
+    def set_patches(self, nodes: dict[str, int], grid: tuple[int, int] | None, input_node: str | None) -> None:
+        """A schedule's marks: node id -> patches it runs for (others cleared), the P×Q grid on `input_node`."""
+        marked = {self.item_id_for_node(n): k for n, k in nodes.items()}
+        grid_item = self.item_id_for_node(input_node) if input_node and grid else None
+        for iid, box in self.boxes.items():
+            box.set_patches(marked.get(iid, 0), grid if iid == grid_item else None)
 
     def set_heat(self, colors: dict[str, QColor] | None) -> None:
         """Heat overlay: node id -> fill colour (None: overlay off). A collapsed group takes

@@ -10,7 +10,9 @@ Public API (the shell wires it; this package imports no other feature package):
 - `node_html(node_id)`: a node's output bytes, where they live (memory id, offset), scratch, constants,
   live bytes at that op, for the inspector;
 - `verdict()`: the current verdict dict (or None);
-- `bytes_by_node(what)`: {node id: bytes} ("live_bytes", "scratch_bytes", "constant_bytes") to colour the graph.
+- `bytes_by_node(what)`: {node id: bytes} ("live_bytes", "scratch_bytes", "constant_bytes") to colour the graph;
+- `set_fit_model(model)`: the "Fit this board" row (app.memory.fit_row) over an app.memory.fit.FitModel; its
+  result is drawn over the timeline (app.memory.fit_view.ScheduleOverlay): before and after on one axis.
 The verdict for another board is recomputed here (backend_core.target.memory.attach_board is plain Python);
 nothing here imports torch or ExecuTorch."""
 from __future__ import annotations
@@ -28,6 +30,7 @@ from backend_core.common.boards.specs import all_boards, board_named, custom_boa
 from backend_core.target.memory.fit import kib
 
 from app.memory.bars import StackedBars
+from app.memory.fit_view import ScheduleOverlay, details_rows
 from app.memory.timeline import TimelinePlot
 from app.widgets import theme
 from app.widgets.elided_label import ElidedLabel
@@ -59,7 +62,7 @@ class MemoryPanel(QWidget):
         import pyqtgraph as pg
 
         self.report: dict[str, Any] | None = None
-        lay = QVBoxLayout(self)
+        lay = self._lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(2)
         # one row: what was measured (elided, all of it in the tooltip) | the board picker
@@ -111,6 +114,9 @@ class MemoryPanel(QWidget):
         self.timeline_plot.setMinimumHeight(90)
         self.timeline = TimelinePlot(self.timeline_plot)
         self.timeline.nodeClicked.connect(self.nodeClicked)
+        self.overlay = ScheduleOverlay(self.timeline_plot.getPlotItem())
+        self.fit_model: Any = None
+        self.fit_row: Any = None
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
         self.details.setFrameShape(QFrame.Shape.NoFrame)
@@ -130,6 +136,7 @@ class MemoryPanel(QWidget):
         self.body.addWidget(self.split)
         lay.addLayout(row)
         lay.addWidget(self.verdict_label)
+        self._fit_at = lay.count()
         lay.addWidget(self.body, 1)
 
     # -- public API ------------------------------------------------------------------------------
@@ -177,10 +184,37 @@ class MemoryPanel(QWidget):
             parts.append(f"CMSIS-NN scratch: {step['scratch_bytes']:,} B (planned, inside the arena)")
         if step["constant_bytes"]:
             parts.append(f"constants (flash): {step['constant_bytes']:,} B")
+        sched = self.fit_model.result if self.fit_model is not None else None
+        if sched and node_id in (sched.get("patched_nodes") or []):
+            g = sched["chosen"]["grid"]
+            parts.append(f"<b>runs per patch</b>: {g[0] * g[1]} times ({g[0]}×{g[1]} patches of "
+                         f"{html.escape(sched['chosen']['split'])}, each with the halo it needs)")
         if step["in_float_island"]:
             parts.append(f"<span style='color:{theme.ON_LIGHT['bad']}'>float island: {step['float_bytes']:,} B "
                          "of fp32 tensors alive</span>")
         return "<br>".join(parts)
+
+    def set_fit_model(self, model: Any) -> None:
+        """Show the "Fit this board" row for `model` (app.memory.fit.FitModel) and draw its result."""
+        from app.memory.fit_row import FitRow
+
+        self.fit_model = model
+        self.fit_row = FitRow(model, self._fit_board, self)
+        self._lay.insertWidget(self._fit_at, self.fit_row)
+        model.resultChanged.connect(lambda _s: self._recompute())
+        model.finished.connect(lambda _s: self._fit_enabled())
+        self._fit_enabled()
+
+    def _fit_board(self) -> str:
+        name = self.board.currentData()
+        return "" if name in (None, CUSTOM) else str(name)
+
+    def _fit_enabled(self) -> None:
+        if self.fit_row is None:
+            return
+        why = ("pick a board above (custom sizes have no board to fit)" if not self._fit_board() else
+               "lower a model first" if self.report is None else "")
+        self.fit_row.set_board_ok(not why, why)
 
     # -- internals -------------------------------------------------------------------------------
     def _board_changed(self) -> None:
@@ -188,6 +222,7 @@ class MemoryPanel(QWidget):
         for w in (self.ram, self.flash, self.apply):
             w.setVisible(custom)
         self.boardChanged.emit(self.board.currentData() or "")
+        self._fit_enabled()
         if not custom:
             self._recompute()
 
@@ -209,6 +244,8 @@ class MemoryPanel(QWidget):
             self.verdict_label.setText("")
             self.details.setHtml("")
             self.body.setCurrentWidget(self.placeholder)
+            self.overlay.clear()
+            self._fit_enabled()
             return
         try:
             spec = self._spec()
@@ -232,6 +269,11 @@ class MemoryPanel(QWidget):
         rows = [f"<b>largest tensor</b>: {t['bytes']:,} B {t['dtype']} {t['shape']} (ops #{t['first']}–#{t['last']}, "
                 f"{html.escape(str(t['node'] or ''))})" for t in rep["largest_tensors"][:3]]
         rows += [f"<b>suggestion</b>: {html.escape(s)}" for s in rep.get("suggestions", [])]
+        sched = self.fit_model.result if self.fit_model is not None else None
+        self.overlay.draw(sched)
+        if sched is not None:
+            rows = details_rows(sched) + rows
+        self._fit_enabled()
         self.details.setHtml("<br>".join(rows))
         self.body.setCurrentWidget(self.split)
 

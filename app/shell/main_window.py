@@ -47,6 +47,7 @@ if TYPE_CHECKING:      # the widgets window_build.build_window makes (their modu
     from app.lowering.model_bar import ModelBar
     from app.lowering.repro_row import ReproRow
     from app.lowering.timeline import PassTimeline
+    from app.memory.fit import FitModel
     from app.memory.panel import MemoryPanel
     from app.numerics.panel import NumericsPanel
     from app.shell.details_fold import DetailsFold
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
     log_view: PipelineLog
     numerics: NumericsPanel
     memory: MemoryPanel
+    fit: FitModel
     target_panel: TargetPanel
     target_scroll: QScrollArea
     accuracy: AccuracyPanel
@@ -346,6 +348,7 @@ class MainWindow(QMainWindow):
         self.compare.shutdown()
         self.history.shutdown()
         self.numerics.shutdown()
+        self.fit.shutdown()
         self.accuracy.shutdown()
         self.target_panel.shutdown()
         self.session.shutdown()

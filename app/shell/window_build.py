@@ -26,6 +26,7 @@ from app.runtime.settings import recent_files
 from app.shell.details_fold import DetailsFold
 from app.shell.docks import add_dock, collapsible_docks
 from app.shell.feature_links import FeatureLinks
+from app.shell.fit_links import connect_fit
 from app.shell.window_actions import wire_history
 from app.sweep import SweepView
 
@@ -113,6 +114,7 @@ def _links(win: Any) -> None:
     win.num_box, win.num_cancel = win.links.num_box, win.links.num_cancel
     win.links.add_inspector_sections(win.inspector)
     win.links.connect_memory(win.memory, win.settings)
+    win.fit = connect_fit(win)
     win.links.connect_accuracy(win.accuracy)
     win.timeline.setMinimumWidth(200)
     win.inspector.setMinimumWidth(220)

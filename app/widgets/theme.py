@@ -42,6 +42,7 @@ REMOVED = QColor(_C["diff"]["removed"])
 REWRITTEN = QColor(_C["diff"]["rewritten"])
 SELECTED = QColor(_OV["selected"])
 MATCH = QColor(_OV["match"])
+PATCHED = QColor(_OV["patched"])       # a schedule: the op runs per patch; the grid on the input
 EDGE = QColor(_OV["edge"])
 EDGE_LABEL = QColor(_OV["edge_label"])
 CLUSTER_FILLS = tuple(_OV["cluster_fills"])

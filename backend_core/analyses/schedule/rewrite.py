@@ -216,6 +216,7 @@ class Rewritten:
     windows: int = 0                   # cmlens::window ops (own copies)
     tiles: int = 0                     # cmlens::tiles ops (one per stage)
     stages: list[tuple[str, tuple[int, int]]] = field(default_factory=list)
+    patched: tuple[str, ...] = ()      # the ops that run once per patch (the window marks them on the graph)
 
 
 COPIES = ("cmlens", "portable")
@@ -313,6 +314,7 @@ def _stage(ep: Any, split: str, grid: tuple[int, int], target: str, float_input:
                 ep.graph.erase_node(s)
     totals.pads += b.pads
     totals.windows += b.windows
+    totals.patched += tuple(n.name for n in prefix.nodes)
     return whole
 
 

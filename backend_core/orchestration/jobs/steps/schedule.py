@@ -91,6 +91,13 @@ def _fit(result: Any, board: Any, ep: Any, target: str, sized: Callable[[bytes],
                         "Try --input-dtype int8 (the caller quantizes), a board with more RAM, or a smaller input.")
 
 
+def _input_name(ep: Any) -> str:
+    """The program's image input (the window draws the patch grid on it)."""
+    from backend_core.analyses.schedule.prefix import user_input
+
+    return str(user_input(ep).name)
+
+
 def preflight_of(program: Any, pte: bytes) -> list[Any]:
     """The pre-flight of the scheduled program as the target will see it (the rules that predicted the
     channels-last slice/cat failures on QEMU): a schedule must add no finding of its own."""
@@ -213,7 +220,8 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     if chosen is None:
         raise BadInputError(f"No patch schedule of {job.model} passed the host check.",
                             "See the dropped candidates in the report.")
-    program = schedule_program(ep, chosen.split, chosen.grid, target, int8=chosen.int8_input).program
+    rewritten = schedule_program(ep, chosen.split, chosen.grid, target, int8=chosen.int8_input)
+    program = rewritten.program
     scheduled = serialise(program, chosen.planner)
     rep = rep or sized(scheduled)
     doc = schedule_doc(job.model, target, pte, chosen.to_dict())
@@ -225,4 +233,5 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     res.steps["schedule"] = {**result.to_dict(), "spec": opts.spec, "chosen": chosen.to_dict(), "schedule": doc,
                              "float_input_short": float_short or None,
                              "memory": rep, "board": board.name if board is not None else job.board,
+                             "patched_nodes": list(rewritten.patched), "input_node": _input_name(ep),
                              "preflight": [f.to_dict() for f in preflight_of(program, scheduled)]}
