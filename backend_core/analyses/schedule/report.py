@@ -15,6 +15,7 @@ def _row(c: dict[str, Any], plain_total: int) -> str:
     m = c["measured"]
     ratio = plain_total / max(c["total_ram_bytes"], 1)
     io = f" + I/O outside {kib(m['io_outside_bytes'])}" if m["io_outside_bytes"] else ""
+    io += f"; Method::load {kib(m['method_load_bytes'])}" if m.get("method_load_bytes") else ""
     check = {True: "bit-exact", False: "DIFFERS", None: "not checked"}[c.get("bit_exact")]
     return (f"  {kib(c['total_ram_bytes']):>12} ({ratio:4.2f}× less)  arena {kib(m['arena_bytes'])}{io}; "
             + (f"{c['split']} in {_grid(c)} patches" if c["split"] else "no patches")

@@ -70,9 +70,9 @@ class SearchResult:
 
 
 def pareto(cands: list[Candidate]) -> list[Candidate]:
-    """Candidates no other beats on both total RAM and extra MACs, by total RAM."""
+    """Candidates no other beats on both RAM need (total RAM + Method::load) and extra MACs, by RAM need."""
     front: list[Candidate] = []
-    for c in sorted(cands, key=lambda c: (c.total_ram, c.extra_macs)):
+    for c in sorted(cands, key=lambda c: (c.measured.ram_need, c.extra_macs)):
         if not front or c.extra_macs < front[-1].extra_macs:
             front.append(c)
     return front
@@ -256,9 +256,10 @@ def _checked_front(ep: Any, inputs: tuple, target: str, found: list[Candidate],
 
 
 def pick(result: SearchResult, budget: float = MAX_EXTRA_MACS) -> Candidate | None:
-    """auto: the least total RAM within the MAC budget (else the least extra MACs of the front)."""
+    """auto: the least RAM need (total RAM + Method::load) within the MAC budget (else the least extra MACs of
+    the front)."""
     ok = [c for c in result.front if c.extra_macs <= budget]
     if ok:
-        return min(ok, key=lambda c: c.total_ram)
+        return min(ok, key=lambda c: c.measured.ram_need)
     return min(result.front, key=lambda c: c.extra_macs) if result.front else None
 
