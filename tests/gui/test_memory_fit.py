@@ -130,6 +130,6 @@ def test_a_board_it_cannot_fit_says_why_and_keeps_the_last_schedule(qtbot, fitte
     assert _fit(qtbot, win, int8=False) != "done"
     text = mem.fit_row.label.text()
     assert f"{BOARD}: the model does not fit even with the best patch schedule" in text
-    assert "short by" in text and "--input-dtype int8" in text and "Traceback" not in text
+    assert "short of RAM by" in text and "--input-dtype int8" in text and "Traceback" not in text
     assert "shown: the schedule found before" in text
     assert win.fit.result is shown and mem.overlay.after is not None
