@@ -43,3 +43,15 @@ def test_skipped_candidates_lose_and_come_back_when_their_winner_is_dropped(patc
     back = runs.revive([first])
     assert [(c.split, c.grid) for c in back] == [("cortex_m_quantized_add_default", (4, 4))] and not runs.skipped
     assert pareto([first, *back])
+
+
+def test_the_int8_search_never_splits_at_the_quantize_it_removes(patch_net) -> None:
+    # BasicUNet's patchable region is the quantize and one conv: the int8 search named the quantize
+    # (which the int8 input replaces) as a split and stopped with "not a valid split point"
+    from backend_core.analyses.schedule.prefix import user_input
+
+    ep, inputs = patch_net.pipeline.final_program, tuple(patch_net.pipeline.example_inputs)
+    q = next(iter(user_input(ep).users)).name
+    found = search(ep, inputs, "cortex-m55", int8=True, grids=(2,), planners=("greedy",),
+                   splits=[q, "cortex_m_quantized_conv2d_default"], check="chosen")
+    assert {c.split for c in found.front} <= {"", "cortex_m_quantized_conv2d_default"} and pick(found).bit_exact

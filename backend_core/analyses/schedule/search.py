@@ -204,6 +204,8 @@ def search(ep: Any, inputs: tuple, target: str, *, int8: bool = False, grids: tu
         raise BadInputError(f"The program has no convolution prefix to run patch by patch: {why}.",
                             "Patch schedules need convolutions right after the input.")
     prefixes = [p for p in cands if p.name in splits] if splits else choose_splits(ep, x_bytes)
+    if int8:                       # the int8 input IS the leading quantize's output: no split there
+        prefixes = [p for p in prefixes if p.nodes != [next(iter(user_input(ep).users))]]
     lf, lf_op = layer_floor(ep)
     floors = sorted((patch_floor(ep, p, x_bytes), p.name) for p in cands)
     found: list[Candidate] = [Candidate("", (1, 1), False, "greedy", plain, plain_macs, 0.0, 0, 0, bit_exact=True)]
