@@ -1,7 +1,13 @@
 """The search: split point × patch grid × planner setting, each candidate measured from ExecuTorch's
 own plan of its re-serialised program, the Pareto front (total RAM against extra MACs), and a host
 check of every candidate offered: the scheduled program run with the cortex_m ops' reference kernels
-must give the unscheduled program's outputs bit for bit (torch.equal), else it is not offered."""
+must give the unscheduled program's outputs bit for bit (torch.equal), else it is not offered.
+
+Speed (issue 47: the search against the plain lowering, bench/schedule_search.py): each candidate is rewritten
+once (the program kept for the other planner setting and the host check); a candidate whose RAM-need floor
+(bound.py) already loses to a measured one on both axes is not serialised, the lowest floors measured
+first; check="chosen" (the schedule step's auto and fit) checks only the candidate pick()/checked() hand
+out, the rest of the front says "not checked"."""
 from __future__ import annotations
 
 import copy
