@@ -49,7 +49,8 @@ def details_rows(s: dict[str, Any]) -> list[str]:
                     f"{html.escape(s['patch_floor_split'])}: the input and the split tensor whole)")
     if s.get("why_region_ends"):
         rows.append(f"<b>patchable region ends</b>: {html.escape(s['why_region_ends'])}")
-    rows.append(f"<b>Pareto front</b> ({s['tried']} candidates tried, each checked bit for bit on the host):")
+    rows.append(f"<b>Pareto front</b> ({s['tried']} candidates tried; the chosen one checked bit for bit "
+                "on the host, none offered unchecked):")
     for c in s["front"]:
         where = f"{html.escape(c['split'])} {grid_text(c)}" if c["split"] else "no patches"
         rows.append(f"&nbsp;&nbsp;{kib(c['total_ram_bytes'])} · {100 * c['extra_macs']:+.1f} % MACs · {where} · "

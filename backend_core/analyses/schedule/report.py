@@ -34,7 +34,9 @@ def schedule_lines(s: dict[str, Any]) -> list[str]:
         lines.append(f"  floor, patch schedule: {kib(s['patch_floor_bytes'])} (split at {s['patch_floor_split']}: "
                      "the input and the split tensor whole, or the largest op after it)")
     lines.append(f"  patchable region ends: {s['why_region_ends']}" if s.get("why_region_ends") else "")
-    lines.append(f"Pareto front (total RAM = arena + input/output buffers outside it; {s['tried']} candidates):")
+    skipped = s.get("skipped") or 0
+    lines.append(f"Pareto front (total RAM = arena + input/output buffers outside it; {s['tried']} candidates"
+                 + (f", {skipped} not serialised: their RAM-need floor already lost" if skipped else "") + "):")
     lines += [_row(c, total) for c in s["front"]]
     lines += [f"  dropped: {d}" for d in s.get("dropped", [])]
     c = s["chosen"]

@@ -69,11 +69,13 @@ def _fit(result: Any, board: Any, ep: Any, target: str, sized: Callable[[bytes],
     from backend_core.target.memory.fit import kib
 
     best: tuple[int, Any] | None = None
+    from backend_core.analyses.schedule.search import checked
+
     for c in sorted(result.front, key=lambda c: c.extra_macs):
         r = schedule_program(ep, c.split, c.grid, target, int8=c.int8_input)    # (1, 1) "": no patches
         rep = sized(serialise(r.program, c.planner))
         v = rep["verdict"]
-        if v["ram_fits"] and v["flash_fits"]:
+        if v["ram_fits"] and v["flash_fits"] and checked(result, c):     # checked on the host only now
             return c, rep
         if not v["flash_fits"]:          # a schedule adds code: flash is another wall, said as such
             raise BadInputError(f"{board.name}: the program does not fit its flash, with or without a schedule: "
@@ -204,7 +206,8 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     else:
         for dtype in ("float32", "int8") if opts.input_dtype == "any" else (opts.input_dtype,):
             result = search(ep, inputs, target, int8=dtype == "int8", grids=opts.grids or GRIDS,
-                            splits=list(opts.splits) or None, on_progress=say, cancel=cancel)
+                            splits=list(opts.splits) or None, on_progress=say, cancel=cancel,
+                            check="chosen")       # pick()/_fit check the one they take, bit for bit
             if board is None:
                 chosen, rep = pick(result), None
                 break
