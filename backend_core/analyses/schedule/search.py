@@ -78,6 +78,19 @@ class SearchResult:
                 "tried": self.tried, "dropped": self.dropped, "why_region_ends": self.why_region_ends,
                 "skipped": self.skipped}
 
+    def program_of(self, ep: Any, c: Candidate, target: str) -> Any:
+        """`c`'s rewritten program (a Rewritten): the search's own when it kept it (every front candidate of
+        a search), else rewritten now; the caller that takes a candidate need not rewrite it again."""
+        runs = self.checker.runs if self.checker is not None else None
+        kept = runs.programs.get((c.split, c.grid)) if runs is not None and c.split else None
+        return kept or schedule_program(ep, c.split, c.grid, target, int8=c.int8_input)
+
+    def plain_outputs(self, ep: Any, inputs: tuple) -> list[Any]:
+        """The unscheduled program's host outputs, run once per search (its host checks ran it already)."""
+        if self.checker is None:
+            return _outputs(ep, inputs)
+        return self.checker.plain_outputs()
+
 
 def pareto(cands: list[Candidate]) -> list[Candidate]:
     """Candidates no other beats on both RAM need (total RAM + Method::load) and extra MACs, by RAM need."""
@@ -327,13 +340,17 @@ class _Checker:
         self.ep, self.inputs, self.runs, self.pool, self.say = ep, inputs, runs, list(found), say
         self._plain_out: list[Any] | None = None
 
-    def check(self, c: Candidate, result: SearchResult) -> None:
+    def plain_outputs(self) -> list[Any]:
         if self._plain_out is None:
             self._plain_out = _outputs(self.ep, self.inputs)
+        return self._plain_out
+
+    def check(self, c: Candidate, result: SearchResult) -> None:
+        plain_out = self.plain_outputs()
         self.say(f"host check: {c.split} {c.grid[0]}×{c.grid[1]} ({c.planner})")
         r = (self.runs.rewritten(c.split, c.grid) if c.split else
              schedule_program(self.ep, c.split, c.grid, self.runs.target, int8=c.int8_input))
-        c.bit_exact = bit_exact(self._plain_out, r.program, host_inputs(r.program, self.inputs, c.input_quant))
+        c.bit_exact = bit_exact(plain_out, r.program, host_inputs(r.program, self.inputs, c.input_quant))
         for d in self.pool:            # the planner setting does not change what the host computes
             if (d.split, d.grid, d.int8_input) == (c.split, c.grid, c.int8_input):
                 d.bit_exact = c.bit_exact

@@ -65,14 +65,13 @@ def _fit(result: Any, board: Any, ep: Any, target: str, sized: Callable[[bytes],
     """The front candidate with the fewest extra MACs whose whole firmware (the program's memory report
     with the runtime around it, `sized`) fits `board`; else exit 2 saying by how much the best one is short."""
     from backend_core.analyses.schedule.measure import serialise
-    from backend_core.analyses.schedule.rewrite import schedule_program
     from backend_core.target.memory.fit import kib
 
     best: tuple[int, Any] | None = None
     from backend_core.analyses.schedule.search import checked
 
     for c in sorted(result.front, key=lambda c: c.extra_macs):
-        r = schedule_program(ep, c.split, c.grid, target, int8=c.int8_input)    # (1, 1) "": no patches
+        r = result.program_of(ep, c, target)                 # (1, 1) "": no patches
         rep = sized(serialise(r.program, c.planner))
         v = rep["verdict"]
         if v["ram_fits"] and v["flash_fits"] and checked(result, c):     # checked on the host only now
@@ -188,9 +187,8 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     """Search or read the schedule, check it on the host, and leave the scheduled program (.pte, and a
     .bpte with the unscheduled program's outputs) in the lowering's blobs; jobs/outputs.py writes them."""
     from backend_core.analyses.schedule.measure import serialise
-    from backend_core.analyses.schedule.rewrite import schedule_program
     from backend_core.analyses.schedule.schedule_file import schedule_doc
-    from backend_core.analyses.schedule.search import GRIDS, _outputs, pick, search
+    from backend_core.analyses.schedule.search import GRIDS, pick, search
 
     say = lambda text: emit("status", {"text": text})      # noqa: E731
     opts = job.schedule
@@ -223,7 +221,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     if chosen is None:
         raise BadInputError(f"No patch schedule of {job.model} passed the host check.",
                             "See the dropped candidates in the report.")
-    rewritten = schedule_program(ep, chosen.split, chosen.grid, target, int8=chosen.int8_input)
+    rewritten = result.program_of(ep, chosen, target)
     program = rewritten.program
     scheduled = serialise(program, chosen.planner)
     rep = rep or sized(scheduled)
@@ -231,7 +229,7 @@ def schedule_step(job: Job, res: JobResult, emit: Callable[[str, dict[str, Any]]
     say("bundling the scheduled program with the unscheduled program's outputs")
     res.lowering.blobs["scheduled.pte"] = scheduled
     res.lowering.blobs["scheduled.bpte"] = scheduled_bundle(program, chosen.planner, inputs, chosen.input_quant,
-                                                            _outputs(ep, inputs))
+                                                            result.plain_outputs(ep, inputs))
     res.lowering.blobs["scheduled.references.json"] = scheduled_references()
     res.steps["schedule"] = {**result.to_dict(), "spec": opts.spec, "chosen": chosen.to_dict(), "schedule": doc,
                              "float_input_short": float_short or None,
